@@ -1,0 +1,51 @@
+package io.sluice.transport;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * An authenticated connection to one peer transport, opened by {@link Transport#connect}. The
+ * side that connected issues READs and requests; the accepting side serves them. Both READs and
+ * requests may be issued from any thread; each call returns at once and completes a future.
+ *
+ * <p>Every future completes within the configured deadlines: normally, or exceptionally with a
+ * {@link TransportException} subtype that says what went wrong. Closing the connection fails
+ * everything still outstanding with {@link PeerClosedException}.
+ */
+public interface Connection extends AutoCloseable {
+  /** The address this connection was opened to. */
+  NodeAddress peer();
+
+  /** The node id of the peer, as it appears in its descriptors. */
+  long peerNode();
+
+  /** Which data path READs take: "tcp", "shm" or "verbs". */
+  String dataPath();
+
+  /** False once closed locally or by the peer. */
+  boolean isOpen();
+
+  /**
+   * Issues many READs in one call. The returned list holds one future per request, in order.
+   * The destination bytes of a request are written only before its future completes normally.
+   */
+  List<CompletableFuture<Void>> readBatch(List<ReadRequest> requests);
+
+  /** Issues one READ; see {@link #readBatch}. */
+  default CompletableFuture<Void> read(
+      RemoteDescriptor remote, long remoteOffset, RegisteredRegion local, long localOffset, int length) {
+    return readBatch(List.of(new ReadRequest(remote, remoteOffset, local, localOffset, length))).get(0);
+  }
+
+  /**
+   * Sends a request message (at most the configured message size) to the peer's {@link
+   * MessageHandler} and completes with its response. The request's remaining bytes are copied
+   * before this returns; the response buffer belongs to the caller.
+   */
+  CompletableFuture<ByteBuffer> request(ByteBuffer message);
+
+  /** Closes the connection; outstanding futures fail with {@link PeerClosedException}. */
+  @Override
+  void close();
+}

@@ -1,0 +1,69 @@
+package io.sluice.transport;
+
+import io.sluice.transport.tcp.TcpTransportProvider;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Entry point: opens a {@link Transport} with the provider the configuration asks for. With
+ * {@code auto}, verbs when it is available, else tcp (which reads same-host peers through shm);
+ * the choice and its reason go to the log in one line.
+ */
+public final class Transports {
+  private static final Logger LOG = LoggerFactory.getLogger(Transports.class);
+
+  private Transports() {}
+
+  /** Every provider this build knows, in order of preference for {@code auto}. */
+  public static List<TransportProvider> providers() {
+    List<TransportProvider> list = new ArrayList<>();
+    list.add(TcpTransportProvider.tcp());
+    list.add(TcpTransportProvider.shm());
+    return list;
+  }
+
+  /** The provider with that name. @throws IllegalArgumentException for an unknown name */
+  public static TransportProvider provider(String name) {
+    String wanted = name.toLowerCase(Locale.ROOT).trim();
+    for (TransportProvider p : providers()) {
+      if (p.name().equals(wanted)) {
+        return p;
+      }
+    }
+    throw new IllegalArgumentException(
+        "unknown transport provider '" + name + "'; expected auto, tcp, shm or verbs");
+  }
+
+  /** Opens a transport as {@link TransportOption#PROVIDER} says. */
+  public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
+    String wanted = config.string(TransportOption.PROVIDER).toLowerCase(Locale.ROOT);
+    if (!wanted.equals("auto")) {
+      TransportProvider p = provider(wanted);
+      p.ensureAvailability();
+      Transport t = p.open(config, handler);
+      LOG.info("Sluice transport: provider {} (configured by {})", t.provider(), TransportOption.PROVIDER.key());
+      return t;
+    }
+    StringBuilder why = new StringBuilder();
+    for (TransportProvider p : providers()) {
+      if (p.name().equals("shm")) {
+        continue; // shm is a data path of tcp under auto, not a standalone choice
+      }
+      if (p.isAvailable()) {
+        Transport t = p.open(config, handler);
+        LOG.info("Sluice transport: provider {} chosen by auto{}", t.provider(),
+            why.length() == 0 ? "" : " (" + why + ")");
+        return t;
+      }
+      if (why.length() > 0) {
+        why.append("; ");
+      }
+      why.append(p.name()).append(" unavailable: ")
+          .append(p.unavailabilityCause().map(Throwable::getMessage).orElse("unknown"));
+    }
+    throw new TransportUnavailableException("no transport provider is available: " + why);
+  }
+}
