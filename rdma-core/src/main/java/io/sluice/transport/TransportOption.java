@@ -28,7 +28,7 @@ public enum TransportOption {
   SHM_DIR("sluice.transport.shm.dir", "/dev/shm",
       "Where shm regions live; stale folders of dead processes are removed at start."),
   SHM_ENABLED("sluice.transport.shm.enabled", "true",
-      "With provider auto or tcp: read same-host peers through shared memory.");
+      "With provider auto: read same-host peers through shared memory.");
 
   private final String key;
   private final String defaultValue;

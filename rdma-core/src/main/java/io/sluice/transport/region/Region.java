@@ -1,0 +1,121 @@
+package io.sluice.transport.region;
+
+import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.RemoteDescriptor;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The registered region of the tcp and shm providers: a direct or mapped buffer, a descriptor,
+ * and the reference count. The transport that made it supplies two hooks: {@code revoke} runs
+ * once at {@link #close()} (it removes the key from the serving table at once), {@code free} runs
+ * once when the last reference goes (it frees or unmaps the memory and deletes backing files).
+ *
+ * <p>Thread safe. Serving threads call {@link #tryRetain()} before touching the memory and
+ * {@link #release()} after, so a region closed mid-READ is freed only when that READ is done.
+ */
+public final class Region implements RegisteredRegion {
+  /** Where a region lives in shared memory, for peers on the same host; empty path if none. */
+  public record ShmLocation(String path, long fileOffset, int slot) {}
+
+  private final RemoteDescriptor descriptor;
+  private final ByteBuffer memory;
+  private final ShmLocation shm;
+  private final Runnable revoke;
+  private final Runnable free;
+  private final AtomicInteger refCnt = new AtomicInteger(1);
+  private final AtomicBoolean open = new AtomicBoolean(true);
+
+  public Region(RemoteDescriptor descriptor, ByteBuffer memory, ShmLocation shm, Runnable revoke, Runnable free) {
+    if (memory.capacity() != descriptor.length()) {
+      throw new IllegalArgumentException("buffer capacity " + memory.capacity() + " != " + descriptor.length());
+    }
+    this.descriptor = descriptor;
+    this.memory = memory;
+    this.shm = shm;
+    this.revoke = revoke;
+    this.free = free;
+  }
+
+  @Override
+  public RemoteDescriptor descriptor() {
+    return descriptor;
+  }
+
+  @Override
+  public long length() {
+    return descriptor.length();
+  }
+
+  /** Where peers on this host find the bytes, if the region lives in a shared file. */
+  public java.util.Optional<ShmLocation> shmLocation() {
+    return java.util.Optional.ofNullable(shm);
+  }
+
+  @Override
+  public ByteBuffer buffer() {
+    if (refCnt.get() <= 0) {
+      throw new IllegalStateException("region already freed");
+    }
+    return memory.duplicate().clear();
+  }
+
+  @Override
+  public boolean isOpen() {
+    return open.get();
+  }
+
+  @Override
+  public Region retain() {
+    if (!tryRetain()) {
+      throw new IllegalStateException("retain of a freed region");
+    }
+    return this;
+  }
+
+  /** Adds a reference unless the region is already freed. */
+  public boolean tryRetain() {
+    while (true) {
+      int n = refCnt.get();
+      if (n <= 0) {
+        return false;
+      }
+      if (refCnt.compareAndSet(n, n + 1)) {
+        return true;
+      }
+    }
+  }
+
+  @Override
+  public boolean release() {
+    int n = refCnt.decrementAndGet();
+    if (n == 0) {
+      free.run();
+      return true;
+    }
+    if (n < 0) {
+      refCnt.incrementAndGet();
+      throw new IllegalStateException("release of a freed region");
+    }
+    return false;
+  }
+
+  @Override
+  public int refCnt() {
+    return Math.max(0, refCnt.get());
+  }
+
+  @Override
+  public void close() {
+    if (open.compareAndSet(true, false)) {
+      revoke.run();
+      release();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "Region[" + descriptor + ", refCnt=" + refCnt() + (open.get() ? "" : ", revoked") + "]";
+  }
+}

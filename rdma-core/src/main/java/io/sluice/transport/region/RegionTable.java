@@ -1,0 +1,87 @@
+package io.sluice.transport.region;
+
+import io.sluice.transport.RegionRevokedException;
+import io.sluice.transport.UnknownKeyException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The keys a transport serves: each live region under its random, unguessable 64-bit key, plus a
+ * bounded memory of recently revoked keys so that a READ racing a revocation is told "revoked"
+ * rather than "unknown". Thread safe.
+ */
+public final class RegionTable {
+  private static final int TOMBSTONES = 65_536;
+
+  private final SecureRandom random = new SecureRandom();
+  private final Map<Long, Region> live = new ConcurrentHashMap<>();
+  private final Map<Long, Boolean> revoked =
+      new LinkedHashMap<>(1024, 0.75f, false) {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
+          return size() > TOMBSTONES;
+        }
+      };
+
+  /** A fresh key, never 0, not in use. */
+  public long newKey() {
+    while (true) {
+      long k = random.nextLong();
+      if (k != 0 && !live.containsKey(k)) {
+        synchronized (revoked) {
+          if (!revoked.containsKey(k)) {
+            return k;
+          }
+        }
+      }
+    }
+  }
+
+  public void add(Region region) {
+    live.put(region.descriptor().key(), region);
+  }
+
+  /** Removes the key so that no new READ can find it. */
+  public void revoke(long key) {
+    if (live.remove(key) != null) {
+      synchronized (revoked) {
+        revoked.put(key, Boolean.TRUE);
+      }
+    }
+  }
+
+  /**
+   * The live region with that key, retained: the caller must {@link Region#release()} it.
+   *
+   * @throws RegionRevokedException if the key was revoked recently
+   * @throws UnknownKeyException if no live region has that key
+   */
+  public Region acquire(long key) throws RegionRevokedException, UnknownKeyException {
+    Region r = live.get(key);
+    if (r != null && r.isOpen() && r.tryRetain()) {
+      if (r.isOpen()) {
+        return r;
+      }
+      r.release();
+    }
+    boolean wasRevoked;
+    synchronized (revoked) {
+      wasRevoked = revoked.containsKey(key) || r != null;
+    }
+    if (wasRevoked) {
+      throw new RegionRevokedException("region was revoked by its owner");
+    }
+    throw new UnknownKeyException("no registered region has that key");
+  }
+
+  /** Every region still registered, for closing at shutdown. */
+  public List<Region> liveRegions() {
+    return new ArrayList<>(live.values());
+  }
+}

@@ -1,0 +1,167 @@
+package io.sluice.transport.tcp;
+
+import io.sluice.transport.PeerClosedException;
+import io.sluice.transport.ProtocolException;
+import io.sluice.transport.TransportTimeoutException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A blocking socket with frame-level reads and writes, and deadlines: any write, and any read
+ * that has begun receiving a frame, that makes no progress for the I/O timeout is ended by the
+ * transport's timer, which closes the socket ({@link #checkStalled}). Waiting for the next frame
+ * to start is not limited. One thread reads; any thread may write, one at a time.
+ */
+final class FrameChannel implements AutoCloseable {
+  private final SocketChannel socket;
+  private final long ioTimeoutNanos;
+  private final ReentrantLock writeLock = new ReentrantLock();
+  private volatile long writeSince;
+  private volatile long readSince;
+  private volatile boolean stalled;
+
+  FrameChannel(SocketChannel socket, long ioTimeoutNanos) {
+    this.socket = socket;
+    this.ioTimeoutNanos = ioTimeoutNanos;
+  }
+
+  SocketChannel socket() {
+    return socket;
+  }
+
+  /** Reads the next header, waiting as long as it takes for its first byte. */
+  FrameHeader readHeader(ByteBuffer scratch, long maxPayload) throws IOException {
+    scratch.clear().limit(FrameHeader.LENGTH);
+    try {
+      while (scratch.hasRemaining()) {
+        if (read(scratch) < 0) {
+          throw new PeerClosedException("peer closed the connection");
+        }
+        if (scratch.position() > 0 && readSince == 0 && scratch.hasRemaining()) {
+          readSince = System.nanoTime();
+        }
+      }
+    } finally {
+      readSince = 0;
+    }
+    return FrameHeader.decode(scratch.flip(), maxPayload);
+  }
+
+  /** Fills {@code dst} completely, within the I/O deadline. */
+  void readFully(ByteBuffer dst) throws IOException {
+    readSince = System.nanoTime();
+    try {
+      while (dst.hasRemaining()) {
+        if (read(dst) < 0) {
+          throw new PeerClosedException("peer closed the connection mid-frame");
+        }
+      }
+    } finally {
+      readSince = 0;
+    }
+  }
+
+  /** Reads and discards {@code n} bytes. */
+  void skip(long n, ByteBuffer scratch) throws IOException {
+    while (n > 0) {
+      scratch.clear().limit((int) Math.min(scratch.capacity(), n));
+      readFully(scratch);
+      n -= scratch.limit();
+    }
+  }
+
+  /** Reads a control payload of {@code length} bytes into a new buffer. */
+  ByteBuffer readPayload(int length) throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(length);
+    readFully(b);
+    return b.flip();
+  }
+
+  private int read(ByteBuffer dst) throws IOException {
+    try {
+      return socket.read(dst);
+    } catch (IOException e) {
+      throw translate(e);
+    }
+  }
+
+  /** Writes all buffers as one gather write; waits at most the I/O timeout for the lock. */
+  void write(ByteBuffer... buffers) throws IOException {
+    boolean locked;
+    try {
+      locked = writeLock.tryLock(ioTimeoutNanos, TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new PeerClosedException("interrupted while waiting to write");
+    }
+    if (!locked) {
+      throw new TransportTimeoutException("socket write blocked for longer than the I/O timeout");
+    }
+    try {
+      writeSince = System.nanoTime();
+      long remaining = 0;
+      for (ByteBuffer b : buffers) {
+        remaining += b.remaining();
+      }
+      while (remaining > 0) {
+        long n = socket.write(buffers);
+        remaining -= n;
+      }
+    } catch (IOException e) {
+      throw translate(e);
+    } finally {
+      writeSince = 0;
+      writeLock.unlock();
+    }
+  }
+
+  /** Writes one frame: header then payload parts. */
+  void writeFrame(FrameType type, long correlationId, ByteBuffer... payload) throws IOException {
+    int length = 0;
+    for (ByteBuffer b : payload) {
+      length += b.remaining();
+    }
+    ByteBuffer[] all = new ByteBuffer[payload.length + 1];
+    all[0] = new FrameHeader(type, length, correlationId).toBuffer();
+    System.arraycopy(payload, 0, all, 1, payload.length);
+    write(all);
+  }
+
+  /** Called by the timer: closes the socket if a read or write has stalled past the deadline. */
+  boolean checkStalled(long now) {
+    long w = writeSince;
+    long r = readSince;
+    if ((w != 0 && now - w > ioTimeoutNanos) || (r != 0 && now - r > ioTimeoutNanos)) {
+      stalled = true;
+      close();
+      return true;
+    }
+    return false;
+  }
+
+  private IOException translate(IOException e) {
+    if (stalled) {
+      return new TransportTimeoutException("socket I/O stalled past the deadline", e);
+    }
+    if (e instanceof PeerClosedException || e instanceof ProtocolException) {
+      return e;
+    }
+    return new PeerClosedException("connection lost: " + e.getMessage(), e);
+  }
+
+  boolean isOpen() {
+    return socket.isOpen();
+  }
+
+  @Override
+  public void close() {
+    try {
+      socket.close();
+    } catch (IOException ignored) {
+      // closing is best effort; the socket is unusable either way
+    }
+  }
+}

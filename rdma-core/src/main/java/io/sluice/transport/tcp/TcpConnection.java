@@ -1,0 +1,411 @@
+package io.sluice.transport.tcp;
+
+import io.sluice.transport.AuthenticationFailedException;
+import io.sluice.transport.Connection;
+import io.sluice.transport.MessageTooLargeException;
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.PeerClosedException;
+import io.sluice.transport.ProtocolException;
+import io.sluice.transport.ReadRequest;
+import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.TransportException;
+import io.sluice.transport.TransportTimeoutException;
+import io.sluice.transport.region.DirectMemory;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The connecting side of a tcp connection. Callers' threads write READ requests and messages
+ * (one gather write per batch); one reader thread per connection receives responses, and
+ * READ_RESPONSE bytes go from the socket straight into the destination region. Same-host peers
+ * are read through {@link ShmPeer} instead, on the caller's thread.
+ *
+ * <p>Deadlines: every READ and request carries one; the transport's timer fails it with {@link
+ * TransportTimeoutException} when it passes. A response that arrives after its deadline is
+ * discarded, so a destination is never written after its future failed. Requests beyond the
+ * credit of {@code maxRequestsInFlight} wait here, not at the peer. Thread safe.
+ */
+final class TcpConnection implements Connection {
+  private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
+
+  /** One outstanding operation; {@code dest} is null for messages. */
+  private record Pending(CompletableFuture<Object> future, long deadline, RegisteredRegion dest,
+      long destOffset, int length) {}
+
+  /** A request waiting for credit. */
+  private record Queued(long corr, ByteBuffer message) {}
+
+  private final TcpTransport transport;
+  private final FrameChannel channel;
+  private final NodeAddress peer;
+  private final long peerNode;
+  private final AtomicLong nextCorr = new AtomicLong(1);
+  private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
+  private final ArrayDeque<Queued> waitingForCredit = new ArrayDeque<>();
+  /** Requests written to the socket and not yet answered: each holds one credit. */
+  private final java.util.Set<Long> requestsOnWire = ConcurrentHashMap.newKeySet();
+  private int credits;
+  private volatile ShmPeer shm;
+  private volatile boolean closed;
+  private volatile TransportException closeCause;
+
+  TcpConnection(TcpTransport transport, FrameChannel channel, NodeAddress peer, long peerNode) {
+    this.transport = transport;
+    this.channel = channel;
+    this.peer = peer;
+    this.peerNode = peerNode;
+    this.credits = transport.settings().maxRequestsInFlight();
+  }
+
+  /** Runs the client half of the handshake on the calling thread. @return the peer's node id */
+  static long authenticate(FrameChannel channel, Handshake hs, long self) throws IOException {
+    ByteBuffer scratch = ByteBuffer.allocate(FrameHeader.LENGTH);
+    byte[] nonce = Handshake.nonce();
+    channel.writeFrame(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, self, nonce).encode());
+    FrameHeader h = channel.readHeader(scratch, Frames.MAX_CONTROL_PAYLOAD);
+    if (h.type() == FrameType.ERROR) {
+      Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readPayload(h.payloadLength()));
+      throw e.code().toException(e.message());
+    }
+    if (h.type() != FrameType.CHALLENGE) {
+      throw new AuthenticationFailedException("peer answered HELLO with " + h.type());
+    }
+    Frames.Challenge c = Frames.Challenge.decode(channel.readPayload(h.payloadLength()));
+    if (!Handshake.matches(hs.serverProof(nonce, c.nonce(), c.node(), self), c.proof())) {
+      throw new AuthenticationFailedException("server proof does not match the shared secret");
+    }
+    channel.writeFrame(FrameType.AUTH, 0,
+        new Frames.Auth(hs.clientProof(c.nonce(), nonce, self, c.node())).encode());
+    h = channel.readHeader(scratch, Frames.MAX_CONTROL_PAYLOAD);
+    if (h.type() == FrameType.ERROR) {
+      Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readPayload(h.payloadLength()));
+      throw e.code().toException(e.message());
+    }
+    if (h.type() != FrameType.AUTH_OK || h.payloadLength() != 0) {
+      throw new ProtocolException("expected AUTH_OK, got " + h.type());
+    }
+    return c.node();
+  }
+
+  /** Starts the reader thread. */
+  void start() {
+    Thread t = new Thread(this::readLoop, "sluice-tcp-reader-" + peer);
+    t.setDaemon(true);
+    t.start();
+  }
+
+  /** Switches READs to shared memory; called once, before the connection is handed out. */
+  void useShm(ShmPeer peerMemory) {
+    this.shm = peerMemory;
+  }
+
+  @Override
+  public NodeAddress peer() {
+    return peer;
+  }
+
+  @Override
+  public long peerNode() {
+    return peerNode;
+  }
+
+  @Override
+  public String dataPath() {
+    return shm != null ? "shm" : "tcp";
+  }
+
+  @Override
+  public boolean isOpen() {
+    return !closed;
+  }
+
+  @Override
+  public List<CompletableFuture<Void>> readBatch(List<ReadRequest> requests) {
+    List<CompletableFuture<Void>> results = new ArrayList<>(requests.size());
+    ShmPeer memory = shm;
+    if (memory != null) {
+      for (ReadRequest r : requests) {
+        results.add(closed ? CompletableFuture.failedFuture(closedException()) : memory.read(r));
+      }
+      return results;
+    }
+    ByteBuffer frames = ByteBuffer.allocate(requests.size() * (FrameHeader.LENGTH + Frames.ReadRequestFrame.LENGTH));
+    long deadline = System.nanoTime() + transport.settings().ioTimeoutNanos();
+    List<Long> sent = new ArrayList<>(requests.size());
+    for (ReadRequest r : requests) {
+      CompletableFuture<Object> f = new CompletableFuture<>();
+      results.add(f.thenApply(x -> null));
+      if (!r.local().isOpen() || !(r.local() instanceof io.sluice.transport.region.Region local) || !local.tryRetain()) {
+        f.completeExceptionally(new IllegalArgumentException("destination is not a live region of this transport"));
+        continue;
+      }
+      long corr = nextCorr.getAndIncrement();
+      pending.put(corr, new Pending(f, deadline, r.local(), r.localOffset(), r.length()));
+      f.whenComplete((x, e) -> r.local().release());
+      new FrameHeader(FrameType.READ_REQUEST, Frames.ReadRequestFrame.LENGTH, corr).encode(frames);
+      new Frames.ReadRequestFrame(r.remote().key(), r.remoteOffset(), r.length()).encode(frames);
+      sent.add(corr);
+    }
+    if (closed) {
+      failAll(sent, closedException());
+      return results;
+    }
+    if (!sent.isEmpty()) {
+      try {
+        channel.write(frames.flip());
+      } catch (IOException e) {
+        fail(e instanceof TransportException te ? te : new PeerClosedException(e.getMessage(), e));
+      }
+    }
+    return results;
+  }
+
+  @Override
+  public CompletableFuture<ByteBuffer> request(ByteBuffer message) {
+    int max = transport.settings().maxMessageBytes();
+    if (message.remaining() > max) {
+      return CompletableFuture.failedFuture(new MessageTooLargeException(
+          "request of " + message.remaining() + " bytes exceeds " + io.sluice.transport.TransportOption.MAX_MESSAGE_BYTES.key() + "=" + max));
+    }
+    ByteBuffer copy = ByteBuffer.allocate(message.remaining()).put(message.duplicate()).flip();
+    CompletableFuture<Object> f = new CompletableFuture<>();
+    long corr = nextCorr.getAndIncrement();
+    pending.put(corr, new Pending(f, System.nanoTime() + transport.settings().ioTimeoutNanos(), null, 0, 0));
+    if (closed) {
+      failAll(List.of(corr), closedException());
+    } else {
+      boolean sendNow;
+      synchronized (waitingForCredit) {
+        sendNow = credits > 0;
+        if (sendNow) {
+          credits--;
+        } else {
+          waitingForCredit.add(new Queued(corr, copy));
+        }
+      }
+      if (sendNow) {
+        sendRequest(corr, copy);
+      }
+    }
+    return f.thenApply(ByteBuffer.class::cast);
+  }
+
+  private void sendRequest(long corr, ByteBuffer message) {
+    requestsOnWire.add(corr);
+    try {
+      channel.writeFrame(FrameType.REQUEST, corr, message);
+    } catch (IOException e) {
+      fail(e instanceof TransportException te ? te : new PeerClosedException(e.getMessage(), e));
+    }
+  }
+
+  private void answered(long corr) {
+    if (requestsOnWire.remove(corr)) {
+      returnCredit();
+    }
+  }
+
+  /** A response (or error) to a request arrived: its credit goes to the next waiting request. */
+  private void returnCredit() {
+    Queued next;
+    synchronized (waitingForCredit) {
+      next = waitingForCredit.poll();
+      while (next != null && !pending.containsKey(next.corr())) {
+        next = waitingForCredit.poll(); // timed out while waiting
+      }
+      if (next == null) {
+        credits++;
+        return;
+      }
+    }
+    sendRequest(next.corr(), next.message());
+  }
+
+  private void readLoop() {
+    ByteBuffer header = ByteBuffer.allocate(FrameHeader.LENGTH);
+    ByteBuffer discard = ByteBuffer.allocateDirect(64 * 1024);
+    try {
+      while (!closed) {
+        FrameHeader h = channel.readHeader(header, Integer.MAX_VALUE);
+        Pending p = pending.remove(h.correlationId());
+        switch (h.type()) {
+          case READ_RESPONSE -> receiveRead(h, p, discard);
+          case RESPONSE -> {
+            checkMessageLength(h);
+            ByteBuffer body = channel.readPayload(h.payloadLength());
+            if (p != null) {
+              p.future().complete(body);
+            }
+            answered(h.correlationId());
+          }
+          case ERROR -> {
+            if (h.payloadLength() > Frames.MAX_CONTROL_PAYLOAD) {
+              throw new ProtocolException("ERROR payload of " + h.payloadLength() + " bytes");
+            }
+            Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readPayload(h.payloadLength()));
+            answered(h.correlationId());
+            if (p != null) {
+              p.future().completeExceptionally(e.code().toException(e.message()));
+            } else if (h.correlationId() == 0) {
+              throw e.code().toException(e.message());
+            }
+          }
+          case SHM_INFO, SHM_REGION -> {
+            if (h.payloadLength() > Frames.MAX_CONTROL_PAYLOAD) {
+              throw new ProtocolException(h.type() + " payload of " + h.payloadLength() + " bytes");
+            }
+            ByteBuffer body = channel.readPayload(h.payloadLength());
+            if (p != null) {
+              p.future().complete(body);
+            }
+          }
+          default -> throw new ProtocolException("unexpected " + h.type() + " from a server");
+        }
+      }
+    } catch (TransportException e) {
+      if (!closed && e instanceof ProtocolException) {
+        LOG.warn("Closing connection to {}: {}", peer, e.getMessage());
+      }
+      fail(e instanceof ProtocolException || e instanceof TransportTimeoutException
+          ? e : new PeerClosedException("connection to " + peer + " closed: " + e.getMessage(), e));
+    } catch (IOException | RuntimeException e) {
+      fail(new PeerClosedException("connection to " + peer + " failed: " + e, e));
+    } finally {
+      DirectMemory.free(discard);
+    }
+  }
+
+  private void receiveRead(FrameHeader h, Pending p, ByteBuffer discard) throws IOException {
+    if (p == null) {
+      channel.skip(h.payloadLength(), discard); // its deadline passed; drop the bytes
+      return;
+    }
+    if (p.dest() == null || h.payloadLength() != p.length()) {
+      channel.skip(h.payloadLength(), discard);
+      throw new ProtocolException("READ_RESPONSE of " + h.payloadLength() + " bytes for a request of " + p.length());
+    }
+    ByteBuffer dst = p.dest().buffer();
+    dst.limit((int) (p.destOffset() + p.length())).position((int) p.destOffset());
+    try {
+      channel.readFully(dst);
+    } catch (IOException e) {
+      p.future().completeExceptionally(e);
+      throw e;
+    }
+    p.future().complete(null);
+  }
+
+  private void checkMessageLength(FrameHeader h) throws ProtocolException {
+    if (h.payloadLength() > transport.settings().maxMessageBytes()) {
+      throw new ProtocolException("RESPONSE of " + h.payloadLength() + " bytes exceeds the message limit");
+    }
+  }
+
+  /**
+   * Sends a control request (SHM_HELLO, SHM_OPEN) and completes with the raw response payload.
+   */
+  CompletableFuture<ByteBuffer> control(FrameType type, ByteBuffer payload) {
+    CompletableFuture<Object> f = new CompletableFuture<>();
+    long corr = nextCorr.getAndIncrement();
+    pending.put(corr, new Pending(f, System.nanoTime() + transport.settings().ioTimeoutNanos(), null, 0, 0));
+    if (closed) {
+      failAll(List.of(corr), closedException());
+    } else {
+      try {
+        channel.writeFrame(type, corr, payload);
+      } catch (IOException e) {
+        fail(e instanceof TransportException te ? te : new PeerClosedException(e.getMessage(), e));
+      }
+    }
+    return f.thenApply(ByteBuffer.class::cast);
+  }
+
+  /** Called by the transport's timer. */
+  void checkDeadlines(long now) {
+    if (channel.checkStalled(now)) {
+      return; // the reader thread sees the socket close and fails everything
+    }
+    for (Map.Entry<Long, Pending> e : pending.entrySet()) {
+      Pending p = e.getValue();
+      if (now - p.deadline() > 0 && pending.remove(e.getKey(), p)) {
+        p.future().completeExceptionally(new TransportTimeoutException(
+            (p.dest() != null ? "READ" : "request") + " to " + peer + " missed its deadline of "
+                + transport.settings().ioTimeoutNanos() / 1_000_000 + " ms"));
+        if (p.dest() == null) {
+          forgetQueued(e.getKey());
+        }
+      }
+    }
+  }
+
+  /**
+   * A request that timed out while waiting for credit leaves the queue; one that was sent keeps
+   * its credit until the peer answers, since the peer still counts it.
+   */
+  private void forgetQueued(long corr) {
+    synchronized (waitingForCredit) {
+      waitingForCredit.removeIf(q -> q.corr() == corr);
+    }
+  }
+
+  Optional<TransportException> closeCause() {
+    return Optional.ofNullable(closeCause);
+  }
+
+  private TransportException closedException() {
+    TransportException cause = closeCause;
+    return cause != null && !(cause instanceof PeerClosedException)
+        ? new PeerClosedException("connection to " + peer + " is closed: " + cause.getMessage(), cause)
+        : new PeerClosedException("connection to " + peer + " is closed");
+  }
+
+  private void failAll(List<Long> corrs, TransportException e) {
+    for (long c : corrs) {
+      Pending p = pending.remove(c);
+      if (p != null) {
+        p.future().completeExceptionally(e);
+      }
+    }
+  }
+
+  private void fail(TransportException cause) {
+    if (closeCause == null) {
+      closeCause = cause;
+    }
+    closed = true;
+    channel.close();
+    TransportException e = cause instanceof PeerClosedException ? cause : closedException();
+    for (Long c : new ArrayList<>(pending.keySet())) {
+      Pending p = pending.remove(c);
+      if (p != null) {
+        p.future().completeExceptionally(e);
+      }
+    }
+    synchronized (waitingForCredit) {
+      waitingForCredit.clear();
+    }
+    transport.connectionClosed(this);
+  }
+
+  @Override
+  public void close() {
+    if (!closed) {
+      fail(new PeerClosedException("connection to " + peer + " closed locally"));
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "TcpConnection[" + peer + ", " + dataPath() + (closed ? ", closed" : "") + "]";
+  }
+}
