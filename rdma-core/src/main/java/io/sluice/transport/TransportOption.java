@@ -14,7 +14,7 @@ public enum TransportOption {
       "Shared secret for mutual challenge-response authentication. Required; never sent."),
   BIND_HOST("sluice.transport.bindHost", "0.0.0.0", "Address the listener binds."),
   ADVERTISE_HOST("sluice.transport.advertiseHost", "",
-      "Host peers connect to; empty means this machine's address."),
+      "Host peers connect to; empty means the bind host, or this machine's address when binding all interfaces."),
   PORT("sluice.transport.port", "0", "Listener port; 0 picks a free one."),
   CONNECT_TIMEOUT_MS("sluice.transport.connectTimeoutMs", "10000",
       "Deadline for connecting and authenticating."),

@@ -54,8 +54,10 @@ public final class Transports {
       }
       if (p.isAvailable()) {
         Transport t = p.open(config, handler);
-        LOG.info("Sluice transport: provider {} chosen by auto{}", t.provider(),
-            why.length() == 0 ? "" : " (" + why + ")");
+        String shm = config.booleanValue(TransportOption.SHM_ENABLED)
+            ? "same-host peers read through shm" : "shm disabled by " + TransportOption.SHM_ENABLED.key();
+        LOG.info("Sluice transport: provider {} chosen by auto ({}{})", t.provider(),
+            why.length() == 0 ? "" : why + "; ", shm);
         return t;
       }
       if (why.length() > 0) {
