@@ -1,0 +1,117 @@
+package io.sluice.perf.transport;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What one run of the transport benchmark measures and for how long. A full run takes about a
+ * minute; {@code --quick} shrinks every phase to a smoke test that proves the harness works and
+ * says nothing about speed. Immutable.
+ *
+ * @param providers transport providers to measure, in order ({@code tcp}, {@code shm})
+ * @param blockSizes READ sizes for the throughput cells
+ * @param depths READs kept in flight for the throughput cells
+ * @param latencyBytes size of each READ in the latency cells
+ * @param regionBytes size of the served region that READs cycle over
+ * @param warmup time spent before each cell is measured
+ * @param measure time each cell is measured for
+ * @param maxLatencySamples upper bound on samples per latency cell
+ * @param out where the results file goes
+ * @param quick true for a smoke run
+ */
+public record BenchOptions(
+    List<String> providers,
+    List<Integer> blockSizes,
+    List<Integer> depths,
+    int latencyBytes,
+    int regionBytes,
+    Duration warmup,
+    Duration measure,
+    int maxLatencySamples,
+    Path out,
+    boolean quick) {
+  static final List<String> KNOWN_PROVIDERS = List.of("tcp", "shm");
+  static final Path DEFAULT_OUT = Path.of("perf", "results", "transport.json");
+  static final String USAGE =
+      "usage: transport-bench [--quick] [--providers tcp,shm] [--out FILE]\n"
+          + "  --quick       tiny smoke run (numbers are meaningless)\n"
+          + "  --providers   comma-separated subset of tcp,shm (default both)\n"
+          + "  --out FILE    results file (default " + DEFAULT_OUT + ")";
+
+  public BenchOptions {
+    providers = List.copyOf(providers);
+    blockSizes = List.copyOf(blockSizes);
+    depths = List.copyOf(depths);
+    if (providers.isEmpty()) {
+      throw new IllegalArgumentException("at least one provider is needed");
+    }
+    for (int block : blockSizes) {
+      if (block <= 0 || block > regionBytes) {
+        throw new IllegalArgumentException("block size " + block + " outside 1.." + regionBytes);
+      }
+    }
+  }
+
+  /** The largest local destination a throughput cell needs: one block per READ in flight. */
+  int destinationBytes() {
+    int max = latencyBytes;
+    for (int block : blockSizes) {
+      for (int depth : depths) {
+        max = Math.max(max, Math.multiplyExact(block, depth));
+      }
+    }
+    return max;
+  }
+
+  /**
+   * Parses the command line.
+   *
+   * @throws IllegalArgumentException naming the bad argument, with the usage text
+   */
+  public static BenchOptions parse(String... args) {
+    boolean quick = false;
+    List<String> providers = KNOWN_PROVIDERS;
+    Path out = DEFAULT_OUT;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--quick" -> quick = true;
+        case "--providers" -> providers = parseProviders(value(args, ++i, "--providers"));
+        case "--out" -> out = Path.of(value(args, ++i, "--out"));
+        default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'\n" + USAGE);
+      }
+    }
+    List<Integer> blocks = List.of(64 << 10, 1 << 20, 8 << 20);
+    List<Integer> depths = List.of(1, 8);
+    if (quick) {
+      return new BenchOptions(providers, blocks, depths, 4 << 10, 16 << 20,
+          Duration.ofMillis(20), Duration.ofMillis(60), 2_000, out, true);
+    }
+    return new BenchOptions(providers, blocks, depths, 4 << 10, 64 << 20,
+        Duration.ofMillis(500), Duration.ofSeconds(2), 200_000, out, false);
+  }
+
+  private static String value(String[] args, int i, String flag) {
+    if (i >= args.length) {
+      throw new IllegalArgumentException(flag + " needs a value\n" + USAGE);
+    }
+    return args[i];
+  }
+
+  private static List<String> parseProviders(String text) {
+    List<String> list = new ArrayList<>();
+    for (String p : text.split(",")) {
+      String name = p.trim();
+      if (!KNOWN_PROVIDERS.contains(name)) {
+        throw new IllegalArgumentException(
+            "unknown provider '" + name + "' in --providers; expected a subset of " + KNOWN_PROVIDERS);
+      }
+      if (list.contains(name)) {
+        throw new IllegalArgumentException("provider '" + name + "' given twice in --providers");
+      }
+      list.add(name);
+    }
+    return list;
+  }
+}

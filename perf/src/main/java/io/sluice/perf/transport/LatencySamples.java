@@ -1,0 +1,38 @@
+package io.sluice.perf.transport;
+
+import java.util.Arrays;
+
+/** A bounded list of latency samples in nanoseconds. Not thread safe. */
+final class LatencySamples {
+  private final long[] nanos;
+  private int count;
+
+  LatencySamples(int capacity) {
+    if (capacity <= 0) {
+      throw new IllegalArgumentException("capacity must be positive, got " + capacity);
+    }
+    this.nanos = new long[capacity];
+  }
+
+  void add(long sampleNanos) {
+    if (count == nanos.length) {
+      throw new IllegalStateException("latency samples full at " + count);
+    }
+    nanos[count++] = sampleNanos;
+  }
+
+  boolean isFull() {
+    return count == nanos.length;
+  }
+
+  int count() {
+    return count;
+  }
+
+  /** The percentile in microseconds. @throws IllegalArgumentException when there are no samples */
+  double micros(Percentile p) {
+    long[] sorted = Arrays.copyOf(nanos, count);
+    Arrays.sort(sorted);
+    return p.of(sorted, count) / 1_000.0;
+  }
+}

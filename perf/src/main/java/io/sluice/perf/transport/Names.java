@@ -1,0 +1,31 @@
+package io.sluice.perf.transport;
+
+import io.sluice.perf.ByteSize;
+
+/** The one place that spells the measurement names of the transport benchmark. */
+final class Names {
+  static final String GBPS = "GB/s";
+  static final String MICROS = "us";
+
+  private Names() {}
+
+  static String readThroughput(String provider, int block, int depth) {
+    return provider + ".read." + ByteSize.label(block) + ".inflight" + depth;
+  }
+
+  static String readLatency(String provider, int size, Percentile p) {
+    return provider + ".read." + ByteSize.label(size) + ".latency." + p.label();
+  }
+
+  static String socketStream(int block) {
+    return "socket.stream." + ByteSize.label(block);
+  }
+
+  static String socketPingPong(int size, Percentile p) {
+    return "socket.pingpong." + ByteSize.label(size) + "." + p.label();
+  }
+
+  static String memcpy(int block) {
+    return "memcpy." + ByteSize.label(block);
+  }
+}

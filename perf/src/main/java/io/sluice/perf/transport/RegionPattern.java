@@ -1,0 +1,44 @@
+package io.sluice.perf.transport;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * The bytes the server fills its regions with, so the client can check that a READ returned the
+ * right data and not merely some data: the long at every 8-aligned offset {@code k} is {@code
+ * k * GOLDEN}. Stateless.
+ */
+final class RegionPattern {
+  private static final long GOLDEN = 0x9E3779B97F4A7C15L;
+
+  private RegionPattern() {}
+
+  /** Fills the whole of {@code region} (position 0 to limit, a multiple of 8). */
+  static void fill(ByteBuffer region) {
+    for (int k = 0; k + 8 <= region.limit(); k += 8) {
+      region.putLong(k, k * GOLDEN);
+    }
+  }
+
+  /**
+   * Checks the first, a middle and the last long of {@code length} bytes that were read from
+   * {@code remoteOffset} into {@code local} at {@code localOffset}.
+   *
+   * @throws IOException naming the first wrong offset
+   */
+  static void check(ByteBuffer local, int localOffset, long remoteOffset, int length) throws IOException {
+    if (length < 8 || remoteOffset % 8 != 0) {
+      throw new IllegalArgumentException("check needs 8-aligned READs of at least 8 bytes");
+    }
+    int[] probes = {0, (length / 2) & ~7, (length - 8) & ~7};
+    for (int p : probes) {
+      long expected = (remoteOffset + p) * GOLDEN;
+      long actual = local.getLong(localOffset + p);
+      if (actual != expected) {
+        throw new IOException(String.format(
+            "READ returned wrong data at remote offset %d: expected %016x, got %016x",
+            remoteOffset + p, expected, actual));
+      }
+    }
+  }
+}

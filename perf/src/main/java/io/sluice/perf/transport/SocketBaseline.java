@@ -1,0 +1,100 @@
+package io.sluice.perf.transport;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+
+/**
+ * The plain-socket baseline's client: one blocking {@link SocketChannel} to a {@link
+ * StreamServer}, read into direct buffers exactly as large as the READ blocks it is compared
+ * with. Not thread safe: one caller at a time.
+ */
+final class SocketBaseline implements AutoCloseable {
+  /** Bytes asked for per request while streaming; large enough that the request costs nothing. */
+  private static final long ROUND_BYTES = 32L << 20;
+
+  private final SocketChannel channel;
+  private final ByteBuffer request = ByteBuffer.allocate(StreamServer.REQUEST_LENGTH);
+
+  SocketBaseline(InetSocketAddress server) throws IOException {
+    this.channel = SocketChannel.open(server);
+    channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+  }
+
+  /** Streams for {@code warmup}, then measures for {@code measure}; returns GB/s (10^9 bytes). */
+  double streamGigabytesPerSecond(int block, Duration warmup, Duration measure) throws IOException {
+    ByteBuffer sink = ByteBuffer.allocateDirect(block);
+    long round = Math.max(block, ROUND_BYTES / block * block);
+    stream(sink, round, warmup.toNanos());
+    long start = System.nanoTime();
+    long bytes = stream(sink, round, measure.toNanos());
+    return bytes / (double) (System.nanoTime() - start);
+  }
+
+  /** Requests rounds of {@code round} bytes until {@code nanos} have passed; returns bytes read. */
+  private long stream(ByteBuffer sink, long round, long nanos) throws IOException {
+    long deadline = System.nanoTime() + nanos;
+    long total = 0;
+    do {
+      ask(round, sink.capacity());
+      for (long left = round; left > 0; left -= sink.capacity()) {
+        sink.clear();
+        fill(sink);
+      }
+      total += round;
+    } while (System.nanoTime() < deadline);
+    return total;
+  }
+
+  /**
+   * Request/response round trips of {@code size} bytes: a {@link StreamServer#REQUEST_LENGTH}-byte
+   * request, then {@code size} bytes back. Returns the nanoseconds of each measured trip.
+   */
+  LatencySamples pingPong(int size, Duration warmup, Duration measure, int maxSamples) throws IOException {
+    ByteBuffer sink = ByteBuffer.allocateDirect(size);
+    long warmEnd = System.nanoTime() + warmup.toNanos();
+    while (System.nanoTime() < warmEnd) {
+      trip(sink);
+    }
+    LatencySamples samples = new LatencySamples(maxSamples);
+    long deadline = System.nanoTime() + measure.toNanos();
+    do {
+      long t0 = System.nanoTime();
+      trip(sink);
+      samples.add(System.nanoTime() - t0);
+    } while (System.nanoTime() < deadline && !samples.isFull());
+    return samples;
+  }
+
+  private void trip(ByteBuffer sink) throws IOException {
+    ask(sink.capacity(), sink.capacity());
+    sink.clear();
+    fill(sink);
+  }
+
+  private void ask(long bytes, int chunk) throws IOException {
+    request.clear();
+    StreamServer.encodeRequest(request, bytes, chunk);
+    request.flip();
+    while (request.hasRemaining()) {
+      channel.write(request);
+    }
+  }
+
+  private void fill(ByteBuffer sink) throws IOException {
+    while (sink.hasRemaining()) {
+      if (channel.read(sink) < 0) {
+        throw new EOFException("stream server closed the connection");
+      }
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    channel.close();
+  }
+}

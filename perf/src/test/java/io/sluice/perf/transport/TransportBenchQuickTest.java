@@ -1,0 +1,83 @@
+package io.sluice.perf.transport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.sluice.perf.JsonParser;
+import io.sluice.transport.Transports;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Runs the whole harness in --quick mode: this JVM drives, a second JVM serves, as in a real run.
+ * Checks the results file's shape and names, never the figures.
+ */
+class TransportBenchQuickTest {
+  @Test
+  @Timeout(180)
+  void quickRunOverTcpWritesEveryMeasurementWithItsBaseline(@TempDir Path dir) throws Exception {
+    Map<String, String> expected = new LinkedHashMap<>();
+    for (String size : List.of("64KiB", "1MiB", "8MiB")) {
+      expected.put("tcp.read." + size + ".inflight1", "socket.stream." + size);
+      expected.put("tcp.read." + size + ".inflight8", "socket.stream." + size);
+    }
+    expected.put("tcp.read.4KiB.latency.p50", "socket.pingpong.4KiB.p50");
+    expected.put("tcp.read.4KiB.latency.p99", "socket.pingpong.4KiB.p99");
+
+    String table = runQuick(dir, "tcp", expected);
+    assertTrue(table.contains("tcp READ 1MiB >= 80% of baseline"), table);
+    assertTrue(table.contains("shm READ 1MiB >= 50% of baseline         not measured"), table);
+  }
+
+  @Test
+  @Timeout(180)
+  void quickRunOverShmPairsThroughputWithMemcpy(@TempDir Path dir) throws Exception {
+    assumeTrue(Transports.provider("shm").isAvailable(), "shm provider unavailable here");
+    Map<String, String> expected = new LinkedHashMap<>();
+    for (String size : List.of("64KiB", "1MiB", "8MiB")) {
+      expected.put("shm.read." + size + ".inflight1", "memcpy." + size);
+      expected.put("shm.read." + size + ".inflight8", "memcpy." + size);
+    }
+    expected.put("shm.read.4KiB.latency.p50", "socket.pingpong.4KiB.p50");
+    expected.put("shm.read.4KiB.latency.p99", "socket.pingpong.4KiB.p99");
+    runQuick(dir, "shm", expected);
+  }
+
+  /** Runs the harness, checks the file against {@code expected} (name to baseline name), returns the printout. */
+  private static String runQuick(Path dir, String provider, Map<String, String> expected) throws Exception {
+    Path out = dir.resolve("results").resolve("transport.json");
+    ByteArrayOutputStream printed = new ByteArrayOutputStream();
+    try (PrintStream ps = new PrintStream(printed, true, StandardCharsets.UTF_8)) {
+      TransportBench.run(BenchOptions.parse("--quick", "--providers", provider, "--out", out.toString()), ps);
+    }
+    List<?> records = (List<?>) JsonParser.parse(Files.readString(out));
+    List<String> names = new ArrayList<>();
+    for (Object o : records) {
+      Map<?, ?> r = (Map<?, ?>) o;
+      assertEquals(List.of("name", "unit", "value", "baseline_name", "baseline_value"), List.copyOf(r.keySet()));
+      String name = (String) r.get("name");
+      names.add(name);
+      assertEquals(expected.get(name), r.get("baseline_name"), "baseline of " + name);
+      assertEquals(name.contains(".latency.") ? "us" : "GB/s", r.get("unit"), "unit of " + name);
+      assertTrue((Double) r.get("value") > 0, name + " has a positive value");
+      assertTrue((Double) r.get("baseline_value") > 0, name + " has a positive baseline");
+    }
+    assertEquals(List.copyOf(expected.keySet()), names);
+    String table = printed.toString(StandardCharsets.UTF_8);
+    for (String name : names) {
+      assertTrue(table.contains(name), "table lists " + name);
+    }
+    return table;
+  }
+}
