@@ -6,6 +6,7 @@ import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.ReadOutOfBoundsException;
 import io.sluice.transport.TransportException;
+import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.region.Region;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -32,6 +33,8 @@ final class ServerSession implements Runnable {
   private final String remote;
   private final long authDeadline;
   private final AtomicInteger requestsInFlight = new AtomicInteger();
+  /** Bytes of requests read and not yet answered; when exhausted, this session stops reading. */
+  private final java.util.concurrent.Semaphore requestBytes;
   private volatile boolean authenticated;
   private long peerNode;
 
@@ -40,6 +43,12 @@ final class ServerSession implements Runnable {
     this.channel = channel;
     this.remote = remote;
     this.authDeadline = System.nanoTime() + transport.settings().connectTimeoutNanos();
+    this.requestBytes = new java.util.concurrent.Semaphore(requestByteBudget(transport.settings()));
+  }
+
+  /** Four maximal messages, so one peer's requests cannot pin more than that in this process. */
+  static int requestByteBudget(Settings s) {
+    return (int) Math.min(Integer.MAX_VALUE, 4L * s.maxMessageBytes());
   }
 
   @Override
@@ -169,7 +178,22 @@ final class ServerSession implements Runnable {
     if (requestsInFlight.incrementAndGet() > limit) {
       throw new ProtocolException("peer exceeded its credit of " + limit + " requests in flight");
     }
-    ByteBuffer message = channel.readPayload(h.payloadLength());
+    int size = h.payloadLength();
+    try {
+      if (!requestBytes.tryAcquire(size, transport.settings().ioTimeoutNanos(), java.util.concurrent.TimeUnit.NANOSECONDS)) {
+        throw new TransportTimeoutException("handlers did not free request memory within the I/O deadline");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new PeerClosedException("interrupted");
+    }
+    ByteBuffer message;
+    try {
+      message = channel.readPayload(size);
+    } catch (IOException e) {
+      requestBytes.release(size);
+      throw e;
+    }
     long corr = h.correlationId();
     CompletableFuture<ByteBuffer> reply;
     try {
@@ -193,6 +217,7 @@ final class ServerSession implements Runnable {
         }
       } finally {
         requestsInFlight.decrementAndGet();
+        requestBytes.release(size);
       }
     });
   }
