@@ -1,0 +1,58 @@
+package org.apache.spark.shuffle.rdma;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.rpc.RpcEndpointRef;
+import org.apache.spark.rpc.RpcTimeout;
+import scala.concurrent.duration.FiniteDuration;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
+
+/**
+ * An executor's view of the driver's {@link AddressBookEndpoint}: registers this executor's
+ * transport once and looks up peers, asking the driver at most once per peer that is found (found
+ * entries are cached for the life of the executor; executor ids are never reused).
+ *
+ * <p>Thread safe.
+ */
+final class AddressBookClient {
+  private static final ClassTag<String> STRING = ClassTag$.MODULE$.apply(String.class);
+
+  private final RpcEndpointRef driver;
+  private final RpcTimeout timeout;
+  private final Map<String, AddressBookMessage.Entry> cache = new ConcurrentHashMap<>();
+
+  AddressBookClient(RpcEndpointRef driver, long timeoutMs) {
+    this.driver = driver;
+    this.timeout = new RpcTimeout(
+        new FiniteDuration(timeoutMs, TimeUnit.MILLISECONDS), RdmaShuffleOption.LOOKUP_TIMEOUT.key());
+  }
+
+  void register(AddressBookMessage.Entry self) {
+    String reply = driver.askSync(AddressBookMessage.register(self), timeout, STRING);
+    if (!AddressBookMessage.OK.equals(reply)) {
+      throw new IllegalStateException("driver refused the shuffle transport registration: " + reply);
+    }
+    cache.put(self.executorId(), self);
+  }
+
+  /** The transport endpoint of an executor, or empty if it has none (it runs Spark's shuffle). */
+  Optional<AddressBookMessage.Entry> lookup(String executorId) {
+    AddressBookMessage.Entry cached = cache.get(executorId);
+    if (cached != null) {
+      return Optional.of(cached);
+    }
+    String reply = driver.askSync(AddressBookMessage.lookup(executorId), timeout, STRING);
+    Optional<AddressBookMessage.Entry> entry = AddressBookMessage.decodeLookupReply(reply);
+    entry.ifPresent(e -> cache.put(executorId, e));
+    return entry;
+  }
+
+  /** Every registered executor, for reports. */
+  List<AddressBookMessage.Entry> list() {
+    return AddressBookMessage.decodeList(driver.askSync(AddressBookMessage.list(), timeout, STRING));
+  }
+}

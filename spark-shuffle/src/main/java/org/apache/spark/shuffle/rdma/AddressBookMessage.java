@@ -1,0 +1,87 @@
+package org.apache.spark.shuffle.rdma;
+
+import io.sluice.transport.NodeAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The wire format of the driver's transport address book, defined here and nowhere else.
+ * Messages are plain strings so that Spark's RPC layer can deserialize them on the driver without
+ * loading any class of this module (which the driver may only have in a user class loader).
+ *
+ * <pre>
+ *   register &lt;executorId&gt; &lt;host:port&gt; &lt;provider&gt;   reply: "ok"
+ *   lookup &lt;executorId&gt;                          reply: "found &lt;host:port&gt; &lt;provider&gt;" or "unknown"
+ *   list                                        reply: one "&lt;executorId&gt; &lt;host:port&gt; &lt;provider&gt;" per line
+ * </pre>
+ */
+final class AddressBookMessage {
+  static final String OK = "ok";
+  static final String UNKNOWN = "unknown";
+
+  private AddressBookMessage() {}
+
+  /** An executor's registered transport endpoint. */
+  record Entry(String executorId, NodeAddress address, String provider) {
+    String encode() {
+      return executorId + " " + address + " " + provider;
+    }
+
+    static Entry decode(String line) {
+      String[] parts = line.trim().split(" ");
+      if (parts.length != 3) {
+        throw new IllegalArgumentException("malformed address book entry '" + line + "'");
+      }
+      return new Entry(parts[0], NodeAddress.parse(parts[1]), parts[2]);
+    }
+  }
+
+  static String register(Entry entry) {
+    if (entry.executorId().contains(" ") || entry.provider().contains(" ")) {
+      throw new IllegalArgumentException("executor id and provider must not contain spaces: " + entry);
+    }
+    return "register " + entry.encode();
+  }
+
+  static String lookup(String executorId) {
+    return "lookup " + executorId;
+  }
+
+  static String list() {
+    return "list";
+  }
+
+  static String found(Entry entry) {
+    return "found " + entry.encode();
+  }
+
+  /** Decodes a lookup reply. */
+  static Optional<Entry> decodeLookupReply(String reply) {
+    if (reply.equals(UNKNOWN)) {
+      return Optional.empty();
+    }
+    if (!reply.startsWith("found ")) {
+      throw new IllegalArgumentException("unexpected address book reply '" + reply + "'");
+    }
+    return Optional.of(Entry.decode(reply.substring("found ".length())));
+  }
+
+  static String encodeList(List<Entry> entries) {
+    StringBuilder sb = new StringBuilder();
+    for (Entry e : entries) {
+      sb.append(e.encode()).append('\n');
+    }
+    return sb.toString();
+  }
+
+  static List<Entry> decodeList(String reply) {
+    List<Entry> out = new ArrayList<>();
+    for (String line : reply.split("\n")) {
+      if (!line.isBlank()) {
+        out.add(Entry.decode(line));
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,120 @@
+package org.apache.spark.shuffle.rdma;
+
+import io.sluice.transport.Connection;
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.Transport;
+import io.sluice.transport.TransportConfig;
+import io.sluice.transport.TransportException;
+import io.sluice.transport.TransportOption;
+import io.sluice.transport.Transports;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This executor's shuffle transport: the endpoint, the registry of its map outputs that peers
+ * READ, its entry in the driver's address book, and one connection per peer executor, opened on
+ * first use and reopened after a failure.
+ *
+ * <p>Thread safe. Owns the transport, the registry and the connections; {@link #close} releases
+ * them all.
+ */
+final class ExecutorShuffleTransport implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ExecutorShuffleTransport.class);
+
+  private final String executorId;
+  private final Transport transport;
+  private final MapOutputRegistry registry;
+  private final AddressBookClient addressBook;
+  private final long waitDeadlineMs;
+  private final Map<NodeAddress, CompletableFuture<Connection>> connections = new ConcurrentHashMap<>();
+
+  private ExecutorShuffleTransport(String executorId, Transport transport, MapOutputRegistry registry,
+      AddressBookClient addressBook, long waitDeadlineMs) {
+    this.executorId = executorId;
+    this.transport = transport;
+    this.registry = registry;
+    this.addressBook = addressBook;
+    this.waitDeadlineMs = waitDeadlineMs;
+  }
+
+  /**
+   * Opens the transport, starts serving range requests and registers with the driver.
+   *
+   * @throws TransportException if the transport cannot start here
+   */
+  static ExecutorShuffleTransport open(String executorId, TransportConfig config,
+      IndexShuffleBlockResolver resolver, AddressBookClient addressBook) throws TransportException {
+    RangeService service = new RangeService();
+    Transport transport = Transports.open(config, service);
+    try {
+      MapOutputRegistry registry = new MapOutputRegistry(transport, resolver);
+      service.serve(registry);
+      addressBook.register(
+          new AddressBookMessage.Entry(executorId, transport.localAddress(), transport.provider()));
+      long deadline = config.longValue(TransportOption.CONNECT_TIMEOUT_MS)
+          + config.longValue(TransportOption.IO_TIMEOUT_MS) + 5_000;
+      LOG.info("Executor {} serves shuffle output through {} at {}",
+          executorId, transport.provider(), transport.localAddress());
+      return new ExecutorShuffleTransport(executorId, transport, registry, addressBook, deadline);
+    } catch (RuntimeException e) {
+      transport.close();
+      throw new TransportException("could not register the shuffle transport with the driver: " + e, e);
+    }
+  }
+
+  String executorId() {
+    return executorId;
+  }
+
+  Transport transport() {
+    return transport;
+  }
+
+  MapOutputRegistry registry() {
+    return registry;
+  }
+
+  /** How long a reducer waits for any one transport future before calling it a failure. */
+  long waitDeadlineMs() {
+    return waitDeadlineMs;
+  }
+
+  /** The transport address of a peer executor, or empty if it has no transport. */
+  Optional<NodeAddress> addressOf(String peerExecutorId) {
+    return addressBook.lookup(peerExecutorId).map(AddressBookMessage.Entry::address);
+  }
+
+  /** A connection to a peer, shared by every task of this executor. */
+  CompletableFuture<Connection> connection(NodeAddress peer) {
+    return connections.compute(peer, (address, existing) -> {
+      if (existing != null && !existing.isCompletedExceptionally()
+          && (!existing.isDone() || existing.join().isOpen())) {
+        return existing;
+      }
+      if (existing != null && existing.isDone() && !existing.isCompletedExceptionally()) {
+        existing.join().close();
+      }
+      return transport.connect(address);
+    });
+  }
+
+  /** Forgets a connection that failed, so the next task reconnects. */
+  void discard(NodeAddress peer, CompletableFuture<Connection> failed) {
+    if (connections.remove(peer, failed)) {
+      failed.thenAccept(Connection::close);
+    }
+  }
+
+  @Override
+  public void close() {
+    connections.values().forEach(f -> f.thenAccept(Connection::close));
+    connections.clear();
+    registry.close();
+    transport.close();
+  }
+}

@@ -1,0 +1,182 @@
+package org.apache.spark.shuffle.rdma;
+
+import io.sluice.transport.TransportConfig;
+import io.sluice.transport.TransportOption;
+import java.util.List;
+import java.util.Optional;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
+import org.apache.spark.rpc.RpcEndpointRef;
+import org.apache.spark.shuffle.BaseShuffleHandle;
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
+import org.apache.spark.shuffle.ShuffleHandle;
+import org.apache.spark.shuffle.ShuffleManager;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
+import org.apache.spark.shuffle.ShuffleWriter;
+import org.apache.spark.shuffle.sort.SortShuffleManager;
+import org.apache.spark.util.RpcUtils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Spark shuffle over one-sided READs. Enable with {@code
+ * spark.shuffle.manager=org.apache.spark.shuffle.rdma.RdmaShuffleManager}.
+ *
+ * <p>Map tasks write with Spark's own sort-shuffle writers, so the files, the MapStatus sizes
+ * (which AQE uses) and everything that serves those files (external shuffle service,
+ * decommission migration) stay standard; the committed data file is then registered with this
+ * executor's transport. Reduce tasks learn locations and sizes from MapOutputTracker, ask each
+ * executor holding their blocks once for exact ranges, and READ them ({@link RdmaShuffleReader}).
+ * The driver keeps an address book of executors' transports ({@link AddressBookEndpoint}).
+ *
+ * <p>Fallback policy, decided once per executor: if the transport cannot start, this executor
+ * behaves exactly as Spark's sort shuffle (logged once), and reducers anywhere that need its
+ * blocks read that task through Spark's reader. A job never fails because the transport is
+ * missing.
+ *
+ * <p>Thread safe: Spark calls it from many task threads.
+ */
+public final class RdmaShuffleManager implements ShuffleManager {
+  private static final Logger LOG = LoggerFactory.getLogger(RdmaShuffleManager.class);
+
+  private final SparkConf conf;
+  private final SortShuffleManager sort;
+  private final Optional<RpcEndpointRef> addressBookEndpoint;
+  private Optional<ExecutorShuffleTransport> transport; // guarded by this; set once by transport()
+  private boolean transportDecided; // guarded by this
+  private boolean stopped; // guarded by this
+
+  public RdmaShuffleManager(SparkConf conf, boolean isDriver) {
+    this.conf = conf;
+    this.sort = new SortShuffleManager(conf);
+    if (isDriver) {
+      SparkEnv env = SparkEnv.get();
+      this.addressBookEndpoint = Optional.of(
+          env.rpcEnv().setupEndpoint(AddressBookEndpoint.NAME, new AddressBookEndpoint(env.rpcEnv())));
+    } else {
+      this.addressBookEndpoint = Optional.empty();
+    }
+  }
+
+  /** This process's transport, started on first use, or empty if it could not start here. */
+  synchronized Optional<ExecutorShuffleTransport> transport() {
+    if (transportDecided) {
+      return transport;
+    }
+    transportDecided = true;
+    transport = Optional.empty();
+    if (stopped) {
+      return transport;
+    }
+    SparkEnv env = SparkEnv.get();
+    try {
+      TransportConfig config = SparkTransportConfig.from(conf, env.securityManager());
+      RpcEndpointRef driver = addressBookEndpoint.orElseGet(
+          () -> RpcUtils.makeDriverRef(AddressBookEndpoint.NAME, conf, env.rpcEnv()));
+      AddressBookClient book = new AddressBookClient(driver, RdmaShuffleOption.LOOKUP_TIMEOUT.millis(conf));
+      transport = Optional.of(ExecutorShuffleTransport.open(env.executorId(), config, resolver(), book));
+    } catch (Exception e) {
+      // Any failure to start, including bad settings, leaves this executor on Spark's shuffle.
+      LOG.warn("Sluice shuffle transport could not start on executor {}; this executor uses Spark's sort"
+          + " shuffle: {}", env.executorId(), e.toString());
+    }
+    return transport;
+  }
+
+  private IndexShuffleBlockResolver resolver() {
+    return sort.shuffleBlockResolver();
+  }
+
+  @Override
+  public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
+    return sort.registerShuffle(shuffleId, dependency);
+  }
+
+  @Override
+  public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId, TaskContext context,
+      ShuffleWriteMetricsReporter metrics) {
+    ShuffleWriter<K, V> writer = sort.getWriter(handle, mapId, context, metrics);
+    Optional<ExecutorShuffleTransport> t = transport();
+    if (t.isEmpty()) {
+      return writer;
+    }
+    return new RegisteringShuffleWriter<>(writer, t.get().registry(), handle.shuffleId(), mapId);
+  }
+
+  @Override
+  public <K, C> ShuffleReader<K, C> getReader(ShuffleHandle handle, int startMapIndex, int endMapIndex,
+      int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics) {
+    Optional<ExecutorShuffleTransport> t = transport();
+    @SuppressWarnings("unchecked")
+    BaseShuffleHandle<K, ?, C> base = (BaseShuffleHandle<K, ?, C>) handle;
+    if (t.isEmpty() || base.dependency().shuffleMergeEnabled()) {
+      return sort.getReader(handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
+    }
+    return new RdmaShuffleReader<>(base, startMapIndex, endMapIndex, startPartition, endPartition, context,
+        metrics, t.get(), readerSettings(), resolver(),
+        () -> sort.getReader(handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics));
+  }
+
+  private RdmaShuffleReader.ReaderSettings readerSettings() {
+    long chunk = RdmaShuffleOption.READ_CHUNK_BYTES.bytes(conf);
+    int maxMessage = (int) Math.min(Integer.MAX_VALUE,
+        conf.getSizeAsBytes(SparkTransportConfig.SPARK_PREFIX + "maxMessageBytes",
+            TransportOption.MAX_MESSAGE_BYTES.defaultValue()));
+    return new RdmaShuffleReader.ReaderSettings(
+        RdmaShuffleOption.MAX_BYTES_IN_FLIGHT.bytes(conf),
+        (int) Math.min(chunk, Integer.MAX_VALUE - 64),
+        Math.min(RdmaShuffleOption.MAX_RANGE_BYTES.bytes(conf), Integer.MAX_VALUE - 64),
+        RdmaShuffleOption.LOCAL_READS.bool(conf),
+        Math.max(4096, maxMessage / 2));
+  }
+
+  @Override
+  public boolean unregisterShuffle(int shuffleId) {
+    Optional<ExecutorShuffleTransport> t;
+    synchronized (this) {
+      t = transportDecided ? transport : Optional.empty();
+    }
+    t.ifPresent(x -> x.registry().unregisterShuffle(shuffleId));
+    return sort.unregisterShuffle(shuffleId);
+  }
+
+  @Override
+  public IndexShuffleBlockResolver shuffleBlockResolver() {
+    return resolver();
+  }
+
+  /**
+   * The executors whose transports registered with this driver, as "executor address provider"
+   * lines: a report for operators and examples. Empty on executors.
+   */
+  public List<String> registeredTransports() {
+    return addressBookEndpoint
+        .map(ref -> new AddressBookClient(ref, RdmaShuffleOption.LOOKUP_TIMEOUT.millis(conf)).list().stream()
+            .map(e -> e.executorId() + " " + e.address() + " " + e.provider()).toList())
+        .orElse(List.of());
+  }
+
+  @Override
+  public void stop() {
+    Optional<ExecutorShuffleTransport> t;
+    synchronized (this) {
+      stopped = true;
+      t = transportDecided ? transport : Optional.empty();
+      transport = Optional.empty();
+      transportDecided = true;
+    }
+    t.ifPresent(ExecutorShuffleTransport::close);
+    addressBookEndpoint.ifPresent(ref -> {
+      try {
+        SparkEnv.get().rpcEnv().stop(ref);
+      } catch (RuntimeException e) {
+        LOG.debug("Address book endpoint already stopped", e);
+      }
+    });
+    sort.stop();
+  }
+}

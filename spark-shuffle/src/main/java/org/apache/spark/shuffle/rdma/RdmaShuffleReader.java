@@ -1,0 +1,159 @@
+package org.apache.spark.shuffle.rdma;
+
+import java.util.Iterator;
+import java.util.function.Supplier;
+import org.apache.spark.InterruptibleIterator;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
+import org.apache.spark.serializer.SerializerInstance;
+import org.apache.spark.serializer.SerializerManager;
+import org.apache.spark.shuffle.BaseShuffleHandle;
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.util.TaskCompletionListener;
+import org.apache.spark.util.collection.ExternalSorter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.Option;
+import scala.Product2;
+import scala.Tuple2;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.math.Ordering;
+
+/**
+ * Reads a map-index range and partition range of a shuffle with one-sided READs and returns the
+ * records as Spark's own reader would: deserialized with the dependency's serializer after
+ * Spark's {@link SerializerManager#wrapStream} (compression, encryption), combined by the
+ * dependency's aggregator and sorted by its key ordering with Spark's {@link ExternalSorter}.
+ *
+ * <p>If any executor holding blocks has no shuffle transport (it fell back to Spark's shuffle),
+ * the whole task reads through Spark's sort-shuffle reader instead, which can fetch from every
+ * executor. One instance per reduce task; not thread safe.
+ */
+final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
+  private static final Logger LOG = LoggerFactory.getLogger(RdmaShuffleReader.class);
+
+  private final BaseShuffleHandle<K, ?, C> handle;
+  private final int startMapIndex;
+  private final int endMapIndex;
+  private final int startPartition;
+  private final int endPartition;
+  private final TaskContext context;
+  private final ShuffleReadMetricsReporter metrics;
+  private final ExecutorShuffleTransport transport;
+  private final ReaderSettings settings;
+  private final IndexShuffleBlockResolver resolver;
+  private final Supplier<ShuffleReader<K, C>> sortShuffleReader;
+
+  /** Reader limits, read once per executor from the SparkConf. */
+  record ReaderSettings(long maxBytesInFlight, int readChunkBytes, long maxRangeBytes, boolean localReads,
+      int maxRequestBytes) {}
+
+  RdmaShuffleReader(BaseShuffleHandle<K, ?, C> handle, int startMapIndex, int endMapIndex,
+      int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics,
+      ExecutorShuffleTransport transport, ReaderSettings settings, IndexShuffleBlockResolver resolver,
+      Supplier<ShuffleReader<K, C>> sortShuffleReader) {
+    this.handle = handle;
+    this.startMapIndex = startMapIndex;
+    this.endMapIndex = endMapIndex;
+    this.startPartition = startPartition;
+    this.endPartition = endPartition;
+    this.context = context;
+    this.metrics = metrics;
+    this.transport = transport;
+    this.settings = settings;
+    this.resolver = resolver;
+    this.sortShuffleReader = sortShuffleReader;
+  }
+
+  @Override
+  public scala.collection.Iterator<Product2<K, C>> read() {
+    SparkEnv env = SparkEnv.get();
+    int shuffleId = handle.shuffleId();
+    FetchPlan plan;
+    try {
+      plan = FetchPlan.build(
+          env.mapOutputTracker().getMapSizesByExecutorId(
+              shuffleId, startMapIndex, endMapIndex, startPartition, endPartition),
+          transport.executorId(), settings.localReads());
+    } catch (IllegalArgumentException e) {
+      LOG.info("Shuffle {} reduce {}: {}; reading through Spark's sort shuffle", shuffleId, startPartition,
+          e.getMessage());
+      return sortShuffleReader.get().read();
+    }
+    for (FetchPlan.Remote r : plan.remote()) {
+      if (transport.addressOf(r.location().executorId()).isEmpty()) {
+        LOG.info("Shuffle {} reduce {}: executor {} has no shuffle transport; reading through Spark's"
+            + " sort shuffle", shuffleId, startPartition, r.location().executorId());
+        return sortShuffleReader.get().read();
+      }
+    }
+    RemoteFetcher remote = new RemoteFetcher(shuffleId, plan, transport, metrics, settings.maxBytesInFlight(),
+        settings.readChunkBytes(), settings.maxRangeBytes(), settings.maxRequestBytes());
+    BlockStreams streams = new BlockStreams(shuffleId, plan, resolver, remote, metrics);
+    context.addTaskCompletionListener((TaskCompletionListener) ctx -> streams.close());
+    return combineAndSort(records(streams, env.serializerManager()));
+  }
+
+  /** Deserializes each block stream; counts records; merges metrics into the task when done. */
+  private scala.collection.Iterator<Tuple2<Object, Object>> records(BlockStreams streams, SerializerManager sm) {
+    SerializerInstance serializer = handle.dependency().serializer().newInstance();
+    Iterator<Tuple2<Object, Object>> records = new Iterator<>() {
+      private scala.collection.Iterator<Tuple2<Object, Object>> block = scala.collection.Iterator.empty();
+      private boolean finished;
+
+      @Override
+      public boolean hasNext() {
+        while (!block.hasNext()) {
+          if (!streams.hasNext()) {
+            if (!finished) {
+              finished = true;
+              streams.close();
+              context.taskMetrics().mergeShuffleReadMetrics();
+            }
+            return false;
+          }
+          BlockStreams.BlockStream s = streams.next();
+          // The key-value iterator closes the stream once its last record is read.
+          block = serializer.deserializeStream(sm.wrapStream(s.id(), s.stream())).asKeyValueIterator();
+        }
+        return true;
+      }
+
+      @Override
+      public Tuple2<Object, Object> next() {
+        if (!hasNext()) {
+          throw new java.util.NoSuchElementException();
+        }
+        metrics.incRecordsRead(1);
+        return block.next();
+      }
+    };
+    return new InterruptibleIterator<>(context, CollectionConverters.asScala(records));
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private scala.collection.Iterator<Product2<K, C>> combineAndSort(
+      scala.collection.Iterator<Tuple2<Object, Object>> records) {
+    ShuffleDependency<K, ?, C> dep = handle.dependency();
+    scala.collection.Iterator<Product2<K, C>> combined;
+    if (dep.aggregator().isDefined()) {
+      org.apache.spark.Aggregator agg = dep.aggregator().get();
+      combined = dep.mapSideCombine()
+          ? (scala.collection.Iterator) agg.combineCombinersByKey((scala.collection.Iterator) records, context)
+          : (scala.collection.Iterator) agg.combineValuesByKey((scala.collection.Iterator) records, context);
+    } else {
+      combined = (scala.collection.Iterator) records;
+    }
+    Option<Ordering<K>> ordering = dep.keyOrdering();
+    if (ordering.isEmpty()) {
+      return combined instanceof InterruptibleIterator ? combined : new InterruptibleIterator<>(context, combined);
+    }
+    ExternalSorter<K, C, C> sorter = new ExternalSorter<>(context, Option.empty(), Option.empty(), ordering,
+        dep.serializer(), ExternalSorter.$lessinit$greater$default$6());
+    // Spills, peak memory and stopping the sorter at task end are handled by Spark's sorter.
+    return new InterruptibleIterator<>(context, sorter.insertAllAndUpdateMetrics(combined));
+  }
+}

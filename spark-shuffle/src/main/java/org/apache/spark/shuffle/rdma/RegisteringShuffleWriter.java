@@ -1,0 +1,45 @@
+package org.apache.spark.shuffle.rdma;
+
+import java.io.IOException;
+import org.apache.spark.scheduler.MapStatus;
+import org.apache.spark.shuffle.ShuffleWriter;
+import scala.Option;
+import scala.Product2;
+
+/**
+ * Writes map output with Spark's own sort-shuffle writer (standard .data/.index files, Spark's
+ * serializer and codec, a standard MapStatus), then registers the committed data file for
+ * remote READs. One instance per map task; not thread safe.
+ */
+final class RegisteringShuffleWriter<K, V> extends ShuffleWriter<K, V> {
+  private final ShuffleWriter<K, V> delegate;
+  private final MapOutputRegistry registry;
+  private final int shuffleId;
+  private final long mapId;
+
+  RegisteringShuffleWriter(ShuffleWriter<K, V> delegate, MapOutputRegistry registry, int shuffleId, long mapId) {
+    this.delegate = delegate;
+    this.registry = registry;
+    this.shuffleId = shuffleId;
+    this.mapId = mapId;
+  }
+
+  @Override
+  public void write(scala.collection.Iterator<Product2<K, V>> records) throws IOException {
+    delegate.write(records);
+  }
+
+  @Override
+  public Option<MapStatus> stop(boolean success) {
+    Option<MapStatus> status = delegate.stop(success);
+    if (success && status.isDefined()) {
+      registry.registerQuietly(shuffleId, mapId);
+    }
+    return status;
+  }
+
+  @Override
+  public long[] getPartitionLengths() {
+    return delegate.getPartitionLengths();
+  }
+}

@@ -1,0 +1,290 @@
+package org.apache.spark.shuffle.rdma;
+
+import io.sluice.transport.Connection;
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.ReadRequest;
+import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.RemoteDescriptor;
+import io.sluice.transport.TransportException;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.storage.ShuffleBlockId;
+
+/**
+ * Fetches the remote part of a {@link FetchPlan} with one-sided READs: one range request per
+ * executor (sent at once, answered by that executor's {@link RangeService}), then one READ range
+ * per map output (split into chunks of at most the READ size, issued as one batch), in plan
+ * order, keeping at most {@code maxBytesInFlight} bytes requested and not yet consumed (always at
+ * least one range). Ranges are handed out as {@link Fetched} units whose memory the consumer
+ * releases.
+ *
+ * <p>Not thread safe: one reduce task drives it. Owns every destination region until it hands
+ * the unit out; {@link #close} releases whatever is left, waiting for nothing (a region still
+ * being read is released when its READ completes).
+ */
+final class RemoteFetcher implements AutoCloseable {
+  /** One slice of a fetched range: a block's bytes. */
+  record Slice(ShuffleBlockId id, long offset, long length) {}
+
+  /** A fetched range in local memory, with the blocks it holds. The consumer closes it. */
+  static final class Fetched implements AutoCloseable {
+    final RegisteredRegion region;
+    final List<Slice> slices;
+    private final Runnable onClose;
+    private boolean closed;
+
+    private Fetched(RegisteredRegion region, List<Slice> slices, Runnable onClose) {
+      this.region = region;
+      this.slices = slices;
+      this.onClose = onClose;
+    }
+
+    ByteBuffer view(Slice s) {
+      return region.buffer().position((int) s.offset()).limit((int) (s.offset() + s.length())).slice();
+    }
+
+    @Override
+    public void close() {
+      if (!closed) {
+        closed = true;
+        region.close();
+        onClose.run();
+      }
+    }
+  }
+
+  private static final class Source {
+    final FetchPlan.Remote remote;
+    final NodeAddress peer;
+    final CompletableFuture<Connection> connection;
+    final CompletableFuture<List<RangeProtocol.Answer>> ranges;
+
+    Source(FetchPlan.Remote remote, NodeAddress peer, CompletableFuture<Connection> connection,
+        CompletableFuture<List<RangeProtocol.Answer>> ranges) {
+      this.remote = remote;
+      this.peer = peer;
+      this.connection = connection;
+      this.ranges = ranges;
+    }
+  }
+
+  private record Unit(Source source, FetchPlan.MapRange map, RemoteDescriptor region, long start,
+      long length, List<Slice> slices) {}
+
+  private record InFlight(Unit unit, RegisteredRegion destination, CompletableFuture<Void> done) {}
+
+  private final int shuffleId;
+  private final ExecutorShuffleTransport transport;
+  private final ShuffleReadMetricsReporter metrics;
+  private final long maxBytesInFlight;
+  private final int readChunkBytes;
+  private final long maxRangeBytes;
+  private final List<Source> sources = new ArrayList<>();
+  private final Deque<Unit> unissued = new ArrayDeque<>();
+  private final Deque<InFlight> issued = new ArrayDeque<>();
+  private int nextSource;
+  private long bytesInFlight;
+  private boolean closed;
+
+  RemoteFetcher(int shuffleId, FetchPlan plan, ExecutorShuffleTransport transport,
+      ShuffleReadMetricsReporter metrics, long maxBytesInFlight, int readChunkBytes, long maxRangeBytes,
+      int maxRequestBytes) {
+    this.shuffleId = shuffleId;
+    this.transport = transport;
+    this.metrics = metrics;
+    this.maxBytesInFlight = maxBytesInFlight;
+    this.readChunkBytes = readChunkBytes;
+    this.maxRangeBytes = maxRangeBytes;
+    for (FetchPlan.Remote remote : plan.remote()) {
+      NodeAddress peer = transport.addressOf(remote.location().executorId()).orElseThrow(
+          () -> new IllegalStateException("executor " + remote.location().executorId() + " has no transport"));
+      CompletableFuture<Connection> connection = transport.connection(peer);
+      List<RangeProtocol.Query> queries = remote.maps().stream().map(FetchPlan.MapRange::query).toList();
+      CompletableFuture<List<RangeProtocol.Answer>> ranges =
+          connection.thenCompose(c -> requestRanges(c, queries, maxRequestBytes));
+      sources.add(new Source(remote, peer, connection, ranges));
+    }
+    fill();
+  }
+
+  /** Asks for the queries' ranges: one message unless the answer would exceed the message size. */
+  private CompletableFuture<List<RangeProtocol.Answer>> requestRanges(
+      Connection c, List<RangeProtocol.Query> queries, int maxResponseBytes) {
+    List<List<RangeProtocol.Query>> batches = new ArrayList<>();
+    List<RangeProtocol.Query> batch = new ArrayList<>();
+    for (RangeProtocol.Query q : queries) {
+      batch.add(q);
+      if (batch.size() > 1 && RangeProtocol.responseBytes(batch) > maxResponseBytes) {
+        batch.remove(batch.size() - 1);
+        batches.add(batch);
+        batch = new ArrayList<>(List.of(q));
+      }
+    }
+    batches.add(batch);
+    List<CompletableFuture<List<RangeProtocol.Answer>>> parts = new ArrayList<>();
+    for (List<RangeProtocol.Query> b : batches) {
+      parts.add(c.request(RangeProtocol.encodeRequest(shuffleId, b))
+          .thenApply(response -> RangeProtocol.decodeResponse(response, b)));
+    }
+    return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(v -> {
+      List<RangeProtocol.Answer> all = new ArrayList<>(queries.size());
+      parts.forEach(p -> all.addAll(p.join()));
+      return all;
+    });
+  }
+
+  /**
+   * The next fetched range in plan order, waiting for it if need be (the wait is the task's fetch
+   * wait time), or empty when every range has been handed out.
+   *
+   * @throws org.apache.spark.shuffle.FetchFailedException (unchecked) if any transport step fails
+   */
+  java.util.Optional<Fetched> next() {
+    long started = System.nanoTime();
+    try {
+      fill();
+      InFlight f = issued.poll();
+      if (f == null) {
+        return java.util.Optional.empty();
+      }
+      try {
+        FetchFailures.await(f.done(), transport.waitDeadlineMs());
+      } catch (Throwable t) {
+        f.done().whenComplete((v, e) -> f.destination().close());
+        bytesInFlight -= f.unit().length();
+        throw failed(f.unit().source(), f.unit().map(), firstReduce(f.unit()), "READ failed", t);
+      }
+      Unit u = f.unit();
+      metrics.incRemoteBytesRead(u.length());
+      metrics.incRemoteBlocksFetched(u.slices().size());
+      return java.util.Optional.of(new Fetched(f.destination(), u.slices(), () -> {
+        bytesInFlight -= u.length();
+        if (!closed) {
+          fill();
+        }
+      }));
+    } finally {
+      metrics.incFetchWaitTime(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+    }
+  }
+
+  /** Issues READs while the in-flight bound allows, learning ranges as their answers arrive. */
+  private void fill() {
+    while (true) {
+      if (unissued.isEmpty()) {
+        if (nextSource >= sources.size()) {
+          return;
+        }
+        Source s = sources.get(nextSource);
+        if (!s.ranges.isDone() && !issued.isEmpty()) {
+          return; // never block for an answer while there is data to consume
+        }
+        nextSource++;
+        expand(s);
+        continue;
+      }
+      Unit u = unissued.peek();
+      if (!issued.isEmpty() && bytesInFlight + u.length() > maxBytesInFlight) {
+        return;
+      }
+      unissued.poll();
+      issue(u);
+    }
+  }
+
+  private void expand(Source s) {
+    List<RangeProtocol.Answer> answers;
+    try {
+      answers = FetchFailures.await(s.ranges, transport.waitDeadlineMs());
+    } catch (Throwable t) {
+      transport.discard(s.peer, s.connection);
+      FetchPlan.MapRange first = s.remote.maps().get(0);
+      throw failed(s, first, first.startPartition(), "range request failed", t);
+    }
+    for (int i = 0; i < answers.size(); i++) {
+      FetchPlan.MapRange map = s.remote.maps().get(i);
+      RangeProtocol.Answer a = answers.get(i);
+      List<Slice> slices = new ArrayList<>();
+      long unitStart = -1;
+      long unitEnd = -1;
+      for (int p = 0; p < map.endPartition() - map.startPartition(); p++) {
+        long len = a.length(p);
+        if (len == 0) {
+          continue;
+        }
+        if (len > Integer.MAX_VALUE - 64) {
+          throw failed(s, map, map.startPartition() + p, "block of " + len + " bytes exceeds 2 GiB", null);
+        }
+        if (unitStart >= 0 && a.start(p) + len - unitStart > maxRangeBytes) {
+          unissued.add(new Unit(s, map, a.region(), unitStart, unitEnd - unitStart, slices));
+          slices = new ArrayList<>();
+          unitStart = -1;
+        }
+        if (unitStart < 0) {
+          unitStart = a.start(p);
+        }
+        ShuffleBlockId id = new ShuffleBlockId(shuffleId, map.mapId(), map.startPartition() + p);
+        slices.add(new Slice(id, a.start(p) - unitStart, len));
+        unitEnd = a.start(p) + len;
+      }
+      if (!slices.isEmpty()) {
+        unissued.add(new Unit(s, map, a.region(), unitStart, unitEnd - unitStart, slices));
+      }
+    }
+  }
+
+  private void issue(Unit u) {
+    Connection c = u.source().connection.join(); // done: its range answer arrived over it
+    RegisteredRegion destination;
+    try {
+      destination = transport.transport().allocate((int) u.length());
+    } catch (TransportException | RuntimeException e) {
+      throw failed(u.source(), u.map(), firstReduce(u), "no memory for a READ destination", e);
+    }
+    List<ReadRequest> reads = new ArrayList<>();
+    for (long off = 0; off < u.length(); off += readChunkBytes) {
+      int len = (int) Math.min(readChunkBytes, u.length() - off);
+      reads.add(new ReadRequest(u.region(), u.start() + off, destination, off, len));
+    }
+    CompletableFuture<Void> done;
+    try {
+      done = CompletableFuture.allOf(c.readBatch(reads).toArray(CompletableFuture[]::new));
+    } catch (RuntimeException e) {
+      destination.close();
+      throw failed(u.source(), u.map(), firstReduce(u), "READ could not be issued", e);
+    }
+    issued.add(new InFlight(u, destination, done));
+    bytesInFlight += u.length();
+  }
+
+  private static int firstReduce(Unit u) {
+    return u.slices().get(0).id().reduceId();
+  }
+
+  private RuntimeException failed(Source s, FetchPlan.MapRange map, int reduceId, String what, Throwable cause) {
+    transport.discard(s.peer, s.connection);
+    String message = what + " from executor " + s.remote.location().executorId() + " at " + s.peer
+        + " (shuffle " + shuffleId + ", map " + map.mapId() + ", reduce " + reduceId + ")"
+        + (cause == null ? "" : ": " + cause);
+    return FetchFailures.fail(s.remote.location(), shuffleId, map.mapId(), map.mapIndex(), reduceId, message, cause);
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    for (InFlight f : issued) {
+      f.done().whenComplete((v, e) -> f.destination().close());
+    }
+    issued.clear();
+    unissued.clear();
+  }
+}

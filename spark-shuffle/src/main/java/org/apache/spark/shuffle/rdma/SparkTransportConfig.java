@@ -1,0 +1,74 @@
+package org.apache.spark.shuffle.rdma;
+
+import io.sluice.transport.TransportConfig;
+import io.sluice.transport.TransportOption;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Optional;
+import org.apache.spark.SecurityManager;
+import org.apache.spark.SparkConf;
+import org.apache.spark.util.Utils;
+
+/**
+ * Builds the transport's configuration from a SparkConf: {@code spark.shuffle.rdma.transport.X}
+ * is passed through as {@code sluice.transport.X}; the secret and the advertised host are filled
+ * in from Spark unless set explicitly.
+ */
+final class SparkTransportConfig {
+  static final String SPARK_PREFIX = "spark.shuffle.rdma.transport.";
+  private static final String TRANSPORT_PREFIX = "sluice.transport.";
+
+  private SparkTransportConfig() {}
+
+  /** The transport configuration of this process. */
+  static TransportConfig from(SparkConf conf, SecurityManager security) {
+    String secret = secret(conf, security);
+    String advertise = conf.get(SPARK_PREFIX + "advertiseHost", "").trim();
+    String host = advertise.isEmpty() ? Utils.localHostName() : advertise;
+    TransportConfig passThrough = key -> {
+      if (!key.startsWith(TRANSPORT_PREFIX)) {
+        return Optional.empty();
+      }
+      String sparkKey = SPARK_PREFIX + key.substring(TRANSPORT_PREFIX.length());
+      return conf.contains(sparkKey) ? Optional.of(conf.get(sparkKey)) : Optional.empty();
+    };
+    return passThrough.with(java.util.Map.of(
+        TransportOption.SECRET.key(), secret,
+        TransportOption.ADVERTISE_HOST.key(), host));
+  }
+
+  /**
+   * The secret every transport of this application shares. With {@code spark.authenticate=true}
+   * it is Spark's own application secret, so only processes Spark trusts can READ shuffle data.
+   * Without Spark authentication there is no secret to share, so it is derived from the
+   * application id, which every driver and executor of the application knows; this keeps other
+   * applications' processes out by mistake but is not a defence against someone who learns the
+   * application id (which is no weaker than Spark's own unauthenticated block transfer).
+   */
+  static String secret(SparkConf conf, SecurityManager security) {
+    String explicit = conf.get(SPARK_PREFIX + "secret", "").trim();
+    if (!explicit.isEmpty()) {
+      return explicit;
+    }
+    if (security != null && security.isAuthenticationEnabled()) {
+      return security.getSecretKey();
+    }
+    String appId = conf.get("spark.app.id", "").trim();
+    if (appId.isEmpty()) {
+      throw new IllegalStateException(
+          "spark.app.id is not set yet; the shuffle transport secret is derived from it");
+    }
+    return sha256Hex("sluice-spark-shuffle/" + appId);
+  }
+
+  private static String sha256Hex(String text) {
+    try {
+      MessageDigest md = MessageDigest.getInstance("SHA-256");
+      return HexFormat.of().formatHex(md.digest(text.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+    }
+  }
+}
