@@ -1,0 +1,278 @@
+package io.sluice.transport;
+
+import static io.sluice.transport.TransportTestSupport.DEADLINE;
+import static io.sluice.transport.TransportTestSupport.MAX_MESSAGE_BYTES;
+import static io.sluice.transport.TransportTestSupport.assertBytes;
+import static io.sluice.transport.TransportTestSupport.assertFailsWith;
+import static io.sluice.transport.TransportTestSupport.await;
+import static io.sluice.transport.TransportTestSupport.awaitAllDone;
+import static io.sluice.transport.TransportTestSupport.bytes;
+import static io.sluice.transport.TransportTestSupport.eventually;
+import static io.sluice.transport.TransportTestSupport.failureIfAny;
+import static io.sluice.transport.TransportTestSupport.message;
+import static io.sluice.transport.TransportTestSupport.options;
+import static io.sluice.transport.TransportTestSupport.text;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Queue;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/** Two-sided request/response messages: echo, size bounds, handler failures, flow control, timeouts. */
+public interface MessageContract extends TransportContractFixture {
+
+  /** Answers with the 8-byte node id the handler was told, then the request bytes. */
+  static MessageHandler echoWithPeer() {
+    return (peer, request) -> {
+      ByteBuffer out = ByteBuffer.allocate(8 + request.remaining());
+      out.putLong(peer).put(request).flip();
+      return CompletableFuture.completedFuture(out);
+    };
+  }
+
+  /** Answers a 4-byte big-endian size with a response of that many patterned bytes. */
+  static MessageHandler sizedResponses() {
+    return (peer, request) -> {
+      int n = request.getInt();
+      byte[] b = new byte[n];
+      for (int i = 0; i < n; i++) {
+        b[i] = TransportTestSupport.patternByte(n, i);
+      }
+      return CompletableFuture.completedFuture(ByteBuffer.wrap(b));
+    };
+  }
+
+  @Test
+  default void requestResponseEcho() throws Exception {
+    Transport server = harness().open(echoWithPeer());
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    try (Connection c = TransportHarness.connect(client, server)) {
+      Random random = new Random(21);
+      for (int size : new int[] {0, 1, 100, 4096, 50_000}) {
+        byte[] payload = TransportTestSupport.randomBytes(random, size);
+        ByteBuffer request = ByteBuffer.wrap(payload.clone());
+        CompletableFuture<ByteBuffer> f = c.request(request);
+        request.clear().put(new byte[size]); // the transport copied the request before returning
+        ByteBuffer response = await(f);
+        assertEquals(8 + size, response.remaining());
+        assertEquals(client.nodeId(), response.getLong(), "handler must be told the requesting node");
+        assertBytes(payload, response);
+      }
+    }
+  }
+
+  @Test
+  default void concurrentRequestsGetTheirOwnResponses() throws Exception {
+    Transport server = harness().open(echoWithPeer());
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    try (Connection c = TransportHarness.connect(client, server)) {
+      Queue<String> problems = new ConcurrentLinkedQueue<>();
+      List<CompletableFuture<ByteBuffer>> all = new java.util.concurrent.CopyOnWriteArrayList<>();
+      List<Thread> threads = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        int id = t;
+        Thread w = new Thread(() -> {
+          for (int i = 0; i < 100; i++) {
+            String body = "thread " + id + " request " + i + " " + "x".repeat(i * 37);
+            all.add(c.request(message(body)).whenComplete((r, e) -> {
+              if (e != null) {
+                problems.add(body.substring(0, 20) + " failed: " + e);
+              } else {
+                ByteBuffer copy = r.duplicate();
+                copy.getLong();
+                if (!text(copy).equals(body)) {
+                  problems.add("response mismatch for " + body.substring(0, 20));
+                }
+              }
+            }));
+          }
+        });
+        threads.add(w);
+        w.start();
+      }
+      for (Thread w : threads) {
+        w.join(DEADLINE.toMillis());
+      }
+      assertEquals(400, all.size());
+      awaitAllDone(all, DEADLINE);
+      assertTrue(problems.isEmpty(), () -> problems.size() + " problems, first: " + problems.peek());
+    }
+  }
+
+  @Test
+  default void messageSizeBoundIsExactAtTheSender() throws Exception {
+    AtomicInteger calls = new AtomicInteger();
+    MessageHandler countingSink = (peer, request) -> {
+      calls.incrementAndGet();
+      return CompletableFuture.completedFuture(ByteBuffer.allocate(4).putInt(0, request.remaining()));
+    };
+    Transport server = harness().open(countingSink);
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    try (Connection c = TransportHarness.connect(client, server)) {
+      ByteBuffer atLimit = ByteBuffer.wrap(TransportTestSupport.randomBytes(new Random(2), MAX_MESSAGE_BYTES));
+      assertEquals(MAX_MESSAGE_BYTES, await(c.request(atLimit)).getInt(0));
+      assertEquals(1, calls.get());
+
+      ByteBuffer over = ByteBuffer.allocate(MAX_MESSAGE_BYTES + 1);
+      assertFailsWith(MessageTooLargeException.class, c.request(over));
+      ByteBuffer wayOver = ByteBuffer.allocateDirect(4 * MAX_MESSAGE_BYTES);
+      assertFailsWith(MessageTooLargeException.class, c.request(wayOver));
+      assertEquals(1, calls.get(), "an oversized request reached the handler");
+
+      assertTrue(c.isOpen(), "a refused oversized request must not close the connection");
+      assertEquals(5, await(c.request(ByteBuffer.allocate(5))).getInt(0));
+    }
+  }
+
+  @Test
+  default void responseSizeBoundIsEnforced() throws Exception {
+    Transport server = harness().open(sizedResponses());
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    try (Connection c = TransportHarness.connect(client, server)) {
+      ByteBuffer atLimit = await(c.request(ByteBuffer.allocate(4).putInt(0, MAX_MESSAGE_BYTES)));
+      assertEquals(MAX_MESSAGE_BYTES, atLimit.remaining());
+      byte[] got = bytes(atLimit);
+      for (int i = 0; i < got.length; i++) {
+        if (got[i] != TransportTestSupport.patternByte(MAX_MESSAGE_BYTES, i)) {
+          throw new AssertionError("response byte " + i + " differs");
+        }
+      }
+      assertFailsWith(MessageTooLargeException.class,
+          c.request(ByteBuffer.allocate(4).putInt(0, MAX_MESSAGE_BYTES + 1)));
+      assertTrue(c.isOpen(), "an oversized response must not close the connection");
+      assertEquals(3, await(c.request(ByteBuffer.allocate(4).putInt(0, 3))).remaining());
+    }
+  }
+
+  @Test
+  default void handlerFailureReachesTheSender() throws Exception {
+    MessageHandler failing = (peer, request) -> {
+      String what = text(request);
+      switch (what) {
+        case "fail":
+          return CompletableFuture.failedFuture(new IllegalStateException("disk on fire"));
+        case "throw":
+          throw new IllegalArgumentException("handler threw before answering");
+        default:
+          return CompletableFuture.completedFuture(message("fine"));
+      }
+    };
+    Transport server = harness().open(failing);
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    try (Connection c = TransportHarness.connect(client, server)) {
+      RemoteHandlerException e = assertFailsWith(RemoteHandlerException.class, c.request(message("fail")));
+      assertTrue(String.valueOf(e.getMessage()).contains("disk on fire"),
+          "the error should carry the handler's message: " + e.getMessage());
+      RemoteHandlerException thrown = assertFailsWith(RemoteHandlerException.class, c.request(message("throw")));
+      assertTrue(String.valueOf(thrown.getMessage()).contains("handler threw before answering"),
+          "the error should carry the handler's message: " + thrown.getMessage());
+      assertEquals("fine", text(await(c.request(message("other")))));
+    }
+  }
+
+  @Test
+  default void rejectAllHandlerFailsRequests() throws Exception {
+    Transport server = harness().open(MessageHandler.REJECT_ALL);
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    try (Connection c = TransportHarness.connect(client, server)) {
+      assertFailsWith(RemoteHandlerException.class, c.request(message("anyone?")));
+    }
+  }
+
+  @Test
+  default void flowControlMakesExtraRequestsWaitAtTheSender() throws Exception {
+    int limit = 3;
+    int sent = 20;
+    Queue<CompletableFuture<ByteBuffer>> held = new ConcurrentLinkedQueue<>();
+    AtomicInteger outstanding = new AtomicInteger();
+    AtomicInteger maxOutstanding = new AtomicInteger();
+    AtomicLong received = new AtomicLong();
+    MessageHandler holding = (peer, request) -> {
+      String body = text(request);
+      received.incrementAndGet();
+      maxOutstanding.accumulateAndGet(outstanding.incrementAndGet(), Math::max);
+      CompletableFuture<ByteBuffer> answer = new CompletableFuture<>();
+      held.add(answer);
+      return answer.thenApply(ignored -> {
+        outstanding.decrementAndGet();
+        return message("done:" + body);
+      });
+    };
+    var config = options(TransportOption.MAX_REQUESTS_IN_FLIGHT, limit);
+    Transport server = harness().open(holding, config);
+    Transport client = harness().open(MessageHandler.REJECT_ALL, config);
+    try (Connection c = TransportHarness.connect(client, server)) {
+      List<CompletableFuture<ByteBuffer>> futures = new ArrayList<>();
+      for (int i = 0; i < sent; i++) {
+        futures.add(c.request(message("r" + i)));
+      }
+      eventually("the handler holds " + limit + " requests", DEADLINE, () -> received.get() >= limit);
+      TransportTestSupport.sleep(300); // give a broken sender the chance to push more
+      assertEquals(limit, received.get(), "requests beyond maxRequestsInFlight reached the peer");
+      for (CompletableFuture<ByteBuffer> f : futures) {
+        assertTrue(!f.isDone() || failureIfAny(f).isEmpty(),
+            () -> "a waiting request failed instead of waiting: " + failureIfAny(f));
+      }
+      // Release answers as they arrive until all are served.
+      long end = System.nanoTime() + DEADLINE.toNanos();
+      while (received.get() < sent || !held.isEmpty()) {
+        CompletableFuture<ByteBuffer> next = held.poll();
+        Optional<CompletableFuture<ByteBuffer>> failed =
+            futures.stream().filter(CompletableFuture::isCompletedExceptionally).findFirst();
+        if (failed.isPresent()) {
+          throw new AssertionError("a request failed while the sender waited for credit: "
+              + TransportTestSupport.describe(TransportTestSupport.failureOf(failed.get())));
+        }
+        if (next != null) {
+          next.complete(ByteBuffer.allocate(0));
+        } else if (System.nanoTime() - end > 0) {
+          throw new AssertionError("only " + received.get() + " of " + sent + " requests reached the handler");
+        } else {
+          TransportTestSupport.sleep(2);
+        }
+      }
+      for (int i = 0; i < sent; i++) {
+        assertEquals("done:r" + i, text(await(futures.get(i))));
+      }
+      assertTrue(maxOutstanding.get() <= limit,
+          "the handler saw " + maxOutstanding.get() + " requests at once, limit " + limit);
+    }
+  }
+
+  @Test
+  default void unansweredRequestTimesOut() throws Exception {
+    Queue<CompletableFuture<ByteBuffer>> never = new ConcurrentLinkedQueue<>();
+    MessageHandler silentOnQuestions = (peer, request) -> {
+      if (text(request).startsWith("?")) {
+        CompletableFuture<ByteBuffer> f = new CompletableFuture<>();
+        never.add(f);
+        return f;
+      }
+      return CompletableFuture.completedFuture(message("answer"));
+    };
+    var config = options(TransportOption.IO_TIMEOUT_MS, 1000, TransportOption.MAX_REQUESTS_IN_FLIGHT, 2);
+    Transport server = harness().open(silentOnQuestions, config);
+    Transport client = harness().open(MessageHandler.REJECT_ALL, config);
+    try (Connection c = TransportHarness.connect(client, server)) {
+      assertFailsWith(TransportTimeoutException.class, c.request(message("?a")));
+      // A timeout is not a connection failure: other requests still get through.
+      assertTrue(c.isOpen());
+      assertEquals("answer", text(await(c.request(message("plain")))));
+      // Late answers are dropped quietly, and the connection stays usable afterwards.
+      eventually("the handler saw the question", DEADLINE, () -> never.size() == 1);
+      never.forEach(f -> f.complete(message("too late")));
+      for (int i = 0; i < 4; i++) {
+        assertEquals("answer", text(await(c.request(message("plain again")))));
+      }
+    }
+  }
+}

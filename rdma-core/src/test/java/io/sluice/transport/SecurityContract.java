@@ -1,0 +1,172 @@
+package io.sluice.transport;
+
+import static io.sluice.transport.TransportTestSupport.DEADLINE;
+import static io.sluice.transport.TransportTestSupport.assertFailsWith;
+import static io.sluice.transport.TransportTestSupport.assertPattern;
+import static io.sluice.transport.TransportTestSupport.await;
+import static io.sluice.transport.TransportTestSupport.fillPattern;
+import static io.sluice.transport.TransportTestSupport.message;
+import static io.sluice.transport.TransportTestSupport.options;
+import static io.sluice.transport.TransportTestSupport.text;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Authentication and hostile input on the listening port: wrong secrets, garbage, idle sockets
+ * and silent peers. A bad peer is dropped and never disturbs the good connections.
+ */
+public interface SecurityContract extends TransportContractFixture {
+
+  /** A handler that counts calls and answers "ok:" + the request text. */
+  static MessageHandler countingEcho(AtomicInteger calls) {
+    return (peer, request) -> {
+      calls.incrementAndGet();
+      return CompletableFuture.completedFuture(message("ok:" + text(request)));
+    };
+  }
+
+  @Test
+  default void clientWithWrongSecretIsRejected() throws Exception {
+    AtomicInteger calls = new AtomicInteger();
+    Transport server = harness().open(countingEcho(calls));
+    Transport intruder = harness().open(MessageHandler.REJECT_ALL,
+        options(TransportOption.SECRET, "not-the-secret"));
+    assertFailsWith(AuthenticationFailedException.class, intruder.connect(server.localAddress()));
+    assertEquals(0, calls.get(), "the server served a peer that failed authentication");
+
+    Transport good = harness().open(MessageHandler.REJECT_ALL);
+    try (Connection c = TransportHarness.connect(good, server)) {
+      assertEquals("ok:hi", text(await(c.request(message("hi")))));
+    }
+    assertEquals(1, calls.get());
+  }
+
+  @Test
+  default void serverWithWrongSecretIsRejectedByTheClient() throws Exception {
+    AtomicInteger impostorCalls = new AtomicInteger();
+    Transport impostor = harness().open(countingEcho(impostorCalls),
+        options(TransportOption.SECRET, "impostor-secret"));
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    try (RegisteredRegion r = impostor.allocate(1024)) {
+      assertFailsWith(AuthenticationFailedException.class, client.connect(impostor.localAddress()));
+    }
+    assertEquals(0, impostorCalls.get());
+  }
+
+  @Test
+  default void emptySecretIsRefusedAtOpen() {
+    Exception e = assertThrows(Exception.class,
+        () -> harness().open(MessageHandler.REJECT_ALL, options(TransportOption.SECRET, "")));
+    assertTrue(e instanceof TransportException || e instanceof IllegalArgumentException,
+        "expected TransportException or IllegalArgumentException, got " + e);
+    assertTrue(String.valueOf(e.getMessage()).contains(TransportOption.SECRET.key()),
+        "the error should name " + TransportOption.SECRET.key() + ": " + e.getMessage());
+  }
+
+  @Test
+  default void garbageOnTheListenerIsDroppedAndGoodConnectionsKeepWorking() throws Exception {
+    AtomicInteger calls = new AtomicInteger();
+    Transport server = harness().open(countingEcho(calls));
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    try (RegisteredRegion src = server.allocate(100_000);
+        RegisteredRegion dst = client.allocate(100_000);
+        Connection c = TransportHarness.connect(client, server)) {
+      fillPattern(src, 9);
+      await(c.read(src.descriptor(), 0, dst, 0, 1000));
+
+      byte[] http = "GET / HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+      assertClosedByServer(server.localAddress(), http);
+      byte[] noise = TransportTestSupport.randomBytes(new Random(1), 64 * 1024);
+      noise[0] = 0x00; // not the frame magic
+      assertClosedByServer(server.localAddress(), noise);
+
+      assertTrue(c.isOpen(), "a bad peer disturbed a good connection");
+      await(c.read(src.descriptor(), 0, dst, 0, 100_000));
+      assertPattern(9, 0, dst, 0, 100_000);
+      assertEquals("ok:still here", text(await(c.request(message("still here")))));
+      assertEquals(1, calls.get());
+    }
+  }
+
+  @Test
+  default void idleUnauthenticatedSocketIsClosedAfterTheConnectDeadline() throws Exception {
+    Transport server = harness().open(MessageHandler.REJECT_ALL,
+        options(TransportOption.CONNECT_TIMEOUT_MS, 1000));
+    assertClosedByServer(server.localAddress(), new byte[0]);
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    TransportHarness.connect(client, server).close();
+  }
+
+  @Test
+  default void connectToSilentListenerTimesOut() throws Exception {
+    Transport client = harness().open(MessageHandler.REJECT_ALL,
+        options(TransportOption.CONNECT_TIMEOUT_MS, 1000));
+    try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<Connection> f = client.connect(new NodeAddress("127.0.0.1", silent.getLocalPort()));
+      try (Socket accepted = silent.accept()) {
+        assertFailsWith(TransportTimeoutException.class, f);
+      }
+    }
+  }
+
+  @Test
+  default void connectToClosedPortFails() throws Exception {
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
+    Throwable e = TransportTestSupport.failureOf(client.connect(new NodeAddress("127.0.0.1", port)));
+    assertInstanceOf(TransportException.class, e, () -> "expected a TransportException, got " + e);
+  }
+
+  /**
+   * Opens a raw socket, sends {@code bytes}, and asserts the server closes it (EOF or reset)
+   * before the deadline, whatever it sends first.
+   */
+  static void assertClosedByServer(NodeAddress address, byte[] bytes) throws IOException {
+    try (Socket s = new Socket(address.host(), address.port())) {
+      s.setSoTimeout((int) DEADLINE.toMillis());
+      try {
+        s.getOutputStream().write(bytes);
+        s.getOutputStream().flush();
+      } catch (IOException closedWhileWriting) {
+        return; // the server already dropped us
+      }
+      InputStream in = s.getInputStream();
+      byte[] sink = new byte[4096];
+      long total = 0;
+      while (true) {
+        int n;
+        try {
+          n = in.read(sink);
+        } catch (SocketTimeoutException e) {
+          throw new AssertionError("server kept a bad socket open for " + DEADLINE + " (sent " + total + " bytes)");
+        } catch (IOException reset) {
+          return;
+        }
+        if (n < 0) {
+          return;
+        }
+        total += n;
+        if (total > 1 << 20) {
+          throw new AssertionError("server sent over 1 MiB to an unauthenticated socket");
+        }
+      }
+    }
+  }
+}

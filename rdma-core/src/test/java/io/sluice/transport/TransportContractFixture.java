@@ -1,0 +1,14 @@
+package io.sluice.transport;
+
+/**
+ * What every part of the transport contract suite needs from the concrete test class: the
+ * provider under test and the harness of the running test. The contract parts are interfaces
+ * with default test methods, combined by {@link TransportContractTest}.
+ */
+public interface TransportContractFixture {
+  /** The provider name under test, as {@link Transports#provider} knows it. */
+  String provider();
+
+  /** The harness of the running test; fresh for every test method. */
+  TransportHarness harness();
+}

@@ -1,0 +1,246 @@
+package io.sluice.transport.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.sluice.transport.ProtocolException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Feeds random, truncated and mutated bytes to the frame header decoder and to every payload
+ * decoder of {@link Frames}. Bad input may only ever raise {@link ProtocolException}; anything a
+ * decoder accepts must satisfy the layout's invariants and, for layouts without strings, encode
+ * back to exactly the bytes it came from. Seeded, so a failure replays.
+ */
+class FrameFuzzTest {
+  private static final long SEED = 0x5C_F0_22L;
+  private static final int HEADER_ITERATIONS = 300_000;
+  private static final int PAYLOAD_ITERATIONS = 40_000;
+
+  @Test
+  void headerRoundTrips() throws ProtocolException {
+    Random random = new Random(SEED);
+    FrameType[] types = FrameType.values();
+    for (int i = 0; i < 20_000; i++) {
+      FrameHeader h = new FrameHeader(types[random.nextInt(types.length)],
+          random.nextInt(i % 2 == 0 ? 100 : Integer.MAX_VALUE), random.nextLong());
+      ByteBuffer b = h.toBuffer();
+      assertEquals(FrameHeader.LENGTH, b.remaining());
+      FrameHeader back = FrameHeader.decode(b, h.payloadLength());
+      assertEquals(h, back);
+      assertEquals(FrameHeader.LENGTH, b.position(), "decode consumes exactly the header");
+    }
+  }
+
+  @Test
+  void headerRejectsEveryTruncation() {
+    ByteBuffer valid = new FrameHeader(FrameType.REQUEST, 10, 42).toBuffer();
+    for (int n = 0; n < FrameHeader.LENGTH; n++) {
+      ByteBuffer prefix = ByteBuffer.wrap(Arrays.copyOf(valid.array(), n));
+      assertThrows(ProtocolException.class, () -> FrameHeader.decode(prefix, 100), "prefix of " + n);
+    }
+  }
+
+  @Test
+  void headerRejectsEachKindOfDamage() {
+    byte[] valid = new FrameHeader(FrameType.RESPONSE, 10, 42).toBuffer().array();
+    byte[] magic = valid.clone();
+    magic[0] = 0x5D;
+    byte[] type = valid.clone();
+    type[1] = 0;
+    byte[] unknownType = valid.clone();
+    unknownType[1] = (byte) 200;
+    byte[] reserved = valid.clone();
+    reserved[3] = 1;
+    byte[] negative = valid.clone();
+    negative[4] = (byte) 0x80;
+    for (byte[] bad : List.of(magic, type, unknownType, reserved, negative)) {
+      assertThrows(ProtocolException.class, () -> FrameHeader.decode(ByteBuffer.wrap(bad), Long.MAX_VALUE));
+    }
+    assertThrows(ProtocolException.class, () -> FrameHeader.decode(ByteBuffer.wrap(valid), 9), "over the limit");
+  }
+
+  @Test
+  void randomAndMutatedHeadersOnlyRaiseProtocolException() {
+    Random random = new Random(SEED + 1);
+    byte[] template = new FrameHeader(FrameType.READ_REQUEST, 20, 7).toBuffer().array();
+    int accepted = 0;
+    for (int i = 0; i < HEADER_ITERATIONS; i++) {
+      byte[] b;
+      switch (i % 3) {
+        case 0 -> b = FrameFuzzing.randomBytes(random, random.nextInt(24));
+        case 1 -> {
+          // Mostly plausible: right magic and reserved bits, random type, length and id.
+          b = FrameFuzzing.randomBytes(random, FrameHeader.LENGTH + random.nextInt(4));
+          b[0] = FrameHeader.MAGIC;
+          if (random.nextInt(4) != 0) {
+            b[2] = 0;
+            b[3] = 0;
+          }
+          if (random.nextBoolean()) {
+            b[1] = (byte) random.nextInt(16);
+          }
+        }
+        default -> b = FrameFuzzing.mutate(random, template);
+      }
+      long max = switch (random.nextInt(4)) {
+        case 0 -> 0;
+        case 1 -> random.nextInt(5000);
+        case 2 -> Integer.MAX_VALUE;
+        default -> Long.MAX_VALUE;
+      };
+      ByteBuffer in = ByteBuffer.wrap(b);
+      FrameHeader h;
+      try {
+        h = FrameHeader.decode(in, max);
+      } catch (ProtocolException expected) {
+        continue;
+      } catch (RuntimeException e) {
+        throw new AssertionError("header decoder threw " + e + " for " + FrameFuzzing.hex(b), e);
+      }
+      accepted++;
+      assertEquals(FrameHeader.LENGTH, in.position());
+      assertTrue(h.payloadLength() >= 0 && h.payloadLength() <= max, "accepted length " + h.payloadLength());
+      assertArrayEquals(Arrays.copyOf(b, FrameHeader.LENGTH), h.toBuffer().array(),
+          "an accepted header re-encodes to the same bytes");
+    }
+    assertTrue(accepted > 1000, "the fuzzer rarely produced a valid header (" + accepted + "); it tests too little");
+  }
+
+  @Test
+  void everyTypeAndErrorCodeIdDecodesOrIsRejected() throws ProtocolException {
+    int types = 0;
+    int codes = 0;
+    for (int id = 0; id < 256; id++) {
+      byte b = (byte) id;
+      try {
+        assertEquals(b, FrameType.fromId(b).id());
+        types++;
+      } catch (ProtocolException expected) {
+        // unknown id
+      }
+      try {
+        assertEquals(b, ErrorCode.fromId(b).id());
+        codes++;
+      } catch (ProtocolException expected) {
+        // unknown id
+      }
+    }
+    assertEquals(FrameType.values().length, types);
+    assertEquals(ErrorCode.values().length, codes);
+  }
+
+  @Test
+  void payloadsRoundTrip() throws ProtocolException {
+    Random random = new Random(SEED + 2);
+    for (int i = 0; i < 2000; i++) {
+      byte[] n1 = FrameFuzzing.randomBytes(random, Frames.NONCE_LENGTH);
+      byte[] n2 = FrameFuzzing.randomBytes(random, Frames.NONCE_LENGTH);
+      long node = random.nextLong();
+      int version = random.nextInt(65536);
+
+      Frames.Hello hello = Frames.Hello.decode(new Frames.Hello(version, node, n1).encode());
+      assertEquals(version, hello.version());
+      assertEquals(node, hello.node());
+      assertArrayEquals(n1, hello.nonce());
+
+      Frames.Challenge ch = Frames.Challenge.decode(new Frames.Challenge(version, node, n1, n2).encode());
+      assertEquals(version, ch.version());
+      assertEquals(node, ch.node());
+      assertArrayEquals(n1, ch.nonce());
+      assertArrayEquals(n2, ch.proof());
+
+      assertArrayEquals(n2, Frames.Auth.decode(new Frames.Auth(n2).encode()).proof());
+
+      Frames.ReadRequestFrame rr = new Frames.ReadRequestFrame(random.nextLong(),
+          random.nextLong() & Long.MAX_VALUE, random.nextInt(Integer.MAX_VALUE));
+      ByteBuffer rb = ByteBuffer.allocate(Frames.ReadRequestFrame.LENGTH);
+      rr.encode(rb);
+      assertEquals(rr, Frames.ReadRequestFrame.decode(rb.flip()));
+
+      ErrorCode[] codes = ErrorCode.values();
+      Frames.ErrorFrame ef = new Frames.ErrorFrame(codes[random.nextInt(codes.length)], FrameFuzzing.randomText(random, 200));
+      assertEquals(ef, Frames.ErrorFrame.decode(ef.encode()));
+
+      byte[] token = FrameFuzzing.randomBytes(random, Frames.SHM_TOKEN_LENGTH);
+      String dir = "/dev/shm/" + FrameFuzzing.randomText(random, 60);
+      Frames.ShmInfo info = Frames.ShmInfo.decode(new Frames.ShmInfo(dir, token).encode());
+      assertEquals(dir, info.directory());
+      assertArrayEquals(token, info.token());
+
+      Frames.ShmOpen open = new Frames.ShmOpen(random.nextLong());
+      assertEquals(open, Frames.ShmOpen.decode(open.encode()));
+
+      Frames.ShmRegion region = new Frames.ShmRegion(dir + "/r", random.nextLong() & Long.MAX_VALUE,
+          random.nextLong() & Long.MAX_VALUE, random.nextInt(Integer.MAX_VALUE));
+      assertEquals(region, Frames.ShmRegion.decode(region.encode()));
+    }
+  }
+
+  @Test
+  void errorTextIsBoundedToAControlPayload() throws ProtocolException {
+    String huge = "\u20ac".repeat(50_000); // three UTF-8 bytes each
+    ByteBuffer encoded = new Frames.ErrorFrame(ErrorCode.PROTOCOL, huge).encode();
+    assertTrue(encoded.remaining() <= Frames.MAX_CONTROL_PAYLOAD,
+        "ERROR payload of " + encoded.remaining() + " bytes exceeds the control limit");
+    Frames.ErrorFrame back = Frames.ErrorFrame.decode(encoded);
+    assertTrue(huge.startsWith(back.message()), "the text is a prefix of the original");
+  }
+
+  @Test
+  void truncatedExtendedAndMutatedPayloadsOnlyRaiseProtocolException() {
+    Random random = new Random(SEED + 3);
+    for (FrameFuzzing.Codec codec : FrameFuzzing.codecs()) {
+      for (int i = 0; i < PAYLOAD_ITERATIONS; i++) {
+        byte[] valid = codec.sample(random);
+        switch (i % 4) {
+          case 0 -> {
+            byte[] prefix = Arrays.copyOf(valid, random.nextInt(valid.length));
+            expectRejected(codec, prefix, "truncated");
+          }
+          case 1 -> {
+            byte[] longer = Arrays.copyOf(valid, valid.length + 1 + random.nextInt(8));
+            expectRejected(codec, longer, "with trailing bytes");
+          }
+          case 2 -> decodeAndCheck(codec, FrameFuzzing.mutate(random, valid));
+          default -> decodeAndCheck(codec, FrameFuzzing.randomBytes(random,
+              random.nextInt(8) == 0 ? random.nextInt(5000) : random.nextInt(100)));
+        }
+      }
+    }
+  }
+
+  private static void expectRejected(FrameFuzzing.Codec codec, byte[] bytes, String what) {
+    try {
+      codec.decode(ByteBuffer.wrap(bytes));
+      fail(codec.name() + " accepted a payload " + what + ": " + FrameFuzzing.hex(bytes));
+    } catch (ProtocolException expected) {
+      // the only acceptable failure
+    } catch (RuntimeException e) {
+      throw new AssertionError(codec.name() + " threw " + e + " for a payload " + what + ": "
+          + FrameFuzzing.hex(bytes), e);
+    }
+  }
+
+  private static void decodeAndCheck(FrameFuzzing.Codec codec, byte[] bytes) {
+    Object decoded;
+    try {
+      decoded = codec.decode(ByteBuffer.wrap(bytes));
+    } catch (ProtocolException expected) {
+      return;
+    } catch (RuntimeException e) {
+      throw new AssertionError(codec.name() + " threw " + e + " for " + FrameFuzzing.hex(bytes), e);
+    }
+    codec.checkInvariants(decoded);
+    if (codec.canonical()) {
+      assertArrayEquals(bytes, codec.encode(decoded), codec.name() + " accepted a non-canonical encoding");
+    }
+  }
+}
