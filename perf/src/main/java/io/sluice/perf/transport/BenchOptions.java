@@ -6,8 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What one run of the transport benchmark measures and for how long. A full run takes about a
- * minute; {@code --quick} shrinks every phase to a smoke test that proves the harness works and
+ * What one run of the transport benchmark measures and for how long. A full run takes a little over
+ * a minute; {@code --quick} shrinks every phase to a smoke test that proves the harness works and
  * says nothing about speed. Immutable.
  *
  * @param providers transport providers to measure, in order ({@code tcp}, {@code shm})
@@ -15,9 +15,10 @@ import java.util.List;
  * @param depths READs kept in flight for the throughput cells
  * @param latencyBytes size of each READ in the latency cells
  * @param regionBytes size of the served region that READs cycle over
- * @param warmup time spent before each cell is measured
- * @param measure time each cell is measured for
- * @param maxLatencySamples upper bound on samples per latency cell
+ * @param rounds how often every cell is measured, interleaved with the others
+ * @param warmup time spent before each cell is measured, in every round
+ * @param measure time each cell is measured for, in every round
+ * @param maxLatencySamples upper bound on samples per latency cell and round
  * @param out where the results file goes
  * @param quick true for a smoke run
  */
@@ -27,6 +28,7 @@ public record BenchOptions(
     List<Integer> depths,
     int latencyBytes,
     int regionBytes,
+    int rounds,
     Duration warmup,
     Duration measure,
     int maxLatencySamples,
@@ -44,6 +46,9 @@ public record BenchOptions(
     providers = List.copyOf(providers);
     blockSizes = List.copyOf(blockSizes);
     depths = List.copyOf(depths);
+    if (rounds < 1) {
+      throw new IllegalArgumentException("rounds must be at least 1, got " + rounds);
+    }
     if (providers.isEmpty()) {
       throw new IllegalArgumentException("at least one provider is needed");
     }
@@ -85,11 +90,11 @@ public record BenchOptions(
     List<Integer> blocks = List.of(64 << 10, 1 << 20, 8 << 20);
     List<Integer> depths = List.of(1, 8);
     if (quick) {
-      return new BenchOptions(providers, blocks, depths, 4 << 10, 16 << 20,
+      return new BenchOptions(providers, blocks, depths, 4 << 10, 16 << 20, 1,
           Duration.ofMillis(20), Duration.ofMillis(60), 2_000, out, true);
     }
-    return new BenchOptions(providers, blocks, depths, 4 << 10, 64 << 20,
-        Duration.ofMillis(500), Duration.ofSeconds(2), 200_000, out, false);
+    return new BenchOptions(providers, blocks, depths, 4 << 10, 64 << 20, 3,
+        Duration.ofMillis(200), Duration.ofMillis(700), 100_000, out, false);
   }
 
   private static String value(String[] args, int i, String flag) {

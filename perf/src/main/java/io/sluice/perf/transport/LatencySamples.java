@@ -1,6 +1,7 @@
 package io.sluice.perf.transport;
 
 import java.util.Arrays;
+import java.util.List;
 
 /** A bounded list of latency samples in nanoseconds. Not thread safe. */
 final class LatencySamples {
@@ -12,6 +13,20 @@ final class LatencySamples {
       throw new IllegalArgumentException("capacity must be positive, got " + capacity);
     }
     this.nanos = new long[capacity];
+  }
+
+  /** All samples of {@code parts} in one list. */
+  static LatencySamples pool(List<LatencySamples> parts) {
+    int total = 0;
+    for (LatencySamples p : parts) {
+      total += p.count;
+    }
+    LatencySamples all = new LatencySamples(Math.max(1, total));
+    for (LatencySamples p : parts) {
+      System.arraycopy(p.nanos, 0, all.nanos, all.count, p.count);
+      all.count += p.count;
+    }
+    return all;
   }
 
   void add(long sampleNanos) {

@@ -13,16 +13,24 @@ final class Names {
     return provider + ".read." + ByteSize.label(block) + ".inflight" + depth;
   }
 
+  static String readLatency(String provider, int size) {
+    return provider + ".read." + ByteSize.label(size) + ".latency";
+  }
+
   static String readLatency(String provider, int size, Percentile p) {
-    return provider + ".read." + ByteSize.label(size) + ".latency." + p.label();
+    return readLatency(provider, size) + "." + p.label();
   }
 
   static String socketStream(int block) {
     return "socket.stream." + ByteSize.label(block);
   }
 
+  static String socketPingPong(int size) {
+    return "socket.pingpong." + ByteSize.label(size);
+  }
+
   static String socketPingPong(int size, Percentile p) {
-    return "socket.pingpong." + ByteSize.label(size) + "." + p.label();
+    return socketPingPong(size) + "." + p.label();
   }
 
   static String memcpy(int block) {

@@ -46,8 +46,11 @@ final class ReadBench {
     return bytes / (double) (System.nanoTime() - start);
   }
 
-  /** READs of {@code size} bytes one at a time; the nanoseconds from issue to completion of each. */
-  LatencySamples latency(int size, Duration warmup, Duration measure, int maxSamples) throws IOException {
+  /**
+   * READs of {@code size} bytes one at a time: adds to {@code samples} the nanoseconds from issue
+   * to completion of each, until {@code measure} has passed or the samples are full.
+   */
+  void latency(int size, Duration warmup, Duration measure, LatencySamples samples) throws IOException {
     verify(size);
     long blocks = remote.length() / size;
     long seq = 0;
@@ -55,16 +58,14 @@ final class ReadBench {
     while (System.nanoTime() < warmEnd) {
       await(connection.read(remote, (seq++ % blocks) * size, local, 0, size));
     }
-    LatencySamples samples = new LatencySamples(maxSamples);
     long deadline = System.nanoTime() + measure.toNanos();
-    do {
+    while (System.nanoTime() < deadline && !samples.isFull()) {
       long offset = (seq++ % blocks) * size;
       long t0 = System.nanoTime();
       CompletableFuture<Void> f = connection.read(remote, offset, local, 0, size);
       await(f);
       samples.add(System.nanoTime() - t0);
-    } while (System.nanoTime() < deadline && !samples.isFull());
-    return samples;
+    }
   }
 
   /** One READ from the middle of the region, checked byte-for-byte at a few probes. */

@@ -52,22 +52,21 @@ final class SocketBaseline implements AutoCloseable {
 
   /**
    * Request/response round trips of {@code size} bytes: a {@link StreamServer#REQUEST_LENGTH}-byte
-   * request, then {@code size} bytes back. Returns the nanoseconds of each measured trip.
+   * request, then {@code size} bytes back. Adds the nanoseconds of each trip to {@code samples}
+   * until {@code measure} has passed or the samples are full.
    */
-  LatencySamples pingPong(int size, Duration warmup, Duration measure, int maxSamples) throws IOException {
+  void pingPong(int size, Duration warmup, Duration measure, LatencySamples samples) throws IOException {
     ByteBuffer sink = ByteBuffer.allocateDirect(size);
     long warmEnd = System.nanoTime() + warmup.toNanos();
     while (System.nanoTime() < warmEnd) {
       trip(sink);
     }
-    LatencySamples samples = new LatencySamples(maxSamples);
     long deadline = System.nanoTime() + measure.toNanos();
-    do {
+    while (System.nanoTime() < deadline && !samples.isFull()) {
       long t0 = System.nanoTime();
       trip(sink);
       samples.add(System.nanoTime() - t0);
-    } while (System.nanoTime() < deadline && !samples.isFull());
-    return samples;
+    }
   }
 
   private void trip(ByteBuffer sink) throws IOException {

@@ -82,20 +82,25 @@ public final class TransportBench {
 
   private static void measureThroughput(BenchOptions o, PrintStream out, MemcpyBaseline memcpy,
       SocketBaseline socket, Map<String, ProviderClient> clients, List<Measurement> results) throws IOException {
+    Rounds rounds = new Rounds(o, out);
     for (int block : o.blockSizes()) {
-      double copy = memcpy.gigabytesPerSecond(block, o.warmup(), o.measure());
-      progress(out, Names.memcpy(block), copy, Names.GBPS);
-      double stream = socket.streamGigabytesPerSecond(block, o.warmup(), o.measure());
-      progress(out, Names.socketStream(block), stream, Names.GBPS);
+      Map<String, Rounds.ThroughputCell> cells = new LinkedHashMap<>();
+      cells.put(Names.memcpy(block), (warmup, measure) -> memcpy.gigabytesPerSecond(block, warmup, measure));
+      cells.put(Names.socketStream(block),
+          (warmup, measure) -> socket.streamGigabytesPerSecond(block, warmup, measure));
       for (Map.Entry<String, ProviderClient> c : clients.entrySet()) {
-        boolean shm = c.getKey().equals("shm");
+        ReadBench bench = c.getValue().bench();
         for (int depth : o.depths()) {
-          double v = c.getValue().bench().throughput(block, depth, o.warmup(), o.measure());
-          String name = Names.readThroughput(c.getKey(), block, depth);
-          progress(out, name, v, Names.GBPS);
-          results.add(shm
-              ? new Measurement(name, Names.GBPS, v, Names.memcpy(block), copy)
-              : new Measurement(name, Names.GBPS, v, Names.socketStream(block), stream));
+          cells.put(Names.readThroughput(c.getKey(), block, depth),
+              (warmup, measure) -> bench.throughput(block, depth, warmup, measure));
+        }
+      }
+      Map<String, Double> medians = rounds.throughput(cells);
+      for (String provider : clients.keySet()) {
+        String baseline = provider.equals("shm") ? Names.memcpy(block) : Names.socketStream(block);
+        for (int depth : o.depths()) {
+          String name = Names.readThroughput(provider, block, depth);
+          results.add(new Measurement(name, Names.GBPS, medians.get(name), baseline, medians.get(baseline)));
         }
       }
     }
@@ -104,27 +109,25 @@ public final class TransportBench {
   private static void measureLatency(BenchOptions o, PrintStream out, SocketBaseline socket,
       Map<String, ProviderClient> clients, List<Measurement> results) throws IOException {
     int size = o.latencyBytes();
-    LatencySamples ping = socket.pingPong(size, o.warmup(), o.measure(), o.maxLatencySamples());
-    for (Percentile p : Percentile.values()) {
-      progress(out, Names.socketPingPong(size, p), ping.micros(p), Names.MICROS);
-    }
+    Map<String, Rounds.LatencyCell> cells = new LinkedHashMap<>();
+    String ping = Names.socketPingPong(size);
+    cells.put(ping, (warmup, measure, samples) -> socket.pingPong(size, warmup, measure, samples));
     for (Map.Entry<String, ProviderClient> c : clients.entrySet()) {
-      LatencySamples reads = c.getValue().bench().latency(size, o.warmup(), o.measure(), o.maxLatencySamples());
+      ReadBench bench = c.getValue().bench();
+      cells.put(Names.readLatency(c.getKey(), size),
+          (warmup, measure, samples) -> bench.latency(size, warmup, measure, samples));
+    }
+    Map<String, LatencySamples> samples = new Rounds(o, out).latency(cells);
+    for (String provider : clients.keySet()) {
       for (Percentile p : Percentile.values()) {
-        String name = Names.readLatency(c.getKey(), size, p);
-        progress(out, name, reads.micros(p), Names.MICROS);
-        results.add(new Measurement(name, Names.MICROS, reads.micros(p),
-            Names.socketPingPong(size, p), ping.micros(p)));
+        results.add(new Measurement(Names.readLatency(provider, size, p), Names.MICROS,
+            samples.get(Names.readLatency(provider, size)).micros(p),
+            Names.socketPingPong(size, p), samples.get(ping).micros(p)));
       }
     }
   }
 
   private static InetSocketAddress inet(ServerEndpoints e) {
     return new InetSocketAddress(e.socket().host(), e.socket().port());
-  }
-
-  private static void progress(PrintStream out, String name, double value, String unit) {
-    out.printf(Locale.ROOT, "  %-32s %10.3f %s%n", name, value, unit);
-    out.flush();
   }
 }

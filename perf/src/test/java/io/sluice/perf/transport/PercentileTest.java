@@ -24,4 +24,17 @@ class PercentileTest {
     assertEquals(7.0, s.micros(Percentile.P99), 0);
     assertThrows(IllegalStateException.class, () -> s.add(1));
   }
+
+  @Test
+  void poolingKeepsEverySample() {
+    LatencySamples a = new LatencySamples(10);
+    LatencySamples b = new LatencySamples(10);
+    a.add(1_000);
+    a.add(2_000);
+    b.add(3_000);
+    LatencySamples all = LatencySamples.pool(java.util.List.of(a, b));
+    assertEquals(3, all.count());
+    assertEquals(2.0, all.micros(Percentile.P50), 0);
+    assertEquals(3.0, all.micros(Percentile.P99), 0);
+  }
 }
