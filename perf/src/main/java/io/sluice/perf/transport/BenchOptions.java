@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * What one run of the transport benchmark measures and for how long. A full run takes a little over
@@ -36,11 +37,13 @@ public record BenchOptions(
     boolean quick) {
   static final List<String> KNOWN_PROVIDERS = List.of("tcp", "shm");
   static final Path DEFAULT_OUT = Path.of("perf", "results", "transport.json");
+  /** Smoke runs write beside the build output, so they never replace a real run's results. */
+  static final Path QUICK_OUT = Path.of("perf", "target", "transport-quick.json");
   static final String USAGE =
       "usage: transport-bench [--quick] [--providers tcp,shm] [--out FILE]\n"
           + "  --quick       tiny smoke run (numbers are meaningless)\n"
           + "  --providers   comma-separated subset of tcp,shm (default both)\n"
-          + "  --out FILE    results file (default " + DEFAULT_OUT + ")";
+          + "  --out FILE    results file (default " + DEFAULT_OUT + ", with --quick " + QUICK_OUT + ")";
 
   public BenchOptions {
     providers = List.copyOf(providers);
@@ -78,12 +81,12 @@ public record BenchOptions(
   public static BenchOptions parse(String... args) {
     boolean quick = false;
     List<String> providers = KNOWN_PROVIDERS;
-    Path out = DEFAULT_OUT;
+    Optional<Path> out = Optional.empty();
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--quick" -> quick = true;
         case "--providers" -> providers = parseProviders(value(args, ++i, "--providers"));
-        case "--out" -> out = Path.of(value(args, ++i, "--out"));
+        case "--out" -> out = Optional.of(Path.of(value(args, ++i, "--out")));
         default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'\n" + USAGE);
       }
     }
@@ -91,10 +94,10 @@ public record BenchOptions(
     List<Integer> depths = List.of(1, 8);
     if (quick) {
       return new BenchOptions(providers, blocks, depths, 4 << 10, 16 << 20, 1,
-          Duration.ofMillis(20), Duration.ofMillis(60), 2_000, out, true);
+          Duration.ofMillis(20), Duration.ofMillis(60), 2_000, out.orElse(QUICK_OUT), true);
     }
     return new BenchOptions(providers, blocks, depths, 4 << 10, 64 << 20, 3,
-        Duration.ofMillis(200), Duration.ofMillis(700), 100_000, out, false);
+        Duration.ofMillis(200), Duration.ofMillis(700), 100_000, out.orElse(DEFAULT_OUT), false);
   }
 
   private static String value(String[] args, int i, String flag) {

@@ -2,21 +2,30 @@ package io.sluice.perf.transport;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.LongBuffer;
 
 /**
  * The bytes the server fills its regions with, so the client can check that a READ returned the
- * right data and not merely some data: the long at every 8-aligned offset {@code k} is {@code
- * k * GOLDEN}. Stateless.
+ * right data and not merely some data: the big-endian long at every 8-aligned offset {@code
+ * k} is {@code k * GOLDEN}. Stateless.
  */
 final class RegionPattern {
   private static final long GOLDEN = 0x9E3779B97F4A7C15L;
 
   private RegionPattern() {}
 
-  /** Fills the whole of {@code region} (position 0 to limit, a multiple of 8). */
+  /** Fills the whole of {@code region} (position 0 to limit; a trailing partial long stays as is). */
   static void fill(ByteBuffer region) {
-    for (int k = 0; k + 8 <= region.limit(); k += 8) {
-      region.putLong(k, k * GOLDEN);
+    LongBuffer longs = region.duplicate().position(0).order(ByteOrder.BIG_ENDIAN).asLongBuffer();
+    long[] chunk = new long[8192];
+    long k = 0;
+    while (longs.hasRemaining()) {
+      int n = Math.min(chunk.length, longs.remaining());
+      for (int i = 0; i < n; i++, k += 8) {
+        chunk[i] = k * GOLDEN;
+      }
+      longs.put(chunk, 0, n);
     }
   }
 
@@ -27,6 +36,7 @@ final class RegionPattern {
    * @throws IOException naming the first wrong offset
    */
   static void check(ByteBuffer local, int localOffset, long remoteOffset, int length) throws IOException {
+    local = local.duplicate().order(ByteOrder.BIG_ENDIAN);
     if (length < 8 || remoteOffset % 8 != 0) {
       throw new IllegalArgumentException("check needs 8-aligned READs of at least 8 bytes");
     }

@@ -29,6 +29,8 @@ class BenchOptionsTest {
     assertEquals(List.of("shm"), o.providers());
     assertEquals(Path.of("x/y.json"), o.out());
     assertTrue(o.measure().compareTo(BenchOptions.parse().measure()) < 0);
+    assertEquals(Path.of("perf/target/transport-quick.json"), BenchOptions.parse("--quick").out(),
+        "a smoke run never replaces the real results");
   }
 
   @Test
