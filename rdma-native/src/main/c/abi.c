@@ -20,7 +20,7 @@ _Static_assert(offsetof(struct disni_send_wr_record, wr.rdma.rkey) == 48, "rkey 
 _Static_assert(sizeof(struct disni_sge_record) == 16, "sge record size");
 _Static_assert(sizeof(struct disni_recv_wr_record) == 32, "recv record size");
 _Static_assert(sizeof(struct disni_wc_record) == 48, "wc record size");
-_Static_assert(sizeof(struct disni_sockaddr_record) == 16, "sockaddr record size");
+_Static_assert(sizeof(struct disni_sockaddr_record) == 28, "sockaddr record size");
 
 /* Records handed to libibverbs in place must be byte-identical to its structures. */
 _Static_assert(sizeof(struct disni_sge_record) == sizeof(struct ibv_sge), "ibv_sge size");
@@ -49,7 +49,7 @@ SAME_FIELD(struct disni_wc_record, slid, struct ibv_wc, slid);
 SAME_FIELD(struct disni_wc_record, sl, struct ibv_wc, sl);
 SAME_FIELD(struct disni_wc_record, dlid_path_bits, struct ibv_wc, dlid_path_bits);
 
-_Static_assert(sizeof(struct disni_sockaddr_record) == sizeof(struct sockaddr_in), "sockaddr_in size");
+_Static_assert(sizeof(struct disni_sockaddr_record) == sizeof(struct sockaddr_in6), "sockaddr_in6 size");
 SAME_FIELD(struct disni_sockaddr_record, family, struct sockaddr_in, sin_family);
 SAME_FIELD(struct disni_sockaddr_record, port_be, struct sockaddr_in, sin_port);
 SAME_FIELD(struct disni_sockaddr_record, addr_be, struct sockaddr_in, sin_addr);

@@ -88,12 +88,16 @@ struct disni_wc_record {
     uint8_t padding[2];
 };
 
-/* SockAddrIn: family (native order), port and IPv4 address (network order), 8 zero bytes. */
+/*
+ * SockAddrIn: family (native order), port and IPv4 address (network order), then zeros.
+ * DiSNI sizes the buffer for the largest socket address it knows (28 bytes, the size of
+ * struct sockaddr_in6) although it only ever writes IPv4 addresses.
+ */
 struct disni_sockaddr_record {
     uint16_t family;
     uint16_t port_be;
     uint32_t addr_be;
-    uint8_t zero[8];
+    uint8_t zero[20];
 };
 
 /* RdmaCmNat.getCmEvent: the two ids of an event, written by _getCmEvent. */

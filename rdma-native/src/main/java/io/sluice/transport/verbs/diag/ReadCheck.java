@@ -1,0 +1,276 @@
+package io.sluice.transport.verbs.diag;
+
+import com.ibm.disni.RdmaActiveEndpointGroup;
+import com.ibm.disni.RdmaEndpointFactory;
+import com.ibm.disni.RdmaServerEndpoint;
+import com.ibm.disni.verbs.IbvMr;
+import com.ibm.disni.verbs.IbvSendWR;
+import com.ibm.disni.verbs.IbvSge;
+import com.ibm.disni.verbs.RdmaCmId;
+import io.sluice.transport.verbs.nativelib.DisniTask;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.LinkedList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * End-to-end check of DiSNI over the project's libdisni.so: a server registers a region
+ * filled with a known pattern and sends its descriptor (address, length, rkey) with a
+ * SEND; the client connects with rdma_cm, reads the whole region with one RDMA READ, then
+ * reads it again as a batch of READs with two scatter/gather entries each posted in one
+ * call, verifies every byte, and reports its checksum back with a SEND.
+ *
+ * <p>Arguments: {@code server|client|loopback HOST PORT [BYTES] [TIMEOUT_SECONDS]}.
+ * {@code loopback} runs both sides in this JVM on two threads. Every wait is bounded by the
+ * timeout (default 60 s). Runs inside the DiSNI class loader (see DisniRuntime); not
+ * thread safe, one run at a time.
+ */
+public final class ReadCheck implements DisniTask {
+
+  static final int WC_SEND = 0;
+  static final int WC_RDMA_READ = 2;
+  static final int WC_RECV = 128;
+  private static final int BATCH = 8;
+
+  @Override
+  public int run(List<String> args, PrintStream out) {
+    try {
+      Options options = Options.parse(args);
+      switch (options.mode()) {
+        case "server" -> serve(options, out);
+        case "client" -> read(options, out);
+        case "loopback" -> loopback(options, out);
+        default -> throw new IllegalArgumentException("unknown mode " + options.mode());
+      }
+      return 0;
+    } catch (IOException | RuntimeException e) {
+      out.println("DISNI-CHECK error: " + e);
+      e.printStackTrace(out);
+      return 1;
+    }
+  }
+
+  record Options(String mode, InetSocketAddress address, int bytes, long timeoutNanos) {
+    static Options parse(List<String> args) {
+      if (args.size() < 3) {
+        throw new IllegalArgumentException("need MODE HOST PORT [BYTES] [TIMEOUT_SECONDS]");
+      }
+      int bytes = args.size() > 3 ? Integer.parseInt(args.get(3)) : 1 << 20;
+      if (bytes < 2 * BATCH || bytes % (2 * BATCH) != 0) {
+        throw new IllegalArgumentException("BYTES must be a positive multiple of " + 2 * BATCH);
+      }
+      long seconds = args.size() > 4 ? Long.parseLong(args.get(4)) : 60;
+      return new Options(args.get(0), new InetSocketAddress(args.get(1), Integer.parseInt(args.get(2))),
+          bytes, TimeUnit.SECONDS.toNanos(seconds));
+    }
+  }
+
+  private static void loopback(Options options, PrintStream out) throws IOException {
+    ExecutorService server = Executors.newSingleThreadExecutor();
+    try {
+      Future<?> served = server.submit(() -> {
+        serve(options, out);
+        return null;
+      });
+      sleepQuietly(500); // let the server bind before the client resolves it
+      read(options, out);
+      served.get(options.timeoutNanos(), TimeUnit.NANOSECONDS);
+    } catch (ExecutionException e) {
+      throw new IOException("server side failed", e.getCause());
+    } catch (TimeoutException e) {
+      throw new IOException("server side did not finish in time", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted", e);
+    } finally {
+      server.shutdownNow();
+    }
+  }
+
+  private static RdmaActiveEndpointGroup<CheckEndpoint> newGroup() throws IOException {
+    RdmaActiveEndpointGroup<CheckEndpoint> group = new RdmaActiveEndpointGroup<>(1000, false, 64, 4, 128);
+    RdmaEndpointFactory<CheckEndpoint> factory = new RdmaEndpointFactory<>() {
+      @Override
+      public CheckEndpoint createEndpoint(RdmaCmId id, boolean serverSide) throws IOException {
+        return new CheckEndpoint(group, id, serverSide);
+      }
+    };
+    group.init(factory);
+    return group;
+  }
+
+  static void serve(Options options, PrintStream out) throws IOException {
+    long deadline = System.nanoTime() + options.timeoutNanos();
+    RdmaActiveEndpointGroup<CheckEndpoint> group = newGroup();
+    try {
+      RdmaServerEndpoint<CheckEndpoint> server = group.createServerEndpoint();
+      bind(server, options.address());
+      out.println("DISNI-CHECK server listening on " + options.address());
+      CheckEndpoint endpoint = accept(server, deadline);
+      out.println("DISNI-CHECK server accepted " + endpoint.getDstAddr());
+      ByteBuffer data = ByteBuffer.allocateDirect(options.bytes());
+      Pattern.fill(data);
+      IbvMr region = endpoint.register(data);
+      endpoint.sendControl(1, new ControlMessage(ControlMessage.DESCRIPTOR, region.getAddr(),
+          options.bytes(), region.getRkey(), Pattern.checksum(data)));
+      endpoint.await(WC_SEND, deadline);
+      endpoint.await(WC_RECV, deadline);
+      ControlMessage done = endpoint.receivedControl().expect(ControlMessage.DONE);
+      if (done.checksum() != Pattern.checksum(data)) {
+        throw new IOException("client reports checksum " + done.checksum() + ", region has " + Pattern.checksum(data));
+      }
+      out.println("DISNI-CHECK server: client read " + done.length() + " bytes, checksum matches");
+      endpoint.deregisterMemory(region);
+      closeQuietly(endpoint::close);
+    } finally {
+      closeQuietly(group::close);
+    }
+  }
+
+  static void read(Options options, PrintStream out) throws IOException {
+    long deadline = System.nanoTime() + options.timeoutNanos();
+    RdmaActiveEndpointGroup<CheckEndpoint> group = newGroup();
+    try {
+      CheckEndpoint endpoint = group.createEndpoint();
+      connect(endpoint, options.address(), deadline);
+      out.println("DISNI-CHECK client connected " + endpoint.getSrcAddr() + " -> " + endpoint.getDstAddr());
+      endpoint.await(WC_RECV, deadline);
+      ControlMessage descriptor = endpoint.receivedControl().expect(ControlMessage.DESCRIPTOR);
+      ByteBuffer target = ByteBuffer.allocateDirect(descriptor.length());
+      IbvMr local = endpoint.register(target);
+
+      long started = System.nanoTime();
+      endpoint.post(List.of(readRequest(10, descriptor, 0, local, 0, descriptor.length())));
+      endpoint.await(WC_RDMA_READ, deadline);
+      long elapsed = System.nanoTime() - started;
+      Pattern.verify(target, "single READ");
+      out.printf("DISNI-CHECK client: one READ of %d bytes in %.3f ms%n", descriptor.length(), elapsed / 1e6);
+
+      Pattern.clear(target);
+      endpoint.post(batch(descriptor, local));
+      for (int i = 0; i < BATCH; i++) {
+        endpoint.await(WC_RDMA_READ, deadline);
+      }
+      Pattern.verify(target, "batched READs");
+      out.println("DISNI-CHECK client: " + BATCH + " READs with 2 SGEs each in one post, all bytes verified");
+
+      endpoint.sendControl(2, new ControlMessage(ControlMessage.DONE, 0, descriptor.length(), 0,
+          Pattern.checksum(target)));
+      endpoint.await(WC_SEND, deadline);
+      endpoint.deregisterMemory(local);
+      closeQuietly(endpoint::close);
+    } finally {
+      closeQuietly(group::close);
+    }
+  }
+
+  /** BATCH requests, each reading one slice of the region into two halves of the target. */
+  private static List<IbvSendWR> batch(ControlMessage descriptor, IbvMr local) {
+    int slice = descriptor.length() / BATCH;
+    List<IbvSendWR> requests = new ArrayList<>();
+    for (int i = 0; i < BATCH; i++) {
+      IbvSendWR wr = readRequest(100 + i, descriptor, (long) i * slice, local, (long) i * slice, slice / 2);
+      IbvSge second = sge(local, (long) i * slice + slice / 2, slice / 2);
+      LinkedList<IbvSge> sges = new LinkedList<>(wr.getSg_list());
+      sges.add(second);
+      wr.setSg_list(sges);
+      requests.add(wr);
+    }
+    return requests;
+  }
+
+  private static IbvSendWR readRequest(long wrId, ControlMessage remote, long remoteOffset, IbvMr local,
+      long localOffset, int length) {
+    IbvSendWR wr = new IbvSendWR();
+    wr.setWr_id(wrId);
+    wr.setOpcode(IbvSendWR.IBV_WR_RDMA_READ);
+    wr.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
+    wr.getRdma().setRemote_addr(remote.address() + remoteOffset);
+    wr.getRdma().setRkey(remote.rkey());
+    LinkedList<IbvSge> sges = new LinkedList<>();
+    sges.add(sge(local, localOffset, length));
+    wr.setSg_list(sges);
+    return wr;
+  }
+
+  private static IbvSge sge(IbvMr region, long offset, int length) {
+    IbvSge sge = new IbvSge();
+    sge.setAddr(region.getAddr() + offset);
+    sge.setLength(length);
+    sge.setLkey(region.getLkey());
+    return sge;
+  }
+
+  // DiSNI declares `throws Exception` on bind and connect; these adapters narrow it.
+
+  private static void bind(RdmaServerEndpoint<CheckEndpoint> server, InetSocketAddress address) throws IOException {
+    try {
+      server.bind(address, 10);
+    } catch (IOException | RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IOException("bind " + address + " failed", e);
+    }
+  }
+
+  private static CheckEndpoint accept(RdmaServerEndpoint<CheckEndpoint> server, long deadline) throws IOException {
+    ExecutorService acceptor = Executors.newSingleThreadExecutor();
+    try {
+      Future<CheckEndpoint> accepted = acceptor.submit(server::accept);
+      return accepted.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      closeQuietly(server::close);
+      throw new IOException("no client connected before the deadline", e);
+    } catch (ExecutionException e) {
+      throw new IOException("accept failed", e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while accepting", e);
+    } finally {
+      acceptor.shutdownNow();
+    }
+  }
+
+  private static void connect(CheckEndpoint endpoint, InetSocketAddress address, long deadline) throws IOException {
+    int timeoutMs = (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+    try {
+      endpoint.connect(address, timeoutMs);
+    } catch (IOException | RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IOException("connect " + address + " failed", e);
+    }
+  }
+
+  @FunctionalInterface
+  private interface Closer {
+    void close() throws IOException, InterruptedException;
+  }
+
+  private static void closeQuietly(Closer closer) {
+    try {
+      closer.close();
+    } catch (IOException e) {
+      // closing after the check's verdict; nothing left to report to
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void sleepQuietly(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

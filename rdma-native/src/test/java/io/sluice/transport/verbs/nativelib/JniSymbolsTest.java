@@ -1,0 +1,103 @@
+package io.sluice.transport.verbs.nativelib;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/** The library exports exactly the JNI functions DiSNI's NativeDispatcher declares. */
+class JniSymbolsTest {
+
+  /** JNI short name of a native method (JNI specification, "Resolving Native Method Names"). */
+  static String jniName(String className, String methodName) {
+    return "Java_" + mangle(className) + "_" + mangle(methodName);
+  }
+
+  static String mangle(String name) {
+    StringBuilder out = new StringBuilder();
+    for (char c : name.toCharArray()) {
+      switch (c) {
+        case '.', '/' -> out.append('_');
+        case '_' -> out.append("_1");
+        case ';' -> out.append("_2");
+        case '[' -> out.append("_3");
+        default -> {
+          if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+            out.append(c);
+          } else {
+            out.append(String.format("_0%04x", (int) c));
+          }
+        }
+      }
+    }
+    return out.toString();
+  }
+
+  static Set<String> dispatcherSymbols() {
+    Class<?> dispatcher = Reflect.type("com.ibm.disni.verbs.impl.NativeDispatcher");
+    return Arrays.stream(dispatcher.getDeclaredMethods())
+        .filter(m -> Modifier.isNative(m.getModifiers()))
+        .map(Method::getName)
+        .map(name -> jniName(dispatcher.getName(), name))
+        .collect(Collectors.toCollection(TreeSet::new));
+  }
+
+  static Set<String> abiSymbols() {
+    Class<?> abi = Reflect.type("io.sluice.transport.verbs.abi.NativeAbi");
+    return Arrays.stream(abi.getDeclaredMethods())
+        .filter(m -> Modifier.isNative(m.getModifiers()))
+        .map(m -> jniName(abi.getName(), m.getName()))
+        .collect(Collectors.toCollection(TreeSet::new));
+  }
+
+  @Test
+  void manglingFollowsTheJniSpecification() {
+    assertEquals("Java_com_ibm_disni_verbs_impl_NativeDispatcher__1createId",
+        jniName("com.ibm.disni.verbs.impl.NativeDispatcher", "_createId"));
+    assertEquals("a_1b_0002d", mangle("a_b-"));
+  }
+
+  @Test
+  void disniDeclares48NativeMethods() {
+    assertEquals(48, dispatcherSymbols().size());
+  }
+
+  @Test
+  void libraryExportsExactlyTheDeclaredFunctions() throws IOException, InterruptedException {
+    assumeTrue(Packaging.libraryPackaged(), Packaging.NOT_PACKAGED);
+    Path library = DisniRuntime.get().libraryPath();
+    Set<String> exported = definedDynamicSymbols(library);
+    Set<String> expected = new TreeSet<>(dispatcherSymbols());
+    expected.addAll(abiSymbols());
+    assertEquals(expected, exported, "dynamic symbols of " + library);
+  }
+
+  private static Set<String> definedDynamicSymbols(Path library) throws IOException, InterruptedException {
+    Process nm;
+    try {
+      nm = new ProcessBuilder("nm", "-D", "--defined-only", library.toString()).redirectErrorStream(true).start();
+    } catch (IOException e) {
+      assumeTrue(false, "nm (binutils) is not installed");
+      throw e;
+    }
+    String output = new String(nm.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(nm.waitFor(60, TimeUnit.SECONDS), "nm did not finish");
+    assertEquals(0, nm.exitValue(), output);
+    return output.lines()
+        .map(line -> line.trim().split("\\s+"))
+        .filter(parts -> parts.length == 3)
+        .map(parts -> parts[2])
+        .collect(Collectors.toCollection(TreeSet::new));
+  }
+}

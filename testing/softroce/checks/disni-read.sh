@@ -1,0 +1,31 @@
+#!/bin/sh
+# Runs inside the lab guest with the jars of rdma-native in /payload/lib: DiSNI over the
+# project's libdisni.so connects with rdma_cm and does RDMA READs, first between two
+# threads of one JVM, then between two JVMs.
+java_cmd() {
+  java -Xmx512m -XX:+UseSerialGC --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
+    -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+    -cp '/payload/lib/*' io.sluice.transport.verbs.nativelib.DisniCheck "$@"
+}
+check() { echo "SLUICE-LAB: check $1: $2"; }
+status=0
+
+if java_cmd loopback 10.77.0.1 19190 1048576 180; then
+  check disni-read-two-threads PASS
+else
+  check disni-read-two-threads FAIL; status=1
+fi
+
+java_cmd server 10.77.0.1 19191 4194304 240 > /tmp/server.log 2>&1 &
+server=$!
+sleep 3
+if java_cmd client 10.77.0.1 19191 4194304 240; then client_ok=1; else client_ok=0; fi
+wait "$server"
+server_rc=$?
+sed 's/^/  server: /' /tmp/server.log
+if [ "$client_ok" = 1 ] && [ "$server_rc" = 0 ]; then
+  check disni-read-two-jvms PASS
+else
+  check disni-read-two-jvms FAIL; status=1
+fi
+exit $status
