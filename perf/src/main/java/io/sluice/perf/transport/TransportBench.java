@@ -2,6 +2,9 @@ package io.sluice.perf.transport;
 
 import io.sluice.perf.Measurement;
 import io.sluice.perf.ResultsJson;
+import io.sluice.transport.TransportProvider;
+import io.sluice.transport.TransportUnavailableException;
+import io.sluice.transport.Transports;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
@@ -55,6 +58,14 @@ public final class TransportBench {
     out.printf(Locale.ROOT, "Sluice transport benchmark%s: two JVMs on loopback, %d cores, Java %s, providers %s%n",
         o.quick() ? " (--quick: smoke run, figures are meaningless)" : "",
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), o.providers());
+    for (String p : o.providers()) {
+      TransportProvider provider = Transports.provider(p);
+      if (!provider.isAvailable()) {
+        throw new TransportUnavailableException("provider " + p + " is unavailable here ("
+            + provider.unavailabilityCause().map(Throwable::getMessage).orElse("no reason given")
+            + "); choose others with --providers");
+      }
+    }
     byte[] seed = new byte[16];
     new SecureRandom().nextBytes(seed);
     String secret = HexFormat.of().formatHex(seed);
