@@ -249,6 +249,38 @@ public interface MessageContract extends TransportContractFixture {
   }
 
   @Test
+  default void pipelinedRequestsAtTheCreditLimitAllSucceed() throws Exception {
+    // Answers come from another thread, so the peer may see the next request before the thread
+    // that answered the last one has finished: the credit must already be back by then.
+    java.util.concurrent.ExecutorService answering = java.util.concurrent.Executors.newFixedThreadPool(2);
+    try {
+      MessageHandler later = (peer, request) -> {
+        String body = text(request);
+        return CompletableFuture.supplyAsync(() -> message("re:" + body), answering);
+      };
+      var config = options(TransportOption.MAX_REQUESTS_IN_FLIGHT, 1);
+      Transport server = harness().open(later, config);
+      Transport client = harness().open(MessageHandler.REJECT_ALL, config);
+      try (Connection c = TransportHarness.connect(client, server)) {
+        List<CompletableFuture<ByteBuffer>> futures = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+          futures.add(c.request(message("n" + i)));
+        }
+        awaitAllDone(futures, DEADLINE);
+        for (int i = 0; i < futures.size(); i++) {
+          Optional<Throwable> failure = failureIfAny(futures.get(i));
+          int n = i;
+          assertTrue(failure.isEmpty(), () -> "request " + n + " of 300 at maxRequestsInFlight=1 failed: "
+              + TransportTestSupport.describe(failure.get()));
+          assertEquals("re:n" + i, text(futures.get(i).join()));
+        }
+      }
+    } finally {
+      answering.shutdownNow();
+    }
+  }
+
+  @Test
   default void unansweredRequestTimesOut() throws Exception {
     Queue<CompletableFuture<ByteBuffer>> never = new ConcurrentLinkedQueue<>();
     MessageHandler silentOnQuestions = (peer, request) -> {

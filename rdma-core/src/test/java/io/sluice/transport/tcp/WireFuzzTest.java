@@ -90,17 +90,17 @@ class WireFuzzTest {
 
   @Test
   void readBeforeAuthenticationIsRefused() throws Exception {
-    try (RawFrameClient raw = new RawFrameClient(server.localAddress())) {
+    try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
       raw.send(FrameType.READ_REQUEST, 1, readOfLiveRegion(0, 1024));
       raw.expectClosedWithout(FrameType.READ_RESPONSE, FrameType.AUTH_OK);
     }
-    try (RawFrameClient raw = new RawFrameClient(server.localAddress())) {
+    try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
       // A HELLO first, then a READ instead of the proof.
       raw.send(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, 5, Handshake.nonce()).encode());
       raw.send(FrameType.READ_REQUEST, 2, readOfLiveRegion(0, 1024));
       raw.expectClosedWithout(FrameType.READ_RESPONSE, FrameType.AUTH_OK);
     }
-    try (RawFrameClient raw = new RawFrameClient(server.localAddress())) {
+    try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
       raw.send(FrameType.REQUEST, 3, message("let me in"));
       raw.expectClosedWithout(FrameType.RESPONSE, FrameType.AUTH_OK);
     }
@@ -110,26 +110,26 @@ class WireFuzzTest {
 
   @Test
   void wrongProofIsRejectedByTheServer() throws Exception {
-    try (RawFrameClient raw = new RawFrameClient(server.localAddress())) {
-      Optional<RawFrameClient.Frame> answer = raw.authenticate("wrong-secret", 77);
+    try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
+      Optional<RawFrameSocket.Frame> answer = raw.authenticate("wrong-secret", 77);
       assertTrue(answer.isEmpty() || answer.get().type() == FrameType.ERROR,
-          "server answered a wrong proof with " + answer.map(RawFrameClient.Frame::type));
+          "server answered a wrong proof with " + answer.map(RawFrameSocket.Frame::type));
       answer.ifPresent(f -> assertErrorCode(f, ErrorCode.AUTHENTICATION_FAILED));
       raw.send(FrameType.READ_REQUEST, 9, readOfLiveRegion(0, 16));
       raw.expectClosedWithout(FrameType.READ_RESPONSE, FrameType.AUTH_OK);
     }
-    try (RawFrameClient raw = new RawFrameClient(server.localAddress())) {
+    try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
       // Echo the server's own proof back: the labels differ, so it must not pass as the client's.
       raw.send(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, 78, Handshake.nonce()).encode());
-      RawFrameClient.Frame challenge = raw.next().orElseThrow(() -> new AssertionError("no CHALLENGE"));
+      RawFrameSocket.Frame challenge = raw.next().orElseThrow(() -> new AssertionError("no CHALLENGE"));
       assertEquals(FrameType.CHALLENGE, challenge.type());
       Frames.Challenge c = Frames.Challenge.decode(ByteBuffer.wrap(challenge.payload()));
       raw.send(FrameType.AUTH, 0, new Frames.Auth(c.proof()).encode());
       raw.expectClosedWithout(FrameType.AUTH_OK);
     }
-    try (RawFrameClient raw = new RawFrameClient(server.localAddress())) {
-      Optional<RawFrameClient.Frame> ok = raw.authenticate(TransportTestSupport.SECRET, 79);
-      assertEquals(Optional.of(FrameType.AUTH_OK), ok.map(RawFrameClient.Frame::type),
+    try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
+      Optional<RawFrameSocket.Frame> ok = raw.authenticate(TransportTestSupport.SECRET, 79);
+      assertEquals(Optional.of(FrameType.AUTH_OK), ok.map(RawFrameSocket.Frame::type),
           "the raw client itself is sound: the right secret is accepted");
     }
     assertGoodConnectionWorks();
@@ -139,7 +139,7 @@ class WireFuzzTest {
   void randomFramesBeforeAuthenticationCloseTheSocket() throws Exception {
     Random random = new Random(31);
     for (int i = 0; i < 40; i++) {
-      try (RawFrameClient raw = new RawFrameClient(server.localAddress())) {
+      try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
         int frames = 1 + random.nextInt(4);
         for (int f = 0; f < frames && raw.sendRaw(randomFrame(random)); f++) {
           // keep sending until the server hangs up
@@ -155,9 +155,9 @@ class WireFuzzTest {
   void randomFramesAfterAuthenticationCloseTheSocket() throws Exception {
     Random random = new Random(32);
     for (int i = 0; i < 40; i++) {
-      try (RawFrameClient raw = new RawFrameClient(server.localAddress())) {
+      try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
         assertEquals(Optional.of(FrameType.AUTH_OK),
-            raw.authenticate(TransportTestSupport.SECRET, 1000 + i).map(RawFrameClient.Frame::type));
+            raw.authenticate(TransportTestSupport.SECRET, 1000 + i).map(RawFrameSocket.Frame::type));
         int frames = 1 + random.nextInt(4);
         for (int f = 0; f < frames && raw.sendRaw(randomFrame(random)); f++) {
           // keep sending until the server hangs up
@@ -177,9 +177,9 @@ class WireFuzzTest {
 
   @Test
   void oversizedRequestFrameClosesTheSocket() throws Exception {
-    try (RawFrameClient raw = new RawFrameClient(server.localAddress())) {
+    try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
       assertEquals(Optional.of(FrameType.AUTH_OK),
-          raw.authenticate(TransportTestSupport.SECRET, 5).map(RawFrameClient.Frame::type));
+          raw.authenticate(TransportTestSupport.SECRET, 5).map(RawFrameSocket.Frame::type));
       ByteBuffer header = ByteBuffer.allocate(FrameHeader.LENGTH);
       new FrameHeader(FrameType.REQUEST, TransportTestSupport.MAX_MESSAGE_BYTES + 1, 1).encode(header);
       raw.sendRaw(header.array());
@@ -202,7 +202,7 @@ class WireFuzzTest {
     return random.nextInt(4) == 0 ? FrameFuzzing.mutate(random, out) : out;
   }
 
-  private static void assertErrorCode(RawFrameClient.Frame f, ErrorCode expected) {
+  private static void assertErrorCode(RawFrameSocket.Frame f, ErrorCode expected) {
     try {
       assertEquals(expected, Frames.ErrorFrame.decode(ByteBuffer.wrap(f.payload())).code());
     } catch (io.sluice.transport.ProtocolException e) {

@@ -12,11 +12,11 @@ import java.nio.ByteBuffer;
 import java.util.Optional;
 
 /**
- * A hand-driven client of the tcp wire protocol, for tests that must send what a real {@link
- * TcpConnection} never would: frames out of order, wrong proofs, garbage. Blocking, with the
- * test deadline on every read. Owned by one test thread.
+ * A hand-driven end of the tcp wire protocol, for tests that must send what a real {@link
+ * TcpConnection} or {@link ServerSession} never would: frames out of order, wrong proofs, cut-off
+ * payloads, garbage. Blocking, with the test deadline on every read. Owned by one thread.
  */
-final class RawFrameClient implements AutoCloseable {
+final class RawFrameSocket implements AutoCloseable {
   /** A frame received from the server. */
   record Frame(FrameHeader header, byte[] payload) {
     FrameType type() {
@@ -28,8 +28,12 @@ final class RawFrameClient implements AutoCloseable {
   private final InputStream in;
   private final OutputStream out;
 
-  RawFrameClient(NodeAddress address) throws IOException {
-    socket = new Socket(address.host(), address.port());
+  RawFrameSocket(NodeAddress address) throws IOException {
+    this(new Socket(address.host(), address.port()));
+  }
+
+  RawFrameSocket(Socket connected) throws IOException {
+    socket = connected;
     socket.setSoTimeout((int) TransportTestSupport.DEADLINE.toMillis());
     socket.setTcpNoDelay(true);
     in = socket.getInputStream();
@@ -108,6 +112,37 @@ final class RawFrameClient implements AutoCloseable {
     Frames.Challenge c = Frames.Challenge.decode(ByteBuffer.wrap(challenge.get().payload()));
     send(FrameType.AUTH, 0, new Frames.Auth(hs.clientProof(c.nonce(), nonce, node, c.node())).encode());
     return next();
+  }
+
+  /**
+   * Runs the server half of the handshake with {@code secret} as node {@code self}.
+   *
+   * @return the client's node id
+   */
+  long acceptHandshake(String secret, long self) throws ProtocolException {
+    Frame hello = next().orElseThrow(() -> new AssertionError("client closed before HELLO"));
+    if (hello.type() != FrameType.HELLO) {
+      throw new AssertionError("expected HELLO, got " + hello.type());
+    }
+    Frames.Hello h = Frames.Hello.decode(ByteBuffer.wrap(hello.payload()));
+    byte[] nonce = Handshake.nonce();
+    byte[] proof = new Handshake(secret).serverProof(h.nonce(), nonce, self, h.node());
+    send(FrameType.CHALLENGE, 0, new Frames.Challenge(Frames.VERSION, self, nonce, proof).encode());
+    Frame auth = next().orElseThrow(() -> new AssertionError("client closed before AUTH"));
+    if (auth.type() != FrameType.AUTH) {
+      throw new AssertionError("expected AUTH, got " + auth.type());
+    }
+    send(FrameType.AUTH_OK, 0, ByteBuffer.allocate(0));
+    return h.node();
+  }
+
+  /** The next frame, which must arrive. */
+  Frame expect(FrameType type) throws ProtocolException {
+    Frame f = next().orElseThrow(() -> new AssertionError("peer closed while " + type + " was expected"));
+    if (f.type() != type) {
+      throw new AssertionError("expected " + type + ", got " + f.type());
+    }
+    return f;
   }
 
   private boolean readFully(byte[] b) {
