@@ -18,10 +18,10 @@ import java.util.Map;
 
 /**
  * The transport benchmark (run by {@code perf/bin/transport-bench}). This JVM reads; a second JVM
- * ({@link BenchServer}) serves, over loopback. For each block size it measures, back to back so
- * machine noise hits all alike: a single-thread memcpy, a plain socket stream between the two
- * JVMs, then READ throughput of each provider with 1 and 8 READs in flight. Then the latency of
- * single 4 KiB READs beside a 4 KiB socket ping-pong. tcp figures are paired with the socket
+ * ({@link BenchServer}) serves, over loopback. For each block size it measures, in interleaved
+ * {@link Rounds} so machine noise hits all alike: a single-thread memcpy, a plain socket stream
+ * between the two JVMs, and READ throughput of each provider with 1 and 8 READs in flight. Then
+ * the latency of single 4 KiB READs beside a 4 KiB socket ping-pong. tcp figures are paired with the socket
  * baseline, shm throughput with memcpy. It writes {@link ResultsJson} and prints a table.
  *
  * <p>Not thread safe; one run at a time per JVM.
