@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -79,6 +80,7 @@ public interface SecurityContract extends TransportContractFixture {
 
   @Test
   default void garbageOnTheListenerIsDroppedAndGoodConnectionsKeepWorking() throws Exception {
+    assumeTrue(rawTcpListener(), "the listener is not a plain TCP socket");
     AtomicInteger calls = new AtomicInteger();
     Transport server = harness().open(countingEcho(calls));
     Transport client = harness().open(MessageHandler.REJECT_ALL);
@@ -104,6 +106,7 @@ public interface SecurityContract extends TransportContractFixture {
 
   @Test
   default void idleUnauthenticatedSocketIsClosedAfterTheConnectDeadline() throws Exception {
+    assumeTrue(rawTcpListener(), "the listener is not a plain TCP socket");
     Transport server = harness().open(MessageHandler.REJECT_ALL,
         options(TransportOption.CONNECT_TIMEOUT_MS, 1000));
     assertClosedByServer(server.localAddress(), new byte[0]);

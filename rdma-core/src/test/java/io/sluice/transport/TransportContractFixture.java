@@ -11,4 +11,12 @@ public interface TransportContractFixture {
 
   /** The harness of the running test; fresh for every test method. */
   TransportHarness harness();
+
+  /**
+   * True when {@link Transport#localAddress()} is a plain TCP listener that a raw socket can
+   * reach (tcp and shm); the cases that throw raw bytes at the listener run only then.
+   */
+  default boolean rawTcpListener() {
+    return true;
+  }
 }

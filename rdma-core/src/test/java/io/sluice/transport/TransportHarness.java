@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -25,6 +26,8 @@ import java.util.stream.Stream;
  */
 public final class TransportHarness implements AutoCloseable {
   private static final Path SHM_ROOT = Paths.get("/dev/shm");
+  /** How long READs still being served may keep a closed region alive before it counts as leaked. */
+  private static final Duration DRAIN_DEADLINE = Duration.ofSeconds(5);
 
   private final String provider;
   private final Map<String, String> providerOptions;
@@ -91,7 +94,7 @@ public final class TransportHarness implements AutoCloseable {
       // allow in-flight work to drain before calling it a leak.
       try {
         TransportTestSupport.eventually(
-            "live regions of " + t.provider() + " transport reach 0", TransportTestSupport.DEADLINE,
+            "live regions of " + t.provider() + " transport reach 0", DRAIN_DEADLINE,
             () -> t.liveRegionCount() == 0);
       } catch (AssertionError e) {
         problems.add("transport " + t.localAddress() + " still has " + t.liveRegionCount()
