@@ -42,7 +42,7 @@ public final class ResultsJson {
     Path absolute = file.toAbsolutePath();
     Path dir = absolute.getParent();
     Files.createDirectories(dir);
-    Path tmp = Files.createTempFile(dir, absolute.getFileName().toString(), ".tmp");
+    Path tmp = dir.resolve(absolute.getFileName() + "." + ProcessHandle.current().pid() + ".tmp");
     try {
       Files.writeString(tmp, json, StandardCharsets.UTF_8);
       Files.move(tmp, absolute, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
