@@ -104,6 +104,22 @@ public interface RegionContract extends TransportContractFixture {
   }
 
   @Test
+  default void sharedMemoryFilesArePrivateToTheUser() throws Exception {
+    Transport t = harness().open(MessageHandler.REJECT_ALL);
+    try (RegisteredRegion r = t.allocate(1 << 16)) {
+      for (String name : TransportHarness.entries(harness().shmDir())) {
+        Path p = harness().shmDir().resolve(name);
+        java.util.Set<java.nio.file.attribute.PosixFilePermission> perms = Files.getPosixFilePermissions(p);
+        for (java.nio.file.attribute.PosixFilePermission bit : perms) {
+          String n = bit.name();
+          assertFalse(n.startsWith("GROUP_") || n.startsWith("OTHERS_"),
+              () -> p + " is open to other users: " + java.nio.file.attribute.PosixFilePermissions.toString(perms));
+        }
+      }
+    }
+  }
+
+  @Test
   default void fileRegionMapsTheRequestedRangeReadOnly(@TempDir Path dir) throws Exception {
     Transport t = harness().open(MessageHandler.REJECT_ALL);
     byte[] content = TransportTestSupport.randomBytes(new Random(3), 200_000);

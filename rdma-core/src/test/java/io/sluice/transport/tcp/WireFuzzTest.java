@@ -109,6 +109,33 @@ class WireFuzzTest {
   }
 
   @Test
+  void sharedMemoryIsRevealedOnlyAfterAuthentication() throws Exception {
+    Transport shmServer = harness.open(MessageHandler.REJECT_ALL,
+        Map.of(TransportOption.PROVIDER.key(), "shm", TransportOption.CONNECT_TIMEOUT_MS.key(), "1500"));
+    try (RegisteredRegion shared = shmServer.allocate(4096)) {
+      ByteBuffer open = new Frames.ShmOpen(shared.descriptor().key()).encode();
+      try (RawFrameSocket raw = new RawFrameSocket(shmServer.localAddress())) {
+        raw.send(FrameType.SHM_HELLO, 1, ByteBuffer.allocate(0));
+        raw.expectClosedWithout(FrameType.SHM_INFO, FrameType.AUTH_OK);
+      }
+      try (RawFrameSocket raw = new RawFrameSocket(shmServer.localAddress())) {
+        raw.send(FrameType.SHM_OPEN, 2, open);
+        raw.expectClosedWithout(FrameType.SHM_REGION, FrameType.AUTH_OK);
+      }
+      try (RawFrameSocket raw = new RawFrameSocket(shmServer.localAddress())) {
+        assertEquals(Optional.of(FrameType.AUTH_OK),
+            raw.authenticate(TransportTestSupport.SECRET, 6).map(RawFrameSocket.Frame::type));
+        raw.send(FrameType.SHM_OPEN, 3, new Frames.ShmOpen(shared.descriptor().key() ^ 1).encode());
+        RawFrameSocket.Frame refused = raw.next().orElseThrow(() -> new AssertionError("closed on a wrong key"));
+        assertEquals(FrameType.ERROR, refused.type(), "SHM_OPEN of an unknown key");
+        assertErrorCode(refused, ErrorCode.UNKNOWN_KEY);
+        raw.send(FrameType.SHM_OPEN, 4, open);
+        assertEquals(FrameType.SHM_REGION, raw.expect(FrameType.SHM_REGION).type());
+      }
+    }
+  }
+
+  @Test
   void wrongProofIsRejectedByTheServer() throws Exception {
     try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
       Optional<RawFrameSocket.Frame> answer = raw.authenticate("wrong-secret", 77);
