@@ -240,6 +240,39 @@ public interface ReadContract extends TransportContractFixture {
   }
 
   @Test
+  default void largeSingleRead() throws Exception {
+    Transport server = harness().open(MessageHandler.REJECT_ALL);
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    int len = 32 << 20;
+    try (RegisteredRegion src = server.allocate(len);
+        RegisteredRegion dst = client.allocate(len);
+        Connection c = TransportHarness.connect(client, server)) {
+      fillPattern(src, SEED);
+      await(c.read(src.descriptor(), 0, dst, 0, len));
+      assertPattern(SEED, 0, dst, 0, len);
+    }
+  }
+
+  @Test
+  default void idleConnectionOutlivesTheIoTimeout() throws Exception {
+    // The I/O deadline bounds operations, not the quiet time between them.
+    var shortIo = TransportTestSupport.options(TransportOption.IO_TIMEOUT_MS, 300);
+    Transport server = harness().open(
+        (peer, request) -> CompletableFuture.completedFuture(TransportTestSupport.message("awake")), shortIo);
+    Transport client = harness().open(MessageHandler.REJECT_ALL, shortIo);
+    try (RegisteredRegion src = server.allocate(4096);
+        RegisteredRegion dst = client.allocate(4096);
+        Connection c = TransportHarness.connect(client, server)) {
+      fillPattern(src, SEED);
+      TransportTestSupport.sleep(1200);
+      assertTrue(c.isOpen(), "an idle connection was closed");
+      await(c.read(src.descriptor(), 0, dst, 0, 4096));
+      assertPattern(SEED, 0, dst, 0, 4096);
+      assertEquals("awake", TransportTestSupport.text(await(c.request(TransportTestSupport.message("hi")))));
+    }
+  }
+
+  @Test
   default void twoClientsReadTheSameRegion() throws Exception {
     Transport server = harness().open(MessageHandler.REJECT_ALL);
     Transport a = harness().open(MessageHandler.REJECT_ALL);
