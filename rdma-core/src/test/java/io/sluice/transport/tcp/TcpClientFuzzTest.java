@@ -62,8 +62,14 @@ class TcpClientFuzzTest {
 
   @AfterEach
   void stop() {
-    if (harness != null) {
-      dst.close();
+    if (harness == null) {
+      return;
+    }
+    try {
+      if (dst != null) {
+        dst.close();
+      }
+    } finally {
       harness.close();
     }
   }

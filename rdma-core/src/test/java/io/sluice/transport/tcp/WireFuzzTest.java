@@ -65,9 +65,17 @@ class WireFuzzTest {
 
   @AfterEach
   void stop() {
-    if (harness != null) {
-      good.close();
-      region.close();
+    if (harness == null) {
+      return;
+    }
+    try {
+      if (good != null) {
+        good.close();
+      }
+      if (region != null) {
+        region.close();
+      }
+    } finally {
       harness.close();
     }
   }
