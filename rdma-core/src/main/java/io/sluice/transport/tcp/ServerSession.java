@@ -202,22 +202,21 @@ final class ServerSession implements Runnable {
       reply = CompletableFuture.failedFuture(e);
     }
     reply.whenComplete((response, error) -> {
-      try {
-        if (error != null) {
-          Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-          sendError(corr, ErrorCode.HANDLER_FAILED, String.valueOf(cause));
-        } else if (response == null) {
-          sendError(corr, ErrorCode.HANDLER_FAILED, "handler returned no response");
-        } else if (response.remaining() > transport.settings().maxMessageBytes()) {
-          sendError(corr, ErrorCode.MESSAGE_TOO_LARGE,
-              new MessageTooLargeException("response of " + response.remaining() + " bytes exceeds "
-                  + transport.settings().maxMessageBytes()).getMessage());
-        } else {
-          write(FrameType.RESPONSE, corr, response);
-        }
-      } finally {
-        requestsInFlight.decrementAndGet();
-        requestBytes.release(size);
+      // The credit returns before the answer is written: the peer may send its next request
+      // as soon as it reads this answer, and must find the credit free by then.
+      requestsInFlight.decrementAndGet();
+      requestBytes.release(size);
+      if (error != null) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        sendError(corr, ErrorCode.HANDLER_FAILED, String.valueOf(cause));
+      } else if (response == null) {
+        sendError(corr, ErrorCode.HANDLER_FAILED, "handler returned no response");
+      } else if (response.remaining() > transport.settings().maxMessageBytes()) {
+        sendError(corr, ErrorCode.MESSAGE_TOO_LARGE,
+            new MessageTooLargeException("response of " + response.remaining() + " bytes exceeds "
+                + transport.settings().maxMessageBytes()).getMessage());
+      } else {
+        write(FrameType.RESPONSE, corr, response);
       }
     });
   }

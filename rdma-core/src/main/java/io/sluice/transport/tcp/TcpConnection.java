@@ -234,10 +234,12 @@ final class TcpConnection implements Connection {
   private void readLoop() {
     ByteBuffer header = ByteBuffer.allocate(FrameHeader.LENGTH);
     ByteBuffer discard = ByteBuffer.allocateDirect(64 * 1024);
+    Pending p = null; // the operation whose frame is being received, already out of `pending`
     try {
       while (!closed) {
+        p = null;
         FrameHeader h = channel.readHeader(header, Integer.MAX_VALUE);
-        Pending p = pending.remove(h.correlationId());
+        p = pending.remove(h.correlationId());
         switch (h.type()) {
           case READ_RESPONSE -> receiveRead(h, p, discard);
           case RESPONSE -> {
@@ -276,12 +278,20 @@ final class TcpConnection implements Connection {
       if (!closed && e instanceof ProtocolException) {
         LOG.warn("Closing connection to {}: {}", peer, e.getMessage());
       }
-      fail(e instanceof ProtocolException || e instanceof TransportTimeoutException
+      failWith(p, e instanceof ProtocolException || e instanceof TransportTimeoutException
           ? e : new PeerClosedException("connection to " + peer + " closed: " + e.getMessage(), e));
     } catch (IOException | RuntimeException e) {
-      fail(new PeerClosedException("connection to " + peer + " failed: " + e, e));
+      failWith(p, new PeerClosedException("connection to " + peer + " failed: " + e, e));
     } finally {
       DirectMemory.free(discard);
+    }
+  }
+
+  /** Fails the connection and the operation the reader had taken out of {@code pending}. */
+  private void failWith(Pending current, TransportException cause) {
+    fail(cause);
+    if (current != null) {
+      current.future().completeExceptionally(closedException());
     }
   }
 
@@ -296,12 +306,7 @@ final class TcpConnection implements Connection {
     }
     ByteBuffer dst = p.dest().buffer();
     dst.limit((int) (p.destOffset() + p.length())).position((int) p.destOffset());
-    try {
-      channel.readFully(dst);
-    } catch (IOException e) {
-      p.future().completeExceptionally(e);
-      throw e;
-    }
+    channel.readFully(dst);
     p.future().complete(null);
   }
 
