@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs inside the lab guest with the jars of rdma-native in /payload/lib: DiSNI over the
 # project's libdisni.so connects with rdma_cm and does RDMA READs, first between two
-# threads of one JVM, then between two JVMs.
+# threads of one JVM, then between two JVMs; then the READs and connects that must fail
+# (wrong rkey, past the end, deregistered region, no listener, refused request).
 java_cmd() {
   java -Xmx512m -XX:+UseSerialGC --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
     -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
@@ -27,5 +28,10 @@ if [ "$client_ok" = 1 ] && [ "$server_rc" = 0 ]; then
   check disni-read-two-jvms PASS
 else
   check disni-read-two-jvms FAIL; status=1
+fi
+if java_cmd failures 10.77.0.1 19193 4096 180; then
+  check disni-failure-cases PASS
+else
+  check disni-failure-cases FAIL; status=1
 fi
 exit $status

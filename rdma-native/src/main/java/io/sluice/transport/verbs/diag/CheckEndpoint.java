@@ -111,17 +111,7 @@ final class CheckEndpoint extends RdmaActiveEndpoint {
    *     before the deadline
    */
   Completion await(int expectedOpcode, long deadlineNanos) throws IOException {
-    long remaining = deadlineNanos - System.nanoTime();
-    Completion completion;
-    try {
-      completion = completions.poll(Math.max(0, remaining), TimeUnit.NANOSECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException("interrupted while waiting for a completion", e);
-    }
-    if (completion == null) {
-      throw new IOException("no completion (opcode " + expectedOpcode + ") before the deadline");
-    }
+    Completion completion = next(deadlineNanos);
     if (completion.status() != IbvWC.IbvWcStatus.IBV_WC_SUCCESS.ordinal()) {
       throw new IOException("completion failed: " + completion);
     }
@@ -129,5 +119,24 @@ final class CheckEndpoint extends RdmaActiveEndpoint {
       throw new IOException("expected opcode " + expectedOpcode + ", got " + completion);
     }
     return completion;
+  }
+
+  /**
+   * Waits for the next completion, successful or not.
+   *
+   * @throws IOException when none arrives before the deadline
+   */
+  Completion next(long deadlineNanos) throws IOException {
+    long remaining = deadlineNanos - System.nanoTime();
+    try {
+      Completion completion = completions.poll(Math.max(0, remaining), TimeUnit.NANOSECONDS);
+      if (completion == null) {
+        throw new IOException("no completion before the deadline");
+      }
+      return completion;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while waiting for a completion", e);
+    }
   }
 }

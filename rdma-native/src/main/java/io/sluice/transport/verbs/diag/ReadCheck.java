@@ -1,12 +1,10 @@
 package io.sluice.transport.verbs.diag;
 
 import com.ibm.disni.RdmaActiveEndpointGroup;
-import com.ibm.disni.RdmaEndpointFactory;
 import com.ibm.disni.RdmaServerEndpoint;
 import com.ibm.disni.verbs.IbvMr;
 import com.ibm.disni.verbs.IbvSendWR;
 import com.ibm.disni.verbs.IbvSge;
-import com.ibm.disni.verbs.RdmaCmId;
 import io.sluice.transport.verbs.nativelib.DisniTask;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -29,8 +27,10 @@ import java.util.concurrent.TimeoutException;
  * reads it again as a batch of READs with two scatter/gather entries each posted in one
  * call, verifies every byte, and reports its checksum back with a SEND.
  *
- * <p>Arguments: {@code server|client|loopback HOST PORT [BYTES] [TIMEOUT_SECONDS]}.
- * {@code loopback} runs both sides in this JVM on two threads. Every wait is bounded by the
+ * <p>Arguments: {@code server|client|loopback|failures HOST PORT [BYTES] [TIMEOUT_SECONDS]}.
+ * {@code loopback} runs both sides in this JVM on two threads; {@code failures} runs the
+ * READs and connection attempts that must fail ({@link AccessFailureCheck},
+ * {@link CmFailureCheck}) on PORT, PORT+1 and PORT+2. Every wait is bounded by the
  * timeout (default 60 s). Runs inside the DiSNI class loader (see DisniRuntime); not
  * thread safe, one run at a time.
  */
@@ -49,6 +49,9 @@ public final class ReadCheck implements DisniTask {
         case "server" -> serve(options, out);
         case "client" -> read(options, out);
         case "loopback" -> loopback(options, out);
+        case "failures" -> {
+          return failures(options, out);
+        }
         default -> throw new IllegalArgumentException("unknown mode " + options.mode());
       }
       return 0;
@@ -74,6 +77,15 @@ public final class ReadCheck implements DisniTask {
     }
   }
 
+  private static int failures(Options options, PrintStream out) throws IOException {
+    InetSocketAddress base = options.address();
+    int wrong = AccessFailureCheck.run(base, options.timeoutNanos(), out);
+    wrong += CmFailureCheck.run(new InetSocketAddress(base.getAddress(), base.getPort() + 1),
+        new InetSocketAddress(base.getAddress(), base.getPort() + 2), options.timeoutNanos(), out);
+    out.println("DISNI-CHECK failure cases behaving wrongly: " + wrong);
+    return wrong == 0 ? 0 : 1;
+  }
+
   private static void loopback(Options options, PrintStream out) throws IOException {
     ExecutorService server = Executors.newSingleThreadExecutor();
     try {
@@ -81,7 +93,7 @@ public final class ReadCheck implements DisniTask {
         serve(options, out);
         return null;
       });
-      sleepQuietly(500); // let the server bind before the client resolves it
+      Endpoints.sleepQuietly(500); // let the server bind before the client resolves it
       read(options, out);
       served.get(options.timeoutNanos(), TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
@@ -96,26 +108,14 @@ public final class ReadCheck implements DisniTask {
     }
   }
 
-  private static RdmaActiveEndpointGroup<CheckEndpoint> newGroup() throws IOException {
-    RdmaActiveEndpointGroup<CheckEndpoint> group = new RdmaActiveEndpointGroup<>(1000, false, 64, 4, 128);
-    RdmaEndpointFactory<CheckEndpoint> factory = new RdmaEndpointFactory<>() {
-      @Override
-      public CheckEndpoint createEndpoint(RdmaCmId id, boolean serverSide) throws IOException {
-        return new CheckEndpoint(group, id, serverSide);
-      }
-    };
-    group.init(factory);
-    return group;
-  }
-
   static void serve(Options options, PrintStream out) throws IOException {
     long deadline = System.nanoTime() + options.timeoutNanos();
-    RdmaActiveEndpointGroup<CheckEndpoint> group = newGroup();
+    RdmaActiveEndpointGroup<CheckEndpoint> group = Endpoints.newGroup();
     try {
       RdmaServerEndpoint<CheckEndpoint> server = group.createServerEndpoint();
-      bind(server, options.address());
+      Endpoints.bind(server, options.address());
       out.println("DISNI-CHECK server listening on " + options.address());
-      CheckEndpoint endpoint = accept(server, deadline);
+      CheckEndpoint endpoint = Endpoints.accept(server, deadline);
       out.println("DISNI-CHECK server accepted " + endpoint.getDstAddr());
       ByteBuffer data = ByteBuffer.allocateDirect(options.bytes());
       Pattern.fill(data);
@@ -130,18 +130,18 @@ public final class ReadCheck implements DisniTask {
       }
       out.println("DISNI-CHECK server: client read " + done.length() + " bytes, checksum matches");
       endpoint.deregisterMemory(region);
-      closeQuietly(endpoint::close);
+      Endpoints.closeQuietly(endpoint::close);
     } finally {
-      closeQuietly(group::close);
+      Endpoints.closeQuietly(group::close);
     }
   }
 
   static void read(Options options, PrintStream out) throws IOException {
     long deadline = System.nanoTime() + options.timeoutNanos();
-    RdmaActiveEndpointGroup<CheckEndpoint> group = newGroup();
+    RdmaActiveEndpointGroup<CheckEndpoint> group = Endpoints.newGroup();
     try {
       CheckEndpoint endpoint = group.createEndpoint();
-      connect(endpoint, options.address(), deadline);
+      Endpoints.connect(endpoint, options.address(), deadline);
       out.println("DISNI-CHECK client connected " + endpoint.getSrcAddr() + " -> " + endpoint.getDstAddr());
       endpoint.await(WC_RECV, deadline);
       ControlMessage descriptor = endpoint.receivedControl().expect(ControlMessage.DESCRIPTOR);
@@ -167,9 +167,9 @@ public final class ReadCheck implements DisniTask {
           Pattern.checksum(target)));
       endpoint.await(WC_SEND, deadline);
       endpoint.deregisterMemory(local);
-      closeQuietly(endpoint::close);
+      Endpoints.closeQuietly(endpoint::close);
     } finally {
-      closeQuietly(group::close);
+      Endpoints.closeQuietly(group::close);
     }
   }
 
@@ -208,69 +208,5 @@ public final class ReadCheck implements DisniTask {
     sge.setLength(length);
     sge.setLkey(region.getLkey());
     return sge;
-  }
-
-  // DiSNI declares `throws Exception` on bind and connect; these adapters narrow it.
-
-  private static void bind(RdmaServerEndpoint<CheckEndpoint> server, InetSocketAddress address) throws IOException {
-    try {
-      server.bind(address, 10);
-    } catch (IOException | RuntimeException e) {
-      throw e;
-    } catch (Exception e) {
-      throw new IOException("bind " + address + " failed", e);
-    }
-  }
-
-  private static CheckEndpoint accept(RdmaServerEndpoint<CheckEndpoint> server, long deadline) throws IOException {
-    ExecutorService acceptor = Executors.newSingleThreadExecutor();
-    try {
-      Future<CheckEndpoint> accepted = acceptor.submit(server::accept);
-      return accepted.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      closeQuietly(server::close);
-      throw new IOException("no client connected before the deadline", e);
-    } catch (ExecutionException e) {
-      throw new IOException("accept failed", e.getCause());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException("interrupted while accepting", e);
-    } finally {
-      acceptor.shutdownNow();
-    }
-  }
-
-  private static void connect(CheckEndpoint endpoint, InetSocketAddress address, long deadline) throws IOException {
-    int timeoutMs = (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
-    try {
-      endpoint.connect(address, timeoutMs);
-    } catch (IOException | RuntimeException e) {
-      throw e;
-    } catch (Exception e) {
-      throw new IOException("connect " + address + " failed", e);
-    }
-  }
-
-  @FunctionalInterface
-  private interface Closer {
-    void close() throws IOException, InterruptedException;
-  }
-
-  private static void closeQuietly(Closer closer) {
-    try {
-      closer.close();
-    } catch (IOException e) {
-      // closing after the check's verdict; nothing left to report to
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  private static void sleepQuietly(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 }

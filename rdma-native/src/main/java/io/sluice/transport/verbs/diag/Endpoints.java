@@ -1,0 +1,103 @@
+package io.sluice.transport.verbs.diag;
+
+import com.ibm.disni.RdmaActiveEndpointGroup;
+import com.ibm.disni.RdmaEndpointFactory;
+import com.ibm.disni.RdmaServerEndpoint;
+import com.ibm.disni.verbs.RdmaCmId;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Deadline-bounded wrappers around DiSNI's endpoint API for the checks. DiSNI's
+ * RdmaServerEndpoint.accept and RdmaEndpoint.connect wait without a time limit (connect
+ * even ignores rdma_cm's error events), so each runs on a helper thread and the endpoint is
+ * closed when the deadline passes. DiSNI declares {@code throws Exception} on bind and
+ * connect; these adapters narrow it to IOException.
+ */
+final class Endpoints {
+
+  private Endpoints() {}
+
+  static RdmaActiveEndpointGroup<CheckEndpoint> newGroup() throws IOException {
+    RdmaActiveEndpointGroup<CheckEndpoint> group = new RdmaActiveEndpointGroup<>(1000, false, 64, 4, 128);
+    RdmaEndpointFactory<CheckEndpoint> factory = new RdmaEndpointFactory<>() {
+      @Override
+      public CheckEndpoint createEndpoint(RdmaCmId id, boolean serverSide) throws IOException {
+        return new CheckEndpoint(group, id, serverSide);
+      }
+    };
+    group.init(factory);
+    return group;
+  }
+
+  static void bind(RdmaServerEndpoint<CheckEndpoint> server, InetSocketAddress address) throws IOException {
+    try {
+      server.bind(address, 10);
+    } catch (IOException | RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IOException("bind " + address + " failed", e);
+    }
+  }
+
+  static CheckEndpoint accept(RdmaServerEndpoint<CheckEndpoint> server, long deadline) throws IOException {
+    return within(server::accept, deadline, "accept", () -> closeQuietly(server::close));
+  }
+
+  static void connect(CheckEndpoint endpoint, InetSocketAddress address, long deadline) throws IOException {
+    int timeoutMs = (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+    within(() -> {
+      endpoint.connect(address, timeoutMs);
+      return endpoint;
+    }, deadline, "connect to " + address, () -> closeQuietly(endpoint::close));
+  }
+
+  private static <T> T within(Callable<T> action, long deadline, String what, Runnable onTimeout)
+      throws IOException {
+    ExecutorService helper = Executors.newSingleThreadExecutor();
+    try {
+      Future<T> result = helper.submit(action);
+      return result.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      onTimeout.run();
+      throw new IOException(what + " did not complete before the deadline", e);
+    } catch (ExecutionException e) {
+      throw new IOException(what + " failed", e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted during " + what, e);
+    } finally {
+      helper.shutdownNow();
+    }
+  }
+
+  @FunctionalInterface
+  interface Closer {
+    void close() throws IOException, InterruptedException;
+  }
+
+  static void closeQuietly(Closer closer) {
+    try {
+      closer.close();
+    } catch (IOException e) {
+      // closing after the check's verdict; nothing left to report to
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  static void sleepQuietly(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
