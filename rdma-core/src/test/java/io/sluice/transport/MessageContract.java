@@ -71,6 +71,72 @@ public interface MessageContract extends TransportContractFixture {
   }
 
   @Test
+  default void onlyTheRemainingBytesTravel() throws Exception {
+    byte[] backing = "0123456789abcdef".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    MessageHandler sliced = (peer, request) -> {
+      String got = text(request);
+      ByteBuffer reply;
+      if (got.equals("direct")) {
+        reply = ByteBuffer.allocateDirect(16).put(backing).position(10).asReadOnlyBuffer();
+      } else {
+        reply = ByteBuffer.wrap(backing, 3, 5); // position 3, limit 8
+      }
+      return CompletableFuture.completedFuture(reply);
+    };
+    Transport server = harness().open(sliced);
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    try (Connection c = TransportHarness.connect(client, server)) {
+      ByteBuffer request = ByteBuffer.wrap("xxheapyy".getBytes(java.nio.charset.StandardCharsets.US_ASCII), 2, 4);
+      assertEquals("34567", text(await(c.request(request))));
+      assertEquals(2, request.position(), "request() must not move the caller's buffer");
+      assertEquals("abcdef", text(await(c.request(message("direct")))));
+    }
+  }
+
+  @Test
+  default void handlerReturningNullFailsOnlyThatRequest() throws Exception {
+    MessageHandler sometimesNull = (peer, request) ->
+        text(request).equals("null") ? null : CompletableFuture.completedFuture(message("ok"));
+    Transport server = harness().open(sometimesNull);
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    try (Connection c = TransportHarness.connect(client, server)) {
+      assertFailsWith(RemoteHandlerException.class, c.request(message("null")));
+      assertEquals("ok", text(await(c.request(message("fine")))));
+    }
+  }
+
+  @Test
+  default void readsAreServedWhileEveryHandlerThreadIsBusy() throws Exception {
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+    MessageHandler blocking = (peer, request) -> {
+      entered.countDown();
+      try {
+        // Deliberately holds the only handler thread.
+        release.await(DEADLINE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return CompletableFuture.completedFuture(message("released"));
+    };
+    Transport server = harness().open(blocking, options(TransportOption.HANDLER_THREADS, 1));
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    try (RegisteredRegion src = server.allocate(1 << 20);
+        RegisteredRegion dst = client.allocate(1 << 20);
+        Connection c = TransportHarness.connect(client, server)) {
+      TransportTestSupport.fillPattern(src, 3);
+      CompletableFuture<ByteBuffer> stuck = c.request(message("block"));
+      assertTrue(entered.await(DEADLINE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS));
+      await(c.read(src.descriptor(), 0, dst, 0, 1 << 20));
+      TransportTestSupport.assertPattern(3, 0, dst, 0, 1 << 20);
+      release.countDown();
+      assertEquals("released", text(await(stuck)));
+    } finally {
+      release.countDown();
+    }
+  }
+
+  @Test
   default void concurrentRequestsGetTheirOwnResponses() throws Exception {
     Transport server = harness().open(echoWithPeer());
     Transport client = harness().open(MessageHandler.REJECT_ALL);
