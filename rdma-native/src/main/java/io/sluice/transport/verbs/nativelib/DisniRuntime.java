@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>DiSNI reads direct buffer addresses through {@code sun.nio.ch.DirectBuffer}, so JVMs
- * that use it need {@value #REQUIRED_JVM_FLAG}.
+ * that use it need {@value #REQUIRED_JVM_FLAG}; without it the runtime is unavailable and
+ * its cause names the flag.
  *
  * <p>One runtime exists per JVM (a native library can belong to only one class loader).
  * Thread safe.
@@ -116,6 +117,11 @@ public final class DisniRuntime {
     Path library = LibraryFile.locate(parent);
     DisniClassLoader loader =
         new DisniClassLoader(parent, library, ISOLATED_PREFIXES, SHARED_PREFIXES);
+    if (!Object.class.getModule().isExported("sun.nio.ch", loader.getUnnamedModule())) {
+      throw new IllegalStateException(
+          "DiSNI reads direct buffer addresses through sun.nio.ch.DirectBuffer; start the JVM with "
+              + REQUIRED_JVM_FLAG);
+    }
     Class<?> abi = Class.forName(ABI_CLASS, true, loader);
     DisniRuntime runtime = new DisniRuntime(loader, abi);
     int version = (int) invoke(MethodHandles.publicLookup()
