@@ -50,13 +50,15 @@ final class MapOutputRegistry implements AutoCloseable {
         return existing.descriptor();
       }
       File data = resolver.getDataFile(shuffleId, mapId);
-      if (!data.isFile()) {
-        throw new NoSuchFileException(data.getPath(), null,
-            "no committed output of shuffle " + shuffleId + " map " + mapId + " on this executor");
-      }
-      long length = data.length();
+      long length = data.isFile() ? data.length() : 0;
       if (length == 0) {
-        // Nothing to read: every partition is empty, and reducers never ask for empty blocks.
+        // A map task without records commits only its index file (Spark writes no empty data
+        // file). Nothing to read: reducers never ask for empty blocks.
+        File index = resolver.getIndexFile(shuffleId, mapId, Option.empty());
+        if (!index.isFile()) {
+          throw new NoSuchFileException(index.getPath(), null,
+              "no committed output of shuffle " + shuffleId + " map " + mapId + " on this executor");
+        }
         return new RemoteDescriptor(transport.nodeId(), 0, 0, 0);
       }
       RegisteredRegion region = transport.registerFile(data.toPath(), 0, length);

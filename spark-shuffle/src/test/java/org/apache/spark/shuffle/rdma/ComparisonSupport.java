@@ -1,0 +1,79 @@
+package org.apache.spark.shuffle.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Stream;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Runs a list of jobs on local-cluster under Spark's default shuffle, then under
+ * RdmaShuffleManager with the same settings, and requires identical results. Subclasses say which
+ * settings and jobs; each job returns a value with a meaningful equals (lists keep Spark's
+ * order where the job defines one).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class ComparisonSupport {
+  /** A named job. */
+  record Job(String name, Function<JavaSparkContext, Object> run) {}
+
+  private final Map<String, Object> baseline = new LinkedHashMap<>();
+  JavaSparkContext sc;
+  final ShuffleMetricsListener metrics = new ShuffleMetricsListener();
+
+  abstract String name();
+
+  abstract SparkConf configure(SparkConf conf);
+
+  abstract List<Job> jobs();
+
+  @BeforeAll
+  void runBaselineThenStartRdma() {
+    try (JavaSparkContext sort = LocalCluster.start(configure(LocalCluster.conf(name() + "-sort", false)))) {
+      for (Job j : jobs()) {
+        baseline.put(j.name(), j.run().apply(sort));
+      }
+    }
+    sc = LocalCluster.start(configure(LocalCluster.conf(name() + "-rdma", true)));
+    sc.sc().addSparkListener(metrics);
+  }
+
+  @AfterAll
+  void stop() {
+    if (sc != null) {
+      sc.stop();
+    }
+  }
+
+  @TestFactory
+  Stream<DynamicTest> sameResultsAsSortShuffle() {
+    return jobs().stream().map(j -> DynamicTest.dynamicTest(j.name(), () -> {
+      Object got = j.run().apply(sc);
+      assertEquals(baseline.get(j.name()), got, j.name() + " under RdmaShuffleManager");
+    }));
+  }
+
+  /** Every executor's transport registered with the driver, so reads did not fall back. */
+  void assertTransportsActive() {
+    RdmaShuffleManager manager = (RdmaShuffleManager) SparkEnv.get().shuffleManager();
+    List<String> transports = manager.registeredTransports();
+    assertEquals(LocalCluster.EXECUTORS, transports.size(), "registered transports: " + transports);
+  }
+
+  void assertRemoteBytesMoved() throws java.util.concurrent.TimeoutException {
+    sc.sc().listenerBus().waitUntilEmpty(10_000);
+    assertTrue(metrics.remoteBytes.get() > 0, "no remote shuffle bytes were read");
+    assertTrue(metrics.records.get() > 0, "no shuffle records were counted");
+  }
+}

@@ -1,0 +1,37 @@
+package org.apache.spark.shuffle.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.junit.jupiter.api.Test;
+import scala.Tuple2;
+
+/**
+ * When the transport cannot start on the executors (here: a provider this machine does not
+ * have), RdmaShuffleManager behaves as Spark's sort shuffle and the job still succeeds.
+ */
+class FallbackTest {
+  @Test
+  void unavailableTransportFallsBackToSortShuffle() throws Exception {
+    SparkConf conf = LocalCluster.conf("fallback", true).set("spark.shuffle.rdma.transport.provider", "verbs");
+    try (JavaSparkContext sc = LocalCluster.start(conf)) {
+      ShuffleMetricsListener metrics = new ShuffleMetricsListener();
+      sc.sc().addSparkListener(metrics);
+      Map<Integer, Long> got = new TreeMap<>(sc.parallelize(RddShuffleTest.range(20_000), 4)
+          .mapToPair(i -> new Tuple2<>(i % 97, (long) i)).reduceByKey(Long::sum, 5).collectAsMap());
+      Map<Integer, Long> expected = new TreeMap<>();
+      RddShuffleTest.range(20_000).forEach(i -> expected.merge(i % 97, (long) i, Long::sum));
+      assertEquals(expected, got);
+      List<String> transports = ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).registeredTransports();
+      assertEquals(List.of(), transports, "no executor should have a transport");
+      sc.sc().listenerBus().waitUntilEmpty(10_000);
+      assertTrue(metrics.records.get() > 0, "Spark's reader counted no records");
+    }
+  }
+}
