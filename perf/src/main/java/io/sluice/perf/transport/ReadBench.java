@@ -11,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
  * Measures one-sided READs over one {@link Connection}: throughput with a fixed number of READs in
  * flight, and the latency of READs issued one at a time. READs cycle over the whole remote region
  * so the source is not all in cache, and land in consecutive blocks of one local registered
- * destination. Each cell checks the data of one READ against {@link RegionPattern}.
+ * destination. Each cell first checks all data of one READ against {@link RegionPattern}.
  *
  * <p>Not thread safe: one cell at a time, driven from the calling thread.
  */
@@ -68,7 +68,7 @@ final class ReadBench {
     }
   }
 
-  /** One READ from the middle of the region, checked byte-for-byte at a few probes. */
+  /** One READ from the middle of the region, checked long by long. */
   private void verify(int size) throws IOException {
     long offset = (remote.length() / 2 - size / 2) & ~7L;
     offset = Math.max(0, Math.min(offset, (remote.length() - size) & ~7L));

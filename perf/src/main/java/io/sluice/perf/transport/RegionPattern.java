@@ -30,20 +30,19 @@ final class RegionPattern {
   }
 
   /**
-   * Checks the first, a middle and the last long of {@code length} bytes that were read from
-   * {@code remoteOffset} into {@code local} at {@code localOffset}.
+   * Checks every long of {@code length} bytes that were read from {@code remoteOffset} into
+   * {@code local} at {@code localOffset}.
    *
    * @throws IOException naming the first wrong offset
    */
   static void check(ByteBuffer local, int localOffset, long remoteOffset, int length) throws IOException {
-    local = local.duplicate().order(ByteOrder.BIG_ENDIAN);
-    if (length < 8 || remoteOffset % 8 != 0) {
-      throw new IllegalArgumentException("check needs 8-aligned READs of at least 8 bytes");
+    if (length < 8 || length % 8 != 0 || remoteOffset % 8 != 0) {
+      throw new IllegalArgumentException("check needs 8-aligned READs of whole longs");
     }
-    int[] probes = {0, (length / 2) & ~7, (length - 8) & ~7};
-    for (int p : probes) {
+    ByteBuffer got = local.duplicate().order(ByteOrder.BIG_ENDIAN);
+    for (int p = 0; p < length; p += 8) {
       long expected = (remoteOffset + p) * GOLDEN;
-      long actual = local.getLong(localOffset + p);
+      long actual = got.getLong(localOffset + p);
       if (actual != expected) {
         throw new IOException(String.format(
             "READ returned wrong data at remote offset %d: expected %016x, got %016x",
