@@ -1,0 +1,76 @@
+package org.apache.spark.shuffle.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.RemoteDescriptor;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** Round trips and malformed input for the range protocol and the address book messages; no sockets. */
+class ProtocolTest {
+  private static final RemoteDescriptor REGION = new RemoteDescriptor(7, 0, 1000, 0x1234);
+
+  @Test
+  void rangeRequestRoundTrip() {
+    List<RangeProtocol.Query> queries =
+        List.of(new RangeProtocol.Query(5, 0, 3), new RangeProtocol.Query(Long.MAX_VALUE, 2099, 2100));
+    RangeProtocol.Request r = RangeProtocol.decodeRequest(RangeProtocol.encodeRequest(42, queries));
+    assertEquals(42, r.shuffleId());
+    assertEquals(queries, r.queries());
+  }
+
+  @Test
+  void rangeResponseRoundTrip() {
+    List<RangeProtocol.Query> queries = List.of(new RangeProtocol.Query(5, 1, 4), new RangeProtocol.Query(6, 0, 1));
+    List<RangeProtocol.Answer> answers = List.of(
+        new RangeProtocol.Answer(REGION, new long[] {10, 10, 300, 1000}),
+        new RangeProtocol.Answer(REGION, new long[] {0, 0}));
+    ByteBuffer encoded = RangeProtocol.encodeResponse(answers);
+    assertEquals(RangeProtocol.responseBytes(queries), encoded.remaining());
+    List<RangeProtocol.Answer> back = RangeProtocol.decodeResponse(encoded, queries);
+    assertEquals(REGION, back.get(0).region());
+    assertArrayEquals(new long[] {10, 10, 300, 1000}, back.get(0).offsets());
+    assertEquals(290, back.get(0).length(1));
+    assertEquals(0, back.get(1).length(0));
+  }
+
+  @Test
+  void malformedRangeMessagesAreRejected() {
+    assertThrows(IllegalArgumentException.class, () -> RangeProtocol.decodeRequest(ByteBuffer.allocate(3)));
+    ByteBuffer wrongVersion = ByteBuffer.allocate(12).putInt(9).putInt(1).putInt(0).flip();
+    assertThrows(IllegalArgumentException.class, () -> RangeProtocol.decodeRequest(wrongVersion));
+    ByteBuffer wrongCount = ByteBuffer.allocate(12).putInt(RangeProtocol.VERSION).putInt(1).putInt(5).flip();
+    assertThrows(IllegalArgumentException.class, () -> RangeProtocol.decodeRequest(wrongCount));
+    assertThrows(IllegalArgumentException.class, () -> new RangeProtocol.Query(1, 3, 3));
+
+    List<RangeProtocol.Query> one = List.of(new RangeProtocol.Query(5, 0, 2));
+    ByteBuffer decreasing = RangeProtocol.encodeResponse(
+        List.of(new RangeProtocol.Answer(REGION, new long[] {0, 50, 20})));
+    assertThrows(IllegalArgumentException.class, () -> RangeProtocol.decodeResponse(decreasing, one));
+    ByteBuffer pastEnd = RangeProtocol.encodeResponse(
+        List.of(new RangeProtocol.Answer(REGION, new long[] {0, 50, 2000})));
+    assertThrows(IllegalArgumentException.class, () -> RangeProtocol.decodeResponse(pastEnd, one));
+    ByteBuffer wrongShape = RangeProtocol.encodeResponse(
+        List.of(new RangeProtocol.Answer(REGION, new long[] {0, 50})));
+    assertThrows(IllegalArgumentException.class, () -> RangeProtocol.decodeResponse(wrongShape, one));
+  }
+
+  @Test
+  void addressBookProtocol() {
+    AddressBookEndpoint book = new AddressBookEndpoint(null);
+    AddressBookMessage.Entry e = new AddressBookMessage.Entry("3", new NodeAddress("10.0.0.5", 4242), "tcp");
+    assertEquals(AddressBookMessage.OK, book.answer(AddressBookMessage.register(e)));
+    assertEquals(Optional.of(e), AddressBookMessage.decodeLookupReply(book.answer(AddressBookMessage.lookup("3"))));
+    assertEquals(Optional.empty(), AddressBookMessage.decodeLookupReply(book.answer(AddressBookMessage.lookup("4"))));
+    assertEquals(List.of(e), AddressBookMessage.decodeList(book.answer(AddressBookMessage.list())));
+    assertThrows(IllegalArgumentException.class, () -> book.answer("forget 3"));
+    assertThrows(IllegalArgumentException.class,
+        () -> AddressBookMessage.register(new AddressBookMessage.Entry("a b", new NodeAddress("h", 1), "tcp")));
+    assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.decodeLookupReply("maybe"));
+  }
+}
