@@ -1,16 +1,20 @@
 package io.sluice.transport.tcp;
 
 import io.sluice.transport.PeerClosedException;
+import io.sluice.transport.ProtocolException;
 import io.sluice.transport.ReadOutOfBoundsException;
 import io.sluice.transport.ReadRequest;
 import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.TransportException;
+import io.sluice.transport.TransportTimeoutException;
+import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.region.Region;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
@@ -19,21 +23,22 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * READs from a same-host peer through shared memory: the peer's backing file of a key is mapped
  * once (asked for over the connection with SHM_OPEN), then each READ is a bounds check, a check
  * of the peer's revocation slot, a copy, and the slot check again. The peer's threads do nothing
- * per READ. Mappings are dropped, not unmapped, so a copy in progress can never touch unmapped
- * memory; the GC unmaps them. Thread safe.
+ * per READ. Mappings of revoked regions are released by {@link #sweep()} (run by the transport's
+ * timer) and all of them when the connection closes ({@link #close()}). Thread safe.
  */
 final class ShmPeer {
-  private record Mapping(ByteBuffer bytes, long length, int slot, long key) {}
-
   private final TcpConnection connection;
   private final MappedByteBuffer slots;
-  private final Map<Long, CompletableFuture<Mapping>> mappings = new ConcurrentHashMap<>();
+  private final Map<Long, CompletableFuture<ShmMapping>> mappings = new ConcurrentHashMap<>();
+  private volatile boolean closed;
 
   private ShmPeer(TcpConnection connection, MappedByteBuffer slots) {
     this.connection = connection;
@@ -50,14 +55,14 @@ final class ShmPeer {
       ByteBuffer reply = connection.control(FrameType.SHM_HELLO, ByteBuffer.allocate(0))
           .get(timeoutNanos, TimeUnit.NANOSECONDS);
       info = Frames.ShmInfo.decode(reply);
-    } catch (java.util.concurrent.ExecutionException e) {
-      if (e.getCause() instanceof io.sluice.transport.TransportUnavailableException) {
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof TransportUnavailableException) {
         return Optional.empty();
       }
       throw e.getCause() instanceof TransportException te ? te
           : new TransportException("shm set-up failed: " + e.getCause(), e.getCause());
-    } catch (java.util.concurrent.TimeoutException e) {
-      throw new io.sluice.transport.TransportTimeoutException("peer did not answer SHM_HELLO in time");
+    } catch (TimeoutException e) {
+      throw new TransportTimeoutException("peer did not answer SHM_HELLO in time");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new PeerClosedException("interrupted during shm set-up");
@@ -69,6 +74,9 @@ final class ShmPeer {
         return Optional.empty();
       }
       try (FileChannel ch = FileChannel.open(dir.resolve(ShmArena.SLOTS_FILE), StandardOpenOption.READ)) {
+        if (ch.size() != (long) ShmArena.SLOTS * 8) {
+          return Optional.empty();
+        }
         return Optional.of(new ShmPeer(connection, ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size())));
       }
     } catch (IOException | SecurityException e) {
@@ -78,75 +86,159 @@ final class ShmPeer {
 
   CompletableFuture<Void> read(ReadRequest r) {
     long key = r.remote().key();
-    CompletableFuture<Mapping> m = mappings.computeIfAbsent(key, this::open);
+    CompletableFuture<ShmMapping> m = mappings.get(key);
+    if (m == null) {
+      CompletableFuture<ShmMapping> mine = new CompletableFuture<>();
+      m = mappings.putIfAbsent(key, mine);
+      if (m == null) {
+        m = mine;
+        open(key, mine);
+      }
+    }
     if (m.isDone() && !m.isCompletedExceptionally()) {
       return copy(m.join(), r);
     }
     return m.thenCompose(mapping -> copy(mapping, r));
   }
 
-  private CompletableFuture<Mapping> open(long key) {
-    CompletableFuture<Mapping> f = connection.control(FrameType.SHM_OPEN, new Frames.ShmOpen(key).encode())
-        .thenApply(reply -> {
-          try {
-            Frames.ShmRegion region = Frames.ShmRegion.decode(reply);
-            if (region.slot() >= ShmArena.SLOTS || region.length() > Integer.MAX_VALUE) {
-              throw new io.sluice.transport.ProtocolException("SHM_REGION out of range");
-            }
-            try (FileChannel ch = FileChannel.open(Path.of(region.path()), StandardOpenOption.READ)) {
-              ByteBuffer bytes = ch.map(FileChannel.MapMode.READ_ONLY, region.fileOffset(), region.length());
-              return new Mapping(bytes, region.length(), region.slot(), key);
-            }
-          } catch (IOException e) {
-            throw new CompletionException(e instanceof TransportException ? e
-                : new TransportException("cannot map the peer's region: " + e.getMessage(), e));
-          }
-        });
-    f.whenComplete((x, e) -> {
-      if (e != null) {
-        mappings.remove(key, f);
+  /** Asks the peer for the key's backing file and maps it; the map entry goes if that fails. */
+  private void open(long key, CompletableFuture<ShmMapping> result) {
+    connection.control(FrameType.SHM_OPEN, new Frames.ShmOpen(key).encode()).whenComplete((reply, error) -> {
+      try {
+        if (error != null) {
+          throw error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        }
+        ShmMapping mapping = map(Frames.ShmRegion.decode(reply), key);
+        if (closed) {
+          mapping.drop();
+        }
+        result.complete(mapping);
+      } catch (Throwable t) {
+        mappings.remove(key, result);
+        result.completeExceptionally(t);
       }
     });
-    return f;
   }
 
-  private CompletableFuture<Void> copy(Mapping m, ReadRequest r) {
+  private ShmMapping map(Frames.ShmRegion region, long key) throws TransportException {
+    if (region.slot() >= ShmArena.SLOTS || region.length() > Integer.MAX_VALUE) {
+      throw new ProtocolException("SHM_REGION out of range");
+    }
+    FileChannel ch = null;
+    try {
+      ch = FileChannel.open(Path.of(region.path()), StandardOpenOption.READ);
+      ByteBuffer bytes = ch.map(FileChannel.MapMode.READ_ONLY, region.fileOffset(), region.length());
+      return new ShmMapping(bytes, ch, region.fileOffset(), region.length(), region.slot(), key);
+    } catch (IOException e) {
+      closeQuietly(ch);
+      if (!connection.isOpen()) {
+        throw new PeerClosedException("connection to " + connection.peer() + " closed while mapping a region");
+      }
+      if (e instanceof NoSuchFileException) {
+        throw new RegionRevokedException("the peer's backing file is gone: " + region.path());
+      }
+      throw new TransportException("cannot map the peer's region: " + e.getMessage(), e);
+    }
+  }
+
+  private static void closeQuietly(FileChannel ch) {
+    if (ch != null) {
+      try {
+        ch.close();
+      } catch (IOException ignored) {
+        // read-only descriptor
+      }
+    }
+  }
+
+  private CompletableFuture<Void> copy(ShmMapping m, ReadRequest r) {
     try {
       if (!connection.isOpen()) {
         throw new PeerClosedException("connection to " + connection.peer() + " is closed");
       }
-      checkLive(m);
-      long end = r.remoteOffset() + r.length();
-      if (end < 0 || end > m.length()) {
-        throw new ReadOutOfBoundsException("READ [" + r.remoteOffset() + ", +" + r.length()
-            + ") outside region of " + m.length() + " bytes");
-      }
-      if (!(r.local() instanceof Region local) || !local.tryRetain()) {
-        throw new IllegalArgumentException("destination is not a live region of this transport");
+      if (!m.tryAcquire()) {
+        throw new RegionRevokedException("region was revoked by its owner");
       }
       try {
-        ByteBuffer dst = local.buffer();
-        dst.limit((int) (r.localOffset() + r.length())).position((int) r.localOffset());
-        ByteBuffer src = m.bytes().duplicate();
-        src.limit((int) end).position((int) r.remoteOffset());
-        dst.put(src);
-      } catch (InternalError e) {
-        throw new RegionRevokedException("peer's backing file shrank under the mapping: " + e.getMessage());
+        copyAcquired(m, r);
       } finally {
-        local.release();
+        m.release();
       }
-      checkLive(m);
       return CompletableFuture.completedFuture(null);
     } catch (TransportException | RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
   }
 
-  private void checkLive(Mapping m) throws RegionRevokedException {
-    long current = (long) ShmArena.LONGS.getVolatile(slots, m.slot() * 8);
-    if (current != m.key()) {
-      mappings.remove(m.key());
+  private void copyAcquired(ShmMapping m, ReadRequest r) throws TransportException {
+    checkLive(m);
+    long end = r.remoteOffset() + r.length();
+    if (end < 0 || end > m.length()) {
+      throw new ReadOutOfBoundsException("READ [" + r.remoteOffset() + ", +" + r.length()
+          + ") outside region of " + m.length() + " bytes");
+    }
+    try {
+      if (!m.fileCovers(end)) {
+        drop(m);
+        throw new RegionRevokedException("the peer's backing file shrank below the registered region");
+      }
+    } catch (IOException e) {
+      throw new TransportException("cannot check the peer's backing file: " + e.getMessage(), e);
+    }
+    if (!(r.local() instanceof Region local) || !local.tryRetain()) {
+      throw new IllegalArgumentException("destination is not a live region of this transport");
+    }
+    try {
+      ByteBuffer dst = local.buffer();
+      dst.limit((int) (r.localOffset() + r.length())).position((int) r.localOffset());
+      ByteBuffer src = m.bytes();
+      src.limit((int) end).position((int) r.remoteOffset());
+      dst.put(src);
+    } finally {
+      local.release();
+    }
+    checkLive(m);
+  }
+
+  private void checkLive(ShmMapping m) throws RegionRevokedException {
+    if (!isLive(m)) {
+      drop(m);
       throw new RegionRevokedException("region was revoked by its owner");
     }
+  }
+
+  private boolean isLive(ShmMapping m) {
+    return (long) ShmArena.LONGS.getVolatile(slots, m.slot() * 8) == m.key();
+  }
+
+  private void drop(ShmMapping m) {
+    CompletableFuture<ShmMapping> f = mappings.get(m.key());
+    if (f != null && f.getNow(null) == m) {
+      mappings.remove(m.key(), f);
+    }
+    m.drop();
+  }
+
+  /** Releases the mappings of regions the peer has revoked since they were mapped. */
+  void sweep() {
+    for (CompletableFuture<ShmMapping> f : mappings.values()) {
+      ShmMapping m = f.getNow(null);
+      if (m != null && !isLive(m)) {
+        drop(m);
+      }
+    }
+  }
+
+  /** Releases every mapping; later READs fail because the connection is closed. */
+  void close() {
+    closed = true;
+    for (CompletableFuture<ShmMapping> f : mappings.values()) {
+      ShmMapping m = f.getNow(null);
+      if (m != null) {
+        m.drop();
+      }
+    }
+    mappings.clear();
+    // The slot table stays mapped until collected: a copy racing this close may still read it.
   }
 }

@@ -340,6 +340,10 @@ final class TcpConnection implements Connection {
     if (channel.checkStalled(now)) {
       return; // the reader thread sees the socket close and fails everything
     }
+    ShmPeer memory = shm;
+    if (memory != null) {
+      memory.sweep();
+    }
     for (Map.Entry<Long, Pending> e : pending.entrySet()) {
       Pending p = e.getValue();
       if (now - p.deadline() > 0 && pending.remove(e.getKey(), p)) {
@@ -398,6 +402,10 @@ final class TcpConnection implements Connection {
     }
     synchronized (waitingForCredit) {
       waitingForCredit.clear();
+    }
+    ShmPeer memory = shm;
+    if (memory != null) {
+      memory.close();
     }
     transport.connectionClosed(this);
   }

@@ -266,7 +266,11 @@ final class TcpTransport implements Transport {
     long timeoutMs = TimeUnit.NANOSECONDS.toMillis(settings.connectTimeoutNanos());
     SocketChannel socket = SocketChannel.open();
     FrameChannel channel = new FrameChannel(socket, settings.ioTimeoutNanos());
-    ScheduledFuture<?> deadline = timer.schedule(channel::close, settings.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
+    java.util.concurrent.atomic.AtomicBoolean timedOut = new java.util.concurrent.atomic.AtomicBoolean();
+    ScheduledFuture<?> deadline = timer.schedule(() -> {
+      timedOut.set(true);
+      channel.close();
+    }, settings.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
     try {
       try {
         socket.socket().connect(new InetSocketAddress(peer.host(), peer.port()), (int) Math.max(1, timeoutMs));
@@ -274,15 +278,7 @@ final class TcpTransport implements Transport {
         throw new TransportTimeoutException("connecting to " + peer + " took longer than " + timeoutMs + " ms", e);
       }
       socket.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
-      long peerNode;
-      try {
-        peerNode = TcpConnection.authenticate(channel, handshake, nodeId);
-      } catch (PeerClosedException e) {
-        if (deadline.isDone()) {
-          throw new TransportTimeoutException("authentication with " + peer + " took longer than " + timeoutMs + " ms", e);
-        }
-        throw e;
-      }
+      long peerNode = TcpConnection.authenticate(channel, handshake, nodeId);
       TcpConnection conn = new TcpConnection(this, channel, peer, peerNode);
       connections.add(conn);
       conn.start();
@@ -303,6 +299,10 @@ final class TcpTransport implements Transport {
     } catch (IOException | RuntimeException e) {
       deadline.cancel(false);
       channel.close();
+      if (timedOut.get() && !(e instanceof TransportTimeoutException)) {
+        throw new TransportTimeoutException(
+            "connecting to " + peer + " and authenticating took longer than " + timeoutMs + " ms", e);
+      }
       throw e;
     }
   }
