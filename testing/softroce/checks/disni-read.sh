@@ -34,4 +34,9 @@ if java_cmd failures 10.77.0.1 19193 4096 180; then
 else
   check disni-failure-cases FAIL; status=1
 fi
+if java_cmd readpath 10.77.0.1 19196 4096 180; then
+  check verbs-read-path PASS
+else
+  check verbs-read-path FAIL; status=1
+fi
 exit $status

@@ -1,0 +1,158 @@
+package io.sluice.transport.verbs.rc;
+
+import com.ibm.disni.verbs.IbvQP;
+import com.ibm.disni.verbs.IbvQPInitAttr;
+import com.ibm.disni.verbs.RdmaCmEvent;
+import com.ibm.disni.verbs.RdmaCmId;
+import com.ibm.disni.verbs.RdmaConnParam;
+import io.sluice.transport.TransportException;
+import io.sluice.transport.TransportTimeoutException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A connection whose local address is resolved but which is not connected yet. Its
+ * {@link #source()} is the address the peer will see in the connect request: tell the peer
+ * over an authenticated channel, have it {@link RdmaNode#admit admit} that source, then
+ * {@link #connect()}. Abandon it with {@link #close()}.
+ *
+ * <p>Thread safety: the event methods run on the node's CM thread; the public methods may
+ * be called from any thread. All state is guarded by this.
+ */
+public final class PreparedConnection implements AutoCloseable {
+
+  private static final int RETRY_COUNT = 7;
+  private static final int RNR_RETRY_COUNT = 7;
+
+  private enum State { RESOLVING_ADDRESS, PREPARED, RESOLVING_ROUTE, CONNECTING, DONE }
+
+  private final RdmaNode node;
+  private final RdmaCmId id;
+  private final InetSocketAddress peer;
+  private final long deadline;
+  private final CompletableFuture<PreparedConnection> prepared = new CompletableFuture<>();
+  private final CompletableFuture<RdmaQueuePair> connected = new CompletableFuture<>();
+  private State state = State.RESOLVING_ADDRESS;
+  private InetSocketAddress source;
+  private IbvQP qp;
+
+  PreparedConnection(RdmaNode node, RdmaCmId id, InetSocketAddress peer, long deadline) {
+    this.node = node;
+    this.id = id;
+    this.peer = peer;
+    this.deadline = deadline;
+  }
+
+  CompletableFuture<PreparedConnection> prepared() {
+    return prepared;
+  }
+
+  /** The local address and port of this connection, as the peer's listener will see it. */
+  public synchronized InetSocketAddress source() {
+    return source;
+  }
+
+  public InetSocketAddress peer() {
+    return peer;
+  }
+
+  /**
+   * Connects to the peer; completes with the queue pair, or exceptionally with a
+   * {@link TransportException} if the peer refuses (not admitted, nobody listening), is
+   * unreachable, or the connect deadline passes.
+   */
+  public synchronized CompletableFuture<RdmaQueuePair> connect() {
+    if (state != State.PREPARED) {
+      connected.completeExceptionally(new IllegalStateException("connect() in state " + state));
+      return connected;
+    }
+    state = State.RESOLVING_ROUTE;
+    try {
+      id.resolveRoute(node.timeoutMillis(deadline));
+    } catch (IOException e) {
+      failLocked(new TransportException("resolving the route to " + peer + " failed", e));
+    }
+    return connected;
+  }
+
+  /** Called on the CM thread for every event of this id. */
+  synchronized void onEvent(RdmaCmEvent event) {
+    int type = event.getEvent();
+    try {
+      if (state == State.RESOLVING_ADDRESS && type == Events.ADDR_RESOLVED) {
+        source = (InetSocketAddress) id.getSource();
+        state = State.PREPARED;
+        prepared.complete(this);
+      } else if (state == State.RESOLVING_ROUTE && type == Events.ROUTE_RESOLVED) {
+        createQueuePair();
+        RdmaConnParam param = new RdmaConnParam();
+        param.setRetry_count((byte) RETRY_COUNT);
+        param.setRnr_retry_count((byte) RNR_RETRY_COUNT);
+        state = State.CONNECTING;
+        id.connect(param);
+      } else if (state == State.CONNECTING && type == Events.ESTABLISHED) {
+        state = State.DONE;
+        RdmaQueuePair queuePair = node.established(id, qp, peer.toString());
+        connected.complete(queuePair);
+      } else if (state != State.DONE) {
+        failLocked(new TransportException("connecting to " + peer + " failed: " + Events.name(type)));
+      }
+    } catch (IOException e) {
+      failLocked(new TransportException("connecting to " + peer + " failed", e));
+    }
+  }
+
+  private void createQueuePair() throws IOException {
+    if (node.contextFd() != id.getVerbs().getCmd_fd()) {
+      throw new IOException(peer + " is reachable only through another RDMA device than the node's");
+    }
+    IbvQPInitAttr attr = new IbvQPInitAttr();
+    attr.setQp_type(IbvQP.IBV_QPT_RC);
+    attr.setSend_cq(node.cq());
+    attr.setRecv_cq(node.cq());
+    attr.cap().setMax_send_wr(node.maxInFlight());
+    attr.cap().setMax_recv_wr(1);
+    attr.cap().setMax_send_sge(1);
+    attr.cap().setMax_recv_sge(1);
+    qp = id.createQP(node.pd(), attr);
+  }
+
+  /** Called by the node's timer at the connect deadline. */
+  synchronized void deadlinePassed() {
+    if (state != State.DONE && state != State.PREPARED) {
+      failLocked(new TransportTimeoutException("connecting to " + peer + " did not finish within the connect timeout"));
+    }
+  }
+
+  /** Abandons the connection unless it completed. */
+  @Override
+  public synchronized void close() {
+    if (state != State.DONE) {
+      failLocked(new TransportException("connection to " + peer + " abandoned"));
+    }
+  }
+
+  private void failLocked(Exception cause) {
+    state = State.DONE;
+    prepared.completeExceptionally(cause);
+    connected.completeExceptionally(cause);
+    node.abandon(id, qp != null);
+  }
+
+  /** RDMA CM event numbers (RdmaCmEvent.EventType ordinals). */
+  static final class Events {
+    static final int ADDR_RESOLVED = RdmaCmEvent.EventType.RDMA_CM_EVENT_ADDR_RESOLVED.ordinal();
+    static final int ROUTE_RESOLVED = RdmaCmEvent.EventType.RDMA_CM_EVENT_ROUTE_RESOLVED.ordinal();
+    static final int CONNECT_REQUEST = RdmaCmEvent.EventType.RDMA_CM_EVENT_CONNECT_REQUEST.ordinal();
+    static final int ESTABLISHED = RdmaCmEvent.EventType.RDMA_CM_EVENT_ESTABLISHED.ordinal();
+    static final int DISCONNECTED = RdmaCmEvent.EventType.RDMA_CM_EVENT_DISCONNECTED.ordinal();
+
+    private Events() {}
+
+    static String name(int event) {
+      RdmaCmEvent.EventType[] all = RdmaCmEvent.EventType.values();
+      return event >= 0 && event < all.length ? all[event].name() : "event " + event;
+    }
+  }
+}
