@@ -94,6 +94,17 @@ class DisniRuntimeTest {
   }
 
   @Test
+  void dataPathWithoutDeviceFailsWithTheLibrdmacmError() {
+    assumeTrue(runtime.deviceCount() <= 0, "an RDMA device is present");
+    DisniTask check = runtime.newInstance("io.sluice.transport.verbs.diag.ReadCheck", DisniTask.class);
+    java.io.ByteArrayOutputStream text = new java.io.ByteArrayOutputStream();
+    int status = check.run(java.util.List.of("readpath", "127.0.0.1", "19196", "4096", "10"),
+        new java.io.PrintStream(text, true));
+    assertEquals(1, status);
+    assertTrue(text.toString().contains("rdma_create_event_channel failed"), text.toString());
+  }
+
+  @Test
   void checkArgumentsAreValidatedBeforeAnyRdmaWork() {
     DisniTask check = runtime.newInstance("io.sluice.transport.verbs.diag.ReadCheck", DisniTask.class);
     java.io.ByteArrayOutputStream text = new java.io.ByteArrayOutputStream();
