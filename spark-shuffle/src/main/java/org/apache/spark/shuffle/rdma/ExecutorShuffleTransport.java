@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +33,7 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   private final AddressBookClient addressBook;
   private final long waitDeadlineMs;
   private final Map<NodeAddress, CompletableFuture<Connection>> connections = new ConcurrentHashMap<>();
+  private final Map<String, LongAdder> bytesReadByPath = new ConcurrentHashMap<>();
 
   private ExecutorShuffleTransport(String executorId, Transport transport, MapOutputRegistry registry,
       AddressBookClient addressBook, long waitDeadlineMs) {
@@ -108,6 +110,19 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     if (connections.remove(peer, failed)) {
       failed.thenAccept(Connection::close);
     }
+  }
+
+  /** Counts bytes this executor's reducers READ over a data path ("tcp", "shm" or "verbs"). */
+  void recordRead(String dataPath, long bytes) {
+    bytesReadByPath.computeIfAbsent(dataPath, p -> new LongAdder()).add(bytes);
+  }
+
+  /** What this executor's transport did so far, for reports. */
+  TransportReport report() {
+    Map<String, Long> read = new java.util.TreeMap<>();
+    bytesReadByPath.forEach((path, n) -> read.put(path, n.sum()));
+    return new TransportReport(executorId, transport.provider(), transport.localAddress().toString(), read,
+        registry.registeredCount());
   }
 
   @Override

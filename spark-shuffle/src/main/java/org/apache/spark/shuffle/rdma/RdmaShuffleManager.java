@@ -160,6 +160,18 @@ public final class RdmaShuffleManager implements ShuffleManager {
         .orElse(List.of());
   }
 
+  /**
+   * The report of the transport of the executor this runs on, or empty if it has none (it fell
+   * back to Spark's shuffle, or another shuffle manager is configured). Call it inside a task.
+   */
+  public static Optional<TransportReport> localTransportReport() {
+    SparkEnv env = SparkEnv.get();
+    if (env == null || !(env.shuffleManager() instanceof RdmaShuffleManager m)) {
+      return Optional.empty();
+    }
+    return m.transport().map(ExecutorShuffleTransport::report);
+  }
+
   @Override
   public void stop() {
     Optional<ExecutorShuffleTransport> t;

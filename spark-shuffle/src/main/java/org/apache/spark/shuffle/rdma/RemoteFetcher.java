@@ -161,6 +161,7 @@ final class RemoteFetcher implements AutoCloseable {
         throw failed(f.unit().source(), f.unit().map(), firstReduce(f.unit()), "READ failed", t);
       }
       Unit u = f.unit();
+      transport.recordRead(u.source().connection.join().dataPath(), u.length());
       metrics.incRemoteBytesRead(u.length());
       metrics.incRemoteBlocksFetched(u.slices().size());
       return java.util.Optional.of(new Fetched(f.destination(), u.slices(), () -> {

@@ -1,15 +1,17 @@
 package org.apache.spark.shuffle.rdma;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import scala.Tuple2;
 
@@ -43,6 +45,29 @@ class RddShuffleTest extends ComparisonSupport {
     reduceByKey(sc);
     assertTransportsActive();
     assertRemoteBytesMoved();
+  }
+
+  @Test
+  void unregisteringShufflesReleasesEveryRegistration() {
+    reduceByKey(sc);
+    assertTrue(executorRegistrations(sc).stream().anyMatch(r -> r[0] > 0), "no map output was registered");
+    int lastShuffle = sc.sc().newShuffleId();
+    for (int id = 0; id <= lastShuffle; id++) {
+      sc.sc().cleaner().get().doCleanupShuffle(id, true);
+    }
+    for (long[] r : executorRegistrations(sc)) {
+      assertEquals(0, r[0], "registered map outputs left on an executor");
+      assertEquals(0, r[1], "live transport regions left on an executor");
+    }
+  }
+
+  /** Per task: {registered map outputs, live transport regions} of the executor that ran it. */
+  private static List<long[]> executorRegistrations(JavaSparkContext sc) {
+    return sc.parallelize(range(8), 8).map(i -> {
+      ExecutorShuffleTransport t = ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).transport()
+          .orElseThrow(() -> new IllegalStateException("no transport on executor " + SparkEnv.get().executorId()));
+      return new long[] {t.registry().registeredCount(), t.transport().liveRegionCount()};
+    }).collect();
   }
 
   static List<Integer> range(int n) {
