@@ -1,0 +1,169 @@
+package org.apache.spark.shuffle.rdma.bench;
+
+import io.sluice.perf.Measurement;
+import io.sluice.perf.ResultsJson;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
+import org.apache.spark.shuffle.rdma.ShuffleReadTotals;
+
+/**
+ * Spark shuffle benchmark: a groupByKey and a sortByKey over generated rows on
+ * local-cluster[2,1,1024], under Spark's sort shuffle and under RdmaShuffleManager, alternating
+ * (the order flips every round), several rounds each. Reports the median wall time and fetch
+ * wait per job and manager, and the ratio, to perf/results/spark-shuffle.json. Run it through
+ * perf/bin/spark-shuffle-bench.
+ */
+public final class SparkShuffleBench {
+  private static final String SORT = "sort";
+  private static final String RDMA = "rdma";
+
+  private SparkShuffleBench() {}
+
+  private record Options(long sizeMb, int rounds, Path out, String master, String jar) {
+    static Options parse(String[] args) {
+      long sizeMb = 128;
+      int rounds = 3;
+      Path out = Path.of("perf/results/spark-shuffle.json");
+      String master = "local-cluster[2,1,1024]";
+      String jar = System.getProperty("sluice.spark.jar", "");
+      for (int i = 0; i < args.length; i++) {
+        String a = args[i];
+        if (a.equals("--help")) {
+          System.out.println("options: --size-mb N (rows per job, default 128) --rounds N (default 3)"
+              + " --out FILE --master URL --jar SHUFFLE_JAR");
+          System.exit(0);
+        }
+        if (i + 1 >= args.length) {
+          throw new IllegalArgumentException("option " + a + " needs a value");
+        }
+        String v = args[++i];
+        switch (a) {
+          case "--size-mb" -> sizeMb = Long.parseLong(v);
+          case "--rounds" -> rounds = Integer.parseInt(v);
+          case "--out" -> out = Path.of(v);
+          case "--master" -> master = v;
+          case "--jar" -> jar = v;
+          default -> throw new IllegalArgumentException("unknown option " + a + "; try --help");
+        }
+      }
+      if (sizeMb <= 0 || rounds <= 0) {
+        throw new IllegalArgumentException("--size-mb and --rounds must be positive");
+      }
+      if (jar.isEmpty()) {
+        throw new IllegalArgumentException("the shuffle jar is needed (--jar or -Dsluice.spark.jar)");
+      }
+      return new Options(sizeMb, rounds, out, master, jar);
+    }
+  }
+
+  /** One job's figures in one round. */
+  private record Sample(double wallSeconds, long fetchWaitMs, long remoteBytes) {}
+
+  public static void main(String[] args) throws IOException, TimeoutException {
+    Options o = Options.parse(args);
+    long rows = o.sizeMb() * 1024 * 1024 / BenchJobs.ROW_BYTES;
+    Map<String, List<Sample>> samples = new TreeMap<>();
+    for (int round = 0; round < o.rounds(); round++) {
+      List<String> order = round % 2 == 0 ? List.of(SORT, RDMA) : List.of(RDMA, SORT);
+      for (String manager : order) {
+        runRound(o, manager, rows, samples);
+      }
+    }
+    List<Measurement> results = new ArrayList<>();
+    for (String job : List.of("groupby", "sort")) {
+      List<Sample> rdma = samples.get(RDMA + "." + job);
+      List<Sample> sort = samples.get(SORT + "." + job);
+      double rdmaWall = median(rdma.stream().mapToDouble(Sample::wallSeconds).toArray());
+      double sortWall = median(sort.stream().mapToDouble(Sample::wallSeconds).toArray());
+      double rdmaWait = median(rdma.stream().mapToDouble(Sample::fetchWaitMs).toArray());
+      double sortWait = median(sort.stream().mapToDouble(Sample::fetchWaitMs).toArray());
+      double rdmaMb = median(rdma.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
+      double sortMb = median(sort.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
+      String prefix = "spark_shuffle." + job + "." + o.sizeMb() + "MB";
+      String base = "sort_shuffle." + job + "." + o.sizeMb() + "MB";
+      results.add(new Measurement(prefix + ".wall", "s", rdmaWall, base + ".wall", sortWall));
+      results.add(new Measurement(prefix + ".wall_ratio", "x", rdmaWall / sortWall, base + ".wall_ratio", 1.0));
+      results.add(new Measurement(prefix + ".fetch_wait", "ms", rdmaWait, base + ".fetch_wait", sortWait));
+      results.add(new Measurement(prefix + ".remote_read", "MB", rdmaMb, base + ".remote_read", sortMb));
+    }
+    System.out.println();
+    System.out.printf("%-44s %6s %12s %12s%n", "measurement (RdmaShuffleManager vs sort)", "unit", "value",
+        "baseline");
+    for (Measurement m : results) {
+      System.out.printf("%-44s %6s %12.3f %12.3f%n", m.name(), m.unit(), m.value(), m.baselineValue());
+    }
+    ResultsJson.write(o.out(), results);
+    System.out.println("wrote " + o.out().toAbsolutePath());
+  }
+
+  private static void runRound(Options o, String manager, long rows, Map<String, List<Sample>> samples)
+      throws TimeoutException {
+    SparkConf conf = new SparkConf()
+        .setMaster(o.master())
+        .setAppName("sluice-shuffle-bench-" + manager)
+        .set("spark.jars", o.jar())
+        .set("spark.executor.memory", "768m")
+        .set("spark.ui.enabled", "false")
+        .set("spark.serializer", "org.apache.spark.serializer.KryoSerializer");
+    if (manager.equals(RDMA)) {
+      conf.set("spark.shuffle.manager", RdmaShuffleManager.class.getName());
+    }
+    int slices = 8;
+    int reducers = 16;
+    try (JavaSparkContext sc = new JavaSparkContext(conf)) {
+      awaitExecutors(sc, 2, 120);
+      ShuffleReadTotals totals = new ShuffleReadTotals();
+      sc.sc().addSparkListener(totals);
+      for (String job : List.of("groupby", "sort")) {
+        ShuffleReadTotals.Totals before = totals.snapshot();
+        long started = System.nanoTime();
+        long check = job.equals("groupby")
+            ? BenchJobs.groupBy(sc, rows, slices, reducers)
+            : BenchJobs.sort(sc, rows, slices, reducers);
+        double seconds = (System.nanoTime() - started) / 1e9;
+        long expected = job.equals("groupby") ? rows * (BenchJobs.ROW_BYTES - 8) : rows;
+        if (check != expected) {
+          throw new IllegalStateException(job + " under " + manager + " returned " + check + ", expected " + expected);
+        }
+        sc.sc().listenerBus().waitUntilEmpty(30_000);
+        ShuffleReadTotals.Totals t = totals.snapshot().minus(before);
+        samples.computeIfAbsent(manager + "." + job, k -> new ArrayList<>())
+            .add(new Sample(seconds, t.fetchWaitMs(), t.remoteBytes()));
+        System.out.printf("%-5s %-8s %7.2f s  fetch wait %6d ms  remote %8.1f MB%n", manager, job, seconds,
+            t.fetchWaitMs(), t.remoteBytes() / 1048576.0);
+      }
+    }
+  }
+
+  private static void awaitExecutors(JavaSparkContext sc, int count, int seconds) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    while (sc.sc().getExecutorIds().size() < count) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(count + " executors did not start within " + seconds + " s");
+      }
+      try {
+        Thread.sleep(200);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for executors", e);
+      }
+    }
+  }
+
+  private static double median(double[] values) {
+    double[] v = values.clone();
+    Arrays.sort(v);
+    int n = v.length;
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+}
