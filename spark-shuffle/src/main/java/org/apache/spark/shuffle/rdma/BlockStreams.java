@@ -88,8 +88,8 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
 
   @Override
   public void close() {
+    remote.close(); // first, so releasing the current range issues no further READs
     current.ifPresent(RemoteFetcher.Fetched::close);
     current = Optional.empty();
-    remote.close();
   }
 }

@@ -94,6 +94,7 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
         settings.readChunkBytes(), settings.maxRangeBytes(), settings.maxRequestBytes());
     BlockStreams streams = new BlockStreams(shuffleId, plan, resolver, remote, metrics);
     context.addTaskCompletionListener((TaskCompletionListener) ctx -> streams.close());
+    remote.start();
     return combineAndSort(records(streams, env.serializerManager()));
   }
 

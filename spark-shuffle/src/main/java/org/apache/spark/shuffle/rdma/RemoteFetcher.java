@@ -24,8 +24,8 @@ import org.apache.spark.storage.ShuffleBlockId;
  * least one range). Ranges are handed out as {@link Fetched} units whose memory the consumer
  * releases.
  *
- * <p>Not thread safe: one reduce task drives it. Owns every destination region until it hands
- * the unit out; {@link #close} releases whatever is left, waiting for nothing (a region still
+ * <p>Sends the range requests when constructed and issues READs from {@link #start}. Not thread
+ * safe: one reduce task drives it. Owns every destination region until it hands the unit out; {@link #close} releases whatever is left, waiting for nothing (a region still
  * being read is released when its READ completes).
  */
 final class RemoteFetcher implements AutoCloseable {
@@ -110,6 +110,13 @@ final class RemoteFetcher implements AutoCloseable {
           connection.thenCompose(c -> requestRanges(c, queries, maxRequestBytes));
       sources.add(new Source(remote, peer, connection, ranges));
     }
+  }
+
+  /**
+   * Starts the first READs once the owner can release them: call after arranging for {@link
+   * #close} at task end, since a failure here leaves already issued READs behind.
+   */
+  void start() {
     fill();
   }
 

@@ -4,7 +4,10 @@ import java.util.List;
 import org.apache.spark.SparkConf;
 import org.junit.jupiter.api.Test;
 
-/** With spark.authenticate=true the transport authenticates with Spark's application secret. */
+/**
+ * With spark.authenticate=true the transport authenticates with Spark's application secret; local
+ * reads are off, so every block crosses the transport.
+ */
 class AuthenticatedShuffleTest extends ComparisonSupport {
   @Override
   String name() {
@@ -13,7 +16,9 @@ class AuthenticatedShuffleTest extends ComparisonSupport {
 
   @Override
   SparkConf configure(SparkConf conf) {
-    return conf.set("spark.authenticate", "true").set("spark.authenticate.secret", "sluice-test-secret");
+    // Own blocks are READ through the transport too (a connection to itself).
+    return conf.set("spark.authenticate", "true").set("spark.authenticate.secret", "sluice-test-secret")
+        .set(RdmaShuffleOption.LOCAL_READS.key(), "false");
   }
 
   @Override

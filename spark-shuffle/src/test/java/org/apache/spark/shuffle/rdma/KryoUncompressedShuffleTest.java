@@ -4,7 +4,10 @@ import java.util.List;
 import org.apache.spark.SparkConf;
 import org.junit.jupiter.api.Test;
 
-/** The same RDD shuffles with Kryo and shuffle compression off (also exercises Spark's serialized-sort writer). */
+/**
+ * The same RDD shuffles with Kryo and shuffle compression off (which also exercises Spark's
+ * serialized-sort writer), and with tiny READ limits.
+ */
 class KryoUncompressedShuffleTest extends ComparisonSupport {
   @Override
   String name() {
@@ -15,7 +18,11 @@ class KryoUncompressedShuffleTest extends ComparisonSupport {
   SparkConf configure(SparkConf conf) {
     return conf.set("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
         .set("spark.shuffle.compress", "false")
-        .set("spark.shuffle.spill.compress", "false");
+        .set("spark.shuffle.spill.compress", "false")
+        // Tiny limits: ranges split at block boundaries, READs split into chunks, one range in flight.
+        .set(RdmaShuffleOption.MAX_RANGE_BYTES.key(), "4k")
+        .set(RdmaShuffleOption.READ_CHUNK_BYTES.key(), "64k")
+        .set(RdmaShuffleOption.MAX_BYTES_IN_FLIGHT.key(), "8k");
   }
 
   @Override
