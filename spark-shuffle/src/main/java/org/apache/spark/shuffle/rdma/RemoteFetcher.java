@@ -117,7 +117,7 @@ final class RemoteFetcher implements AutoCloseable {
    * #close} at task end, since a failure here leaves already issued READs behind.
    */
   void start() {
-    fill();
+    fill(false);
   }
 
   /** Asks for the queries' ranges: one message unless the answer would exceed the message size. */
@@ -155,7 +155,7 @@ final class RemoteFetcher implements AutoCloseable {
   java.util.Optional<Fetched> next() {
     long started = System.nanoTime();
     try {
-      fill();
+      fill(true);
       InFlight f = issued.poll();
       if (f == null) {
         return java.util.Optional.empty();
@@ -174,7 +174,7 @@ final class RemoteFetcher implements AutoCloseable {
       return java.util.Optional.of(new Fetched(f.destination(), u.slices(), () -> {
         bytesInFlight -= u.length();
         if (!closed) {
-          fill();
+          fill(false);
         }
       }));
     } finally {
@@ -182,15 +182,18 @@ final class RemoteFetcher implements AutoCloseable {
     }
   }
 
-  /** Issues READs while the in-flight bound allows, learning ranges as their answers arrive. */
-  private void fill() {
+  /**
+   * Issues READs while the in-flight bound allows, learning ranges as their answers arrive. Waits
+   * for a range answer only if {@code mayBlock} and nothing else is in flight.
+   */
+  private void fill(boolean mayBlock) {
     while (true) {
       if (unissued.isEmpty()) {
         if (nextSource >= sources.size()) {
           return;
         }
         Source s = sources.get(nextSource);
-        if (!s.ranges.isDone() && !issued.isEmpty()) {
+        if (!s.ranges.isDone() && (!mayBlock || !issued.isEmpty())) {
           return; // never block for an answer while there is data to consume
         }
         nextSource++;

@@ -13,9 +13,13 @@ final class ShuffleMetricsListener extends SparkListener {
   final AtomicLong localBlocks = new AtomicLong();
   final AtomicLong fetchWaitMs = new AtomicLong();
   final AtomicLong records = new AtomicLong();
+  final AtomicLong fetchFailures = new AtomicLong();
 
   @Override
   public void onTaskEnd(SparkListenerTaskEnd end) {
+    if (end.reason() instanceof org.apache.spark.FetchFailed) {
+      fetchFailures.incrementAndGet();
+    }
     if (end.taskMetrics() == null) {
       return;
     }
