@@ -40,8 +40,6 @@ final class FetchFailures {
       return future.get(deadlineMs, TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
       throw e.getCause() == null ? e : e.getCause();
-    } catch (java.util.concurrent.CompletionException e) {
-      throw e.getCause() == null ? e : e.getCause();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw e;

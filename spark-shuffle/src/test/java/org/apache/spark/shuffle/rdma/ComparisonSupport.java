@@ -71,6 +71,15 @@ abstract class ComparisonSupport {
     assertEquals(LocalCluster.EXECUTORS, transports.size(), "registered transports: " + transports);
   }
 
+  /** Bytes the executors' reducers READ so far, per data path ("shm", "tcp", "verbs"). */
+  Map<String, Long> bytesReadByPath() {
+    Map<String, Long> total = new java.util.TreeMap<>();
+    for (TransportReport r : ShuffleDemo.executorReports(sc)) {
+      r.bytesReadByPath().forEach((path, n) -> total.merge(path, n, Long::sum));
+    }
+    return total;
+  }
+
   void assertRemoteBytesMoved() throws java.util.concurrent.TimeoutException {
     sc.sc().listenerBus().waitUntilEmpty(10_000);
     assertTrue(metrics.remoteBytes.get() > 0, "no remote shuffle bytes were read");

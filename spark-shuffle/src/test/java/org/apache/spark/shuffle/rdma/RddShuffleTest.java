@@ -45,6 +45,8 @@ class RddShuffleTest extends ComparisonSupport {
     reduceByKey(sc);
     assertTransportsActive();
     assertRemoteBytesMoved();
+    // Both executors run on this host: with the default provider their READs go through shm.
+    assertTrue(bytesReadByPath().getOrDefault("shm", 0L) > 0, "data paths: " + bytesReadByPath());
   }
 
   @Test
