@@ -4,6 +4,7 @@ import io.sluice.transport.tcp.TcpTransportProvider;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.ServiceLoader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,9 +18,16 @@ public final class Transports {
 
   private Transports() {}
 
-  /** Every provider this build knows, in order of preference for {@code auto}. */
+  /**
+   * Every provider on the class path, in order of preference for {@code auto}: those registered
+   * as {@code META-INF/services/io.sluice.transport.TransportProvider} (the verbs provider of
+   * sluice-rdma-native), then tcp and shm, which are always present.
+   */
   public static List<TransportProvider> providers() {
     List<TransportProvider> list = new ArrayList<>();
+    for (TransportProvider p : ServiceLoader.load(TransportProvider.class, Transports.class.getClassLoader())) {
+      list.add(p);
+    }
     list.add(TcpTransportProvider.tcp());
     list.add(TcpTransportProvider.shm());
     return list;
@@ -32,6 +40,10 @@ public final class Transports {
       if (p.name().equals(wanted)) {
         return p;
       }
+    }
+    if (wanted.equals("verbs")) {
+      throw new IllegalArgumentException(
+          "transport provider 'verbs' is not on the class path: add the sluice-rdma-native jar");
     }
     throw new IllegalArgumentException(
         "unknown transport provider '" + name + "'; expected auto, tcp, shm or verbs");
