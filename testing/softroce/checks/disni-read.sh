@@ -19,7 +19,11 @@ fi
 
 java_cmd server 10.77.0.1 19191 4194304 240 > /tmp/server.log 2>&1 &
 server=$!
-sleep 3
+# The client must not connect before the server listens (a refused connect is an error).
+waited=0
+until grep -q 'server listening' /tmp/server.log || [ "$waited" -ge 120 ] || ! kill -0 "$server" 2>/dev/null; do
+  sleep 1; waited=$((waited + 1))
+done
 if java_cmd client 10.77.0.1 19191 4194304 240; then client_ok=1; else client_ok=0; fi
 wait "$server"
 server_rc=$?

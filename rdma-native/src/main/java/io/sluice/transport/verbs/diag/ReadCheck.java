@@ -13,6 +13,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.LinkedList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -47,7 +48,7 @@ public final class ReadCheck implements DisniTask {
     try {
       Options options = Options.parse(args);
       switch (options.mode()) {
-        case "server" -> serve(options, out);
+        case "server" -> serve(options, out, () -> { });
         case "client" -> read(options, out);
         case "loopback" -> loopback(options, out);
         case "failures" -> {
@@ -94,12 +95,16 @@ public final class ReadCheck implements DisniTask {
 
   private static void loopback(Options options, PrintStream out) throws IOException {
     ExecutorService server = Executors.newSingleThreadExecutor();
+    CountDownLatch listening = new CountDownLatch(1);
     try {
       Future<?> served = server.submit(() -> {
-        serve(options, out);
+        serve(options, out, listening::countDown);
         return null;
       });
-      Endpoints.sleepQuietly(500); // let the server bind before the client resolves it
+      // A connect before the server listens would be refused; wait for the bind.
+      if (!listening.await(options.timeoutNanos(), TimeUnit.NANOSECONDS)) {
+        throw new IOException("the server side did not start listening in time");
+      }
       read(options, out);
       served.get(options.timeoutNanos(), TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
@@ -114,13 +119,14 @@ public final class ReadCheck implements DisniTask {
     }
   }
 
-  static void serve(Options options, PrintStream out) throws IOException {
+  static void serve(Options options, PrintStream out, Runnable listening) throws IOException {
     long deadline = System.nanoTime() + options.timeoutNanos();
     RdmaActiveEndpointGroup<CheckEndpoint> group = Endpoints.newGroup();
     try {
       RdmaServerEndpoint<CheckEndpoint> server = group.createServerEndpoint();
       Endpoints.bind(server, options.address());
       out.println("DISNI-CHECK server listening on " + options.address());
+      listening.run();
       CheckEndpoint endpoint = Endpoints.accept(server, deadline);
       out.println("DISNI-CHECK server accepted " + endpoint.getDstAddr());
       ByteBuffer data = ByteBuffer.allocateDirect(options.bytes());
