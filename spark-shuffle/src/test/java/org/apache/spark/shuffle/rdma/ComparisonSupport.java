@@ -49,12 +49,21 @@ abstract class ComparisonSupport {
     sc.sc().addSparkListener(metrics);
   }
 
+  /**
+   * After every job, each executor's only live transport regions are its registered map outputs:
+   * every READ destination was released, including on failure paths.
+   */
   @AfterAll
-  void stop() {
-    if (sc != null) {
+  void noLeakedRegionsThenStop() {
+    try {
+      for (long[] c : ExecutorProbe.registrations(sc)) {
+        assertEquals(c[0], c[1], "live regions beyond the registered map outputs: leaked READ destinations");
+      }
+    } finally {
       sc.stop();
     }
   }
+
 
   @TestFactory
   Stream<DynamicTest> sameResultsAsSortShuffle() {

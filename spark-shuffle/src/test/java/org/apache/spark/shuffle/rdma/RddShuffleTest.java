@@ -52,12 +52,12 @@ class RddShuffleTest extends ComparisonSupport {
   @Test
   void unregisteringShufflesReleasesEveryRegistration() {
     reduceByKey(sc);
-    assertTrue(executorRegistrations(sc).stream().anyMatch(r -> r[0] > 0), "no map output was registered");
+    assertTrue(ExecutorProbe.registrations(sc).stream().anyMatch(r -> r[0] > 0), "no map output was registered");
     int lastShuffle = sc.sc().newShuffleId();
     for (int id = 0; id <= lastShuffle; id++) {
       sc.sc().cleaner().get().doCleanupShuffle(id, true);
     }
-    for (long[] r : executorRegistrations(sc)) {
+    for (long[] r : ExecutorProbe.registrations(sc)) {
       assertEquals(0, r[0], "registered map outputs left on an executor");
       assertEquals(0, r[1], "live transport regions left on an executor");
     }
@@ -79,15 +79,6 @@ class RddShuffleTest extends ComparisonSupport {
     assertEquals(first, second);
     sc.sc().listenerBus().waitUntilEmpty(10_000);
     assertTrue(metrics.fetchFailures.get() > failuresBefore, "no fetch failure was reported");
-  }
-
-  /** Per task: {registered map outputs, live transport regions} of the executor that ran it. */
-  private static List<long[]> executorRegistrations(JavaSparkContext sc) {
-    return sc.parallelize(range(8), 8).map(i -> {
-      ExecutorShuffleTransport t = ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).transport()
-          .orElseThrow(() -> new IllegalStateException("no transport on executor " + SparkEnv.get().executorId()));
-      return new long[] {t.registry().registeredCount(), t.transport().liveRegionCount()};
-    }).collect();
   }
 
   static List<Integer> range(int n) {

@@ -1,0 +1,22 @@
+package org.apache.spark.shuffle.rdma;
+
+import java.util.List;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.java.JavaSparkContext;
+
+/**
+ * Looks inside the executors' shuffle transports from a test. Its functions run on executors,
+ * so this class refers to nothing but Spark and this module (no test framework). Stateless.
+ */
+final class ExecutorProbe {
+  private ExecutorProbe() {}
+
+  /** Per task of a 16-task job: {registered map outputs, live transport regions} of its executor. */
+  static List<long[]> registrations(JavaSparkContext sc) {
+    return sc.parallelize(java.util.stream.IntStream.range(0, 16).boxed().toList(), 16).map(i -> {
+      ExecutorShuffleTransport t = ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).transport()
+          .orElseThrow(() -> new IllegalStateException("no transport on executor " + SparkEnv.get().executorId()));
+      return new long[] {t.registry().registeredCount(), t.transport().liveRegionCount()};
+    }).collect();
+  }
+}
