@@ -60,6 +60,16 @@ final class ReadPathCheck {
 
         wrong += expectRefused(client, server, deadline, out);
 
+        ByteBuffer readOnly = ByteBuffer.allocateDirect(SLICE);
+        Pattern.fill(readOnly);
+        try (RdmaRegion shared = server.register(readOnly.asReadOnlyBuffer())) {
+          Pattern.clear(target);
+          await(qp.readBatch(List.of(new RdmaRead(shared.address(), shared.rkey(), local.address(),
+              local.lkey(), SLICE))).get(0), deadline);
+          Pattern.verify(target.duplicate().limit(SLICE).slice(), "READ of a read-only registration");
+          out.println("DISNI-CHECK readpath: READ of a read-only registration verified");
+        }
+
         ByteBuffer doomed = ByteBuffer.allocateDirect(SLICE);
         RdmaRegion closed = server.register(doomed);
         RdmaRead stale = new RdmaRead(closed.address(), closed.rkey(), local.address(), local.lkey(), 64);

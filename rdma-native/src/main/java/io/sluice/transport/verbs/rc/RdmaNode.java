@@ -50,7 +50,8 @@ public final class RdmaNode implements AutoCloseable {
   }
 
   private static final Logger LOG = LoggerFactory.getLogger(RdmaNode.class);
-  private static final int ACCESS = 1 | 4; // IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ
+  private static final int LOCAL_WRITE = 1; // IBV_ACCESS_LOCAL_WRITE
+  private static final int REMOTE_READ = 4; // IBV_ACCESS_REMOTE_READ
   private static final int CM_WAIT_SLICE_MS = 100;
 
   private final Settings settings;
@@ -110,12 +111,17 @@ public final class RdmaNode implements AutoCloseable {
     return address;
   }
 
-  /** Registers direct memory for local writes and remote READs. */
+  /**
+   * Registers direct memory for remote READs, and as a local READ destination unless the
+   * buffer is read-only (read-only mappings, such as committed files, cannot be registered
+   * for local writes).
+   */
   public RdmaRegion register(ByteBuffer buffer) throws IOException {
     if (!buffer.isDirect()) {
       throw new IllegalArgumentException("only direct buffers can be registered");
     }
-    IbvMr mr = pd.regMr(buffer, ACCESS).execute().free().getMr();
+    int access = buffer.isReadOnly() ? REMOTE_READ : REMOTE_READ | LOCAL_WRITE;
+    IbvMr mr = pd.regMr(buffer, access).execute().free().getMr();
     return new RdmaRegion(mr, buffer);
   }
 
