@@ -29,7 +29,15 @@ public enum FrameType {
   /** Client to server: asks for the backing file of a key. */
   SHM_OPEN(12),
   /** Server to client: backing file path, offset, length, revocation slot. */
-  SHM_REGION(13);
+  SHM_REGION(13),
+  /**
+   * Client to server: set-up of a provider built on this transport (verbs: the peer's RDMA
+   * address, admission of a queue pair, key checks). Served by the transport's {@link
+   * ProviderSetup}, never by the application's handler; the payload belongs to that provider.
+   */
+  VERBS_SETUP(14),
+  /** Server to client: the answer to a VERBS_SETUP (or an ERROR frame). */
+  VERBS_SETUP_REPLY(15);
 
   private static final FrameType[] BY_ID = new FrameType[16];
 

@@ -124,6 +124,10 @@ final class ServerSession implements Runnable {
         checkControlLength(h);
         serveShmOpen(h.correlationId(), Frames.ShmOpen.decode(channel.readPayload(h.payloadLength())));
       }
+      case VERBS_SETUP -> {
+        checkControlLength(h);
+        serveSetup(h.correlationId(), channel.readPayload(h.payloadLength()));
+      }
       default -> throw new ProtocolException("unexpected " + h.type() + " from a client");
     }
   }
@@ -171,6 +175,30 @@ final class ServerSession implements Runnable {
     } finally {
       region.release();
     }
+  }
+
+  private void serveSetup(long corr, ByteBuffer request) {
+    var setup = transport.providerSetup();
+    if (setup.isEmpty()) {
+      sendError(corr, ErrorCode.PROTOCOL, "this endpoint serves no provider set-up (it is not a verbs transport)");
+      return;
+    }
+    ByteBuffer reply;
+    try {
+      reply = setup.get().serve(peerNode, request);
+    } catch (TransportException e) {
+      sendError(corr, ErrorCode.of(e), e.getMessage());
+      return;
+    } catch (RuntimeException e) {
+      LOG.warn("Provider set-up for {} failed", remote, e);
+      sendError(corr, ErrorCode.PROTOCOL, "set-up failed: " + e);
+      return;
+    }
+    if (reply.remaining() > Frames.MAX_CONTROL_PAYLOAD) {
+      sendError(corr, ErrorCode.PROTOCOL, "set-up reply of " + reply.remaining() + " bytes");
+      return;
+    }
+    write(FrameType.VERBS_SETUP_REPLY, corr, reply);
   }
 
   private void acceptRequest(FrameHeader h) throws IOException {

@@ -262,7 +262,7 @@ final class TcpConnection implements Connection {
               throw e.code().toException(e.message());
             }
           }
-          case SHM_INFO, SHM_REGION -> {
+          case SHM_INFO, SHM_REGION, VERBS_SETUP_REPLY -> {
             if (h.payloadLength() > Frames.MAX_CONTROL_PAYLOAD) {
               throw new ProtocolException(h.type() + " payload of " + h.payloadLength() + " bytes");
             }
@@ -317,7 +317,7 @@ final class TcpConnection implements Connection {
   }
 
   /**
-   * Sends a control request (SHM_HELLO, SHM_OPEN) and completes with the raw response payload.
+   * Sends a control request (SHM_HELLO, SHM_OPEN, VERBS_SETUP) and completes with the raw response payload.
    */
   CompletableFuture<ByteBuffer> control(FrameType type, ByteBuffer payload) {
     CompletableFuture<Object> f = new CompletableFuture<>();

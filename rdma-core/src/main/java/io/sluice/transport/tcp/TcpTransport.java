@@ -53,6 +53,7 @@ final class TcpTransport implements Transport {
   private final Settings settings;
   private final MessageHandler handler;
   private final TcpTransportProvider.ShmMode shmMode;
+  private final Optional<ProviderSetup> providerSetup;
   private final long nodeId;
   private final Handshake handshake;
   private final RegionTable regions = new RegionTable();
@@ -69,7 +70,13 @@ final class TcpTransport implements Transport {
 
   TcpTransport(Settings settings, MessageHandler handler, TcpTransportProvider.ShmMode shmMode)
       throws TransportException {
+    this(settings, handler, shmMode, Optional.empty());
+  }
+
+  TcpTransport(Settings settings, MessageHandler handler, TcpTransportProvider.ShmMode shmMode,
+      Optional<ProviderSetup> providerSetup) throws TransportException {
     this.settings = settings;
+    this.providerSetup = providerSetup;
     this.handler = handler;
     this.shmMode = shmMode;
     this.handshake = new Handshake(settings.secret());
@@ -136,6 +143,11 @@ final class TcpTransport implements Transport {
 
   Optional<ShmArena> shm() {
     return arena;
+  }
+
+  /** Serves VERBS_SETUP frames; empty for plain tcp and shm transports. */
+  Optional<ProviderSetup> providerSetup() {
+    return providerSetup;
   }
 
   boolean isClosing() {

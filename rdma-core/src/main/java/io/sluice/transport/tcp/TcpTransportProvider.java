@@ -7,7 +7,10 @@ import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportProvider;
 import io.sluice.transport.TransportUnavailableException;
+import io.sluice.transport.Connection;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
 import java.util.Optional;
 
 /**
@@ -70,5 +73,35 @@ public final class TcpTransportProvider implements TransportProvider {
       mode = ShmMode.OFF;
     }
     return new TcpTransport(settings, handler, mode);
+  }
+
+  /**
+   * Opens a tcp transport (no shared memory) for a provider built on it: it listens,
+   * authenticates, carries requests to {@code handler} and serves VERBS_SETUP frames with
+   * {@code setup}. The caller owns the transport; its regions are the caller's business.
+   */
+  public static Transport openCarrier(TransportConfig config, MessageHandler handler, ProviderSetup setup)
+      throws TransportException {
+    return new TcpTransport(Settings.from(config), handler, ShmMode.OFF, Optional.of(setup));
+  }
+
+  /**
+   * Sends a VERBS_SETUP request on a connection of a transport opened by {@link #openCarrier}
+   * and completes with the reply payload, or exceptionally with the peer's error (typed as
+   * its ERROR code says), {@link io.sluice.transport.PeerClosedException} or a timeout after
+   * the I/O deadline.
+   *
+   * @throws IllegalArgumentException if the connection is not a tcp connection, or the
+   *     request exceeds {@link Frames#MAX_CONTROL_PAYLOAD}
+   */
+  public static CompletableFuture<ByteBuffer> setupRequest(Connection connection, ByteBuffer request) {
+    if (!(connection instanceof TcpConnection tcp)) {
+      throw new IllegalArgumentException("not a tcp connection: " + connection);
+    }
+    if (request.remaining() > Frames.MAX_CONTROL_PAYLOAD) {
+      throw new IllegalArgumentException("set-up request of " + request.remaining() + " bytes exceeds "
+          + Frames.MAX_CONTROL_PAYLOAD);
+    }
+    return tcp.control(FrameType.VERBS_SETUP, request);
   }
 }

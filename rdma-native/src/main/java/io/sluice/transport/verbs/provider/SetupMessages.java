@@ -1,0 +1,114 @@
+package io.sluice.transport.verbs.provider;
+
+import io.sluice.transport.ProtocolException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+
+/**
+ * The one definition of the verbs provider's set-up payloads, carried in the tcp transport's
+ * VERBS_SETUP / VERBS_SETUP_REPLY frames. Big-endian. A request starts with a u8 operation:
+ *
+ * <pre>
+ *   NODE_INFO (1)  request: nothing more        reply: address of the peer's RDMA listener
+ *   ADMIT     (2)  request: address (source)    reply: empty
+ *   KEY       (3)  request: i64 key             reply: i64 address, i64 length, i32 rkey
+ *   address = u8 n (4 or 16), n bytes of IP address, u16 port
+ * </pre>
+ *
+ * A refused request (unknown or revoked key) is answered with an ERROR frame instead. Decoders
+ * reject anything that is not exactly well formed. Stateless.
+ */
+final class SetupMessages {
+  static final byte NODE_INFO = 1;
+  static final byte ADMIT = 2;
+  static final byte KEY = 3;
+  static final int KEY_INFO_LENGTH = 8 + 8 + 4;
+
+  /** A live registration as its owner reports it. */
+  record KeyInfo(long address, long length, int rkey) {}
+
+  private SetupMessages() {}
+
+  static ByteBuffer nodeInfoRequest() {
+    return ByteBuffer.allocate(1).put(NODE_INFO).flip();
+  }
+
+  static ByteBuffer admitRequest(InetSocketAddress source) {
+    byte[] ip = source.getAddress().getAddress();
+    return ByteBuffer.allocate(1 + 1 + ip.length + 2).put(ADMIT).put((byte) ip.length).put(ip)
+        .putShort((short) source.getPort()).flip();
+  }
+
+  static ByteBuffer keyRequest(long key) {
+    return ByteBuffer.allocate(1 + 8).put(KEY).putLong(key).flip();
+  }
+
+  static ByteBuffer addressReply(InetSocketAddress address) {
+    byte[] ip = address.getAddress().getAddress();
+    return ByteBuffer.allocate(1 + ip.length + 2).put((byte) ip.length).put(ip)
+        .putShort((short) address.getPort()).flip();
+  }
+
+  static ByteBuffer keyReply(KeyInfo info) {
+    return ByteBuffer.allocate(KEY_INFO_LENGTH).putLong(info.address()).putLong(info.length())
+        .putInt(info.rkey()).flip();
+  }
+
+  /** The operation of a request; advances past it. */
+  static byte operation(ByteBuffer request) throws ProtocolException {
+    if (!request.hasRemaining()) {
+      throw new ProtocolException("empty VERBS_SETUP request");
+    }
+    byte op = request.get();
+    if (op != NODE_INFO && op != ADMIT && op != KEY) {
+      throw new ProtocolException("unknown VERBS_SETUP operation " + (op & 0xff));
+    }
+    return op;
+  }
+
+  /** Reads an address that must be all that remains. */
+  static InetSocketAddress address(ByteBuffer in) throws ProtocolException {
+    if (in.remaining() < 1) {
+      throw new ProtocolException("VERBS_SETUP address truncated");
+    }
+    int n = in.get() & 0xff;
+    if ((n != 4 && n != 16) || in.remaining() != n + 2) {
+      throw new ProtocolException("VERBS_SETUP address of " + n + " bytes with " + in.remaining() + " bytes left");
+    }
+    byte[] ip = new byte[n];
+    in.get(ip);
+    int port = in.getShort() & 0xffff;
+    try {
+      return new InetSocketAddress(InetAddress.getByAddress(ip), port);
+    } catch (UnknownHostException e) {
+      throw new ProtocolException("bad address in VERBS_SETUP: " + e.getMessage());
+    }
+  }
+
+  /** Reads a key that must be all that remains. */
+  static long key(ByteBuffer in) throws ProtocolException {
+    expectRemaining(in, 8, "KEY request");
+    return in.getLong();
+  }
+
+  static KeyInfo keyInfo(ByteBuffer in) throws ProtocolException {
+    expectRemaining(in, KEY_INFO_LENGTH, "KEY reply");
+    KeyInfo info = new KeyInfo(in.getLong(), in.getLong(), in.getInt());
+    if (info.length() < 0) {
+      throw new ProtocolException("KEY reply with negative length");
+    }
+    return info;
+  }
+
+  static void expectEmpty(ByteBuffer in, String what) throws ProtocolException {
+    expectRemaining(in, 0, what);
+  }
+
+  private static void expectRemaining(ByteBuffer in, int n, String what) throws ProtocolException {
+    if (in.remaining() != n) {
+      throw new ProtocolException(what + " has " + in.remaining() + " bytes, expected " + n);
+    }
+  }
+}

@@ -1,0 +1,325 @@
+package io.sluice.transport.verbs.provider;
+
+import io.sluice.transport.Connection;
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.PeerClosedException;
+import io.sluice.transport.ProtocolException;
+import io.sluice.transport.ReadOutOfBoundsException;
+import io.sluice.transport.ReadRequest;
+import io.sluice.transport.RegionRevokedException;
+import io.sluice.transport.TransportException;
+import io.sluice.transport.TransportTimeoutException;
+import io.sluice.transport.UnknownKeyException;
+import io.sluice.transport.tcp.TcpTransportProvider;
+import io.sluice.transport.verbs.rc.PreparedConnection;
+import io.sluice.transport.verbs.rc.RdmaNode;
+import io.sluice.transport.verbs.rc.RdmaQueuePair;
+import io.sluice.transport.verbs.rc.RdmaRead;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A verbs connection: an authenticated tcp connection for messages and set-up, and a
+ * reliable-connected queue pair for READs. Every READ is checked against the live length its
+ * owner reported for the key ({@link PeerKeys}) before it is posted. When the device fails a
+ * READ, the owner is asked about the key: a revoked or unknown key fails the READ with that
+ * type; otherwise the READ failed only because its queue pair died, and it is retried once on
+ * a new one. A dead queue pair is replaced (set up again over tcp) when the next READ needs it.
+ *
+ * <p>Thread safe: READs and requests may be issued from any thread.
+ */
+final class VerbsConnection implements Connection {
+
+  /** One READ on its way; {@code info} is the key answer it was checked against. */
+  private static final class Op {
+    final ReadRequest request;
+    final CompletableFuture<Void> future;
+    final VerbsTransport.Registration local;
+    CompletableFuture<SetupMessages.KeyInfo> info;
+    SetupMessages.KeyInfo checked;
+    int attempts;
+
+    Op(ReadRequest request, CompletableFuture<Void> future, VerbsTransport.Registration local) {
+      this.request = request;
+      this.future = future;
+      this.local = local;
+    }
+  }
+
+  private final VerbsTransport transport;
+  private final Connection tcp;
+  private final RdmaNode node;
+  private final PeerKeys keys;
+  private final AtomicReference<CompletableFuture<RdmaQueuePair>> queuePair = new AtomicReference<>();
+  private volatile InetSocketAddress peerRdma;
+  private volatile boolean closed;
+
+  VerbsConnection(VerbsTransport transport, Connection tcp, RdmaNode node) {
+    this.transport = transport;
+    this.tcp = tcp;
+    this.node = node;
+    this.keys = new PeerKeys(tcp);
+  }
+
+  /** Learns the peer's RDMA listener and opens the first queue pair. */
+  CompletableFuture<Void> start() {
+    return TcpTransportProvider.setupRequest(tcp, SetupMessages.nodeInfoRequest()).thenCompose(reply -> {
+      try {
+        peerRdma = SetupMessages.address(reply);
+      } catch (ProtocolException e) {
+        throw new CompletionException(e);
+      }
+      CompletableFuture<RdmaQueuePair> first = new CompletableFuture<>();
+      queuePair.set(first);
+      connectQueuePair(first);
+      return first.thenApply(qp -> null);
+    });
+  }
+
+  private void connectQueuePair(CompletableFuture<RdmaQueuePair> target) {
+    node.prepare(peerRdma)
+        .thenCompose(prepared -> admitAndConnect(prepared))
+        .whenComplete((qp, error) -> {
+          if (error != null) {
+            target.completeExceptionally(asTransportException(PeerKeys.unwrap(error), "RDMA connection to " + peer()));
+          } else if (closed) {
+            qp.close();
+            target.completeExceptionally(closedException());
+          } else {
+            target.complete(qp);
+          }
+        });
+  }
+
+  private CompletableFuture<RdmaQueuePair> admitAndConnect(PreparedConnection prepared) {
+    CompletableFuture<RdmaQueuePair> connected;
+    try {
+      connected = TcpTransportProvider.setupRequest(tcp, SetupMessages.admitRequest(prepared.source()))
+          .thenCompose(reply -> prepared.connect());
+    } catch (RuntimeException e) {
+      connected = CompletableFuture.failedFuture(e);
+    }
+    return connected.whenComplete((qp, error) -> {
+      if (error != null) {
+        prepared.close();
+      }
+    });
+  }
+
+  /** The queue pair to post on: the current one, or a new one if it died. */
+  private CompletableFuture<RdmaQueuePair> currentQueuePair() {
+    while (true) {
+      CompletableFuture<RdmaQueuePair> f = queuePair.get();
+      boolean dead = f.isCompletedExceptionally() || (f.isDone() && !f.join().isOpen());
+      if (!dead || closed) {
+        return f;
+      }
+      CompletableFuture<RdmaQueuePair> next = new CompletableFuture<>();
+      if (queuePair.compareAndSet(f, next)) {
+        connectQueuePair(next);
+        return next;
+      }
+    }
+  }
+
+  @Override
+  public NodeAddress peer() {
+    return tcp.peer();
+  }
+
+  @Override
+  public long peerNode() {
+    return tcp.peerNode();
+  }
+
+  @Override
+  public String dataPath() {
+    return "verbs";
+  }
+
+  @Override
+  public boolean isOpen() {
+    return !closed && tcp.isOpen();
+  }
+
+  @Override
+  public List<CompletableFuture<Void>> readBatch(List<ReadRequest> requests) {
+    List<CompletableFuture<Void>> results = new ArrayList<>(requests.size());
+    List<Op> ready = new ArrayList<>(requests.size());
+    boolean open = isOpen();
+    if (!open && !closed) {
+      close(); // the peer went away: free the queue pair now
+    }
+    for (ReadRequest r : requests) {
+      CompletableFuture<Void> f = new CompletableFuture<>();
+      results.add(f);
+      if (!open) {
+        f.completeExceptionally(closedException());
+        continue;
+      }
+      Optional<VerbsTransport.Registration> local = transport.destination(r.local());
+      if (local.isEmpty() || !local.get().region().tryRetain()) {
+        f.completeExceptionally(new IllegalArgumentException(
+            "destination is not a live, writable region of this transport"));
+        continue;
+      }
+      f.whenComplete((x, e) -> local.get().region().release());
+      Op op = new Op(r, f, local.get());
+      long key = r.remote().key();
+      if (r.length() == 0) {
+        keys.recheck(key, keys.peek(key)).whenComplete((info, e) -> {
+          if (e != null) {
+            fail(op, e);
+          } else if (inBounds(op, info)) {
+            f.complete(null);
+          }
+        });
+        continue;
+      }
+      op.info = keys.lookup(key);
+      if (op.info.isDone() && !op.info.isCompletedExceptionally()) {
+        if (inBounds(op, op.info.join())) {
+          ready.add(op);
+        }
+      } else {
+        op.info.whenComplete((info, e) -> {
+          if (e != null) {
+            fail(op, e);
+          } else if (inBounds(op, info)) {
+            submit(List.of(op));
+          }
+        });
+      }
+    }
+    submit(ready);
+    return results;
+  }
+
+  /** Checks the READ against the owner's live length (and the descriptor's); fails it if outside. */
+  private boolean inBounds(Op op, SetupMessages.KeyInfo info) {
+    ReadRequest r = op.request;
+    long limit = Math.min(info.length(), r.remote().length());
+    if (r.remoteOffset() > limit || r.length() > limit - r.remoteOffset()) {
+      op.future.completeExceptionally(new ReadOutOfBoundsException("READ [" + r.remoteOffset() + ", +"
+          + r.length() + ") outside region of " + info.length() + " bytes"));
+      return false;
+    }
+    op.checked = info;
+    return true;
+  }
+
+  private void submit(List<Op> ops) {
+    if (ops.isEmpty()) {
+      return;
+    }
+    CompletableFuture<RdmaQueuePair> q = currentQueuePair();
+    if (q.isDone() && !q.isCompletedExceptionally()) {
+      post(q.join(), ops);
+    } else {
+      q.whenComplete((qp, error) -> {
+        if (error != null) {
+          Throwable cause = PeerKeys.unwrap(error);
+          ops.forEach(op -> fail(op, cause));
+        } else {
+          post(qp, ops);
+        }
+      });
+    }
+  }
+
+  private void post(RdmaQueuePair qp, List<Op> ops) {
+    List<RdmaRead> reads = new ArrayList<>(ops.size());
+    for (Op op : ops) {
+      ReadRequest r = op.request;
+      reads.add(new RdmaRead(op.checked.address() + r.remoteOffset(), op.checked.rkey(),
+          op.local.mr().address() + r.localOffset(), op.local.mr().lkey(), r.length()));
+    }
+    List<CompletableFuture<Void>> done = qp.readBatch(reads);
+    for (int i = 0; i < ops.size(); i++) {
+      Op op = ops.get(i);
+      done.get(i).whenComplete((x, error) -> {
+        if (error == null) {
+          op.future.complete(null);
+        } else {
+          readFailed(op, PeerKeys.unwrap(error));
+        }
+      });
+    }
+  }
+
+  /** The device failed a READ or its queue pair died: find out why, retry once if the key is fine. */
+  private void readFailed(Op op, Throwable cause) {
+    if (!isOpen()) {
+      op.future.completeExceptionally(closedException());
+      return;
+    }
+    if (cause instanceof TransportTimeoutException) {
+      op.future.completeExceptionally(cause);
+      return;
+    }
+    CompletableFuture<SetupMessages.KeyInfo> asked = keys.recheck(op.request.remote().key(), Optional.ofNullable(op.info));
+    asked.whenComplete((info, error) -> {
+      if (error != null) {
+        fail(op, error);
+      } else if (!inBounds(op, info)) {
+        return;
+      } else if (op.attempts == 0) {
+        op.attempts++;
+        op.info = asked;
+        submit(List.of(op));
+      } else {
+        op.future.completeExceptionally(asTransportException(cause, "READ from " + peer()));
+      }
+    });
+  }
+
+  private void fail(Op op, Throwable error) {
+    Throwable cause = PeerKeys.unwrap(error);
+    if (cause instanceof RegionRevokedException || cause instanceof UnknownKeyException
+        || cause instanceof ReadOutOfBoundsException) {
+      op.future.completeExceptionally(cause);
+    } else if (!isOpen()) {
+      op.future.completeExceptionally(closedException());
+    } else {
+      op.future.completeExceptionally(asTransportException(cause, "READ from " + peer()));
+    }
+  }
+
+  @Override
+  public CompletableFuture<ByteBuffer> request(ByteBuffer message) {
+    return tcp.request(message);
+  }
+
+  private PeerClosedException closedException() {
+    return new PeerClosedException("connection to " + peer() + " is closed");
+  }
+
+  private static TransportException asTransportException(Throwable cause, String what) {
+    return cause instanceof TransportException te ? te : new TransportException(what + " failed: " + cause, cause);
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    tcp.close();
+    CompletableFuture<RdmaQueuePair> q = queuePair.get();
+    if (q != null) {
+      q.thenAccept(RdmaQueuePair::close);
+    }
+    transport.connectionClosed(this);
+  }
+
+  @Override
+  public String toString() {
+    return "VerbsConnection[" + peer() + (closed ? ", closed" : "") + "]";
+  }
+}

@@ -1,0 +1,108 @@
+package io.sluice.transport.verbs.provider;
+
+import io.sluice.transport.MessageHandler;
+import io.sluice.transport.Transport;
+import io.sluice.transport.TransportConfig;
+import io.sluice.transport.TransportException;
+import io.sluice.transport.TransportOption;
+import io.sluice.transport.TransportProvider;
+import io.sluice.transport.TransportUnavailableException;
+import io.sluice.transport.verbs.rc.RdmaNode;
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Opens verbs transports inside the DiSNI class loader; {@link
+ * io.sluice.transport.verbs.VerbsTransportProvider} (outside it) answers availability and
+ * delegates here. The RDMA listener binds the configured bind host, which must be an address
+ * of an RDMA device; with a wildcard bind host, the first interface address that belongs to a
+ * device. Stateless; thread safe.
+ */
+public final class VerbsOpener implements TransportProvider {
+  /** READs one queue pair keeps posted; the rest wait in order. */
+  static final int MAX_READS_IN_FLIGHT = 64;
+  static final int COMPLETION_QUEUE_ENTRIES = 8192;
+
+  @Override
+  public String name() {
+    return "verbs";
+  }
+
+  @Override
+  public boolean isAvailable() {
+    return true;
+  }
+
+  @Override
+  public Optional<Throwable> unavailabilityCause() {
+    return Optional.empty();
+  }
+
+  @Override
+  public Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
+    long connectNanos = TimeUnit.MILLISECONDS.toNanos(config.longValue(TransportOption.CONNECT_TIMEOUT_MS));
+    long ioNanos = TimeUnit.MILLISECONDS.toNanos(config.longValue(TransportOption.IO_TIMEOUT_MS));
+    if (connectNanos <= 0 || ioNanos <= 0) {
+      throw new IllegalArgumentException(TransportOption.CONNECT_TIMEOUT_MS.key() + " and "
+          + TransportOption.IO_TIMEOUT_MS.key() + " must be positive");
+    }
+    if (config.string(TransportOption.SECRET).isEmpty()) {
+      throw new IllegalArgumentException(TransportOption.SECRET.key() + " must be set");
+    }
+    RdmaNode.Settings settings = new RdmaNode.Settings(MAX_READS_IN_FLIGHT, COMPLETION_QUEUE_ENTRIES, ioNanos, connectNanos);
+    RdmaNode node = openNode(config.string(TransportOption.BIND_HOST), settings);
+    try {
+      return new VerbsTransport(config, handler, node, connectNanos);
+    } catch (TransportException | RuntimeException e) {
+      node.close();
+      throw e;
+    }
+  }
+
+  private static RdmaNode openNode(String bindHost, RdmaNode.Settings settings) throws TransportUnavailableException {
+    List<InetAddress> candidates = new ArrayList<>();
+    try {
+      InetAddress bind = InetAddress.getByName(bindHost);
+      if (bind.isAnyLocalAddress()) {
+        candidates.addAll(interfaceAddresses());
+      } else {
+        candidates.add(bind);
+      }
+    } catch (IOException e) {
+      throw new TransportUnavailableException("verbs: cannot resolve bind host " + bindHost + ": " + e.getMessage(), e);
+    }
+    List<String> tried = new ArrayList<>();
+    for (InetAddress a : candidates) {
+      try {
+        return RdmaNode.open(new InetSocketAddress(a, 0), settings);
+      } catch (IOException | RuntimeException e) {
+        tried.add(a.getHostAddress() + " (" + e.getMessage() + ")");
+      }
+    }
+    throw new TransportUnavailableException("verbs: no RDMA device at " + (tried.isEmpty() ? bindHost : tried)
+        + "; set " + TransportOption.BIND_HOST.key() + " to the IP address of an RDMA device");
+  }
+
+  private static List<InetAddress> interfaceAddresses() throws SocketException {
+    List<InetAddress> out = new ArrayList<>();
+    for (NetworkInterface nif : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+      if (nif.isUp() && !nif.isLoopback()) {
+        for (InetAddress a : Collections.list(nif.getInetAddresses())) {
+          if (a instanceof Inet4Address) {
+            out.add(a);
+          }
+        }
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,286 @@
+package io.sluice.transport.verbs.provider;
+
+import io.sluice.transport.Connection;
+import io.sluice.transport.MessageHandler;
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.PeerClosedException;
+import io.sluice.transport.RegionRevokedException;
+import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.RemoteDescriptor;
+import io.sluice.transport.Transport;
+import io.sluice.transport.TransportConfig;
+import io.sluice.transport.TransportException;
+import io.sluice.transport.TransportTimeoutException;
+import io.sluice.transport.region.DirectMemory;
+import io.sluice.transport.region.Region;
+import io.sluice.transport.region.RegionTable;
+import io.sluice.transport.tcp.ProviderSetup;
+import io.sluice.transport.tcp.TcpTransportProvider;
+import io.sluice.transport.verbs.rc.RdmaNode;
+import io.sluice.transport.verbs.rc.RdmaRegion;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The verbs transport endpoint: a tcp transport (listener, authentication, messages, set-up
+ * frames) plus an {@link RdmaNode} on the RDMA device that moves READs. Regions are direct or
+ * mapped buffers registered with the node for remote READ; a descriptor carries the memory
+ * region's address and a key made of the rkey (low 32 bits) and 32 random bits. The key table
+ * lets this endpoint tell peers whether a key is live, revoked or unknown; closing a region
+ * deregisters its memory region at once, so the device refuses later READs.
+ *
+ * <p>Thread safe. Regions and connections belong to the caller; closing the transport closes
+ * what is left (connections, regions, queue pairs, the completion queue, the protection domain).
+ */
+final class VerbsTransport implements Transport, ProviderSetup {
+  private static final Logger LOG = LoggerFactory.getLogger(VerbsTransport.class);
+
+  /** A registered region of this transport with its memory region; {@code mr} is empty for length 0. */
+  record Registration(Region region, Optional<RdmaRegion> mrIfAny, boolean writable) {
+    RdmaRegion mr() {
+      return mrIfAny.orElseThrow();
+    }
+  }
+
+  private final RdmaNode node;
+  private final long connectTimeoutNanos;
+  private final RegionTable regions = new RegionTable();
+  private final Map<Long, Registration> registrations = new ConcurrentHashMap<>();
+  private final AtomicInteger liveRegions = new AtomicInteger();
+  private final Set<VerbsConnection> connections = ConcurrentHashMap.newKeySet();
+  private final SecureRandom random = new SecureRandom();
+  private final ScheduledExecutorService timer;
+  private final Transport tcp;
+  private volatile boolean closing;
+
+  VerbsTransport(TransportConfig config, MessageHandler handler, RdmaNode node, long connectTimeoutNanos)
+      throws TransportException {
+    this.node = node;
+    this.connectTimeoutNanos = connectTimeoutNanos;
+    this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "sluice-verbs-connect-timer");
+      t.setDaemon(true);
+      return t;
+    });
+    try {
+      this.tcp = TcpTransportProvider.openCarrier(config, handler, this);
+    } catch (TransportException | RuntimeException e) {
+      timer.shutdownNow();
+      throw e;
+    }
+  }
+
+  @Override
+  public String provider() {
+    return "verbs";
+  }
+
+  @Override
+  public long nodeId() {
+    return tcp.nodeId();
+  }
+
+  @Override
+  public NodeAddress localAddress() {
+    return tcp.localAddress();
+  }
+
+  @Override
+  public RegisteredRegion allocate(int length) throws TransportException {
+    if (length < 0) {
+      throw new IllegalArgumentException("negative length " + length);
+    }
+    checkOpen();
+    ByteBuffer memory;
+    try {
+      memory = ByteBuffer.allocateDirect(length);
+    } catch (OutOfMemoryError e) {
+      throw new TransportException("cannot allocate " + length + " bytes of direct memory: " + e.getMessage(), e);
+    }
+    try {
+      return register(memory);
+    } catch (IOException e) {
+      DirectMemory.free(memory);
+      throw new TransportException("cannot register " + length + " bytes with the RDMA device: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public RegisteredRegion registerFile(Path file, long offset, long length) throws IOException {
+    checkOpen();
+    if (offset < 0 || length < 0 || length > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("cannot register [" + offset + ", +" + length + ") of " + file
+          + ": offset must be >= 0 and length in 0.." + Integer.MAX_VALUE);
+    }
+    Path abs = file.toAbsolutePath();
+    MappedByteBuffer mapped;
+    try (FileChannel ch = FileChannel.open(abs, StandardOpenOption.READ)) {
+      long size = ch.size();
+      if (offset + length > size) {
+        throw new IOException("cannot register [" + offset + ", +" + length + ") of " + abs + ": file has " + size + " bytes");
+      }
+      mapped = ch.map(FileChannel.MapMode.READ_ONLY, offset, length);
+    }
+    try {
+      return register(mapped);
+    } catch (IOException e) {
+      DirectMemory.free(mapped);
+      throw new IOException("cannot register " + abs + " with the RDMA device: " + e.getMessage(), e);
+    }
+  }
+
+  private Region register(ByteBuffer memory) throws IOException {
+    Optional<RdmaRegion> mr = memory.capacity() == 0 ? Optional.empty() : Optional.of(node.register(memory));
+    long key = newKey(mr.map(RdmaRegion::rkey).orElse(0));
+    long address = mr.map(RdmaRegion::address).orElse(0L);
+    RemoteDescriptor d = new RemoteDescriptor(tcp.nodeId(), address, memory.capacity(), key);
+    Runnable revoke = () -> {
+      regions.revoke(key);
+      registrations.remove(key);
+      mr.ifPresent(RdmaRegion::close);
+    };
+    Runnable free = () -> {
+      revoke.run(); // a region released to zero without close() is revoked first
+      DirectMemory.free(memory);
+      liveRegions.decrementAndGet();
+    };
+    Region region = new Region(d, memory, null, revoke, free);
+    liveRegions.incrementAndGet();
+    registrations.put(key, new Registration(region, mr, !memory.isReadOnly()));
+    regions.add(region);
+    return region;
+  }
+
+  /** A key no live region uses: the rkey in the low 32 bits, 32 random bits above. */
+  private long newKey(int rkey) {
+    while (true) {
+      long high = random.nextInt();
+      long key = (high << 32) | (rkey & 0xffff_ffffL);
+      if (high != 0 && !registrations.containsKey(key)) {
+        return key;
+      }
+    }
+  }
+
+  /** The registration of a READ destination: a live, writable region of this transport. */
+  Optional<Registration> destination(RegisteredRegion local) {
+    Registration r = registrations.get(local.descriptor().key());
+    if (r == null || r.region() != local || !r.writable() || r.mrIfAny().isEmpty() || !local.isOpen()) {
+      return Optional.empty();
+    }
+    return Optional.of(r);
+  }
+
+  /** Serves the VERBS_SETUP requests of authenticated peers (see {@link SetupMessages}). */
+  @Override
+  public ByteBuffer serve(long peerNode, ByteBuffer request) throws TransportException {
+    byte op = SetupMessages.operation(request);
+    if (op == SetupMessages.NODE_INFO) {
+      SetupMessages.expectEmpty(request, "NODE_INFO request");
+      return SetupMessages.addressReply(node.address());
+    }
+    if (op == SetupMessages.ADMIT) {
+      node.admit(SetupMessages.address(request));
+      return ByteBuffer.allocate(0);
+    }
+    long key = SetupMessages.key(request);
+    Region region = regions.acquire(key);
+    try {
+      Registration r = registrations.get(key);
+      if (r == null || r.region() != region) {
+        throw new RegionRevokedException("region was revoked by its owner");
+      }
+      return SetupMessages.keyReply(new SetupMessages.KeyInfo(
+          r.mrIfAny().map(RdmaRegion::address).orElse(0L), region.length(), r.mrIfAny().map(RdmaRegion::rkey).orElse(0)));
+    } finally {
+      region.release();
+    }
+  }
+
+  @Override
+  public CompletableFuture<Connection> connect(NodeAddress peer) {
+    if (closing) {
+      return CompletableFuture.failedFuture(new PeerClosedException("transport is closed"));
+    }
+    CompletableFuture<Connection> result = new CompletableFuture<>();
+    var deadline = timer.schedule(() -> result.completeExceptionally(new TransportTimeoutException(
+        "connecting to " + peer + " and setting up RDMA took longer than "
+            + TimeUnit.NANOSECONDS.toMillis(connectTimeoutNanos) + " ms")), connectTimeoutNanos, TimeUnit.NANOSECONDS);
+    tcp.connect(peer).whenComplete((conn, error) -> {
+      if (error != null) {
+        result.completeExceptionally(PeerKeys.unwrap(error));
+        return;
+      }
+      VerbsConnection vc = new VerbsConnection(this, conn, node);
+      connections.add(vc);
+      vc.start().whenComplete((x, e) -> {
+        deadline.cancel(false);
+        if (e != null) {
+          vc.close();
+          Throwable cause = PeerKeys.unwrap(e);
+          result.completeExceptionally(cause instanceof TransportException ? cause
+              : new TransportException("RDMA set-up with " + peer + " failed: " + cause, cause));
+        } else if (!result.complete(vc) || closing) {
+          vc.close();
+        }
+      });
+    });
+    return result;
+  }
+
+  void connectionClosed(VerbsConnection c) {
+    connections.remove(c);
+  }
+
+  private void checkOpen() throws TransportException {
+    if (closing) {
+      throw new TransportException("transport is closed");
+    }
+  }
+
+  @Override
+  public int liveRegionCount() {
+    return liveRegions.get();
+  }
+
+  @Override
+  public void close() {
+    if (closing) {
+      return;
+    }
+    closing = true;
+    for (VerbsConnection c : connections) {
+      c.close();
+    }
+    tcp.close();
+    for (Region r : regions.liveRegions()) {
+      LOG.warn("Transport closed with a region still registered: {}", r);
+      r.close();
+    }
+    // Regions still referenced elsewhere were revoked above: their memory regions are gone,
+    // so the protection domain can be freed.
+    node.close();
+    timer.shutdownNow();
+  }
+
+  @Override
+  public String toString() {
+    return "VerbsTransport[" + localAddress() + ", rdma " + node.address() + "]";
+  }
+}
