@@ -24,8 +24,9 @@ import java.util.concurrent.TimeUnit;
  * Opens verbs transports inside the DiSNI class loader; {@link
  * io.sluice.transport.verbs.VerbsTransportProvider} (outside it) answers availability and
  * delegates here. The RDMA listener binds the configured bind host, which must be an address
- * of an RDMA device; with a wildcard bind host, the first interface address that belongs to a
- * device. Stateless; thread safe.
+ * of an RDMA device; with a wildcard or loopback bind host, the first address of an up,
+ * non-loopback interface that belongs to a device (peers learn it over the authenticated tcp
+ * connection). Stateless; thread safe.
  */
 public final class VerbsOpener implements TransportProvider {
   /** READs one queue pair keeps posted; the rest wait in order. */
@@ -72,7 +73,9 @@ public final class VerbsOpener implements TransportProvider {
     List<InetAddress> candidates = new ArrayList<>();
     try {
       InetAddress bind = InetAddress.getByName(bindHost);
-      if (bind.isAnyLocalAddress()) {
+      if (bind.isAnyLocalAddress() || bind.isLoopbackAddress()) {
+        // No RDMA device serves loopback; peers of a loopback listener are on this host and
+        // reach any of its device addresses.
         candidates.addAll(interfaceAddresses());
       } else {
         candidates.add(bind);

@@ -68,6 +68,8 @@ final class VerbsTransport implements Transport, ProviderSetup {
   private final ScheduledExecutorService timer;
   private final Transport tcp;
   private volatile boolean closing;
+  /** Set once the device refused a file mapping; later file regions are copied at once. */
+  private volatile boolean copyFileRegions;
 
   VerbsTransport(TransportConfig config, MessageHandler handler, RdmaNode node, long connectTimeoutNanos)
       throws TransportException {
@@ -114,7 +116,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
       throw new TransportException("cannot allocate " + length + " bytes of direct memory: " + e.getMessage(), e);
     }
     try {
-      return register(memory);
+      return register(memory, memory);
     } catch (IOException e) {
       DirectMemory.free(memory);
       throw new TransportException("cannot register " + length + " bytes with the RDMA device: " + e.getMessage(), e);
@@ -129,6 +131,14 @@ final class VerbsTransport implements Transport, ProviderSetup {
           + ": offset must be >= 0 and length in 0.." + Integer.MAX_VALUE);
     }
     Path abs = file.toAbsolutePath();
+    if (copyFileRegions) {
+      try (FileChannel ch = FileChannel.open(abs, StandardOpenOption.READ)) {
+        if (offset + length > ch.size()) {
+          throw new IOException("cannot register [" + offset + ", +" + length + ") of " + abs + ": file has " + ch.size() + " bytes");
+        }
+      }
+      return registerCopy(abs, offset, (int) length);
+    }
     MappedByteBuffer mapped;
     try (FileChannel ch = FileChannel.open(abs, StandardOpenOption.READ)) {
       long size = ch.size();
@@ -138,14 +148,44 @@ final class VerbsTransport implements Transport, ProviderSetup {
       mapped = ch.map(FileChannel.MapMode.READ_ONLY, offset, length);
     }
     try {
-      return register(mapped);
+      return register(mapped, mapped);
     } catch (IOException e) {
       DirectMemory.free(mapped);
-      throw new IOException("cannot register " + abs + " with the RDMA device: " + e.getMessage(), e);
+      if (!copyFileRegions) {
+        LOG.info("The RDMA device refused a read-only file mapping ({}); file regions are copied into"
+            + " registered memory from now on (kernels before 6.2 pin read-only memory for writing)", e.getMessage());
+        copyFileRegions = true;
+      }
+    }
+    return registerCopy(abs, offset, (int) length);
+  }
+
+  /** Registers a read-only copy of a file range, for devices that cannot pin the mapping. */
+  private Region registerCopy(Path file, long offset, int length) throws IOException {
+    ByteBuffer copy;
+    try {
+      copy = ByteBuffer.allocateDirect(length);
+    } catch (OutOfMemoryError e) {
+      throw new IOException("cannot copy " + length + " bytes of " + file + " into direct memory: " + e.getMessage(), e);
+    }
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+      while (copy.hasRemaining()) {
+        if (ch.read(copy, offset + copy.position()) < 0) {
+          throw new IOException(file + " shrank while being registered");
+        }
+      }
+      return register(copy.clear().asReadOnlyBuffer(), copy);
+    } catch (IOException | RuntimeException e) {
+      DirectMemory.free(copy);
+      throw new IOException("cannot register a copy of " + file + ": " + e.getMessage(), e);
     }
   }
 
-  private Region register(ByteBuffer memory) throws IOException {
+  /**
+   * Registers {@code memory} (the view the region hands out) whose storage {@code owner} is
+   * freed when the last reference goes; the caller frees it if this throws.
+   */
+  private Region register(ByteBuffer memory, ByteBuffer owner) throws IOException {
     Optional<RdmaRegion> mr = memory.capacity() == 0 ? Optional.empty() : Optional.of(node.register(memory));
     long key = newKey(mr.map(RdmaRegion::rkey).orElse(0));
     long address = mr.map(RdmaRegion::address).orElse(0L);
@@ -157,7 +197,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
     };
     Runnable free = () -> {
       revoke.run(); // a region released to zero without close() is revoked first
-      DirectMemory.free(memory);
+      DirectMemory.free(owner);
       liveRegions.decrementAndGet();
     };
     Region region = new Region(d, memory, null, revoke, free);
