@@ -264,6 +264,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
             + TimeUnit.NANOSECONDS.toMillis(connectTimeoutNanos) + " ms")), connectTimeoutNanos, TimeUnit.NANOSECONDS);
     tcp.connect(peer).whenComplete((conn, error) -> {
       if (error != null) {
+        deadline.cancel(false);
         result.completeExceptionally(PeerKeys.unwrap(error));
         return;
       }
