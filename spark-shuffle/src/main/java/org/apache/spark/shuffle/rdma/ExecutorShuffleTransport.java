@@ -32,13 +32,15 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   private final MapOutputRegistry registry;
   private final AddressBookClient addressBook;
   private final long waitDeadlineMs;
+  private final DestinationPool destinations;
   private final Map<NodeAddress, CompletableFuture<Connection>> connections = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> bytesReadByPath = new ConcurrentHashMap<>();
 
   private ExecutorShuffleTransport(String executorId, Transport transport, MapOutputRegistry registry,
-      AddressBookClient addressBook, long waitDeadlineMs) {
+      AddressBookClient addressBook, long waitDeadlineMs, long pooledDestinationBytes) {
     this.executorId = executorId;
     this.transport = transport;
+    this.destinations = new DestinationPool(transport, pooledDestinationBytes);
     this.registry = registry;
     this.addressBook = addressBook;
     this.waitDeadlineMs = waitDeadlineMs;
@@ -47,10 +49,13 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   /**
    * Opens the transport, starts serving range requests and registers with the driver.
    *
+   * @param pooledDestinationBytes how many bytes of idle READ destinations to keep for reuse
+   *
    * @throws TransportException if the transport cannot start here
    */
   static ExecutorShuffleTransport open(String executorId, TransportConfig config,
-      IndexShuffleBlockResolver resolver, AddressBookClient addressBook) throws TransportException {
+      IndexShuffleBlockResolver resolver, AddressBookClient addressBook, long pooledDestinationBytes)
+      throws TransportException {
     RangeService service = new RangeService();
     Transport transport = Transports.open(config, service);
     try {
@@ -62,7 +67,8 @@ final class ExecutorShuffleTransport implements AutoCloseable {
           + config.longValue(TransportOption.IO_TIMEOUT_MS) + 5_000;
       LOG.info("Executor {} serves shuffle output through {} at {}",
           executorId, transport.provider(), transport.localAddress());
-      return new ExecutorShuffleTransport(executorId, transport, registry, addressBook, deadline);
+      return new ExecutorShuffleTransport(executorId, transport, registry, addressBook, deadline,
+          pooledDestinationBytes);
     } catch (RuntimeException e) {
       transport.close();
       throw new TransportException("could not register the shuffle transport with the driver: " + e, e);
@@ -79,6 +85,11 @@ final class ExecutorShuffleTransport implements AutoCloseable {
 
   MapOutputRegistry registry() {
     return registry;
+  }
+
+  /** READ destinations shared by this executor's reduce tasks. */
+  DestinationPool destinations() {
+    return destinations;
   }
 
   /** How long a reducer waits for any one transport future before calling it a failure. */
@@ -129,6 +140,7 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   public void close() {
     connections.values().forEach(f -> f.thenAccept(Connection::close));
     connections.clear();
+    destinations.close();
     registry.close();
     transport.close();
   }

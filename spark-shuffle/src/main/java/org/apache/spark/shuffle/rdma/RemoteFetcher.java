@@ -53,7 +53,6 @@ final class RemoteFetcher implements AutoCloseable {
     public void close() {
       if (!closed) {
         closed = true;
-        region.close();
         onClose.run();
       }
     }
@@ -153,30 +152,39 @@ final class RemoteFetcher implements AutoCloseable {
    * @throws org.apache.spark.shuffle.FetchFailedException (unchecked) if any transport step fails
    */
   java.util.Optional<Fetched> next() {
+    fill(true);
+    InFlight f = issued.poll();
+    if (f == null) {
+      return java.util.Optional.empty();
+    }
+    try {
+      awaitCountingFetchWait(f.done());
+    } catch (Throwable t) {
+      f.done().whenComplete((v, e) -> f.destination().close());
+      bytesInFlight -= f.unit().length();
+      throw failed(f.unit().source(), f.unit().map(), firstReduce(f.unit()), "READ failed", t);
+    }
+    Unit u = f.unit();
+    transport.recordRead(u.source().connection.join().dataPath(), u.length());
+    metrics.incRemoteBytesRead(u.length());
+    metrics.incRemoteBlocksFetched(u.slices().size());
+    return java.util.Optional.of(new Fetched(f.destination(), u.slices(), () -> {
+      transport.destinations().release(f.destination());
+      bytesInFlight -= u.length();
+      if (!closed) {
+        fill(false);
+      }
+    }));
+  }
+
+  /**
+   * Waits for a transport future; the time blocked is the task's fetch wait, as in Spark's own
+   * reader, where issuing fetches is not counted and waiting for their results is.
+   */
+  private <T> T awaitCountingFetchWait(CompletableFuture<T> future) throws Throwable {
     long started = System.nanoTime();
     try {
-      fill(true);
-      InFlight f = issued.poll();
-      if (f == null) {
-        return java.util.Optional.empty();
-      }
-      try {
-        FetchFailures.await(f.done(), transport.waitDeadlineMs());
-      } catch (Throwable t) {
-        f.done().whenComplete((v, e) -> f.destination().close());
-        bytesInFlight -= f.unit().length();
-        throw failed(f.unit().source(), f.unit().map(), firstReduce(f.unit()), "READ failed", t);
-      }
-      Unit u = f.unit();
-      transport.recordRead(u.source().connection.join().dataPath(), u.length());
-      metrics.incRemoteBytesRead(u.length());
-      metrics.incRemoteBlocksFetched(u.slices().size());
-      return java.util.Optional.of(new Fetched(f.destination(), u.slices(), () -> {
-        bytesInFlight -= u.length();
-        if (!closed) {
-          fill(false);
-        }
-      }));
+      return FetchFailures.await(future, transport.waitDeadlineMs());
     } finally {
       metrics.incFetchWaitTime(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
     }
@@ -212,7 +220,7 @@ final class RemoteFetcher implements AutoCloseable {
   private void expand(Source s) {
     List<RangeProtocol.Answer> answers;
     try {
-      answers = FetchFailures.await(s.ranges, transport.waitDeadlineMs());
+      answers = awaitCountingFetchWait(s.ranges);
     } catch (Throwable t) {
       transport.discard(s.peer, s.connection);
       FetchPlan.MapRange first = s.remote.maps().get(0);
@@ -254,7 +262,7 @@ final class RemoteFetcher implements AutoCloseable {
     Connection c = u.source().connection.join(); // done: its range answer arrived over it
     RegisteredRegion destination;
     try {
-      destination = transport.transport().allocate((int) u.length());
+      destination = transport.destinations().acquire((int) u.length());
     } catch (TransportException | RuntimeException e) {
       throw failed(u.source(), u.map(), firstReduce(u), "no memory for a READ destination", e);
     }

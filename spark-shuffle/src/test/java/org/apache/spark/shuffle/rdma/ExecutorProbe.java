@@ -11,12 +11,16 @@ import org.apache.spark.api.java.JavaSparkContext;
 final class ExecutorProbe {
   private ExecutorProbe() {}
 
-  /** Per task of a 16-task job: {registered map outputs, live transport regions} of its executor. */
+  /**
+   * Per task of a 16-task job: {registered map outputs, live transport regions that are not idle
+   * pooled READ destinations} of its executor.
+   */
   static List<long[]> registrations(JavaSparkContext sc) {
     return sc.parallelize(java.util.stream.IntStream.range(0, 16).boxed().toList(), 16).map(i -> {
       ExecutorShuffleTransport t = ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).transport()
           .orElseThrow(() -> new IllegalStateException("no transport on executor " + SparkEnv.get().executorId()));
-      return new long[] {t.registry().registeredCount(), t.transport().liveRegionCount()};
+      return new long[] {t.registry().registeredCount(),
+          t.transport().liveRegionCount() - t.destinations().idleCount()};
     }).collect();
   }
 }
