@@ -65,7 +65,14 @@ public final class Transports {
         continue; // shm is a data path of tcp under auto, not a standalone choice
       }
       if (p.isAvailable()) {
-        Transport t = p.open(config, handler);
+        Transport t;
+        try {
+          t = p.open(config, handler);
+        } catch (TransportUnavailableException e) {
+          // Available in principle but not usable with this configuration: try the next one.
+          why.append(why.length() > 0 ? "; " : "").append(p.name()).append(" failed to open: ").append(e.getMessage());
+          continue;
+        }
         String shm = config.booleanValue(TransportOption.SHM_ENABLED)
             ? "same-host peers read through shm" : "shm disabled by " + TransportOption.SHM_ENABLED.key();
         LOG.info("Sluice transport: provider {} chosen by auto ({}{})", t.provider(),
