@@ -164,7 +164,7 @@ final class TcpConnection implements Connection {
       try {
         channel.write(frames.flip());
       } catch (IOException e) {
-        fail(e instanceof TransportException te ? te : new PeerClosedException(e.getMessage(), e));
+        failOnWriteError(e);
       }
     }
     return results;
@@ -179,11 +179,8 @@ final class TcpConnection implements Connection {
     }
     ByteBuffer copy = ByteBuffer.allocate(message.remaining()).put(message.duplicate()).flip();
     CompletableFuture<Object> f = new CompletableFuture<>();
-    long corr = nextCorr.getAndIncrement();
-    pending.put(corr, new Pending(f, System.nanoTime() + transport.settings().ioTimeoutNanos(), null, 0, 0));
-    if (closed) {
-      failAll(List.of(corr), closedException());
-    } else {
+    long corr = expectReply(f);
+    if (!closed) {
       boolean sendNow;
       synchronized (waitingForCredit) {
         sendNow = credits > 0;
@@ -200,12 +197,29 @@ final class TcpConnection implements Connection {
     return f.thenApply(ByteBuffer.class::cast);
   }
 
+  /**
+   * Registers {@code f} for the reply to a new correlation id, with the I/O deadline; fails it at
+   * once if the connection is already closed. @return the correlation id
+   */
+  private long expectReply(CompletableFuture<Object> f) {
+    long corr = nextCorr.getAndIncrement();
+    pending.put(corr, new Pending(f, System.nanoTime() + transport.settings().ioTimeoutNanos(), null, 0, 0));
+    if (closed) {
+      failAll(List.of(corr), closedException());
+    }
+    return corr;
+  }
+
+  private void failOnWriteError(IOException e) {
+    fail(e instanceof TransportException te ? te : new PeerClosedException(e.getMessage(), e));
+  }
+
   private void sendRequest(long corr, ByteBuffer message) {
     requestsOnWire.add(corr);
     try {
       channel.writeFrame(FrameType.REQUEST, corr, message);
     } catch (IOException e) {
-      fail(e instanceof TransportException te ? te : new PeerClosedException(e.getMessage(), e));
+      failOnWriteError(e);
     }
   }
 
@@ -321,15 +335,12 @@ final class TcpConnection implements Connection {
    */
   CompletableFuture<ByteBuffer> control(FrameType type, ByteBuffer payload) {
     CompletableFuture<Object> f = new CompletableFuture<>();
-    long corr = nextCorr.getAndIncrement();
-    pending.put(corr, new Pending(f, System.nanoTime() + transport.settings().ioTimeoutNanos(), null, 0, 0));
-    if (closed) {
-      failAll(List.of(corr), closedException());
-    } else {
+    long corr = expectReply(f);
+    if (!closed) {
       try {
         channel.writeFrame(type, corr, payload);
       } catch (IOException e) {
-        fail(e instanceof TransportException te ? te : new PeerClosedException(e.getMessage(), e));
+        failOnWriteError(e);
       }
     }
     return f.thenApply(ByteBuffer.class::cast);

@@ -62,6 +62,7 @@ final class TcpTransport implements Transport {
   private final ServerSocketChannel listener;
   private final NodeAddress localAddress;
   private final Set<ServerSession> sessions = ConcurrentHashMap.newKeySet();
+  private final Set<Thread> sessionThreads = ConcurrentHashMap.newKeySet();
   private final Set<TcpConnection> connections = ConcurrentHashMap.newKeySet();
   private final ExecutorService handlerPool;
   private final ExecutorService connectPool;
@@ -349,7 +350,14 @@ final class TcpTransport implements Transport {
         session.close();
         return;
       }
-      Thread t = new Thread(session, "sluice-session-" + remote);
+      Thread t = new Thread(() -> {
+        try {
+          session.run();
+        } finally {
+          sessionThreads.remove(Thread.currentThread());
+        }
+      }, "sluice-session-" + remote);
+      sessionThreads.add(t);
       t.setDaemon(true);
       t.start();
     }
@@ -422,6 +430,20 @@ final class TcpTransport implements Transport {
     }
     for (ServerSession s : sessions) {
       s.close();
+    }
+    // Their sockets are closed, so a READ being written fails at once; waiting for the session
+    // threads lets the regions they hold be freed before close returns.
+    long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    for (Thread t : sessionThreads) {
+      long left = waitUntil - System.nanoTime();
+      if (left > 0 && t != Thread.currentThread()) {
+        try {
+          t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
     }
     for (Region r : regions.liveRegions()) {
       LOG.warn("Transport closed with a region still registered: {}", r);
