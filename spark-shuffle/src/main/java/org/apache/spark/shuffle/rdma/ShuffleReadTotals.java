@@ -8,9 +8,10 @@ import org.apache.spark.scheduler.SparkListenerTaskEnd;
 /**
  * Driver-side sums of Spark's shuffle read metrics over every finished task, for reports and
  * benchmarks. Register with {@code SparkContext.addSparkListener}; Spark delivers task ends
- * asynchronously, so wait for the listener bus before reading. Thread safe.
+ * asynchronously, so wait for the listener bus before reading. Thread safe; subclasses that
+ * override {@link #onTaskEnd} call it.
  */
-public final class ShuffleReadTotals extends SparkListener {
+public class ShuffleReadTotals extends SparkListener {
   private final AtomicLong remoteBytes = new AtomicLong();
   private final AtomicLong remoteBlocks = new AtomicLong();
   private final AtomicLong localBytes = new AtomicLong();

@@ -91,7 +91,7 @@ abstract class ComparisonSupport {
 
   void assertRemoteBytesMoved() throws java.util.concurrent.TimeoutException {
     sc.sc().listenerBus().waitUntilEmpty(10_000);
-    assertTrue(metrics.remoteBytes.get() > 0, "no remote shuffle bytes were read");
-    assertTrue(metrics.records.get() > 0, "no shuffle records were counted");
+    assertTrue(metrics.snapshot().remoteBytes() > 0, "no remote shuffle bytes were read");
+    assertTrue(metrics.snapshot().records() > 0, "no shuffle records were counted");
   }
 }
