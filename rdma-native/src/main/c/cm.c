@@ -7,7 +7,6 @@
  * holding no unacknowledged events also keeps rdma_destroy_id from blocking.
  */
 #include <errno.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
@@ -203,12 +202,7 @@ JNIEXPORT jint JNICALL DISPATCHER(getCmEvent)(JNIEnv *env, jobject self, jlong c
     if (channel == NULL || listen_id_out == 0 || id_out == 0) {
         return -1;
     }
-    struct pollfd pfd = { .fd = channel->fd, .events = POLLIN, .revents = 0 };
-    int ready;
-    do {
-        ready = poll(&pfd, 1, timeout_ms < 0 ? -1 : timeout_ms);
-    } while (ready < 0 && errno == EINTR);
-    if (ready <= 0 || (pfd.revents & POLLIN) == 0) {
+    if (!sluice_wait_readable(channel->fd, timeout_ms)) {
         return -1;
     }
     struct rdma_cm_event *event = NULL;

@@ -117,6 +117,12 @@ struct disni_reg_mr_record {
 void sluice_throw_io(JNIEnv *env, const char *what, int err);
 void sluice_throw_io_msg(JNIEnv *env, const char *message);
 
+/*
+ * Waits until fd is readable, at most timeout_ms (negative: no limit), retrying on EINTR.
+ * Returns 1 when readable, 0 on timeout or error (polling.c).
+ */
+int sluice_wait_readable(int fd, int timeout_ms);
+
 /* Converts a jlong handle to a pointer; 0 means "no object". */
 #define SLUICE_PTR(type, handle) ((type *)(uintptr_t)(handle))
 #define SLUICE_HANDLE(ptr) ((jlong)(uintptr_t)(ptr))

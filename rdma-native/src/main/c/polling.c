@@ -10,6 +10,15 @@
 
 #define DISPATCHER(name) Java_com_ibm_disni_verbs_impl_NativeDispatcher__1##name
 
+int sluice_wait_readable(int fd, int timeout_ms) {
+    struct pollfd pfd = { .fd = fd, .events = POLLIN, .revents = 0 };
+    int ready;
+    do {
+        ready = poll(&pfd, 1, timeout_ms < 0 ? -1 : timeout_ms);
+    } while (ready < 0 && errno == EINTR);
+    return ready > 0 && (pfd.revents & POLLIN) != 0;
+}
+
 /*
  * Polls up to `entries` completions into the buffer at wc_out, which holds DiSNI's
  * completion records (byte-identical to struct ibv_wc). The caller guarantees room for
@@ -42,12 +51,7 @@ JNIEXPORT jint JNICALL DISPATCHER(getCqEvent)(JNIEnv *env, jobject self, jlong c
     if (channel == NULL) {
         return -1;
     }
-    struct pollfd pfd = { .fd = channel->fd, .events = POLLIN, .revents = 0 };
-    int ready;
-    do {
-        ready = poll(&pfd, 1, timeout_ms < 0 ? -1 : timeout_ms);
-    } while (ready < 0 && errno == EINTR);
-    if (ready <= 0 || (pfd.revents & POLLIN) == 0) {
+    if (!sluice_wait_readable(channel->fd, timeout_ms)) {
         return -1;
     }
     struct ibv_cq *cq = NULL;
