@@ -20,10 +20,11 @@ public interface ProviderSetup {
    * Answers one request.
    *
    * @param peerNode the authenticated peer's node id
+   * @param peerAddress the IP address the peer's tcp connection comes from
    * @param request the payload; valid only during the call
    * @return the reply payload, at most {@link Frames#MAX_CONTROL_PAYLOAD} bytes
    * @throws TransportException to answer with an ERROR frame of the matching code (an
    *     unknown or revoked key, for instance), which the requester sees as the same type
    */
-  ByteBuffer serve(long peerNode, ByteBuffer request) throws TransportException;
+  ByteBuffer serve(long peerNode, java.net.InetAddress peerAddress, ByteBuffer request) throws TransportException;
 }

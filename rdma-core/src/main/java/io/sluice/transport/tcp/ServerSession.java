@@ -31,6 +31,7 @@ final class ServerSession implements Runnable {
   private final TcpTransport transport;
   private final FrameChannel channel;
   private final String remote;
+  private final java.net.InetAddress remoteAddress;
   private final long authDeadline;
   private final AtomicInteger requestsInFlight = new AtomicInteger();
   /** Bytes of requests read and not yet answered; when exhausted, this session stops reading. */
@@ -38,10 +39,11 @@ final class ServerSession implements Runnable {
   private volatile boolean authenticated;
   private long peerNode;
 
-  ServerSession(TcpTransport transport, FrameChannel channel, String remote) {
+  ServerSession(TcpTransport transport, FrameChannel channel, java.net.InetSocketAddress remoteSocket) {
     this.transport = transport;
     this.channel = channel;
-    this.remote = remote;
+    this.remote = String.valueOf(remoteSocket);
+    this.remoteAddress = remoteSocket.getAddress();
     this.authDeadline = System.nanoTime() + transport.settings().connectTimeoutNanos();
     this.requestBytes = new java.util.concurrent.Semaphore(requestByteBudget(transport.settings()));
   }
@@ -185,7 +187,7 @@ final class ServerSession implements Runnable {
     }
     ByteBuffer reply;
     try {
-      reply = setup.get().serve(peerNode, request);
+      reply = setup.get().serve(peerNode, remoteAddress, request);
     } catch (TransportException e) {
       sendError(corr, ErrorCode.of(e), e.getMessage());
       return;

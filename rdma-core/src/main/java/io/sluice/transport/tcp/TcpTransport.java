@@ -332,8 +332,10 @@ final class TcpTransport implements Transport {
         return;
       }
       String remote;
+      java.net.InetSocketAddress remoteSocket;
       try {
-        remote = String.valueOf(s.getRemoteAddress());
+        remoteSocket = (java.net.InetSocketAddress) s.getRemoteAddress();
+        remote = String.valueOf(remoteSocket);
         s.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
       } catch (IOException e) {
         closeQuietly(s);
@@ -344,7 +346,7 @@ final class TcpTransport implements Transport {
         closeQuietly(s);
         continue;
       }
-      ServerSession session = new ServerSession(this, new FrameChannel(s, settings.ioTimeoutNanos()), remote);
+      ServerSession session = new ServerSession(this, new FrameChannel(s, settings.ioTimeoutNanos()), remoteSocket);
       sessions.add(session);
       if (closing) {
         session.close();

@@ -86,6 +86,21 @@ public final class TcpTransportProvider implements TransportProvider {
   }
 
   /**
+   * Runs the message handler of a transport opened by {@link #openCarrier} on its handler
+   * threads, for a request that arrived on the provider's own data path from the
+   * authenticated peer {@code peerNode}. Completes with the handler's answer, exceptionally
+   * with what the handler threw or failed with (a null answer is a failure).
+   *
+   * @throws IllegalArgumentException if {@code carrier} is not a tcp transport
+   */
+  public static CompletableFuture<ByteBuffer> runHandler(Transport carrier, long peerNode, ByteBuffer request) {
+    if (!(carrier instanceof TcpTransport tcp)) {
+      throw new IllegalArgumentException("not a tcp transport: " + carrier);
+    }
+    return tcp.runHandler(peerNode, request);
+  }
+
+  /**
    * Sends a VERBS_SETUP request on a connection of a transport opened by {@link #openCarrier}
    * and completes with the reply payload, or exceptionally with the peer's error (typed as
    * its ERROR code says), {@link io.sluice.transport.PeerClosedException} or a timeout after

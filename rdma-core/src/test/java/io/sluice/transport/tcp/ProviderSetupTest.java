@@ -44,12 +44,15 @@ class ProviderSetupTest {
   void setupFramesReachTheHookAndNotTheHandler() throws Exception {
     AtomicInteger handlerCalls = new AtomicInteger();
     AtomicLong seenPeer = new AtomicLong();
+    java.util.concurrent.atomic.AtomicReference<java.net.InetAddress> seenAddress =
+        new java.util.concurrent.atomic.AtomicReference<>();
     MessageHandler echo = (peer, request) -> {
       handlerCalls.incrementAndGet();
       return CompletableFuture.completedFuture(message("ok"));
     };
-    ProviderSetup setup = (peer, request) -> {
+    ProviderSetup setup = (peer, address, request) -> {
       seenPeer.set(peer);
+      seenAddress.set(address);
       byte op = request.get();
       return switch (op) {
         case 1 -> ByteBuffer.wrap(("echo:" + StandardCharsets.UTF_8.decode(request)).getBytes(StandardCharsets.UTF_8));
@@ -64,6 +67,7 @@ class ProviderSetupTest {
       ByteBuffer reply = await(TcpTransportProvider.setupRequest(c, request(1, "abc")));
       assertEquals("echo:abc", StandardCharsets.UTF_8.decode(reply).toString());
       assertEquals(client.nodeId(), seenPeer.get());
+      assertTrue(seenAddress.get().isLoopbackAddress(), "the hook is told where the peer connects from: " + seenAddress.get());
       assertFailsWith(RegionRevokedException.class, TcpTransportProvider.setupRequest(c, request(2, "")));
       assertFailsWith(UnknownKeyException.class, TcpTransportProvider.setupRequest(c, request(3, "")));
       assertFailsWith(ProtocolException.class, TcpTransportProvider.setupRequest(c, request(4, "")));

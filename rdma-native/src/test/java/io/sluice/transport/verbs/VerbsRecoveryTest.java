@@ -19,6 +19,7 @@ import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportHarness;
 import io.sluice.transport.TransportTestSupport;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -101,6 +102,55 @@ class VerbsRecoveryTest {
       assertTrue(c.isOpen());
       assertEquals("pong", TransportTestSupport.text(await(c.request(TransportTestSupport.message("ping")))));
       assertEquals(1, handlerCalls.get(), "set-up traffic reached the message handler");
+    }
+  }
+
+  /**
+   * Requests ride their own queue pair (SEND/RECV, large ones staged and READ): requests held
+   * by the handler while the device kills the READ queue pair still get their answers, small
+   * and large, in both directions.
+   */
+  @Test
+  void requestsOutliveTheReadQueuePairAndLargeOnesAreStaged() throws Exception {
+    CompletableFuture<Void> release = new CompletableFuture<>();
+    AtomicInteger entered = new AtomicInteger();
+    Transport server = harness.open((peer, request) -> {
+      entered.incrementAndGet();
+      int size = request.getInt(0);
+      ByteBuffer answer = ByteBuffer.allocate(size);
+      for (int i = 0; i < size; i++) {
+        answer.put(i, (byte) (i * 13 + request.remaining()));
+      }
+      return release.thenApply(x -> answer);
+    });
+    Transport client = harness.open(MessageHandler.REJECT_ALL);
+    int[] responseSizes = {1, 4000, 5000, 300_000};
+    int[] requestSizes = {4, 4088, 4089, 200_000};
+    try (RegisteredRegion dst = client.allocate(8192);
+        Connection c = TransportHarness.connect(client, server)) {
+      List<CompletableFuture<ByteBuffer>> answers = new ArrayList<>();
+      for (int i = 0; i < responseSizes.length; i++) {
+        ByteBuffer request = ByteBuffer.allocate(requestSizes[i]).putInt(0, responseSizes[i]);
+        answers.add(c.request(request));
+      }
+      TransportTestSupport.eventually("the handler holds every request", TransportTestSupport.DEADLINE,
+          () -> entered.get() == responseSizes.length);
+      RegisteredRegion doomed = server.allocate(4096);
+      RemoteDescriptor gone = doomed.descriptor();
+      await(c.read(gone, 0, dst, 0, 4096));
+      doomed.close();
+      CompletableFuture<Void> refused = c.read(gone, 0, dst, 0, 4096);
+      assertInstanceOf(RegionRevokedException.class, TransportTestSupport.failureOf(refused));
+      release.complete(null);
+      for (int i = 0; i < responseSizes.length; i++) {
+        ByteBuffer answer = await(answers.get(i));
+        assertEquals(responseSizes[i], answer.remaining());
+        for (int k = 0; k < responseSizes[i]; k++) {
+          if (answer.get(answer.position() + k) != (byte) (k * 13 + requestSizes[i])) {
+            throw new AssertionError("answer " + i + " differs at byte " + k);
+          }
+        }
+      }
     }
   }
 }

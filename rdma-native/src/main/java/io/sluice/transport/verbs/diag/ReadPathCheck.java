@@ -35,7 +35,7 @@ final class ReadPathCheck {
   /** Returns the number of steps that did not behave as they must. */
   static int run(InetSocketAddress serverAddress, long timeoutNanos, PrintStream out) throws IOException {
     long deadline = System.nanoTime() + timeoutNanos;
-    RdmaNode.Settings settings = new RdmaNode.Settings(16, 1024, TimeUnit.SECONDS.toNanos(20), TimeUnit.SECONDS.toNanos(20));
+    RdmaNode.Settings settings = new RdmaNode.Settings(1024, 2, TimeUnit.SECONDS.toNanos(20), TimeUnit.SECONDS.toNanos(20));
     int wrong = 0;
     RdmaNode server = RdmaNode.open(serverAddress, settings);
     try (RdmaNode client = RdmaNode.open(new InetSocketAddress(serverAddress.getAddress(), 0), settings)) {
@@ -98,9 +98,9 @@ final class ReadPathCheck {
 
   private static RdmaQueuePair connect(RdmaNode client, RdmaNode server, boolean admit, long deadline)
       throws IOException {
-    PreparedConnection prepared = await(client.prepare(server.address()), deadline);
+    PreparedConnection prepared = await(client.prepare(server.address(), new RdmaQueuePair.Sizes(16, 0, 0)), deadline);
     if (admit) {
-      server.admit(prepared.source());
+      server.admit(prepared.source(), new RdmaQueuePair.Sizes(1, 0, 0), qp -> { });
     }
     return await(prepared.connect(), deadline);
   }

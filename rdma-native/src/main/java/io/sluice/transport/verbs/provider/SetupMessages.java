@@ -12,7 +12,9 @@ import java.nio.ByteBuffer;
  *
  * <pre>
  *   NODE_INFO (1)  request: nothing more        reply: address of the peer's RDMA listener
- *   ADMIT     (2)  request: address (source)    reply: empty
+ *   ADMIT     (2)  request: u8 purpose, address (source)    reply: empty
+ *                  purpose: READS (1) a queue pair the requester READs on, MESSAGES (2) one
+ *                  that carries its requests (see the channel package)
  *   KEY       (3)  request: i64 key             reply: i64 address, i64 length, i32 rkey
  *   address = u8 n (4 or 16), n bytes of IP address, u16 port
  * </pre>
@@ -24,6 +26,8 @@ final class SetupMessages {
   static final byte NODE_INFO = 1;
   static final byte ADMIT = 2;
   static final byte KEY = 3;
+  static final byte PURPOSE_READS = 1;
+  static final byte PURPOSE_MESSAGES = 2;
   static final int KEY_INFO_LENGTH = 8 + 8 + 4;
 
   /** A live registration as its owner reports it. */
@@ -35,10 +39,22 @@ final class SetupMessages {
     return ByteBuffer.allocate(1).put(NODE_INFO).flip();
   }
 
-  static ByteBuffer admitRequest(InetSocketAddress source) {
+  static ByteBuffer admitRequest(byte purpose, InetSocketAddress source) {
     byte[] ip = source.getAddress().getAddress();
-    return ByteBuffer.allocate(1 + 1 + ip.length + 2).put(ADMIT).put((byte) ip.length).put(ip)
+    return ByteBuffer.allocate(1 + 1 + 1 + ip.length + 2).put(ADMIT).put(purpose).put((byte) ip.length).put(ip)
         .putShort((short) source.getPort()).flip();
+  }
+
+  /** Reads an ADMIT purpose; advances past it. */
+  static byte purpose(ByteBuffer in) throws ProtocolException {
+    if (!in.hasRemaining()) {
+      throw new ProtocolException("ADMIT request without a purpose");
+    }
+    byte purpose = in.get();
+    if (purpose != PURPOSE_READS && purpose != PURPOSE_MESSAGES) {
+      throw new ProtocolException("unknown ADMIT purpose " + (purpose & 0xff));
+    }
+    return purpose;
   }
 
   static ByteBuffer keyRequest(long key) {

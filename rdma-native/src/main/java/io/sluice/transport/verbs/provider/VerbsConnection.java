@@ -1,6 +1,7 @@
 package io.sluice.transport.verbs.provider;
 
 import io.sluice.transport.Connection;
+import io.sluice.transport.MessageTooLargeException;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.ProtocolException;
@@ -11,6 +12,7 @@ import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.UnknownKeyException;
 import io.sluice.transport.tcp.TcpTransportProvider;
+import io.sluice.transport.verbs.channel.RequestChannel;
 import io.sluice.transport.verbs.rc.PreparedConnection;
 import io.sluice.transport.verbs.rc.RdmaNode;
 import io.sluice.transport.verbs.rc.RdmaQueuePair;
@@ -22,11 +24,12 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * A verbs connection: an authenticated tcp connection for messages and set-up, and a
- * reliable-connected queue pair for READs. Every READ is checked against the live length its
+ * A verbs connection: an authenticated tcp connection for set-up, a reliable-connected queue
+ * pair carrying requests and answers as SEND/RECV ({@link RequestChannel}), and one for
+ * READs, kept apart so that a READ the device refuses (which finishes its queue pair) never
+ * fails a request. Every READ is checked against the live length its
  * owner reported for the key ({@link PeerKeys}) before it is posted. When the device fails a
  * READ, the owner is asked about the key: a revoked or unknown key fails the READ with that
  * type; otherwise the READ failed only because its queue pair died, and it is retried once on
@@ -56,7 +59,8 @@ final class VerbsConnection implements Connection {
   private final Connection tcp;
   private final RdmaNode node;
   private final PeerKeys keys;
-  private final AtomicReference<CompletableFuture<RdmaQueuePair>> queuePair = new AtomicReference<>();
+  private final Reopening<RdmaQueuePair> queuePair;
+  private final Reopening<RequestChannel> channel;
   private volatile InetSocketAddress peerRdma;
   private volatile boolean closed;
 
@@ -65,9 +69,11 @@ final class VerbsConnection implements Connection {
     this.tcp = tcp;
     this.node = node;
     this.keys = new PeerKeys(tcp);
+    this.queuePair = new Reopening<>(this::openQueuePair, RdmaQueuePair::isOpen);
+    this.channel = new Reopening<>(this::openChannel, RequestChannel::isOpen);
   }
 
-  /** Learns the peer's RDMA listener and opens the first queue pair. */
+  /** Learns the peer's RDMA listener and opens the message channel and the first READ queue pair. */
   CompletableFuture<Void> start() {
     return TcpTransportProvider.setupRequest(tcp, SetupMessages.nodeInfoRequest()).thenCompose(reply -> {
       try {
@@ -75,32 +81,49 @@ final class VerbsConnection implements Connection {
       } catch (ProtocolException e) {
         throw new CompletionException(e);
       }
-      CompletableFuture<RdmaQueuePair> first = new CompletableFuture<>();
-      queuePair.set(first);
-      connectQueuePair(first);
-      return first.thenApply(qp -> null);
+      return channel.open().thenCompose(c -> queuePair.open()).thenApply(qp -> null);
     });
   }
 
-  private void connectQueuePair(CompletableFuture<RdmaQueuePair> target) {
-    node.prepare(peerRdma)
-        .thenCompose(prepared -> admitAndConnect(prepared))
-        .whenComplete((qp, error) -> {
-          if (error != null) {
-            target.completeExceptionally(asTransportException(PeerKeys.unwrap(error), "RDMA connection to " + peer()));
-          } else if (closed) {
-            qp.close();
-            target.completeExceptionally(closedException());
-          } else {
-            target.complete(qp);
-          }
-        });
+  private CompletableFuture<RdmaQueuePair> openQueuePair() {
+    return connect(SetupMessages.PURPOSE_READS, transport.readSizes()).thenApply(qp -> {
+      if (closed) {
+        qp.close();
+        throw new CompletionException(closedException());
+      }
+      return qp;
+    });
   }
 
-  private CompletableFuture<RdmaQueuePair> admitAndConnect(PreparedConnection prepared) {
+  private CompletableFuture<RequestChannel> openChannel() {
+    return connect(SetupMessages.PURPOSE_MESSAGES, transport.requesterSizes()).thenApply(qp -> {
+      try {
+        RequestChannel c = transport.openRequestChannel(qp);
+        if (closed) {
+          c.close();
+          throw new CompletionException(closedException());
+        }
+        return c;
+      } catch (java.io.IOException e) {
+        qp.close();
+        throw new CompletionException(new TransportException("cannot open a message channel to " + peer() + ": "
+            + e.getMessage(), e));
+      }
+    });
+  }
+
+  /** Opens a queue pair to the peer's listener after the peer admitted its source for {@code purpose}. */
+  private CompletableFuture<RdmaQueuePair> connect(byte purpose, RdmaQueuePair.Sizes sizes) {
+    return node.prepare(peerRdma, sizes)
+        .thenCompose(prepared -> admitAndConnect(purpose, prepared))
+        .exceptionallyCompose(error -> CompletableFuture.failedFuture(
+            asTransportException(PeerKeys.unwrap(error), "RDMA connection to " + peer())));
+  }
+
+  private CompletableFuture<RdmaQueuePair> admitAndConnect(byte purpose, PreparedConnection prepared) {
     CompletableFuture<RdmaQueuePair> connected;
     try {
-      connected = TcpTransportProvider.setupRequest(tcp, SetupMessages.admitRequest(prepared.source()))
+      connected = TcpTransportProvider.setupRequest(tcp, SetupMessages.admitRequest(purpose, prepared.source()))
           .thenCompose(reply -> prepared.connect());
     } catch (RuntimeException e) {
       connected = CompletableFuture.failedFuture(e);
@@ -110,22 +133,6 @@ final class VerbsConnection implements Connection {
         prepared.close();
       }
     });
-  }
-
-  /** The queue pair to post on: the current one, or a new one if it died. */
-  private CompletableFuture<RdmaQueuePair> currentQueuePair() {
-    while (true) {
-      CompletableFuture<RdmaQueuePair> f = queuePair.get();
-      boolean dead = f.isCompletedExceptionally() || (f.isDone() && !f.join().isOpen());
-      if (!dead || closed) {
-        return f;
-      }
-      CompletableFuture<RdmaQueuePair> next = new CompletableFuture<>();
-      if (queuePair.compareAndSet(f, next)) {
-        connectQueuePair(next);
-        return next;
-      }
-    }
   }
 
   @Override
@@ -218,7 +225,7 @@ final class VerbsConnection implements Connection {
     if (ops.isEmpty()) {
       return;
     }
-    CompletableFuture<RdmaQueuePair> q = currentQueuePair();
+    CompletableFuture<RdmaQueuePair> q = queuePair.get(closed);
     if (q.isDone() && !q.isCompletedExceptionally()) {
       post(q.join(), ops);
     } else {
@@ -293,7 +300,25 @@ final class VerbsConnection implements Connection {
 
   @Override
   public CompletableFuture<ByteBuffer> request(ByteBuffer message) {
-    return tcp.request(message);
+    if (message.remaining() > transport.maxMessageBytes()) {
+      return CompletableFuture.failedFuture(new MessageTooLargeException(
+          "request of " + message.remaining() + " bytes exceeds " + transport.maxMessageBytes()));
+    }
+    if (!isOpen()) {
+      return CompletableFuture.failedFuture(closedException());
+    }
+    CompletableFuture<RequestChannel> c = channel.get(closed);
+    if (c.isDone() && !c.isCompletedExceptionally()) {
+      return c.join().request(message);
+    }
+    ByteBuffer copy = ByteBuffer.allocate(message.remaining()).put(message.duplicate()).flip();
+    return c.handle((ch, error) -> {
+      if (error != null) {
+        Throwable cause = PeerKeys.unwrap(error);
+        return CompletableFuture.<ByteBuffer>failedFuture(isOpen() ? cause : closedException());
+      }
+      return ch.request(copy);
+    }).thenCompose(f -> f);
   }
 
   private PeerClosedException closedException() {
@@ -311,10 +336,8 @@ final class VerbsConnection implements Connection {
     }
     closed = true;
     tcp.close();
-    CompletableFuture<RdmaQueuePair> q = queuePair.get();
-    if (q != null) {
-      q.thenAccept(RdmaQueuePair::close);
-    }
+    channel.close(RequestChannel::close);
+    queuePair.close(RdmaQueuePair::close);
     transport.connectionClosed(this);
   }
 

@@ -31,7 +31,9 @@ import java.util.concurrent.TimeUnit;
 public final class VerbsOpener implements TransportProvider {
   /** READs one queue pair keeps posted; the rest wait in order. */
   static final int MAX_READS_IN_FLIGHT = 64;
+  /** Entries of one completion queue; a node opens more queues (one thread each) as queue pairs need them. */
   static final int COMPLETION_QUEUE_ENTRIES = 8192;
+  static final int MAX_COMPLETION_QUEUES = 32;
 
   @Override
   public String name() {
@@ -59,7 +61,7 @@ public final class VerbsOpener implements TransportProvider {
     if (config.string(TransportOption.SECRET).isEmpty()) {
       throw new IllegalArgumentException(TransportOption.SECRET.key() + " must be set");
     }
-    RdmaNode.Settings settings = new RdmaNode.Settings(MAX_READS_IN_FLIGHT, COMPLETION_QUEUE_ENTRIES, ioNanos, connectNanos);
+    RdmaNode.Settings settings = new RdmaNode.Settings(COMPLETION_QUEUE_ENTRIES, MAX_COMPLETION_QUEUES, ioNanos, connectNanos);
     RdmaNode node = openNode(config.string(TransportOption.BIND_HOST), settings);
     try {
       return new VerbsTransport(config, handler, node, connectNanos);

@@ -4,21 +4,30 @@ import io.sluice.transport.Connection;
 import io.sluice.transport.MessageHandler;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.PeerClosedException;
+import io.sluice.transport.ProtocolException;
 import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
+import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.region.DirectMemory;
 import io.sluice.transport.region.Region;
 import io.sluice.transport.region.RegionTable;
 import io.sluice.transport.tcp.ProviderSetup;
 import io.sluice.transport.tcp.TcpTransportProvider;
+import io.sluice.transport.verbs.channel.RequestChannel;
+import io.sluice.transport.verbs.channel.ResponderChannel;
 import io.sluice.transport.verbs.rc.RdmaNode;
+import io.sluice.transport.verbs.rc.RdmaQueuePair;
 import io.sluice.transport.verbs.rc.RdmaRegion;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
@@ -38,8 +47,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The verbs transport endpoint: a tcp transport (listener, authentication, messages, set-up
- * frames) plus an {@link RdmaNode} on the RDMA device that moves READs. Regions are direct or
+ * The verbs transport endpoint: a tcp transport (listener, authentication, set-up frames) plus
+ * an {@link RdmaNode} on the RDMA device. Each connection has two queue pairs: one carries its
+ * requests and answers as SEND/RECV (a {@link RequestChannel} here, a {@link ResponderChannel}
+ * at the peer, which runs this transport's handler on the tcp transport's handler threads),
+ * one its READs. A queue pair is accepted only from the source address an authenticated peer
+ * admitted over its tcp connection, and only if that source is the peer's own address. Regions are direct or
  * mapped buffers registered with the node for remote READ; a descriptor carries the memory
  * region's address and a key made of the rkey (low 32 bits) and 32 random bits. The key table
  * lets this endpoint tell peers whether a key is live, revoked or unknown; closing a region
@@ -58,8 +71,14 @@ final class VerbsTransport implements Transport, ProviderSetup {
     }
   }
 
+  /** READs a message queue pair may have posted to fetch staged messages; more wait. */
+  private static final int STAGED_READS = 8;
+
   private final RdmaNode node;
   private final long connectTimeoutNanos;
+  private final long ioTimeoutNanos;
+  private final int credit;
+  private final int maxMessageBytes;
   private final RegionTable regions = new RegionTable();
   private final Map<Long, Registration> registrations = new ConcurrentHashMap<>();
   private final AtomicInteger liveRegions = new AtomicInteger();
@@ -75,6 +94,13 @@ final class VerbsTransport implements Transport, ProviderSetup {
       throws TransportException {
     this.node = node;
     this.connectTimeoutNanos = connectTimeoutNanos;
+    this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.longValue(TransportOption.IO_TIMEOUT_MS));
+    this.credit = (int) config.longValue(TransportOption.MAX_REQUESTS_IN_FLIGHT);
+    this.maxMessageBytes = (int) config.longValue(TransportOption.MAX_MESSAGE_BYTES);
+    if (credit < 1 || maxMessageBytes < 1) {
+      throw new IllegalArgumentException(TransportOption.MAX_REQUESTS_IN_FLIGHT.key() + " and "
+          + TransportOption.MAX_MESSAGE_BYTES.key() + " must be positive");
+    }
     this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "sluice-verbs-connect-timer");
       t.setDaemon(true);
@@ -229,14 +255,22 @@ final class VerbsTransport implements Transport, ProviderSetup {
 
   /** Serves the VERBS_SETUP requests of authenticated peers (see {@link SetupMessages}). */
   @Override
-  public ByteBuffer serve(long peerNode, ByteBuffer request) throws TransportException {
+  public ByteBuffer serve(long peerNode, InetAddress peerAddress, ByteBuffer request) throws TransportException {
     byte op = SetupMessages.operation(request);
     if (op == SetupMessages.NODE_INFO) {
       SetupMessages.expectEmpty(request, "NODE_INFO request");
       return SetupMessages.addressReply(node.address());
     }
     if (op == SetupMessages.ADMIT) {
-      node.admit(SetupMessages.address(request));
+      byte purpose = SetupMessages.purpose(request);
+      InetSocketAddress source = SetupMessages.address(request);
+      checkSource(source, peerAddress);
+      if (purpose == SetupMessages.PURPOSE_MESSAGES) {
+        node.admit(source, responderSizes(), qp -> ResponderChannel.open(node, qp, credit, maxMessageBytes, peerNode,
+            (peer, message) -> TcpTransportProvider.runHandler(tcp, peer, message)));
+      } else {
+        node.admit(source, new RdmaQueuePair.Sizes(1, 0, 0), qp -> { });
+      }
       return ByteBuffer.allocate(0);
     }
     long key = SetupMessages.key(request);
@@ -251,6 +285,48 @@ final class VerbsTransport implements Transport, ProviderSetup {
     } finally {
       region.release();
     }
+  }
+
+  /**
+   * A peer may only admit its own addresses: the one its tcp connection comes from, or, for a
+   * peer on this host (loopback), an address of this host.
+   */
+  private static void checkSource(InetSocketAddress source, InetAddress peerAddress) throws ProtocolException {
+    InetAddress ip = source.getAddress();
+    boolean own;
+    if (peerAddress.isLoopbackAddress()) {
+      try {
+        own = ip.isLoopbackAddress() || NetworkInterface.getByInetAddress(ip) != null;
+      } catch (SocketException e) {
+        own = false;
+      }
+    } else {
+      own = ip.equals(peerAddress);
+    }
+    if (!own) {
+      throw new ProtocolException("a peer connected from " + peerAddress.getHostAddress()
+          + " may not admit RDMA connections from " + ip.getHostAddress());
+    }
+  }
+
+  RdmaQueuePair.Sizes readSizes() {
+    return new RdmaQueuePair.Sizes(VerbsOpener.MAX_READS_IN_FLIGHT, 0, 0);
+  }
+
+  RdmaQueuePair.Sizes requesterSizes() {
+    return new RdmaQueuePair.Sizes(STAGED_READS, RequestChannel.sendSlots(credit), RequestChannel.receiveSlots(credit));
+  }
+
+  private RdmaQueuePair.Sizes responderSizes() {
+    return new RdmaQueuePair.Sizes(STAGED_READS, ResponderChannel.sendSlots(credit), ResponderChannel.receiveSlots(credit));
+  }
+
+  RequestChannel openRequestChannel(RdmaQueuePair qp) throws IOException {
+    return RequestChannel.open(node, qp, credit, maxMessageBytes, timer, ioTimeoutNanos);
+  }
+
+  int maxMessageBytes() {
+    return maxMessageBytes;
   }
 
   @Override

@@ -12,7 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node's one completion queue and the thread that drains it: waits for completion
+ * One completion queue of a node and the thread that drains it: waits for completion
  * events (in slices of {@value #WAIT_SLICE_MS} ms so it notices {@link #close}), polls
  * every completion and hands each to the {@link Handler} on this thread.
  *
@@ -23,7 +23,8 @@ final class CompletionPoller implements AutoCloseable {
 
   /** Receives each completion on the poller thread; must not block. */
   interface Handler {
-    void completed(long wrId, int status);
+    /** {@code byteLength} is what a receive got; meaningful only for successful receives. */
+    void completed(long wrId, int status, int byteLength);
   }
 
   private static final Logger LOG = LoggerFactory.getLogger(CompletionPoller.class);
@@ -39,8 +40,13 @@ final class CompletionPoller implements AutoCloseable {
   private final Thread thread;
   private volatile boolean running = true;
 
-  CompletionPoller(IbvContext context, int entries, Handler handler) throws IOException {
+  private final int entries;
+  /** CQ entries promised to queue pairs; guarded by the owning {@link CompletionQueues}. */
+  int reserved;
+
+  CompletionPoller(IbvContext context, int entries, Handler handler, String name) throws IOException {
     this.handler = handler;
+    this.entries = entries;
     this.channel = context.createCompChannel();
     this.cq = context.createCQ(channel, entries, 0);
     for (int i = 0; i < BATCH; i++) {
@@ -48,13 +54,17 @@ final class CompletionPoller implements AutoCloseable {
     }
     this.poll = cq.poll(completions, BATCH);
     this.arm = cq.reqNotification(false);
-    this.thread = new Thread(this::loop, "sluice-verbs-cq");
+    this.thread = new Thread(this::loop, name);
     thread.setDaemon(true);
     thread.start();
   }
 
   IbvCQ cq() {
     return cq;
+  }
+
+  int entries() {
+    return entries;
   }
 
   private void loop() {
@@ -79,7 +89,8 @@ final class CompletionPoller implements AutoCloseable {
     do {
       polled = poll.execute().getPolls();
       for (int i = 0; i < polled; i++) {
-        handler.completed(completions[i].getWr_id(), completions[i].getStatus());
+        IbvWC wc = completions[i];
+        handler.completed(wc.getWr_id(), wc.getStatus(), wc.getByte_len());
       }
     } while (polled == BATCH);
   }

@@ -1,7 +1,6 @@
 package io.sluice.transport.verbs.rc;
 
 import com.ibm.disni.verbs.IbvQP;
-import com.ibm.disni.verbs.IbvQPInitAttr;
 import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.RdmaConnParam;
@@ -22,25 +21,29 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class PreparedConnection implements AutoCloseable {
 
-  private static final int RETRY_COUNT = 7;
-  private static final int RNR_RETRY_COUNT = 7;
+  static final int RETRY_COUNT = 7;
+  /** 7 means "retry without limit": a peer short of receive buffers slows a sender down, never fails it. */
+  static final int RNR_RETRY_COUNT = 7;
 
   private enum State { RESOLVING_ADDRESS, PREPARED, RESOLVING_ROUTE, CONNECTING, DONE }
 
   private final RdmaNode node;
   private final RdmaCmId id;
   private final InetSocketAddress peer;
+  private final RdmaQueuePair.Sizes sizes;
   private final long deadline;
   private final CompletableFuture<PreparedConnection> prepared = new CompletableFuture<>();
   private final CompletableFuture<RdmaQueuePair> connected = new CompletableFuture<>();
   private State state = State.RESOLVING_ADDRESS;
   private InetSocketAddress source;
   private IbvQP qp;
+  private CompletionQueues.Reservation reservation;
 
-  PreparedConnection(RdmaNode node, RdmaCmId id, InetSocketAddress peer, long deadline) {
+  PreparedConnection(RdmaNode node, RdmaCmId id, InetSocketAddress peer, RdmaQueuePair.Sizes sizes, long deadline) {
     this.node = node;
     this.id = id;
     this.peer = peer;
+    this.sizes = sizes;
     this.deadline = deadline;
   }
 
@@ -93,7 +96,7 @@ public final class PreparedConnection implements AutoCloseable {
         id.connect(param);
       } else if (state == State.CONNECTING && type == Events.ESTABLISHED) {
         state = State.DONE;
-        RdmaQueuePair queuePair = node.established(id, qp, peer.toString());
+        RdmaQueuePair queuePair = node.established(id, qp, peer.toString(), sizes, reservation);
         connected.complete(queuePair);
       } else if (state != State.DONE) {
         failLocked(new TransportException("connecting to " + peer + " failed: " + Events.name(type)));
@@ -107,15 +110,8 @@ public final class PreparedConnection implements AutoCloseable {
     if (node.contextFd() != id.getVerbs().getCmd_fd()) {
       throw new IOException(peer + " is reachable only through another RDMA device than the node's");
     }
-    IbvQPInitAttr attr = new IbvQPInitAttr();
-    attr.setQp_type(IbvQP.IBV_QPT_RC);
-    attr.setSend_cq(node.cq());
-    attr.setRecv_cq(node.cq());
-    attr.cap().setMax_send_wr(node.maxInFlight());
-    attr.cap().setMax_recv_wr(1);
-    attr.cap().setMax_send_sge(1);
-    attr.cap().setMax_recv_sge(1);
-    qp = id.createQP(node.pd(), attr);
+    reservation = node.reserveCompletions(sizes);
+    qp = id.createQP(node.pd(), RdmaNode.queuePairAttributes(sizes, reservation));
   }
 
   /** Called by the node's timer at the connect deadline. */
@@ -138,6 +134,10 @@ public final class PreparedConnection implements AutoCloseable {
     prepared.completeExceptionally(cause);
     connected.completeExceptionally(cause);
     node.abandon(id, qp != null);
+    if (reservation != null) {
+      node.returnCompletions(reservation);
+      reservation = null;
+    }
   }
 
   /** RDMA CM event numbers (RdmaCmEvent.EventType ordinals). */

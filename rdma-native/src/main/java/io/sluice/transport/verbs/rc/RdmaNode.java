@@ -1,6 +1,5 @@
 package io.sluice.transport.verbs.rc;
 
-import com.ibm.disni.verbs.IbvCQ;
 import com.ibm.disni.verbs.IbvContext;
 import com.ibm.disni.verbs.IbvMr;
 import com.ibm.disni.verbs.IbvPd;
@@ -38,16 +37,27 @@ import org.slf4j.LoggerFactory;
  * authenticated control channel, so only authenticated peers ever hold a queue pair that
  * can READ this node's memory.
  *
- * <p>Threads: one CM event thread, one completion thread, one timer. Thread safe.
+ * <p>Threads: one CM event thread, one thread per completion queue (queues are added as
+ * queue pairs need entries, see {@link CompletionQueues}), one timer. Thread safe.
  */
 public final class RdmaNode implements AutoCloseable {
 
-  /** Limits of a node. */
-  public record Settings(int maxInFlight, int cqEntries, long readTimeoutNanos, long connectTimeoutNanos) {
-    public static Settings defaults() {
-      return new Settings(64, 4096, TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(10));
-    }
+  /**
+   * Limits of a node: entries per completion queue and how many queues it may open (one
+   * thread each), and the READ and connect deadlines.
+   */
+  public record Settings(int cqEntries, int maxCompletionQueues, long readTimeoutNanos, long connectTimeoutNanos) {}
+
+  /** What the listener does with an admitted connect request. */
+  public interface Acceptor {
+    /**
+     * Called on the CM thread with the new queue pair before the request is accepted, so it
+     * can post receives; throwing refuses the request.
+     */
+    void accept(RdmaQueuePair queuePair) throws Exception;
   }
+
+  private record Admission(RdmaQueuePair.Sizes sizes, Acceptor acceptor) {}
 
   private static final Logger LOG = LoggerFactory.getLogger(RdmaNode.class);
   private static final int LOCAL_WRITE = 1; // IBV_ACCESS_LOCAL_WRITE
@@ -60,16 +70,15 @@ public final class RdmaNode implements AutoCloseable {
   private final IbvContext context;
   private final int contextFd;
   private final IbvPd pd;
-  private final CompletionPoller poller;
+  private final CompletionQueues completionQueues;
   private final ScheduledExecutorService timer;
   private final Thread cmThread;
   private final InetSocketAddress address;
   private final AtomicLong wrIds = new AtomicLong();
-  private final Map<Long, RdmaQueuePair.PendingRead> pending = new ConcurrentHashMap<>();
+  private final Map<Long, WorkRequest> pending = new ConcurrentHashMap<>();
   private final Map<RdmaCmId, Consumer<RdmaCmEvent>> routes = new ConcurrentHashMap<>();
-  private final Set<InetSocketAddress> admitted = ConcurrentHashMap.newKeySet();
+  private final Map<InetSocketAddress, Admission> admitted = new ConcurrentHashMap<>();
   private final Set<RdmaQueuePair> queuePairs = ConcurrentHashMap.newKeySet();
-  private final Set<RdmaCmId> served = ConcurrentHashMap.newKeySet();
   private volatile boolean open = true;
 
   private RdmaNode(Settings settings, InetSocketAddress bind) throws IOException {
@@ -83,7 +92,7 @@ public final class RdmaNode implements AutoCloseable {
     }
     this.contextFd = context.getCmd_fd();
     this.pd = context.allocPd();
-    this.poller = new CompletionPoller(context, settings.cqEntries(), this::completed);
+    this.completionQueues = new CompletionQueues(context, settings.cqEntries(), settings.maxCompletionQueues(), this::completed);
     ScheduledThreadPoolExecutor timerPool = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "sluice-verbs-timer");
       t.setDaemon(true);
@@ -125,9 +134,23 @@ public final class RdmaNode implements AutoCloseable {
     return new RdmaRegion(mr, buffer);
   }
 
-  /** Lets exactly one connect request from {@code source} (address and port) be accepted. */
-  public void admit(InetSocketAddress source) {
-    admitted.add(source);
+  /** Registers writable direct memory for local use only (receives, READ landing): peers cannot READ it. */
+  public RdmaRegion registerLocal(ByteBuffer buffer) throws IOException {
+    if (!buffer.isDirect() || buffer.isReadOnly()) {
+      throw new IllegalArgumentException("only writable direct buffers can be registered for local use");
+    }
+    IbvMr mr = pd.regMr(buffer, LOCAL_WRITE).execute().free().getMr();
+    return new RdmaRegion(mr, buffer);
+  }
+
+  /**
+   * Lets exactly one connect request from {@code source} (address and port) be accepted
+   * within the connect timeout, with a queue pair of {@code sizes} handed to {@code acceptor}.
+   */
+  public void admit(InetSocketAddress source, RdmaQueuePair.Sizes sizes, Acceptor acceptor) {
+    Admission admission = new Admission(sizes, acceptor);
+    admitted.put(source, admission);
+    timer.schedule(() -> admitted.remove(source, admission), settings.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
   }
 
   /**
@@ -135,11 +158,11 @@ public final class RdmaNode implements AutoCloseable {
    * connection knows its source. Completes exceptionally if resolution fails or the connect
    * timeout passes.
    */
-  public CompletableFuture<PreparedConnection> prepare(InetSocketAddress peer) {
+  public CompletableFuture<PreparedConnection> prepare(InetSocketAddress peer, RdmaQueuePair.Sizes sizes) {
     long deadline = System.nanoTime() + settings.connectTimeoutNanos();
     try {
       RdmaCmId id = channel.createId(RdmaCm.RDMA_PS_TCP);
-      PreparedConnection connection = new PreparedConnection(this, id, peer, deadline);
+      PreparedConnection connection = new PreparedConnection(this, id, peer, sizes, deadline);
       routes.put(id, connection::onEvent);
       timer.schedule(connection::deadlinePassed, settings.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
       id.resolveAddr(null, peer, timeoutMillis(deadline));
@@ -149,7 +172,7 @@ public final class RdmaNode implements AutoCloseable {
     }
   }
 
-  /** Queue pairs currently open from this node. */
+  /** Queue pairs currently open on this node, opened or accepted. */
   public int queuePairCount() {
     return queuePairs.size();
   }
@@ -180,48 +203,68 @@ public final class RdmaNode implements AutoCloseable {
 
   private void onConnectRequest(RdmaCmId id) throws IOException {
     InetSocketAddress source = (InetSocketAddress) id.getDestination();
-    if (source == null || !admitted.remove(source)) {
+    Admission admission = source == null ? null : admitted.remove(source);
+    if (admission == null) {
       LOG.warn("refused an RDMA connect request from {}: not admitted", source);
       id.destroyId();
       return;
     }
-    IbvQPInitAttr attr = new IbvQPInitAttr();
-    attr.setQp_type(IbvQP.IBV_QPT_RC);
-    attr.setSend_cq(poller.cq());
-    attr.setRecv_cq(poller.cq());
-    attr.cap().setMax_send_wr(1);
-    attr.cap().setMax_recv_wr(1);
-    attr.cap().setMax_send_sge(1);
-    attr.cap().setMax_recv_sge(1);
-    id.createQP(pd, attr);
-    served.add(id);
-    routes.put(id, event -> {
-      if (event.getEvent() == PreparedConnection.Events.DISCONNECTED) {
-        dropServed(id);
-      }
-    });
-    RdmaConnParam param = new RdmaConnParam();
-    param.setRetry_count((byte) 7);
-    param.setRnr_retry_count((byte) 7);
-    id.accept(param);
-  }
-
-  private void dropServed(RdmaCmId id) {
-    if (served.remove(id)) {
-      routes.remove(id);
-      try {
-        id.destroyQP();
-        id.destroyId();
-      } catch (IOException e) {
-        LOG.debug("destroying a served connection failed", e);
-      }
+    CompletionQueues.Reservation reservation;
+    IbvQP qp;
+    try {
+      reservation = completionQueues.reserve(admission.sizes().completions());
+    } catch (IOException e) {
+      LOG.warn("refused an RDMA connect request from {}: {}", source, e.getMessage());
+      id.destroyId();
+      return;
+    }
+    try {
+      qp = id.createQP(pd, queuePairAttributes(admission.sizes(), reservation));
+    } catch (IOException | RuntimeException e) {
+      completionQueues.release(reservation);
+      LOG.warn("refused an RDMA connect request from {}: creating its queue pair failed", source, e);
+      id.destroyId();
+      return;
+    }
+    RdmaQueuePair queuePair = established(id, qp, String.valueOf(source), admission.sizes(), reservation);
+    try {
+      admission.acceptor().accept(queuePair);
+      RdmaConnParam param = new RdmaConnParam();
+      param.setRetry_count((byte) PreparedConnection.RETRY_COUNT);
+      param.setRnr_retry_count((byte) PreparedConnection.RNR_RETRY_COUNT);
+      id.accept(param);
+    } catch (Exception e) {
+      LOG.warn("refused an RDMA connect request from {}", source, e);
+      queuePair.close();
     }
   }
 
   // --- for PreparedConnection and RdmaQueuePair ---
 
-  RdmaQueuePair established(RdmaCmId id, IbvQP qp, String peer) {
-    RdmaQueuePair queuePair = new RdmaQueuePair(this, id, qp, peer, settings.maxInFlight());
+  /** Reserves completion entries for a queue pair about to be created. */
+  CompletionQueues.Reservation reserveCompletions(RdmaQueuePair.Sizes sizes) throws IOException {
+    return completionQueues.reserve(sizes.completions());
+  }
+
+  void returnCompletions(CompletionQueues.Reservation reservation) {
+    completionQueues.release(reservation);
+  }
+
+  static IbvQPInitAttr queuePairAttributes(RdmaQueuePair.Sizes sizes, CompletionQueues.Reservation reservation) {
+    IbvQPInitAttr attr = new IbvQPInitAttr();
+    attr.setQp_type(IbvQP.IBV_QPT_RC);
+    attr.setSend_cq(reservation.poller().cq());
+    attr.setRecv_cq(reservation.poller().cq());
+    attr.cap().setMax_send_wr(sizes.sendQueue());
+    attr.cap().setMax_recv_wr(Math.max(1, sizes.receives()));
+    attr.cap().setMax_send_sge(1);
+    attr.cap().setMax_recv_sge(1);
+    return attr;
+  }
+
+  RdmaQueuePair established(RdmaCmId id, IbvQP qp, String peer, RdmaQueuePair.Sizes sizes,
+      CompletionQueues.Reservation reservation) {
+    RdmaQueuePair queuePair = new RdmaQueuePair(this, id, qp, peer, sizes, reservation);
     queuePairs.add(queuePair);
     routes.put(id, event -> {
       if (event.getEvent() == PreparedConnection.Events.DISCONNECTED) {
@@ -248,6 +291,7 @@ public final class RdmaNode implements AutoCloseable {
 
   void release(RdmaQueuePair queuePair) {
     queuePairs.remove(queuePair);
+    routes.remove(queuePair.cmId());
     timer.execute(queuePair::destroy);
   }
 
@@ -255,18 +299,18 @@ public final class RdmaNode implements AutoCloseable {
     return wrIds.incrementAndGet();
   }
 
-  void track(RdmaQueuePair.PendingRead read) {
-    pending.put(read.wrId, read);
+  void track(WorkRequest request) {
+    pending.put(request.wrId(), request);
   }
 
-  void untrack(RdmaQueuePair.PendingRead read) {
-    pending.remove(read.wrId);
+  void untrack(WorkRequest request) {
+    pending.remove(request.wrId(), request);
   }
 
-  private void completed(long wrId, int status) {
-    RdmaQueuePair.PendingRead read = pending.remove(wrId);
-    if (read != null) {
-      read.queuePair().completed(read, status);
+  private void completed(long wrId, int status, int byteLength) {
+    WorkRequest request = pending.remove(wrId);
+    if (request != null) {
+      request.completed(status, byteLength);
     }
   }
 
@@ -290,17 +334,13 @@ public final class RdmaNode implements AutoCloseable {
     return pd;
   }
 
-  IbvCQ cq() {
-    return poller.cq();
-  }
-
-  int maxInFlight() {
-    return settings.maxInFlight();
+  /** Completion queues opened so far (each has its own thread). */
+  public int completionQueueCount() {
+    return completionQueues.queueCount();
   }
 
   /**
-   * Closes every queue pair (outstanding READs fail with PeerClosedException), drops
-   * served connections, stops the threads and frees the device resources. Regions must be
+   * Closes every queue pair (outstanding work fails with PeerClosedException), stops the threads and frees the device resources. Regions must be
    * closed first; the protection domain cannot be freed while any is registered.
    */
   @Override
@@ -309,7 +349,6 @@ public final class RdmaNode implements AutoCloseable {
       return;
     }
     queuePairs.forEach(RdmaQueuePair::close);
-    served.forEach(this::dropServed);
     open = false;
     try {
       cmThread.join(TimeUnit.SECONDS.toMillis(5));
@@ -325,7 +364,8 @@ public final class RdmaNode implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    poller.close();
+    // Queue pairs are destroyed on the timer, which has finished: the queues are free now.
+    completionQueues.close();
     try {
       pd.deallocPd();
     } catch (Exception e) { // DiSNI declares `throws Exception`

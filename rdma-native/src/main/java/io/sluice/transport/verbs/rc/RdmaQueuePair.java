@@ -1,6 +1,7 @@
 package io.sluice.transport.verbs.rc;
 
 import com.ibm.disni.verbs.IbvQP;
+import com.ibm.disni.verbs.IbvRecvWR;
 import com.ibm.disni.verbs.IbvSendWR;
 import com.ibm.disni.verbs.IbvSge;
 import com.ibm.disni.verbs.RdmaCmId;
@@ -10,28 +11,58 @@ import io.sluice.transport.TransportTimeoutException;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One reliable-connected queue pair opened by {@link RdmaNode#prepare}: issues READs from
- * the peer's registered memory, at most {@code maxInFlight} at a time (the rest wait in
- * order), each signaled and bounded by the read timeout.
+ * One reliable-connected queue pair, opened by {@link RdmaNode#prepare} or accepted from an
+ * admitted peer. It issues READs from the peer's registered memory, at most {@code
+ * sizes.reads()} at a time (the rest wait in order), each signaled and bounded by the read
+ * timeout; and it carries two-sided messages: signaled SENDs (at most {@code sizes.sends()}
+ * outstanding) and receives posted ahead into registered buffers (at most {@code
+ * sizes.receives()}).
  *
  * <p>A queue pair that sees one failed completion, a timeout or the peer's disconnect is
  * finished: the device moves it to the error state, so it disconnects, fails everything
- * outstanding and every later READ, and the caller opens a new one. It disconnects before
- * failing the futures, so a READ that failed never writes its destination afterwards.
+ * outstanding and every later request, tells its failure listeners, and the caller opens a
+ * new one. It disconnects before failing the futures, so a READ or receive that failed never
+ * writes its buffer afterwards.
  *
- * <p>Thread safe: READs may be issued from any thread; completions arrive on the node's
- * completion thread.
+ * <p>Thread safe: work may be posted from any thread; completions arrive on a completion
+ * thread of the node, and futures complete there (callbacks must not block).
  */
 public final class RdmaQueuePair implements AutoCloseable {
+
+  /** Work requests a queue pair may have outstanding, by kind. */
+  public record Sizes(int reads, int sends, int receives) {
+    public Sizes {
+      if (reads < 1 || sends < 0 || receives < 0) {
+        throw new IllegalArgumentException("queue pair sizes " + reads + "/" + sends + "/" + receives);
+      }
+    }
+
+    int sendQueue() {
+      return reads + sends;
+    }
+
+    /** Completion entries the pair can need at once. */
+    int completions() {
+      return reads + sends + receives;
+    }
+  }
+
+  /** Told how many bytes a posted receive got; called on a completion thread, must not block. */
+  public interface Receiver {
+    void received(int byteLength);
+  }
 
   private static final Logger LOG = LoggerFactory.getLogger(RdmaQueuePair.class);
 
@@ -39,16 +70,21 @@ public final class RdmaQueuePair implements AutoCloseable {
   private final RdmaCmId id;
   private final IbvQP qp;
   private final String peer;
-  private final int maxInFlight;
+  private final Sizes sizes;
+  private final CompletionQueues.Reservation reservation;
 
   /** Guarded by this. */
   private final ArrayDeque<PendingRead> waiting = new ArrayDeque<>();
   private final List<PendingRead> inFlight = new ArrayList<>();
+  private final Set<WorkRequest> posted = new HashSet<>();
+  private final List<Consumer<TransportException>> failureListeners = new ArrayList<>();
+  private int sendsOutstanding;
+  private int receivesPosted;
   private TransportException failure;
   private boolean released;
 
   /** A READ between submission and completion. */
-  final class PendingRead {
+  final class PendingRead implements WorkRequest {
     final long wrId;
     final RdmaRead read;
     final CompletableFuture<Void> future = new CompletableFuture<>();
@@ -59,20 +95,84 @@ public final class RdmaQueuePair implements AutoCloseable {
       this.read = read;
     }
 
-    RdmaQueuePair queuePair() {
-      return RdmaQueuePair.this;
+    @Override
+    public long wrId() {
+      return wrId;
+    }
+
+    @Override
+    public void completed(int status, int byteLength) {
+      readCompleted(this, status);
     }
   }
 
-  RdmaQueuePair(RdmaNode node, RdmaCmId id, IbvQP qp, String peer, int maxInFlight) {
+  /** A SEND between posting and completion. */
+  private final class PendingSend implements WorkRequest {
+    final long wrId = node.nextWrId();
+    final CompletableFuture<Void> future = new CompletableFuture<>();
+
+    @Override
+    public long wrId() {
+      return wrId;
+    }
+
+    @Override
+    public void completed(int status, int byteLength) {
+      synchronized (RdmaQueuePair.this) {
+        if (!posted.remove(this)) {
+          return; // failed with the queue pair
+        }
+        sendsOutstanding--;
+      }
+      if (status == CompletionStatus.SUCCESS) {
+        future.complete(null);
+      } else {
+        failWith(CompletionStatus.toException(status, peer), null);
+      }
+    }
+  }
+
+  /** A receive posted ahead of the message that will fill it. */
+  private final class PostedReceive implements WorkRequest {
+    final long wrId = node.nextWrId();
+    final Receiver receiver;
+
+    @Override
+    public long wrId() {
+      return wrId;
+    }
+
+    PostedReceive(Receiver receiver) {
+      this.receiver = receiver;
+    }
+
+    @Override
+    public void completed(int status, int byteLength) {
+      synchronized (RdmaQueuePair.this) {
+        if (!posted.remove(this)) {
+          return; // failed with the queue pair (flushed receives end here)
+        }
+        receivesPosted--;
+      }
+      if (status == CompletionStatus.SUCCESS) {
+        receiver.received(byteLength);
+      } else {
+        failWith(CompletionStatus.toException(status, peer), null);
+      }
+    }
+  }
+
+  RdmaQueuePair(RdmaNode node, RdmaCmId id, IbvQP qp, String peer, Sizes sizes,
+      CompletionQueues.Reservation reservation) {
     this.node = node;
     this.id = id;
     this.qp = qp;
     this.peer = peer;
-    this.maxInFlight = maxInFlight;
+    this.sizes = sizes;
+    this.reservation = reservation;
   }
 
-  /** The peer this queue pair reads from, for messages. */
+  /** The peer this queue pair is connected to, for messages. */
   public String peer() {
     return peer;
   }
@@ -80,6 +180,23 @@ public final class RdmaQueuePair implements AutoCloseable {
   /** False once failed or closed. */
   public synchronized boolean isOpen() {
     return failure == null;
+  }
+
+  /**
+   * Calls {@code listener} once with the cause when the queue pair fails or closes (at once,
+   * on this thread, if it already has). Listeners run without the queue pair's lock held.
+   */
+  public void onFailure(Consumer<TransportException> listener) {
+    TransportException already;
+    synchronized (this) {
+      already = failure;
+      if (already == null) {
+        failureListeners.add(listener);
+      }
+    }
+    if (already != null) {
+      listener.accept(already);
+    }
   }
 
   /**
@@ -91,87 +208,164 @@ public final class RdmaQueuePair implements AutoCloseable {
    */
   public List<CompletableFuture<Void>> readBatch(List<RdmaRead> reads) {
     List<CompletableFuture<Void>> futures = new ArrayList<>(reads.size());
-    List<PendingRead> failed;
+    boolean failed;
     synchronized (this) {
       for (RdmaRead read : reads) {
         PendingRead pending = new PendingRead(node.nextWrId(), read);
         futures.add(pending.future);
         if (failure != null) {
-          pending.future.completeExceptionally(
-              new PeerClosedException("the queue pair to " + peer + " is finished: " + failure.getMessage(), failure));
+          pending.future.completeExceptionally(finishedException());
           continue;
         }
         pending.timeout = node.schedule(() -> timedOut(pending), node.readTimeoutNanos());
         waiting.add(pending);
       }
-      failed = pump();
+      failed = !pump();
     }
-    notifyFailed(failed);
+    if (failed) {
+      notifyFailure();
+    }
     return futures;
   }
 
   /**
-   * Posts waiting READs while there is room; one post for all that fit. Holds this.
-   * Returns the READs to fail (after releasing the lock) if posting failed.
+   * Sends {@code length} bytes of registered memory as one message; the future completes
+   * when the device reports the SEND done (the memory may then be reused), or exceptionally
+   * with the queue pair's failure.
+   *
+   * @throws IllegalStateException if {@code sizes.sends()} SENDs are already outstanding
    */
-  private List<PendingRead> pump() {
-    if (failure != null || waiting.isEmpty() || inFlight.size() >= maxInFlight) {
-      return List.of();
+  public CompletableFuture<Void> send(long address, int length, int lkey) {
+    PendingSend pending = new PendingSend();
+    boolean failed = false;
+    synchronized (this) {
+      if (failure != null) {
+        pending.future.completeExceptionally(finishedException());
+        return pending.future;
+      }
+      if (sendsOutstanding >= sizes.sends()) {
+        throw new IllegalStateException("more than " + sizes.sends() + " SENDs outstanding to " + peer);
+      }
+      IbvSendWR wr = workRequest(pending, IbvSendWR.IBV_WR_SEND, address, length, lkey);
+      sendsOutstanding++;
+      try {
+        qp.postSend(List.of(wr), null).execute().free();
+      } catch (IOException e) {
+        failed = markFailed(new TransportException("posting a SEND to " + peer + " failed", e));
+      }
     }
-    List<IbvSendWR> requests = new ArrayList<>();
-    List<PendingRead> posted = new ArrayList<>();
-    while (!waiting.isEmpty() && inFlight.size() + posted.size() < maxInFlight) {
-      PendingRead pending = waiting.poll();
-      requests.add(request(pending));
+    if (failed) {
+      notifyFailure();
+    }
+    return pending.future;
+  }
+
+  /**
+   * Posts a receive into {@code length} bytes of registered memory; {@code receiver} is told
+   * how many bytes arrived. A failure of the queue pair reaches the failure listeners instead.
+   *
+   * @throws IllegalStateException if {@code sizes.receives()} receives are already posted
+   */
+  public void receive(long address, int length, int lkey, Receiver receiver) {
+    PostedReceive pending = new PostedReceive(receiver);
+    boolean failed = false;
+    synchronized (this) {
+      if (failure != null) {
+        return;
+      }
+      if (receivesPosted >= sizes.receives()) {
+        throw new IllegalStateException("more than " + sizes.receives() + " receives posted for " + peer);
+      }
+      IbvSge sge = new IbvSge();
+      sge.setAddr(address);
+      sge.setLength(length);
+      sge.setLkey(lkey);
+      LinkedList<IbvSge> sges = new LinkedList<>();
+      sges.add(sge);
+      IbvRecvWR wr = new IbvRecvWR();
+      wr.setWr_id(pending.wrId);
+      wr.setSg_list(sges);
+      wr.setNum_sge(1);
+      node.track(pending);
       posted.add(pending);
+      receivesPosted++;
+      try {
+        qp.postRecv(List.of(wr), null).execute().free();
+      } catch (IOException e) {
+        failed = markFailed(new TransportException("posting a receive for " + peer + " failed", e));
+      }
     }
-    posted.forEach(node::track);
-    inFlight.addAll(posted);
-    try {
-      qp.postSend(requests, null).execute().free();
-      return List.of();
-    } catch (IOException e) {
-      return fail(new TransportException("posting READs to " + peer + " failed", e));
+    if (failed) {
+      notifyFailure();
     }
   }
 
-  private static IbvSendWR request(PendingRead pending) {
-    RdmaRead read = pending.read;
+  /** A signaled one-SGE work request, tracked for its completion. Holds this. */
+  private IbvSendWR workRequest(WorkRequest owner, int opcode, long localAddress, int length, int lkey) {
     IbvSge sge = new IbvSge();
-    sge.setAddr(read.localAddress());
-    sge.setLength(read.length());
-    sge.setLkey(read.lkey());
-    IbvSendWR wr = new IbvSendWR();
-    wr.setWr_id(pending.wrId);
-    wr.setOpcode(IbvSendWR.IBV_WR_RDMA_READ);
-    wr.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
-    wr.getRdma().setRemote_addr(read.remoteAddress());
-    wr.getRdma().setRkey(read.rkey());
+    sge.setAddr(localAddress);
+    sge.setLength(length);
+    sge.setLkey(lkey);
     LinkedList<IbvSge> sges = new LinkedList<>();
     sges.add(sge);
+    IbvSendWR wr = new IbvSendWR();
+    wr.setWr_id(owner.wrId());
+    wr.setOpcode(opcode);
+    wr.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
     wr.setSg_list(sges);
+    node.track(owner);
+    posted.add(owner);
     return wr;
   }
 
-  /** Called on the completion thread for a READ of this queue pair. */
-  void completed(PendingRead pending, int status) {
-    List<PendingRead> failed;
+  /**
+   * Posts waiting READs while there is room; one post for all that fit. Holds this.
+   * Returns false if posting failed (the queue pair is then failed; notify after unlocking).
+   */
+  private boolean pump() {
+    if (failure != null || waiting.isEmpty() || inFlight.size() >= sizes.reads()) {
+      return true;
+    }
+    List<IbvSendWR> requests = new ArrayList<>();
+    while (!waiting.isEmpty() && inFlight.size() < sizes.reads()) {
+      PendingRead pending = waiting.poll();
+      RdmaRead read = pending.read;
+      IbvSendWR wr = workRequest(pending, IbvSendWR.IBV_WR_RDMA_READ, read.localAddress(), read.length(), read.lkey());
+      wr.getRdma().setRemote_addr(read.remoteAddress());
+      wr.getRdma().setRkey(read.rkey());
+      requests.add(wr);
+      inFlight.add(pending);
+    }
+    try {
+      qp.postSend(requests, null).execute().free();
+      return true;
+    } catch (IOException e) {
+      return !markFailed(new TransportException("posting READs to " + peer + " failed", e));
+    }
+  }
+
+  private void readCompleted(PendingRead pending, int status) {
+    boolean failed;
     synchronized (this) {
       if (!inFlight.remove(pending)) {
         return; // already failed with the queue pair
       }
+      posted.remove(pending);
       pending.timeout.cancel(false);
       if (status != CompletionStatus.SUCCESS) {
-        inFlight.add(pending); // fail() completes it with the others
-        failed = fail(CompletionStatus.toException(status, peer));
+        inFlight.add(pending); // failed with the others
+        posted.add(pending);
+        failed = markFailed(CompletionStatus.toException(status, peer));
       } else {
-        failed = pump();
+        failed = !pump();
       }
     }
     if (status == CompletionStatus.SUCCESS) {
       pending.future.complete(null);
     }
-    notifyFailed(failed);
+    if (failed) {
+      notifyFailure();
+    }
   }
 
   private void timedOut(PendingRead pending) {
@@ -186,35 +380,27 @@ public final class RdmaQueuePair implements AutoCloseable {
 
   /** Fails the queue pair unless it already failed (or {@code onlyIfPending} is done). */
   private void failWith(TransportException cause, PendingRead onlyIfPending) {
-    List<PendingRead> failed;
+    boolean failed;
     synchronized (this) {
       if (onlyIfPending != null && onlyIfPending.future.isDone()) {
         return;
       }
-      failed = fail(cause);
+      failed = markFailed(cause);
     }
-    notifyFailed(failed);
-  }
-
-  /** Completes failed READs; never called while holding this, so callbacks cannot deadlock. */
-  private void notifyFailed(List<PendingRead> failed) {
-    for (PendingRead pending : failed) {
-      pending.future.completeExceptionally(failure());
+    if (failed) {
+      notifyFailure();
     }
-  }
-
-  private synchronized TransportException failure() {
-    return failure;
   }
 
   /**
    * Finishes the queue pair: disconnects first (the QP enters the error state, so nothing
-   * more lands in local memory) and returns every outstanding READ for the caller to fail
-   * once it released this. Holds this.
+   * more lands in local memory) and forgets every outstanding work request. Holds this.
+   * Returns true if this call failed it; the caller then calls {@link #notifyFailure} once
+   * it released this.
    */
-  private List<PendingRead> fail(TransportException cause) {
+  private boolean markFailed(TransportException cause) {
     if (failure != null) {
-      return List.of();
+      return false;
     }
     failure = cause;
     try {
@@ -222,18 +408,60 @@ public final class RdmaQueuePair implements AutoCloseable {
     } catch (IOException e) {
       LOG.debug("disconnect from {} failed", peer, e);
     }
-    List<PendingRead> outstanding = new ArrayList<>(inFlight);
-    outstanding.addAll(waiting);
-    inFlight.clear();
-    waiting.clear();
-    for (PendingRead pending : outstanding) {
-      node.untrack(pending);
+    for (PendingRead pending : inFlight) {
       if (pending.timeout != null) {
         pending.timeout.cancel(false);
       }
     }
+    for (PendingRead pending : waiting) {
+      pending.timeout.cancel(false);
+    }
     node.release(this);
-    return outstanding;
+    return true;
+  }
+
+  /** Fails what was outstanding and tells the listeners; never called while holding this. */
+  private void notifyFailure() {
+    List<PendingRead> reads;
+    List<WorkRequest> others;
+    List<Consumer<TransportException>> listeners;
+    TransportException cause;
+    synchronized (this) {
+      cause = failure;
+      reads = new ArrayList<>(inFlight);
+      reads.addAll(waiting);
+      inFlight.clear();
+      waiting.clear();
+      others = new ArrayList<>(posted);
+      posted.clear();
+      listeners = new ArrayList<>(failureListeners);
+      failureListeners.clear();
+    }
+    others.forEach(node::untrack);
+    for (PendingRead pending : reads) {
+      node.untrack(pending);
+      pending.future.completeExceptionally(cause);
+    }
+    for (WorkRequest w : others) {
+      if (w instanceof PendingSend s) {
+        s.future.completeExceptionally(cause);
+      }
+    }
+    for (Consumer<TransportException> listener : listeners) {
+      try {
+        listener.accept(cause);
+      } catch (RuntimeException e) {
+        LOG.warn("a failure listener of the queue pair to {} failed", peer, e);
+      }
+    }
+  }
+
+  private PeerClosedException finishedException() {
+    return new PeerClosedException("the queue pair to " + peer + " is finished: " + failure.getMessage(), failure);
+  }
+
+  RdmaCmId cmId() {
+    return id;
   }
 
   /** Disconnects, fails what is outstanding with PeerClosedException, frees the QP. */
@@ -242,7 +470,7 @@ public final class RdmaQueuePair implements AutoCloseable {
     failWith(new PeerClosedException("the queue pair to " + peer + " was closed"), null);
   }
 
-  /** Destroys the QP and the id; called by the node once, after {@link #fail}. */
+  /** Destroys the QP and the id and returns its completion entries; called by the node once, after failing. */
   synchronized void destroy() {
     if (released) {
       return;
@@ -254,5 +482,6 @@ public final class RdmaQueuePair implements AutoCloseable {
     } catch (IOException e) {
       LOG.warn("destroying the queue pair to {} failed", peer, e);
     }
+    node.returnCompletions(reservation);
   }
 }

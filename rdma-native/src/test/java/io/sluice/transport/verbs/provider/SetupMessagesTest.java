@@ -17,9 +17,12 @@ class SetupMessagesTest {
     InetSocketAddress v4 = new InetSocketAddress(InetAddress.getByName("10.77.0.1"), 40000);
     InetSocketAddress v6 = new InetSocketAddress(InetAddress.getByName("fe80::1"), 65535);
     for (InetSocketAddress a : new InetSocketAddress[] {v4, v6}) {
-      ByteBuffer admit = SetupMessages.admitRequest(a);
-      assertEquals(SetupMessages.ADMIT, SetupMessages.operation(admit));
-      assertEquals(a, SetupMessages.address(admit));
+      for (byte purpose : new byte[] {SetupMessages.PURPOSE_READS, SetupMessages.PURPOSE_MESSAGES}) {
+        ByteBuffer admit = SetupMessages.admitRequest(purpose, a);
+        assertEquals(SetupMessages.ADMIT, SetupMessages.operation(admit));
+        assertEquals(purpose, SetupMessages.purpose(admit));
+        assertEquals(a, SetupMessages.address(admit));
+      }
       assertEquals(a, SetupMessages.address(SetupMessages.addressReply(a)));
     }
     ByteBuffer key = SetupMessages.keyRequest(0x8000_0000_1234_5678L);
@@ -37,6 +40,8 @@ class SetupMessagesTest {
     assertThrows(ProtocolException.class, () -> SetupMessages.operation(ByteBuffer.allocate(0)));
     assertThrows(ProtocolException.class, () -> SetupMessages.operation(ByteBuffer.wrap(new byte[] {9})));
     assertThrows(ProtocolException.class, () -> SetupMessages.operation(ByteBuffer.wrap(new byte[] {0})));
+    assertThrows(ProtocolException.class, () -> SetupMessages.purpose(ByteBuffer.allocate(0)));
+    assertThrows(ProtocolException.class, () -> SetupMessages.purpose(ByteBuffer.wrap(new byte[] {3})));
     assertThrows(ProtocolException.class, () -> SetupMessages.address(ByteBuffer.allocate(0)));
     assertThrows(ProtocolException.class, () -> SetupMessages.address(ByteBuffer.wrap(new byte[] {5, 1, 2, 3, 4, 5, 0, 1})));
     assertThrows(ProtocolException.class, () -> SetupMessages.address(ByteBuffer.wrap(new byte[] {4, 1, 2, 3, 4, 0})));
@@ -59,6 +64,7 @@ class SetupMessagesTest {
       try {
         byte op = SetupMessages.operation(in);
         if (op == SetupMessages.ADMIT) {
+          SetupMessages.purpose(in);
           SetupMessages.address(in);
         } else if (op == SetupMessages.KEY) {
           SetupMessages.key(in);
