@@ -28,8 +28,9 @@ import java.util.concurrent.TimeoutException;
  * A small READ benchmark for the SoftRoCE lab: the verbs provider against the tcp provider in
  * the same run, same JVM, same address, same sizes. For each READ size, rounds alternate
  * between the providers (so drift on a shared host hits both alike) and the median round
- * counts; one 4 KiB READ at a time gives the latency. Every provider's first READ is checked
- * byte for byte.
+ * counts; one 4 KiB READ at a time gives the latency. Request round trips (an echoing handler)
+ * are timed too: 256 bytes (one SEND each way on verbs) and 64 KiB (staged and READ on verbs).
+ * Every provider's first READ is checked byte for byte.
  *
  * <pre>
  *   VerbsReadBench ADDRESS [ROUNDS]
@@ -45,6 +46,7 @@ public final class VerbsReadBench {
   private static final int[] SIZES = {64 << 10, 1 << 20};
   private static final long BYTES_PER_ROUND = 96L << 20;
   private static final int LATENCY_READS = 400;
+  private static final int[] REQUEST_SIZES = {256, 64 << 10};
   private static final long DEADLINE_SECONDS = 120;
 
   private VerbsReadBench() {}
@@ -89,6 +91,15 @@ public final class VerbsReadBench {
       out.printf(Locale.ROOT, "VERBS-BENCH read 4KiB one at a time, median latency: verbs %.0f us   tcp %.0f us%n",
           verbsLatency, tcpLatency);
       json.add(record("verbs.read.4KiB.latency_p50", "us", verbsLatency, "tcp.read.4KiB.latency_p50", tcpLatency));
+      for (int size : REQUEST_SIZES) {
+        double verbsRequest = endpoints.get(0).requestMicros(size);
+        double tcpRequest = endpoints.get(1).requestMicros(size);
+        String label = size >= 1 << 10 ? (size >> 10) + "KiB" : size + "B";
+        out.printf(Locale.ROOT, "VERBS-BENCH request %s echoed, median round trip: verbs %.0f us   tcp %.0f us%n",
+            label, verbsRequest, tcpRequest);
+        json.add(record("verbs.request." + label + ".roundtrip_p50", "us", verbsRequest,
+            "tcp.request." + label + ".roundtrip_p50", tcpRequest));
+      }
       out.println("RESULTS [" + String.join(", ", json) + "]");
       return 0;
     } catch (BenchFailure e) {
@@ -128,7 +139,7 @@ public final class VerbsReadBench {
     static Endpoints open(String name, TransportProvider provider, Map<String, String> base) throws TransportException {
       TransportConfig config = TransportConfig.of(base).with(Map.of(TransportOption.PROVIDER.key(), name));
       provider.ensureAvailability();
-      Transport server = provider.open(config, MessageHandler.REJECT_ALL);
+      Transport server = provider.open(config, (peer, request) -> CompletableFuture.completedFuture(request));
       Transport client = provider.open(config, MessageHandler.REJECT_ALL);
       RegisteredRegion source = server.allocate(SOURCE_BYTES);
       ByteBuffer b = source.buffer();
@@ -177,6 +188,22 @@ public final class VerbsReadBench {
         long t0 = System.nanoTime();
         await(connection.read(source.descriptor(), (long) i * 4096, target, 0, 4096), name + " READ");
         samples[i] = (System.nanoTime() - t0) / 1e3;
+      }
+      return median(samples);
+    }
+
+    /** Median microseconds of one request of {@code size} bytes echoed back, nothing else in flight. */
+    double requestMicros(int size) {
+      ByteBuffer request = ByteBuffer.allocate(size);
+      double[] samples = new double[LATENCY_READS];
+      for (int i = 0; i < LATENCY_READS; i++) {
+        request.putInt(0, i);
+        long t0 = System.nanoTime();
+        ByteBuffer answer = await(connection.request(request), name + " request");
+        samples[i] = (System.nanoTime() - t0) / 1e3;
+        if (answer.remaining() != size || answer.getInt(answer.position()) != i) {
+          throw new BenchFailure(name + ": the echoed request differs", null);
+        }
       }
       return median(samples);
     }
