@@ -127,7 +127,7 @@ public final class RdmaQueuePair implements AutoCloseable {
       if (status == CompletionStatus.SUCCESS) {
         future.complete(null);
       } else {
-        failWith(CompletionStatus.toException(status, peer), null);
+        failWith(CompletionStatus.toException(status, peer));
       }
     }
   }
@@ -157,7 +157,7 @@ public final class RdmaQueuePair implements AutoCloseable {
       if (status == CompletionStatus.SUCCESS) {
         receiver.received(byteLength);
       } else {
-        failWith(CompletionStatus.toException(status, peer), null);
+        failWith(CompletionStatus.toException(status, peer));
       }
     }
   }
@@ -368,23 +368,38 @@ public final class RdmaQueuePair implements AutoCloseable {
     }
   }
 
+  /**
+   * A READ passed its deadline: the queue pair is finished (the device may still be working
+   * on it), that READ fails with {@link TransportTimeoutException} and the others with a
+   * plain {@link TransportException}, so the caller may retry them elsewhere.
+   */
   private void timedOut(PendingRead pending) {
-    failWith(new TransportTimeoutException("READ from " + peer + " did not complete within "
-        + TimeUnit.NANOSECONDS.toMillis(node.readTimeoutNanos()) + " ms"), pending);
+    long millis = TimeUnit.NANOSECONDS.toMillis(node.readTimeoutNanos());
+    boolean failed;
+    synchronized (this) {
+      if (pending.future.isDone()) {
+        return;
+      }
+      failed = markFailed(new TransportException("the queue pair to " + peer + " was given up: a READ on it did not"
+          + " complete within " + millis + " ms"));
+    }
+    // Disconnected first: the READ cannot land in its destination any more.
+    pending.future.completeExceptionally(new TransportTimeoutException(
+        "READ from " + peer + " did not complete within " + millis + " ms"));
+    if (failed) {
+      notifyFailure();
+    }
   }
 
   /** Called by the node when the peer disconnected. */
   void peerDisconnected() {
-    failWith(new PeerClosedException("the peer " + peer + " disconnected"), null);
+    failWith(new PeerClosedException("the peer " + peer + " disconnected"));
   }
 
-  /** Fails the queue pair unless it already failed (or {@code onlyIfPending} is done). */
-  private void failWith(TransportException cause, PendingRead onlyIfPending) {
+  /** Fails the queue pair unless it already failed. */
+  private void failWith(TransportException cause) {
     boolean failed;
     synchronized (this) {
-      if (onlyIfPending != null && onlyIfPending.future.isDone()) {
-        return;
-      }
       failed = markFailed(cause);
     }
     if (failed) {
@@ -467,7 +482,7 @@ public final class RdmaQueuePair implements AutoCloseable {
   /** Disconnects, fails what is outstanding with PeerClosedException, frees the QP. */
   @Override
   public void close() {
-    failWith(new PeerClosedException("the queue pair to " + peer + " was closed"), null);
+    failWith(new PeerClosedException("the queue pair to " + peer + " was closed"));
   }
 
   /** Destroys the QP and the id and returns its completion entries; called by the node once, after failing. */
