@@ -153,4 +153,34 @@ class VerbsRecoveryTest {
       }
     }
   }
+
+  /**
+   * More connections than one completion queue has entries for: the node opens another queue
+   * instead of letting one overflow, and every connection still READs and answers.
+   */
+  @Test
+  void connectionsBeyondOneCompletionQueueAllWork() throws Exception {
+    Transport server = harness.open((peer, request) -> CompletableFuture.completedFuture(request));
+    Transport client = harness.open(MessageHandler.REJECT_ALL);
+    int connections = 48; // about 200 completion entries each side per connection; a queue holds 8192
+    List<Connection> open = new ArrayList<>();
+    try (RegisteredRegion src = server.allocate(4096);
+        RegisteredRegion dst = client.allocate(4096 * connections)) {
+      fillPattern(src, 5);
+      for (int i = 0; i < connections; i++) {
+        open.add(TransportHarness.connect(client, server));
+      }
+      for (int i = 0; i < connections; i++) {
+        Connection c = open.get(i);
+        await(c.read(src.descriptor(), 0, dst, 4096L * i, 4096));
+        ByteBuffer echo = await(c.request(TransportTestSupport.message("connection " + i)));
+        assertEquals("connection " + i, TransportTestSupport.text(echo));
+      }
+      for (int i = 0; i < connections; i++) {
+        assertPattern(5, 0, dst, 4096L * i, 4096);
+      }
+    } finally {
+      open.forEach(Connection::close);
+    }
+  }
 }

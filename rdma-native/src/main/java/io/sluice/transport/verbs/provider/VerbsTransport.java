@@ -26,8 +26,6 @@ import io.sluice.transport.verbs.rc.RdmaRegion;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.NetworkInterface;
-import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
@@ -264,7 +262,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
     if (op == SetupMessages.ADMIT) {
       byte purpose = SetupMessages.purpose(request);
       InetSocketAddress source = SetupMessages.address(request);
-      checkSource(source, peerAddress);
+      AdmissionRule.check(source, peerAddress);
       if (purpose == SetupMessages.PURPOSE_MESSAGES) {
         node.admit(source, responderSizes(), qp -> ResponderChannel.open(node, qp, credit, maxMessageBytes, peerNode,
             (peer, message) -> TcpTransportProvider.runHandler(tcp, peer, message)));
@@ -284,28 +282,6 @@ final class VerbsTransport implements Transport, ProviderSetup {
           r.mrIfAny().map(RdmaRegion::address).orElse(0L), region.length(), r.mrIfAny().map(RdmaRegion::rkey).orElse(0)));
     } finally {
       region.release();
-    }
-  }
-
-  /**
-   * A peer may only admit its own addresses: the one its tcp connection comes from, or, for a
-   * peer on this host (loopback), an address of this host.
-   */
-  private static void checkSource(InetSocketAddress source, InetAddress peerAddress) throws ProtocolException {
-    InetAddress ip = source.getAddress();
-    boolean own;
-    if (peerAddress.isLoopbackAddress()) {
-      try {
-        own = ip.isLoopbackAddress() || NetworkInterface.getByInetAddress(ip) != null;
-      } catch (SocketException e) {
-        own = false;
-      }
-    } else {
-      own = ip.equals(peerAddress);
-    }
-    if (!own) {
-      throw new ProtocolException("a peer connected from " + peerAddress.getHostAddress()
-          + " may not admit RDMA connections from " + ip.getHostAddress());
     }
   }
 
