@@ -37,7 +37,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -99,11 +99,13 @@ final class VerbsTransport implements Transport, ProviderSetup {
       throw new IllegalArgumentException(TransportOption.MAX_REQUESTS_IN_FLIGHT.key() + " and "
           + TransportOption.MAX_MESSAGE_BYTES.key() + " must be positive");
     }
-    this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "sluice-verbs-connect-timer");
+    ScheduledThreadPoolExecutor timerPool = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread t = new Thread(r, "sluice-verbs-timer");
       t.setDaemon(true);
       return t;
     });
+    timerPool.setRemoveOnCancelPolicy(true); // connect and request deadlines, cancelled when met
+    this.timer = timerPool;
     try {
       this.tcp = TcpTransportProvider.openCarrier(config, handler, this);
     } catch (TransportException | RuntimeException e) {
