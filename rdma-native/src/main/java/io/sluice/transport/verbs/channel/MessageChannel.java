@@ -10,6 +10,7 @@ import io.sluice.transport.verbs.rc.RdmaRegion;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -17,9 +18,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Two-sided messages over one queue pair ({@link ChannelFrames}). One registered buffer
- * holds the receive slots, all posted at {@link #start()} and each posted again as soon as
- * its frame is copied out, and the send slots: a frame is copied into a free send slot and
- * sent, or waits in order for one. Messages too large for a frame are staged: copied into
+ * holds the receive slots, all posted at {@link #start()} and posted again, {@value
+ * #REPOST_BATCH} at a time, once their frames are copied out; and the send slots: a frame is
+ * copied into a free send slot and sent, or waits in order for one. Every {@value
+ * #SIGNAL_EVERY}th SEND is signaled, and the one that takes the last free slot; its
+ * completion frees the slots of the SENDs before it. Messages too large for a frame are staged: copied into
  * memory registered for the occasion, which the peer READs on the same queue pair ({@link
  * #stage}, {@link #fetch}).
  *
@@ -33,6 +36,16 @@ import org.slf4j.LoggerFactory;
 abstract class MessageChannel {
   private static final Logger LOG = LoggerFactory.getLogger(MessageChannel.class);
   private static final int SLOT = ChannelFrames.SLOT_BYTES;
+  static final int REPOST_BATCH = 8;
+  static final int SIGNAL_EVERY = 8;
+
+  /**
+   * Receive slots for {@code needed} always posted: up to {@code REPOST_BATCH - 1} slots wait
+   * to be posted again at any time.
+   */
+  static int withRepostSlack(int needed) {
+    return needed + REPOST_BATCH - 1;
+  }
 
   /** Memory registered for one staged message; the owner closes it. */
   static final class Staging implements AutoCloseable {
@@ -64,7 +77,10 @@ abstract class MessageChannel {
   /** Guarded by this. */
   private final ArrayDeque<Integer> freeSendSlots = new ArrayDeque<>();
   private final ArrayDeque<ByteBuffer> waitingFrames = new ArrayDeque<>();
+  private int sinceSignaled;
   private boolean closed;
+  /** Slots whose frames were copied out, to post again; touched only on the completion thread. */
+  private final List<Integer> toRepost = new ArrayList<>();
 
   MessageChannel(RdmaNode node, RdmaQueuePair queuePair, int receiveSlots, int sendSlots, int maxMessageBytes)
       throws IOException {
@@ -87,9 +103,11 @@ abstract class MessageChannel {
   /** Posts every receive slot and starts watching the queue pair. */
   void start() {
     queuePair.onFailure(this::queuePairFailed);
+    List<Integer> all = new ArrayList<>();
     for (int slot = 0; slot < receiveSlots; slot++) {
-      postReceive(slot);
+      all.add(slot);
     }
+    postReceives(all);
   }
 
   boolean isOpen() {
@@ -98,8 +116,13 @@ abstract class MessageChannel {
     }
   }
 
-  private void postReceive(int slot) {
-    queuePair.receive(region.address() + (long) slot * SLOT, SLOT, region.lkey(), n -> received(slot, n));
+  private void postReceives(List<Integer> slots) {
+    List<RdmaQueuePair.ReceiveBuffer> buffers = new ArrayList<>(slots.size());
+    for (int slot : slots) {
+      buffers.add(new RdmaQueuePair.ReceiveBuffer(region.address() + (long) slot * SLOT, SLOT, region.lkey(),
+          n -> received(slot, n)));
+    }
+    queuePair.receive(buffers);
   }
 
   private void received(int slot, int byteLength) {
@@ -117,7 +140,12 @@ abstract class MessageChannel {
       }
     }
     if (frame != null) {
-      postReceive(slot);
+      toRepost.add(slot);
+      if (toRepost.size() >= REPOST_BATCH) {
+        List<Integer> batch = new ArrayList<>(toRepost);
+        toRepost.clear();
+        postReceives(batch);
+      }
       onFrame(frame);
     }
   }
@@ -147,7 +175,11 @@ abstract class MessageChannel {
   private void post(int slot, ByteBuffer frame) {
     int length = frame.remaining();
     memory.duplicate().position(slot * SLOT).put(frame.duplicate());
-    queuePair.send(region.address() + (long) slot * SLOT, length, region.lkey())
+    boolean signaled = ++sinceSignaled >= SIGNAL_EVERY || freeSendSlots.isEmpty();
+    if (signaled) {
+      sinceSignaled = 0;
+    }
+    queuePair.send(region.address() + (long) slot * SLOT, length, region.lkey(), signaled)
         .whenComplete((x, e) -> slotFree(slot));
   }
 

@@ -25,10 +25,13 @@ import org.slf4j.LoggerFactory;
 /**
  * One reliable-connected queue pair, opened by {@link RdmaNode#prepare} or accepted from an
  * admitted peer. It issues READs from the peer's registered memory, at most {@code
- * sizes.reads()} at a time (the rest wait in order), each signaled and bounded by the read
- * timeout; and it carries two-sided messages: signaled SENDs (at most {@code sizes.sends()}
- * outstanding) and receives posted ahead into registered buffers (at most {@code
- * sizes.receives()}).
+ * sizes.reads()} at a time (the rest wait in order), each bounded by the read timeout; and it
+ * carries two-sided messages: SENDs (at most {@code sizes.sends()} outstanding) and receives
+ * posted ahead into registered buffers (at most {@code sizes.receives()}).
+ *
+ * <p>Signaling: the send queue completes in order, so only the last READ of each post and
+ * the SENDs the caller asks for are signaled; a signaled completion completes everything
+ * posted before it. A failed work request reports itself whether signaled or not.
  *
  * <p>A queue pair that sees one failed completion, a timeout or the peer's disconnect is
  * finished: the device moves it to the error state, so it disconnects, fails everything
@@ -64,6 +67,9 @@ public final class RdmaQueuePair implements AutoCloseable {
     void received(int byteLength);
   }
 
+  /** One registered buffer to receive a message into, and who is told when it arrived. */
+  public record ReceiveBuffer(long address, int length, int lkey, Receiver receiver) {}
+
   private static final Logger LOG = LoggerFactory.getLogger(RdmaQueuePair.class);
 
   private final RdmaNode node;
@@ -75,25 +81,19 @@ public final class RdmaQueuePair implements AutoCloseable {
 
   /** Guarded by this. */
   private final ArrayDeque<PendingRead> waiting = new ArrayDeque<>();
-  private final List<PendingRead> inFlight = new ArrayList<>();
-  private final Set<WorkRequest> posted = new HashSet<>();
+  private final ArrayDeque<SendQueueEntry> sendQueue = new ArrayDeque<>();
+  private final Set<PostedReceive> receives = new HashSet<>();
   private final List<Consumer<TransportException>> failureListeners = new ArrayList<>();
-  private int sendsOutstanding;
-  private int receivesPosted;
+  private int readsPosted;
+  private int sendsPosted;
   private TransportException failure;
   private boolean released;
 
-  /** A READ between submission and completion. */
-  final class PendingRead implements WorkRequest {
-    final long wrId;
-    final RdmaRead read;
+  /** A work request on the send queue (READ or SEND), completed in posting order. */
+  abstract class SendQueueEntry implements WorkRequest {
+    final long wrId = node.nextWrId();
     final CompletableFuture<Void> future = new CompletableFuture<>();
-    ScheduledFuture<?> timeout;
-
-    PendingRead(long wrId, RdmaRead read) {
-      this.wrId = wrId;
-      this.read = read;
-    }
+    boolean posted;
 
     @Override
     public long wrId() {
@@ -102,57 +102,43 @@ public final class RdmaQueuePair implements AutoCloseable {
 
     @Override
     public void completed(int status, int byteLength) {
-      readCompleted(this, status);
+      sendQueueCompleted(this, status);
+    }
+  }
+
+  /** A READ between submission and completion. */
+  final class PendingRead extends SendQueueEntry {
+    final RdmaRead read;
+    ScheduledFuture<?> timeout;
+
+    PendingRead(RdmaRead read) {
+      this.read = read;
     }
   }
 
   /** A SEND between posting and completion. */
-  private final class PendingSend implements WorkRequest {
-    final long wrId = node.nextWrId();
-    final CompletableFuture<Void> future = new CompletableFuture<>();
-
-    @Override
-    public long wrId() {
-      return wrId;
-    }
-
-    @Override
-    public void completed(int status, int byteLength) {
-      synchronized (RdmaQueuePair.this) {
-        if (!posted.remove(this)) {
-          return; // failed with the queue pair
-        }
-        sendsOutstanding--;
-      }
-      if (status == CompletionStatus.SUCCESS) {
-        future.complete(null);
-      } else {
-        failWith(CompletionStatus.toException(status, peer));
-      }
-    }
-  }
+  final class PendingSend extends SendQueueEntry {}
 
   /** A receive posted ahead of the message that will fill it. */
   private final class PostedReceive implements WorkRequest {
     final long wrId = node.nextWrId();
     final Receiver receiver;
 
-    @Override
-    public long wrId() {
-      return wrId;
-    }
-
     PostedReceive(Receiver receiver) {
       this.receiver = receiver;
     }
 
     @Override
+    public long wrId() {
+      return wrId;
+    }
+
+    @Override
     public void completed(int status, int byteLength) {
       synchronized (RdmaQueuePair.this) {
-        if (!posted.remove(this)) {
+        if (!receives.remove(this)) {
           return; // failed with the queue pair (flushed receives end here)
         }
-        receivesPosted--;
       }
       if (status == CompletionStatus.SUCCESS) {
         receiver.received(byteLength);
@@ -211,7 +197,7 @@ public final class RdmaQueuePair implements AutoCloseable {
     boolean failed;
     synchronized (this) {
       for (RdmaRead read : reads) {
-        PendingRead pending = new PendingRead(node.nextWrId(), read);
+        PendingRead pending = new PendingRead(read);
         futures.add(pending.future);
         if (failure != null) {
           pending.future.completeExceptionally(finishedException());
@@ -229,13 +215,14 @@ public final class RdmaQueuePair implements AutoCloseable {
   }
 
   /**
-   * Sends {@code length} bytes of registered memory as one message; the future completes
-   * when the device reports the SEND done (the memory may then be reused), or exceptionally
-   * with the queue pair's failure.
+   * Sends {@code length} bytes of registered memory as one message. The future completes
+   * when the device reports this SEND (if {@code signaled}) or a later signaled one done: the
+   * memory may then be reused. It fails with the queue pair. A caller that posts unsignaled
+   * SENDs must signal one at the latest when it would otherwise wait for memory they hold.
    *
    * @throws IllegalStateException if {@code sizes.sends()} SENDs are already outstanding
    */
-  public CompletableFuture<Void> send(long address, int length, int lkey) {
+  public CompletableFuture<Void> send(long address, int length, int lkey, boolean signaled) {
     PendingSend pending = new PendingSend();
     boolean failed = false;
     synchronized (this) {
@@ -243,11 +230,11 @@ public final class RdmaQueuePair implements AutoCloseable {
         pending.future.completeExceptionally(finishedException());
         return pending.future;
       }
-      if (sendsOutstanding >= sizes.sends()) {
+      if (sendsPosted >= sizes.sends()) {
         throw new IllegalStateException("more than " + sizes.sends() + " SENDs outstanding to " + peer);
       }
-      IbvSendWR wr = workRequest(pending, IbvSendWR.IBV_WR_SEND, address, length, lkey);
-      sendsOutstanding++;
+      IbvSendWR wr = workRequest(pending, IbvSendWR.IBV_WR_SEND, address, length, lkey, signaled);
+      sendsPosted++;
       try {
         qp.postSend(List.of(wr), null).execute().free();
       } catch (IOException e) {
@@ -261,38 +248,35 @@ public final class RdmaQueuePair implements AutoCloseable {
   }
 
   /**
-   * Posts a receive into {@code length} bytes of registered memory; {@code receiver} is told
-   * how many bytes arrived. A failure of the queue pair reaches the failure listeners instead.
+   * Posts receives, in one call; each buffer's receiver is told how many bytes arrived. A
+   * failure of the queue pair reaches the failure listeners instead.
    *
-   * @throws IllegalStateException if {@code sizes.receives()} receives are already posted
+   * @throws IllegalStateException if more than {@code sizes.receives()} would be posted
    */
-  public void receive(long address, int length, int lkey, Receiver receiver) {
-    PostedReceive pending = new PostedReceive(receiver);
+  public void receive(List<ReceiveBuffer> buffers) {
     boolean failed = false;
     synchronized (this) {
-      if (failure != null) {
+      if (failure != null || buffers.isEmpty()) {
         return;
       }
-      if (receivesPosted >= sizes.receives()) {
+      if (receives.size() + buffers.size() > sizes.receives()) {
         throw new IllegalStateException("more than " + sizes.receives() + " receives posted for " + peer);
       }
-      IbvSge sge = new IbvSge();
-      sge.setAddr(address);
-      sge.setLength(length);
-      sge.setLkey(lkey);
-      LinkedList<IbvSge> sges = new LinkedList<>();
-      sges.add(sge);
-      IbvRecvWR wr = new IbvRecvWR();
-      wr.setWr_id(pending.wrId);
-      wr.setSg_list(sges);
-      wr.setNum_sge(1);
-      node.track(pending);
-      posted.add(pending);
-      receivesPosted++;
+      List<IbvRecvWR> wrs = new ArrayList<>(buffers.size());
+      for (ReceiveBuffer b : buffers) {
+        PostedReceive pending = new PostedReceive(b.receiver());
+        IbvRecvWR wr = new IbvRecvWR();
+        wr.setWr_id(pending.wrId);
+        wr.setSg_list(scatterGather(b.address(), b.length(), b.lkey()));
+        wr.setNum_sge(1);
+        node.track(pending);
+        receives.add(pending);
+        wrs.add(wr);
+      }
       try {
-        qp.postRecv(List.of(wr), null).execute().free();
+        qp.postRecv(wrs, null).execute().free();
       } catch (IOException e) {
-        failed = markFailed(new TransportException("posting a receive for " + peer + " failed", e));
+        failed = markFailed(new TransportException("posting receives for " + peer + " failed", e));
       }
     }
     if (failed) {
@@ -300,41 +284,50 @@ public final class RdmaQueuePair implements AutoCloseable {
     }
   }
 
-  /** A signaled one-SGE work request, tracked for its completion. Holds this. */
-  private IbvSendWR workRequest(WorkRequest owner, int opcode, long localAddress, int length, int lkey) {
+  private static LinkedList<IbvSge> scatterGather(long address, int length, int lkey) {
     IbvSge sge = new IbvSge();
-    sge.setAddr(localAddress);
+    sge.setAddr(address);
     sge.setLength(length);
     sge.setLkey(lkey);
     LinkedList<IbvSge> sges = new LinkedList<>();
     sges.add(sge);
+    return sges;
+  }
+
+  /** A one-SGE send-queue work request, queued for its completion. Holds this. */
+  private IbvSendWR workRequest(SendQueueEntry entry, int opcode, long localAddress, int length, int lkey,
+      boolean signaled) {
     IbvSendWR wr = new IbvSendWR();
-    wr.setWr_id(owner.wrId());
+    wr.setWr_id(entry.wrId);
     wr.setOpcode(opcode);
-    wr.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
-    wr.setSg_list(sges);
-    node.track(owner);
-    posted.add(owner);
+    wr.setSend_flags(signaled ? IbvSendWR.IBV_SEND_SIGNALED : 0);
+    wr.setSg_list(scatterGather(localAddress, length, lkey));
+    node.track(entry);
+    entry.posted = true;
+    sendQueue.add(entry);
     return wr;
   }
 
   /**
-   * Posts waiting READs while there is room; one post for all that fit. Holds this.
-   * Returns false if posting failed (the queue pair is then failed; notify after unlocking).
+   * Posts waiting READs while there is room, in one post whose last READ alone is signaled.
+   * Holds this. Returns false if posting failed (the queue pair is then failed; notify after
+   * unlocking).
    */
   private boolean pump() {
-    if (failure != null || waiting.isEmpty() || inFlight.size() >= sizes.reads()) {
+    if (failure != null || waiting.isEmpty() || readsPosted >= sizes.reads()) {
       return true;
     }
     List<IbvSendWR> requests = new ArrayList<>();
-    while (!waiting.isEmpty() && inFlight.size() < sizes.reads()) {
+    while (!waiting.isEmpty() && readsPosted < sizes.reads()) {
       PendingRead pending = waiting.poll();
       RdmaRead read = pending.read;
-      IbvSendWR wr = workRequest(pending, IbvSendWR.IBV_WR_RDMA_READ, read.localAddress(), read.length(), read.lkey());
+      boolean last = waiting.isEmpty() || readsPosted + 1 == sizes.reads();
+      IbvSendWR wr = workRequest(pending, IbvSendWR.IBV_WR_RDMA_READ, read.localAddress(), read.length(),
+          read.lkey(), last);
       wr.getRdma().setRemote_addr(read.remoteAddress());
       wr.getRdma().setRkey(read.rkey());
       requests.add(wr);
-      inFlight.add(pending);
+      readsPosted++;
     }
     try {
       qp.postSend(requests, null).execute().free();
@@ -344,24 +337,41 @@ public final class RdmaQueuePair implements AutoCloseable {
     }
   }
 
-  private void readCompleted(PendingRead pending, int status) {
+  /**
+   * A send-queue completion: on success it completes every entry posted up to it (the send
+   * queue completes in order); a failure finishes the queue pair.
+   */
+  private void sendQueueCompleted(SendQueueEntry entry, int status) {
+    List<SendQueueEntry> done = new ArrayList<>();
     boolean failed;
     synchronized (this) {
-      if (!inFlight.remove(pending)) {
-        return; // already failed with the queue pair
+      if (failure != null || !entry.posted) {
+        return; // failed with the queue pair already
       }
-      posted.remove(pending);
-      pending.timeout.cancel(false);
       if (status != CompletionStatus.SUCCESS) {
-        inFlight.add(pending); // failed with the others
-        posted.add(pending);
         failed = markFailed(CompletionStatus.toException(status, peer));
       } else {
+        SendQueueEntry e;
+        do {
+          e = sendQueue.poll();
+          if (e == null) {
+            break; // cannot happen: the entry was posted and is not done
+          }
+          e.posted = false;
+          node.untrack(e);
+          if (e instanceof PendingRead r) {
+            readsPosted--;
+            r.timeout.cancel(false);
+          } else {
+            sendsPosted--;
+          }
+          done.add(e);
+        } while (e != entry);
         failed = !pump();
       }
     }
-    if (status == CompletionStatus.SUCCESS) {
-      pending.future.complete(null);
+    for (SendQueueEntry e : done) {
+      e.future.complete(null);
     }
     if (failed) {
       notifyFailure();
@@ -409,9 +419,8 @@ public final class RdmaQueuePair implements AutoCloseable {
 
   /**
    * Finishes the queue pair: disconnects first (the QP enters the error state, so nothing
-   * more lands in local memory) and forgets every outstanding work request. Holds this.
-   * Returns true if this call failed it; the caller then calls {@link #notifyFailure} once
-   * it released this.
+   * more lands in local memory). Holds this. Returns true if this call failed it; the caller
+   * then calls {@link #notifyFailure} once it released this.
    */
   private boolean markFailed(TransportException cause) {
     if (failure != null) {
@@ -423,9 +432,9 @@ public final class RdmaQueuePair implements AutoCloseable {
     } catch (IOException e) {
       LOG.debug("disconnect from {} failed", peer, e);
     }
-    for (PendingRead pending : inFlight) {
-      if (pending.timeout != null) {
-        pending.timeout.cancel(false);
+    for (SendQueueEntry e : sendQueue) {
+      if (e instanceof PendingRead r) {
+        r.timeout.cancel(false);
       }
     }
     for (PendingRead pending : waiting) {
@@ -437,30 +446,25 @@ public final class RdmaQueuePair implements AutoCloseable {
 
   /** Fails what was outstanding and tells the listeners; never called while holding this. */
   private void notifyFailure() {
-    List<PendingRead> reads;
-    List<WorkRequest> others;
+    List<SendQueueEntry> outstanding;
+    List<PostedReceive> posted;
     List<Consumer<TransportException>> listeners;
     TransportException cause;
     synchronized (this) {
       cause = failure;
-      reads = new ArrayList<>(inFlight);
-      reads.addAll(waiting);
-      inFlight.clear();
+      outstanding = new ArrayList<>(sendQueue);
+      outstanding.addAll(waiting);
+      sendQueue.clear();
       waiting.clear();
-      others = new ArrayList<>(posted);
-      posted.clear();
+      posted = new ArrayList<>(receives);
+      receives.clear();
       listeners = new ArrayList<>(failureListeners);
       failureListeners.clear();
     }
-    others.forEach(node::untrack);
-    for (PendingRead pending : reads) {
-      node.untrack(pending);
-      pending.future.completeExceptionally(cause);
-    }
-    for (WorkRequest w : others) {
-      if (w instanceof PendingSend s) {
-        s.future.completeExceptionally(cause);
-      }
+    posted.forEach(node::untrack);
+    for (SendQueueEntry e : outstanding) {
+      node.untrack(e);
+      e.future.completeExceptionally(cause);
     }
     for (Consumer<TransportException> listener : listeners) {
       try {
