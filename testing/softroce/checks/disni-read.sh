@@ -2,7 +2,9 @@
 # Runs inside the lab guest with the jars of rdma-native in /payload/lib: DiSNI over the
 # project's libdisni.so connects with rdma_cm and does RDMA READs, first between two
 # threads of one JVM, then between two JVMs; then the READs and connects that must fail
-# (wrong rkey, past the end, deregistered region, no listener, refused request).
+# (wrong rkey, past the end, deregistered region, no listener, refused request); then the
+# RdmaNode READ path, and a hostile requester against a message channel (malformed frame,
+# credit exceeded, staged request of unregistered memory).
 java_cmd() {
   java -Xmx512m -XX:+UseSerialGC --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
     -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
@@ -42,5 +44,10 @@ if java_cmd readpath 10.77.0.1 19196 4096 180; then
   check verbs-read-path PASS
 else
   check verbs-read-path FAIL; status=1
+fi
+if java_cmd channel 10.77.0.1 19197 4096 180; then
+  check verbs-channel-hostile-peer PASS
+else
+  check verbs-channel-hostile-peer FAIL; status=1
 fi
 exit $status

@@ -28,11 +28,12 @@ import java.util.concurrent.TimeoutException;
  * reads it again as a batch of READs with two scatter/gather entries each posted in one
  * call, verifies every byte, and reports its checksum back with a SEND.
  *
- * <p>Arguments: {@code server|client|loopback|failures|readpath HOST PORT [BYTES] [TIMEOUT_SECONDS]}.
+ * <p>Arguments: {@code server|client|loopback|failures|readpath|channel HOST PORT [BYTES] [TIMEOUT_SECONDS]}.
  * {@code loopback} runs both sides in this JVM on two threads; {@code failures} runs the
  * READs and connection attempts that must fail ({@link AccessFailureCheck},
  * {@link CmFailureCheck}) on PORT, PORT+1 and PORT+2; {@code readpath} exercises the
- * {@link io.sluice.transport.verbs.rc.RdmaNode} data path ({@link ReadPathCheck}). Every wait is bounded by the
+ * {@link io.sluice.transport.verbs.rc.RdmaNode} data path ({@link ReadPathCheck}); {@code
+ * channel} a hostile requester against a message channel ({@link ChannelCheck}). Every wait is bounded by the
  * timeout (default 60 s). Runs inside the DiSNI class loader (see DisniRuntime); not
  * thread safe, one run at a time.
  */
@@ -53,6 +54,11 @@ public final class ReadCheck implements DisniTask {
         case "loopback" -> loopback(options, out);
         case "failures" -> {
           return failures(options, out);
+        }
+        case "channel" -> {
+          int wrong = ChannelCheck.run(options.address(), options.timeoutNanos(), out);
+          out.println("DISNI-CHECK channel steps behaving wrongly: " + wrong);
+          return wrong == 0 ? 0 : 1;
         }
         case "readpath" -> {
           int wrong = ReadPathCheck.run(options.address(), options.timeoutNanos(), out);

@@ -10,7 +10,7 @@ import java.util.List;
  *
  * <pre>
  * java --add-exports java.base/sun.nio.ch=ALL-UNNAMED -cp ... \
- *     io.sluice.transport.verbs.nativelib.DisniCheck loopback|server|client|failures|readpath HOST PORT [BYTES]
+ *     io.sluice.transport.verbs.nativelib.DisniCheck loopback|server|client|failures|readpath|channel HOST PORT [BYTES]
  * </pre>
  *
  * Exit status 0 means every step passed; 2 means the library is unavailable.
@@ -22,7 +22,7 @@ public final class DisniCheck {
   public static void main(String[] args) {
     List<String> arguments = Arrays.asList(args);
     if (arguments.size() < 3) {
-      System.err.println("usage: DisniCheck loopback|server|client|failures|readpath HOST PORT [BYTES] [TIMEOUT_SECONDS]");
+      System.err.println("usage: DisniCheck loopback|server|client|failures|readpath|channel HOST PORT [BYTES] [TIMEOUT_SECONDS]");
       System.exit(64);
     }
     if (!DisniRuntime.isAvailable()) {
