@@ -50,16 +50,17 @@ final class ExecutorShuffleTransport implements AutoCloseable {
    * Opens the transport, starts serving range requests and registers with the driver.
    *
    * @param pooledDestinationBytes how many bytes of idle READ destinations to keep for reuse
+   * @param registrationWindowBytes largest registration of a map output's data file (larger files take several)
    *
    * @throws TransportException if the transport cannot start here
    */
   static ExecutorShuffleTransport open(String executorId, TransportConfig config,
-      IndexShuffleBlockResolver resolver, AddressBookClient addressBook, long pooledDestinationBytes)
-      throws TransportException {
+      IndexShuffleBlockResolver resolver, AddressBookClient addressBook, long pooledDestinationBytes,
+      long registrationWindowBytes) throws TransportException {
     RangeService service = new RangeService();
     Transport transport = Transports.open(config, service);
     try {
-      MapOutputRegistry registry = new MapOutputRegistry(transport, resolver);
+      MapOutputRegistry registry = new MapOutputRegistry(transport, resolver, registrationWindowBytes);
       service.serve(registry);
       addressBook.register(
           new AddressBookMessage.Entry(executorId, transport.localAddress(), transport.provider()));

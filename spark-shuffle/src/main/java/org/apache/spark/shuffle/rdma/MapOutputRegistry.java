@@ -9,7 +9,9 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.slf4j.Logger;
@@ -18,7 +20,9 @@ import scala.Option;
 
 /**
  * The committed map outputs of this executor that peers may READ: each data file is registered
- * (mapped read-only) once, when its writer commits, or on the first request for it. Answers range
+ * (mapped read-only) once, when its writer commits, or on the first request for it, in
+ * consecutive windows of at most {@code windowBytes} (a region is at most 2 GiB; see {@link
+ * RangeProtocol} for how reducers address them). Answers range
  * queries from the index files Spark's {@link IndexShuffleBlockResolver} wrote.
  *
  * <p>Owns every region it registers; {@link #unregisterShuffle} and {@link #close} revoke them.
@@ -30,24 +34,29 @@ final class MapOutputRegistry implements AutoCloseable {
 
   private final Transport transport;
   private final IndexShuffleBlockResolver resolver;
-  private final Map<Integer, Map<Long, RegisteredRegion>> regions = new HashMap<>();
+  private final Map<Integer, Map<Long, List<RegisteredRegion>>> regions = new HashMap<>();
+  private final long windowBytes;
   private boolean closed;
 
-  MapOutputRegistry(Transport transport, IndexShuffleBlockResolver resolver) {
+  MapOutputRegistry(Transport transport, IndexShuffleBlockResolver resolver, long windowBytes) {
+    if (windowBytes <= 0 || windowBytes > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("registration window of " + windowBytes + " bytes; must be 1.." + Integer.MAX_VALUE);
+    }
     this.transport = transport;
     this.resolver = resolver;
+    this.windowBytes = windowBytes;
   }
 
-  /** Registers the committed data file of a map output; a no-op if it already is. */
-  RemoteDescriptor register(int shuffleId, long mapId) throws IOException {
+  /** Registers the committed data file of a map output; a no-op if it already is. Returns its windows. */
+  List<RemoteDescriptor> register(int shuffleId, long mapId) throws IOException {
     synchronized (this) {
       if (closed) {
         throw new IOException("shuffle transport of this executor is closed");
       }
-      Map<Long, RegisteredRegion> maps = regions.computeIfAbsent(shuffleId, id -> new HashMap<>());
-      RegisteredRegion existing = maps.get(mapId);
+      Map<Long, List<RegisteredRegion>> maps = regions.computeIfAbsent(shuffleId, id -> new HashMap<>());
+      List<RegisteredRegion> existing = maps.get(mapId);
       if (existing != null) {
-        return existing.descriptor();
+        return descriptors(existing);
       }
       File data = resolver.getDataFile(shuffleId, mapId);
       long length = data.isFile() ? data.length() : 0;
@@ -59,12 +68,26 @@ final class MapOutputRegistry implements AutoCloseable {
           throw new NoSuchFileException(index.getPath(), null,
               "no committed output of shuffle " + shuffleId + " map " + mapId + " on this executor");
         }
-        return new RemoteDescriptor(transport.nodeId(), 0, 0, 0);
+        return List.of(new RemoteDescriptor(transport.nodeId(), 0, 0, 0));
       }
-      RegisteredRegion region = transport.registerFile(data.toPath(), 0, length);
-      maps.put(mapId, region);
-      return region.descriptor();
+      List<RegisteredRegion> windows = new ArrayList<>();
+      try {
+        for (long at = 0; at < length; at += windowBytes) {
+          windows.add(transport.registerFile(data.toPath(), at, Math.min(windowBytes, length - at)));
+        }
+      } catch (IOException | RuntimeException e) {
+        windows.forEach(RegisteredRegion::close);
+        throw e;
+      }
+      maps.put(mapId, windows);
+      return descriptors(windows);
     }
+  }
+
+  private static List<RemoteDescriptor> descriptors(List<RegisteredRegion> windows) {
+    List<RemoteDescriptor> out = new ArrayList<>(windows.size());
+    windows.forEach(w -> out.add(w.descriptor()));
+    return out;
   }
 
   /** Registers without failing the map task: a file that cannot be registered now is retried on request. */
@@ -78,7 +101,7 @@ final class MapOutputRegistry implements AutoCloseable {
 
   /** The region and exact offsets of a query's partitions. */
   RangeProtocol.Answer describe(int shuffleId, RangeProtocol.Query q) throws IOException {
-    RemoteDescriptor region = register(shuffleId, q.mapId());
+    List<RemoteDescriptor> windows = register(shuffleId, q.mapId());
     File index = resolver.getIndexFile(shuffleId, q.mapId(), Option.empty());
     long[] offsets = new long[q.partitions() + 1];
     try (FileChannel ch = FileChannel.open(index.toPath(), StandardOpenOption.READ)) {
@@ -100,29 +123,35 @@ final class MapOutputRegistry implements AutoCloseable {
         offsets[i] = b.getLong();
       }
     }
-    if (offsets[offsets.length - 1] > region.length()) {
+    RangeProtocol.Answer answer = new RangeProtocol.Answer(windows, offsets);
+    if (offsets[offsets.length - 1] > answer.fileLength()) {
       throw new IOException("index " + index + " points past the end of its data file");
     }
-    return new RangeProtocol.Answer(region, offsets);
+    return answer;
   }
 
   /** Revokes every region of a shuffle. */
   synchronized void unregisterShuffle(int shuffleId) {
-    Map<Long, RegisteredRegion> maps = regions.remove(shuffleId);
+    Map<Long, List<RegisteredRegion>> maps = regions.remove(shuffleId);
     if (maps != null) {
-      maps.values().forEach(RegisteredRegion::close);
+      maps.values().forEach(windows -> windows.forEach(RegisteredRegion::close));
     }
+  }
+
+  /** Regions (data-file windows) currently registered for one shuffle. */
+  synchronized int registeredCount(int shuffleId) {
+    return regions.getOrDefault(shuffleId, Map.of()).values().stream().mapToInt(List::size).sum();
   }
 
   /** Regions currently registered: a leak check for tests. */
   synchronized int registeredCount() {
-    return regions.values().stream().mapToInt(Map::size).sum();
+    return regions.values().stream().flatMap(m -> m.values().stream()).mapToInt(List::size).sum();
   }
 
   @Override
   public synchronized void close() {
     closed = true;
-    regions.values().forEach(m -> m.values().forEach(RegisteredRegion::close));
+    regions.values().forEach(m -> m.values().forEach(windows -> windows.forEach(RegisteredRegion::close)));
     regions.clear();
   }
 }

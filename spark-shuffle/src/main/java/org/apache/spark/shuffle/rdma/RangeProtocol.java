@@ -10,16 +10,20 @@ import java.util.List;
  * of which registered data files hold a range of partitions. All integers big-endian.
  *
  * <pre>
- * request:  int version(1) | int shuffleId | int count | count x (long mapId | int start | int end)
- * response: int count | count x (descriptor (32 bytes) | (end - start + 1) x long offset)
+ * request:  int version(2) | int shuffleId | int count | count x (long mapId | int start | int end)
+ * response: int count | count x (int windows | windows x descriptor (32 bytes)
+ *                                 | (end - start + 1) x long offset)
  * </pre>
  *
- * Offsets are positions in the registered region (which starts at byte 0 of the data file), as
- * the index file holds them: partition {@code p} is {@code [offset[p - start], offset[p - start + 1])}.
- * Stateless.
+ * A data file is registered as consecutive windows: window {@code i} holds the file's bytes
+ * from {@code i * W}, where W is the length of every window but the last (a file of one window
+ * has just that one). Offsets are positions in the data file, as the index file holds them:
+ * partition {@code p} is {@code [offset[p - start], offset[p - start + 1])}. Stateless.
  */
 final class RangeProtocol {
-  static final int VERSION = 1;
+  static final int VERSION = 2;
+  /** Bound on the windows of one answer (a file of 1 PiB in 1 GiB windows). */
+  private static final int MAX_WINDOWS = 1 << 20;
   private static final int QUERY_BYTES = 16;
 
   private RangeProtocol() {}
@@ -38,8 +42,27 @@ final class RangeProtocol {
     }
   }
 
-  /** Where a query's partitions are: a registered region and partitions() + 1 offsets in it. */
-  record Answer(RemoteDescriptor region, long[] offsets) {
+  /** One READ's worth of a range: {@code length} bytes at {@code offset} of one window. */
+  record Piece(RemoteDescriptor window, long offset, long rangeOffset, int length) {}
+
+  /**
+   * Where a query's partitions are: the windows of the registered data file and
+   * partitions() + 1 offsets in the file.
+   */
+  record Answer(List<RemoteDescriptor> windows, long[] offsets) {
+    Answer {
+      windows = List.copyOf(windows);
+      if (windows.isEmpty()) {
+        throw new IllegalArgumentException("an answer needs at least one window");
+      }
+      long w = windows.get(0).length();
+      for (int i = 0; i < windows.size() - 1; i++) {
+        if (windows.get(i).length() != w || w <= 0) {
+          throw new IllegalArgumentException("windows of a data file must have one length but the last");
+        }
+      }
+    }
+
     long start(int i) {
       return offsets[i];
     }
@@ -47,13 +70,44 @@ final class RangeProtocol {
     long length(int i) {
       return offsets[i + 1] - offsets[i];
     }
+
+    /** Bytes of the data file its windows cover. */
+    long fileLength() {
+      return windowBytes() * (windows.size() - 1) + windows.get(windows.size() - 1).length();
+    }
+
+    private long windowBytes() {
+      return windows.get(0).length();
+    }
+
+    /**
+     * The READs for file bytes {@code [start, start + length)}: pieces of at most {@code
+     * maxPiece} bytes that never cross a window boundary, in order.
+     */
+    List<Piece> pieces(long start, long length, int maxPiece) {
+      if (start < 0 || length < 0 || start + length > fileLength()) {
+        throw new IllegalArgumentException("range [" + start + ", +" + length + ") outside a file of "
+            + fileLength() + " bytes");
+      }
+      List<Piece> out = new ArrayList<>();
+      long w = windowBytes();
+      for (long done = 0; done < length;) {
+        long at = start + done;
+        int window = (int) (at / w);
+        long inWindow = at - window * w;
+        int n = (int) Math.min(Math.min(maxPiece, length - done), windows.get(window).length() - inWindow);
+        out.add(new Piece(windows.get(window), inWindow, done, n));
+        done += n;
+      }
+      return out;
+    }
   }
 
   /** Bytes of a response to these queries. */
   static long responseBytes(List<Query> queries) {
     long n = 4;
     for (Query q : queries) {
-      n += RemoteDescriptor.ENCODED_LENGTH + 8L * (q.partitions() + 1);
+      n += 4 + RemoteDescriptor.ENCODED_LENGTH + 8L * (q.partitions() + 1);
     }
     return n;
   }
@@ -94,7 +148,7 @@ final class RangeProtocol {
   static ByteBuffer encodeResponse(List<Answer> answers) {
     long size = 4;
     for (Answer a : answers) {
-      size += RemoteDescriptor.ENCODED_LENGTH + 8L * a.offsets().length;
+      size += 4 + (long) RemoteDescriptor.ENCODED_LENGTH * a.windows().size() + 8L * a.offsets().length;
     }
     if (size > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("range response of " + size + " bytes");
@@ -102,7 +156,8 @@ final class RangeProtocol {
     ByteBuffer b = ByteBuffer.allocate((int) size);
     b.putInt(answers.size());
     for (Answer a : answers) {
-      a.region().encode(b);
+      b.putInt(a.windows().size());
+      a.windows().forEach(w -> w.encode(b));
       for (long o : a.offsets()) {
         b.putLong(o);
       }
@@ -117,18 +172,26 @@ final class RangeProtocol {
     }
     List<Answer> answers = new ArrayList<>(queries.size());
     for (Query q : queries) {
-      RemoteDescriptor d = RemoteDescriptor.decode(in);
+      int count = in.remaining() >= 4 ? in.getInt() : -1;
+      if (count < 1 || count > MAX_WINDOWS || in.remaining() < (long) count * RemoteDescriptor.ENCODED_LENGTH) {
+        throw new IllegalArgumentException("range response has a bad window count for map " + q.mapId());
+      }
+      List<RemoteDescriptor> windows = new ArrayList<>(count);
+      for (int i = 0; i < count; i++) {
+        windows.add(RemoteDescriptor.decode(in));
+      }
+      Answer shape = new Answer(windows, new long[0]);
       long[] offsets = new long[q.partitions() + 1];
       if (in.remaining() < 8L * offsets.length) {
         throw new IllegalArgumentException("range response truncated at map " + q.mapId());
       }
       for (int i = 0; i < offsets.length; i++) {
         offsets[i] = in.getLong();
-        if (offsets[i] < 0 || (i > 0 && offsets[i] < offsets[i - 1]) || offsets[i] > d.length()) {
+        if (offsets[i] < 0 || (i > 0 && offsets[i] < offsets[i - 1]) || offsets[i] > shape.fileLength()) {
           throw new IllegalArgumentException("range response has bad offsets for map " + q.mapId());
         }
       }
-      answers.add(new Answer(d, offsets));
+      answers.add(new Answer(windows, offsets));
     }
     if (in.hasRemaining()) {
       throw new IllegalArgumentException("range response has " + in.remaining() + " trailing bytes");

@@ -80,7 +80,8 @@ public final class RdmaShuffleManager implements ShuffleManager {
       AddressBookClient book = new AddressBookClient(driver, RdmaShuffleOption.LOOKUP_TIMEOUT.millis(conf));
       // Idle READ destinations kept for reuse: two tasks' worth of bytes in flight.
       long pooled = 2 * RdmaShuffleOption.MAX_BYTES_IN_FLIGHT.bytes(conf);
-      transport = Optional.of(ExecutorShuffleTransport.open(env.executorId(), config, resolver(), book, pooled));
+      transport = Optional.of(ExecutorShuffleTransport.open(env.executorId(), config, resolver(), book, pooled,
+          RdmaShuffleOption.REGISTRATION_WINDOW_BYTES.bytes(conf)));
     } catch (Exception e) {
       // Any failure to start, including bad settings, leaves this executor on Spark's shuffle.
       LOG.warn("Sluice shuffle transport could not start on executor {}; this executor uses Spark's sort"

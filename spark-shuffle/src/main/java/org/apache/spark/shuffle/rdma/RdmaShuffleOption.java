@@ -16,6 +16,9 @@ public enum RdmaShuffleOption {
       "Largest single READ; a larger range is read as several READs in one batch."),
   MAX_RANGE_BYTES("spark.shuffle.rdma.maxRangeBytes", "256m",
       "Contiguous partitions of one map output are fetched as one range up to this size."),
+  REGISTRATION_WINDOW_BYTES("spark.shuffle.rdma.registrationWindowBytes", "1g",
+      "A map output's data file is registered for READs in windows of at most this size (at most"
+          + " 2g - 1), so data files of any size can be read."),
   LOCAL_READS("spark.shuffle.rdma.localReads", "true",
       "Read blocks written by the reducer's own executor straight from its local files."),
   LOOKUP_TIMEOUT("spark.shuffle.rdma.lookupTimeout", "30s",

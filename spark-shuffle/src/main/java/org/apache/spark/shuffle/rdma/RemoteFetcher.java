@@ -73,7 +73,7 @@ final class RemoteFetcher implements AutoCloseable {
     }
   }
 
-  private record Unit(Source source, FetchPlan.MapRange map, RemoteDescriptor region, long start,
+  private record Unit(Source source, FetchPlan.MapRange map, RangeProtocol.Answer file, long start,
       long length, List<Slice> slices) {}
 
   private record InFlight(Unit unit, RegisteredRegion destination, CompletableFuture<Void> done) {}
@@ -241,7 +241,7 @@ final class RemoteFetcher implements AutoCloseable {
           throw failed(s, map, map.startPartition() + p, "block of " + len + " bytes exceeds 2 GiB", null);
         }
         if (unitStart >= 0 && a.start(p) + len - unitStart > maxRangeBytes) {
-          unissued.add(new Unit(s, map, a.region(), unitStart, unitEnd - unitStart, slices));
+          unissued.add(new Unit(s, map, a, unitStart, unitEnd - unitStart, slices));
           slices = new ArrayList<>();
           unitStart = -1;
         }
@@ -253,7 +253,7 @@ final class RemoteFetcher implements AutoCloseable {
         unitEnd = a.start(p) + len;
       }
       if (!slices.isEmpty()) {
-        unissued.add(new Unit(s, map, a.region(), unitStart, unitEnd - unitStart, slices));
+        unissued.add(new Unit(s, map, a, unitStart, unitEnd - unitStart, slices));
       }
     }
   }
@@ -267,9 +267,8 @@ final class RemoteFetcher implements AutoCloseable {
       throw failed(u.source(), u.map(), firstReduce(u), "no memory for a READ destination", e);
     }
     List<ReadRequest> reads = new ArrayList<>();
-    for (long off = 0; off < u.length(); off += readChunkBytes) {
-      int len = (int) Math.min(readChunkBytes, u.length() - off);
-      reads.add(new ReadRequest(u.region(), u.start() + off, destination, off, len));
+    for (RangeProtocol.Piece p : u.file().pieces(u.start(), u.length(), readChunkBytes)) {
+      reads.add(new ReadRequest(p.window(), p.offset(), destination, p.rangeOffset(), p.length()));
     }
     CompletableFuture<Void> done;
     try {

@@ -1,12 +1,20 @@
 package org.apache.spark.shuffle.rdma;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Arrays;
 import java.util.List;
+import org.apache.spark.HashPartitioner;
+import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
+import org.apache.spark.api.java.JavaPairRDD;
 import org.junit.jupiter.api.Test;
+import scala.Tuple2;
 
 /**
  * The same RDD shuffles with Kryo and shuffle compression off (which also exercises Spark's
- * serialized-sort writer), and with tiny READ limits.
+ * serialized-sort writer), with tiny READ limits and small registration windows.
  */
 class KryoUncompressedShuffleTest extends ComparisonSupport {
   @Override
@@ -22,7 +30,9 @@ class KryoUncompressedShuffleTest extends ComparisonSupport {
         // Tiny limits: ranges split at block boundaries, READs split into chunks, one range in flight.
         .set(RdmaShuffleOption.MAX_RANGE_BYTES.key(), "4k")
         .set(RdmaShuffleOption.READ_CHUNK_BYTES.key(), "64k")
-        .set(RdmaShuffleOption.MAX_BYTES_IN_FLIGHT.key(), "8k");
+        .set(RdmaShuffleOption.MAX_BYTES_IN_FLIGHT.key(), "8k")
+        // Data files of more than 256 KiB (the big records) are registered as several windows.
+        .set(RdmaShuffleOption.REGISTRATION_WINDOW_BYTES.key(), "256k");
   }
 
   @Override
@@ -40,6 +50,23 @@ class KryoUncompressedShuffleTest extends ComparisonSupport {
   void readsWentThroughTheTransport() throws Exception {
     RddShuffleTest.join(sc);
     assertTransportsActive();
+    assertRemoteBytesMoved();
+  }
+
+  @Test
+  void mapOutputsLargerThanAWindowAreRegisteredInWindows() throws Exception {
+    // Three map outputs of about 17 MiB: some 68 windows of 256 KiB each.
+    JavaPairRDD<Integer, byte[]> shuffled = sc.parallelize(List.of(1, 2, 3), 3).mapToPair(seed -> {
+      byte[] b = new byte[17 * 1024 * 1024];
+      Arrays.fill(b, (byte) seed.intValue());
+      return new Tuple2<>(seed, b);
+    }).partitionBy(new HashPartitioner(2));
+    List<Integer> lengths = shuffled.map(kv -> kv._2()[kv._2().length - 1] == kv._1() ? kv._2().length : -1)
+        .collect();
+    assertEquals(List.of(17 << 20, 17 << 20, 17 << 20), lengths, "records came back whole");
+    int shuffleId = ((ShuffleDependency<?, ?, ?>) shuffled.rdd().dependencies().head()).shuffleId();
+    long windows = ExecutorProbe.registeredWindows(sc, shuffleId);
+    assertTrue(windows > 3 * 60, "windows registered for three 17 MiB map outputs: " + windows);
     assertRemoteBytesMoved();
   }
 }
