@@ -80,6 +80,9 @@ public final class RdmaNode implements AutoCloseable {
   private final Map<InetSocketAddress, Admission> admitted = new ConcurrentHashMap<>();
   private final Set<RdmaQueuePair> queuePairs = ConcurrentHashMap.newKeySet();
   private volatile boolean open = true;
+  /** Guards registration against the protection domain being freed; guards pdFreed. */
+  private final Object pdLock = new Object();
+  private boolean pdFreed;
 
   private RdmaNode(Settings settings, InetSocketAddress bind) throws IOException {
     this.settings = settings;
@@ -129,9 +132,7 @@ public final class RdmaNode implements AutoCloseable {
     if (!buffer.isDirect()) {
       throw new IllegalArgumentException("only direct buffers can be registered");
     }
-    int access = buffer.isReadOnly() ? REMOTE_READ : REMOTE_READ | LOCAL_WRITE;
-    IbvMr mr = pd.regMr(buffer, access).execute().free().getMr();
-    return new RdmaRegion(mr, buffer);
+    return registerWith(buffer, buffer.isReadOnly() ? REMOTE_READ : REMOTE_READ | LOCAL_WRITE);
   }
 
   /** Registers writable direct memory for local use only (receives, READ landing): peers cannot READ it. */
@@ -139,8 +140,18 @@ public final class RdmaNode implements AutoCloseable {
     if (!buffer.isDirect() || buffer.isReadOnly()) {
       throw new IllegalArgumentException("only writable direct buffers can be registered for local use");
     }
-    IbvMr mr = pd.regMr(buffer, LOCAL_WRITE).execute().free().getMr();
-    return new RdmaRegion(mr, buffer);
+    return registerWith(buffer, LOCAL_WRITE);
+  }
+
+  /** Registers under the lock that keeps the protection domain alive (late callers get an IOException). */
+  private RdmaRegion registerWith(ByteBuffer buffer, int access) throws IOException {
+    synchronized (pdLock) {
+      if (pdFreed) {
+        throw new IOException("the RDMA node is closed");
+      }
+      IbvMr mr = pd.regMr(buffer, access).execute().free().getMr();
+      return new RdmaRegion(mr, buffer);
+    }
   }
 
   /**
@@ -366,10 +377,13 @@ public final class RdmaNode implements AutoCloseable {
     }
     // Queue pairs are destroyed on the timer, which has finished: the queues are free now.
     completionQueues.close();
-    try {
-      pd.deallocPd();
-    } catch (Exception e) { // DiSNI declares `throws Exception`
-      LOG.warn("freeing the protection domain failed (regions still registered?)", e);
+    synchronized (pdLock) {
+      pdFreed = true;
+      try {
+        pd.deallocPd();
+      } catch (Exception e) { // DiSNI declares `throws Exception`
+        LOG.warn("freeing the protection domain failed (regions still registered?)", e);
+      }
     }
     try {
       channel.destroyEventChannel();
