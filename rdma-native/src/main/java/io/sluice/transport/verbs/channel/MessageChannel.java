@@ -10,7 +10,6 @@ import io.sluice.transport.verbs.rc.RdmaRegion;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -18,11 +17,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Two-sided messages over one queue pair ({@link ChannelFrames}). One registered buffer
- * holds the receive slots, all posted at {@link #start()} and posted again, {@value
- * #REPOST_BATCH} at a time, once their frames are copied out; and the send slots: a frame is
- * copied into a free send slot and sent, or waits in order for one. Every {@value
- * #SIGNAL_EVERY}th SEND is signaled, and the one that takes the last free slot; its
- * completion frees the slots of the SENDs before it. Messages too large for a frame are staged: copied into
+ * holds the receive slots, all posted at {@link #start()} and each posted again as soon as its
+ * frame is copied out; and the send slots: a frame is copied into a free send slot and sent,
+ * or waits in order for one. Every {@value #SIGNAL_EVERY}th SEND is signaled, and the one
+ * that takes the last free slot; its completion frees the slots of the SENDs before it. Each
+ * slot's work request is built once and reposted with only its length changed. Messages too large for a frame are staged: copied into
  * memory registered for the occasion, which the peer READs on the same queue pair ({@link
  * #stage}, {@link #fetch}).
  *
@@ -36,16 +35,7 @@ import org.slf4j.LoggerFactory;
 abstract class MessageChannel {
   private static final Logger LOG = LoggerFactory.getLogger(MessageChannel.class);
   private static final int SLOT = ChannelFrames.SLOT_BYTES;
-  static final int REPOST_BATCH = 8;
   static final int SIGNAL_EVERY = 8;
-
-  /**
-   * Receive slots for {@code needed} always posted: up to {@code REPOST_BATCH - 1} slots wait
-   * to be posted again at any time.
-   */
-  static int withRepostSlack(int needed) {
-    return needed + REPOST_BATCH - 1;
-  }
 
   /** Memory registered for one staged message; the owner closes it. */
   static final class Staging implements AutoCloseable {
@@ -79,8 +69,9 @@ abstract class MessageChannel {
   private final ArrayDeque<ByteBuffer> waitingFrames = new ArrayDeque<>();
   private int sinceSignaled;
   private boolean closed;
-  /** Slots whose frames were copied out, to post again; touched only on the completion thread. */
-  private final List<Integer> toRepost = new ArrayList<>();
+  /** Prepared work requests by slot number: receives first, then sends. Set by start(). */
+  private volatile RdmaQueuePair.ReceiveSlot[] receives;
+  private volatile RdmaQueuePair.SendSlot[] sends;
 
   MessageChannel(RdmaNode node, RdmaQueuePair queuePair, int receiveSlots, int sendSlots, int maxMessageBytes)
       throws IOException {
@@ -100,14 +91,29 @@ abstract class MessageChannel {
     }
   }
 
-  /** Posts every receive slot and starts watching the queue pair. */
-  void start() {
-    queuePair.onFailure(this::queuePairFailed);
-    List<Integer> all = new ArrayList<>();
+  /** Builds every slot's work request, posts every receive slot and starts watching the queue pair. */
+  void start() throws IOException {
+    receives = new RdmaQueuePair.ReceiveSlot[receiveSlots];
     for (int slot = 0; slot < receiveSlots; slot++) {
-      all.add(slot);
+      int s = slot;
+      receives[slot] = queuePair.prepareReceive(slotAddress(slot), SLOT, region.lkey(), n -> received(s, n));
     }
-    postReceives(all);
+    int sendSlots;
+    synchronized (this) {
+      sendSlots = freeSendSlots.size();
+    }
+    sends = new RdmaQueuePair.SendSlot[sendSlots];
+    for (int i = 0; i < sendSlots; i++) {
+      sends[i] = queuePair.prepareSend(slotAddress(receiveSlots + i), SLOT, region.lkey());
+    }
+    queuePair.onFailure(this::queuePairFailed);
+    for (RdmaQueuePair.ReceiveSlot r : receives) {
+      queuePair.receive(r);
+    }
+  }
+
+  private long slotAddress(int slot) {
+    return region.address() + (long) slot * SLOT;
   }
 
   boolean isOpen() {
@@ -116,14 +122,6 @@ abstract class MessageChannel {
     }
   }
 
-  private void postReceives(List<Integer> slots) {
-    List<RdmaQueuePair.ReceiveBuffer> buffers = new ArrayList<>(slots.size());
-    for (int slot : slots) {
-      buffers.add(new RdmaQueuePair.ReceiveBuffer(region.address() + (long) slot * SLOT, SLOT, region.lkey(),
-          n -> received(slot, n)));
-    }
-    queuePair.receive(buffers);
-  }
 
   private void received(int slot, int byteLength) {
     ChannelFrames.Frame frame;
@@ -140,12 +138,7 @@ abstract class MessageChannel {
       }
     }
     if (frame != null) {
-      toRepost.add(slot);
-      if (toRepost.size() >= REPOST_BATCH) {
-        List<Integer> batch = new ArrayList<>(toRepost);
-        toRepost.clear();
-        postReceives(batch);
-      }
+      queuePair.receive(receives[slot]);
       onFrame(frame);
     }
   }
@@ -179,8 +172,7 @@ abstract class MessageChannel {
     if (signaled) {
       sinceSignaled = 0;
     }
-    queuePair.send(region.address() + (long) slot * SLOT, length, region.lkey(), signaled)
-        .whenComplete((x, e) -> slotFree(slot));
+    queuePair.send(sends[slot - receiveSlots], length, signaled).whenComplete((x, e) -> slotFree(slot));
   }
 
   private void slotFree(int slot) {

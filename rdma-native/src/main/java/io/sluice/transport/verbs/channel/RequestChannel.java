@@ -33,7 +33,7 @@ public final class RequestChannel extends MessageChannel {
 
   /** Receive slots for a credit of {@code credit} requests: one answer each, and one to spare. */
   public static int receiveSlots(int credit) {
-    return withRepostSlack(credit + 1);
+    return credit + 1;
   }
 
   /** Send slots (more frames wait for a free one). */

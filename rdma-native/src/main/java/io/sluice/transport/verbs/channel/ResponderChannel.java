@@ -27,7 +27,7 @@ public final class ResponderChannel extends MessageChannel {
 
   /** Receive slots for a peer credit of {@code credit}: a request and a release for each, one to spare. */
   public static int receiveSlots(int credit) {
-    return withRepostSlack(2 * credit + 1);
+    return 2 * credit + 1;
   }
 
   /** Send slots (more frames wait for a free one). */

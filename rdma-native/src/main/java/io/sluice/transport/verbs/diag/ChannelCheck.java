@@ -118,7 +118,13 @@ final class ChannelCheck {
       int at = i * ChannelFrames.SLOT_BYTES;
       m.clear().position(at);
       m.put(frames.get(i).duplicate());
-      raw.send(memory.address() + at, frames.get(i).remaining(), memory.lkey(), true);
+      try {
+        raw.send(raw.prepareSend(memory.address() + at, ChannelFrames.SLOT_BYTES, memory.lkey()),
+            frames.get(i).remaining(), true);
+      } catch (IOException e) {
+        out.println("DISNI-CHECK channel: sending " + what + " failed: " + e);
+        return 1;
+      }
     }
     try {
       TransportException cause = await(closed, deadline);

@@ -5,6 +5,9 @@ import com.ibm.disni.verbs.IbvRecvWR;
 import com.ibm.disni.verbs.IbvSendWR;
 import com.ibm.disni.verbs.IbvSge;
 import com.ibm.disni.verbs.RdmaCmId;
+import com.ibm.disni.verbs.SVCPostRecv;
+import com.ibm.disni.verbs.SVCPostSend;
+import com.ibm.disni.verbs.StatefulVerbCall;
 import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
@@ -67,8 +70,33 @@ public final class RdmaQueuePair implements AutoCloseable {
     void received(int byteLength);
   }
 
-  /** One registered buffer to receive a message into, and who is told when it arrived. */
-  public record ReceiveBuffer(long address, int length, int lkey, Receiver receiver) {}
+  /**
+   * A SEND of one registered buffer, built once ({@link #prepareSend}) and posted many times
+   * with {@link #send(SendSlot, int, boolean)}: only the length, id and flags change.
+   */
+  public static final class SendSlot {
+    private final SVCPostSend call;
+    private final int capacity;
+
+    private SendSlot(SVCPostSend call, int capacity) {
+      this.call = call;
+      this.capacity = capacity;
+    }
+  }
+
+  /**
+   * A receive into one registered buffer, built once ({@link #prepareReceive}) and posted
+   * again each time its message has been taken out ({@link #receive(ReceiveSlot)}).
+   */
+  public static final class ReceiveSlot {
+    private final SVCPostRecv call;
+    private final WorkRequest pending;
+
+    private ReceiveSlot(SVCPostRecv call, WorkRequest pending) {
+      this.call = call;
+      this.pending = pending;
+    }
+  }
 
   private static final Logger LOG = LoggerFactory.getLogger(RdmaQueuePair.class);
 
@@ -84,6 +112,7 @@ public final class RdmaQueuePair implements AutoCloseable {
   private final ArrayDeque<SendQueueEntry> sendQueue = new ArrayDeque<>();
   private final Set<PostedReceive> receives = new HashSet<>();
   private final List<Consumer<TransportException>> failureListeners = new ArrayList<>();
+  private final List<StatefulVerbCall<?>> preparedCalls = new ArrayList<>();
   private int readsPosted;
   private int sendsPosted;
   private TransportException failure;
@@ -119,7 +148,7 @@ public final class RdmaQueuePair implements AutoCloseable {
   /** A SEND between posting and completion. */
   final class PendingSend extends SendQueueEntry {}
 
-  /** A receive posted ahead of the message that will fill it. */
+  /** A receive posted ahead of the message that will fill it (its id is the slot's, reused). */
   private final class PostedReceive implements WorkRequest {
     final long wrId = node.nextWrId();
     final Receiver receiver;
@@ -214,15 +243,35 @@ public final class RdmaQueuePair implements AutoCloseable {
     return futures;
   }
 
+  /** Builds a SEND of up to {@code capacity} bytes from registered memory at {@code address}. */
+  public SendSlot prepareSend(long address, int capacity, int lkey) throws IOException {
+    synchronized (this) {
+      if (failure != null) {
+        throw finishedException();
+      }
+      IbvSendWR wr = new IbvSendWR();
+      wr.setOpcode(IbvSendWR.IBV_WR_SEND);
+      wr.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
+      wr.setSg_list(scatterGather(address, capacity, lkey));
+      SVCPostSend call = qp.postSend(List.of(wr), null);
+      preparedCalls.add(call);
+      return new SendSlot(call, capacity);
+    }
+  }
+
   /**
-   * Sends {@code length} bytes of registered memory as one message. The future completes
-   * when the device reports this SEND (if {@code signaled}) or a later signaled one done: the
-   * memory may then be reused. It fails with the queue pair. A caller that posts unsignaled
-   * SENDs must signal one at the latest when it would otherwise wait for memory they hold.
+   * Sends the first {@code length} bytes of a slot's buffer as one message. The future
+   * completes when the device reports this SEND (if {@code signaled}) or a later signaled one
+   * done: the buffer may then be reused. It fails with the queue pair. A caller that posts
+   * unsignaled SENDs must signal one at the latest when it would otherwise wait for buffers
+   * they hold.
    *
    * @throws IllegalStateException if {@code sizes.sends()} SENDs are already outstanding
    */
-  public CompletableFuture<Void> send(long address, int length, int lkey, boolean signaled) {
+  public CompletableFuture<Void> send(SendSlot slot, int length, boolean signaled) {
+    if (length < 0 || length > slot.capacity) {
+      throw new IllegalArgumentException("a SEND of " + length + " bytes from a slot of " + slot.capacity);
+    }
     PendingSend pending = new PendingSend();
     boolean failed = false;
     synchronized (this) {
@@ -233,10 +282,14 @@ public final class RdmaQueuePair implements AutoCloseable {
       if (sendsPosted >= sizes.sends()) {
         throw new IllegalStateException("more than " + sizes.sends() + " SENDs outstanding to " + peer);
       }
-      IbvSendWR wr = workRequest(pending, IbvSendWR.IBV_WR_SEND, address, length, lkey, signaled);
-      sendsPosted++;
       try {
-        qp.postSend(List.of(wr), null).execute().free();
+        SVCPostSend.SendWRMod wr = slot.call.getWrMod(0);
+        wr.setWr_id(pending.wrId);
+        wr.setSend_flags(signaled ? IbvSendWR.IBV_SEND_SIGNALED : 0);
+        wr.getSgeMod(0).setLength(length);
+        enqueue(pending);
+        sendsPosted++;
+        slot.call.execute();
       } catch (IOException e) {
         failed = markFailed(new TransportException("posting a SEND to " + peer + " failed", e));
       }
@@ -248,35 +301,50 @@ public final class RdmaQueuePair implements AutoCloseable {
   }
 
   /**
-   * Posts receives, in one call; each buffer's receiver is told how many bytes arrived. A
-   * failure of the queue pair reaches the failure listeners instead.
-   *
-   * @throws IllegalStateException if more than {@code sizes.receives()} would be posted
+   * Builds a receive into {@code length} bytes of registered memory; {@code receiver} is
+   * told how many bytes arrived each time it is posted and filled.
    */
-  public void receive(List<ReceiveBuffer> buffers) {
+  public ReceiveSlot prepareReceive(long address, int length, int lkey, Receiver receiver) throws IOException {
+    synchronized (this) {
+      if (failure != null) {
+        throw finishedException();
+      }
+      PostedReceive pending = new PostedReceive(receiver);
+      IbvRecvWR wr = new IbvRecvWR();
+      wr.setWr_id(pending.wrId);
+      wr.setSg_list(scatterGather(address, length, lkey));
+      wr.setNum_sge(1);
+      SVCPostRecv call = qp.postRecv(List.of(wr), null);
+      preparedCalls.add(call);
+      return new ReceiveSlot(call, pending);
+    }
+  }
+
+  /**
+   * Posts a prepared receive (not already posted). A failure of the queue pair reaches the
+   * failure listeners instead.
+   *
+   * @throws IllegalStateException if {@code sizes.receives()} receives are already posted
+   */
+  public void receive(ReceiveSlot slot) {
+    PostedReceive pending = (PostedReceive) slot.pending;
     boolean failed = false;
     synchronized (this) {
-      if (failure != null || buffers.isEmpty()) {
+      if (failure != null) {
         return;
       }
-      if (receives.size() + buffers.size() > sizes.receives()) {
+      if (receives.contains(pending)) {
+        throw new IllegalStateException("a receive posted twice for " + peer);
+      }
+      if (receives.size() >= sizes.receives()) {
         throw new IllegalStateException("more than " + sizes.receives() + " receives posted for " + peer);
       }
-      List<IbvRecvWR> wrs = new ArrayList<>(buffers.size());
-      for (ReceiveBuffer b : buffers) {
-        PostedReceive pending = new PostedReceive(b.receiver());
-        IbvRecvWR wr = new IbvRecvWR();
-        wr.setWr_id(pending.wrId);
-        wr.setSg_list(scatterGather(b.address(), b.length(), b.lkey()));
-        wr.setNum_sge(1);
-        node.track(pending);
-        receives.add(pending);
-        wrs.add(wr);
-      }
+      node.track(pending);
+      receives.add(pending);
       try {
-        qp.postRecv(wrs, null).execute().free();
+        slot.call.execute();
       } catch (IOException e) {
-        failed = markFailed(new TransportException("posting receives for " + peer + " failed", e));
+        failed = markFailed(new TransportException("posting a receive for " + peer + " failed", e));
       }
     }
     if (failed) {
@@ -302,10 +370,15 @@ public final class RdmaQueuePair implements AutoCloseable {
     wr.setOpcode(opcode);
     wr.setSend_flags(signaled ? IbvSendWR.IBV_SEND_SIGNALED : 0);
     wr.setSg_list(scatterGather(localAddress, length, lkey));
+    enqueue(entry);
+    return wr;
+  }
+
+  /** Tracks a send-queue entry about to be posted. Holds this. */
+  private void enqueue(SendQueueEntry entry) {
     node.track(entry);
     entry.posted = true;
     sendQueue.add(entry);
-    return wr;
   }
 
   /**
@@ -495,6 +568,8 @@ public final class RdmaQueuePair implements AutoCloseable {
       return;
     }
     released = true;
+    preparedCalls.forEach(StatefulVerbCall::free);
+    preparedCalls.clear();
     try {
       id.destroyQP();
       id.destroyId();
