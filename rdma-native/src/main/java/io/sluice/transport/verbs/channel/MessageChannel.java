@@ -10,7 +10,9 @@ import io.sluice.transport.verbs.rc.RdmaRegion;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,9 +23,13 @@ import org.slf4j.LoggerFactory;
  * frame is copied out; and the send slots: a frame is copied into a free send slot and sent,
  * or waits in order for one. Every {@value #SIGNAL_EVERY}th SEND is signaled, and the one
  * that takes the last free slot; its completion frees the slots of the SENDs before it. Each
- * slot's work request is built once and reposted with only its length changed. Messages too large for a frame are staged: copied into
- * memory registered for the occasion, which the peer READs on the same queue pair ({@link
- * #stage}, {@link #fetch}).
+ * slot's work request is built once and reposted with only its length changed.
+ *
+ * <p>Messages too large for a frame are staged: copied into registered memory, which the peer
+ * READs on the same queue pair ({@link #stage}, {@link #fetch}). Staging and landing memory is
+ * registered in power-of-two sizes and kept for reuse by this channel, up to {@value
+ * #CACHE_BYTES} idle bytes of each kind, so only this channel's peer ever sees a staging
+ * buffer again; larger messages get memory registered for the occasion.
  *
  * <p>The peer never sends more frames than this side has receives posted because both sides
  * follow the credit rules of the subclasses (at most the credit of requests unanswered, plus
@@ -37,24 +43,97 @@ abstract class MessageChannel {
   private static final int SLOT = ChannelFrames.SLOT_BYTES;
   static final int SIGNAL_EVERY = 8;
 
-  /** Memory registered for one staged message; the owner closes it. */
-  static final class Staging implements AutoCloseable {
-    private final ByteBuffer memory;
-    private final RdmaRegion region;
+  /** Idle registered bytes kept per kind (staging, landing); buffers up to this size are kept. */
+  static final int CACHE_BYTES = 256 * 1024;
+  private static final int SMALLEST_BUFFER = 8 * 1024;
 
-    private Staging(ByteBuffer memory, RdmaRegion region) {
-      this.memory = memory;
-      this.region = region;
+  /** Registered memory of one size class. */
+  private record Buffer(ByteBuffer memory, RdmaRegion region) {
+    int capacity() {
+      return memory.capacity();
+    }
+
+    void free() {
+      region.close();
+      DirectMemory.free(memory);
+    }
+  }
+
+  /** Registered buffers kept for reuse by this channel. Guarded by the channel. */
+  private final class BufferCache {
+    private final boolean peerReadable;
+    private final ArrayDeque<Buffer> idle = new ArrayDeque<>();
+    private long idleBytes;
+
+    BufferCache(boolean peerReadable) {
+      this.peerReadable = peerReadable;
+    }
+
+    Buffer take(int length) throws IOException {
+      int capacity = length <= CACHE_BYTES
+          ? Math.max(SMALLEST_BUFFER, Integer.highestOneBit(Math.max(1, length - 1)) << 1) : length;
+      synchronized (MessageChannel.this) {
+        for (Iterator<Buffer> it = idle.iterator(); it.hasNext();) {
+          Buffer b = it.next();
+          if (b.capacity() == capacity) {
+            it.remove();
+            idleBytes -= capacity;
+            return b;
+          }
+        }
+      }
+      ByteBuffer memory = ByteBuffer.allocateDirect(capacity);
+      try {
+        return new Buffer(memory, peerReadable ? node.register(memory) : node.registerLocal(memory));
+      } catch (IOException | RuntimeException e) {
+        DirectMemory.free(memory);
+        throw e;
+      }
+    }
+
+    void give(Buffer b) {
+      synchronized (MessageChannel.this) {
+        if (!closed && idleBytes + b.capacity() <= CACHE_BYTES) {
+          idle.add(b);
+          idleBytes += b.capacity();
+          return;
+        }
+      }
+      b.free();
+    }
+
+    /** Frees every idle buffer. Holds the channel. */
+    void clear() {
+      idle.forEach(Buffer::free);
+      idle.clear();
+      idleBytes = 0;
+    }
+  }
+
+  /** One staged message in registered memory the peer may READ; the owner closes it once. */
+  final class Staging implements AutoCloseable {
+    private final Buffer buffer;
+    private final int length;
+    private boolean released;
+
+    private Staging(Buffer buffer, int length) {
+      this.buffer = buffer;
+      this.length = length;
     }
 
     ChannelFrames.Staged descriptor() {
-      return new ChannelFrames.Staged(region.address(), region.rkey(), memory.capacity());
+      return new ChannelFrames.Staged(buffer.region().address(), buffer.region().rkey(), length);
     }
 
     @Override
     public void close() {
-      region.close();
-      DirectMemory.free(memory);
+      synchronized (MessageChannel.this) {
+        if (released) {
+          return;
+        }
+        released = true;
+      }
+      staging.give(buffer);
     }
   }
 
@@ -72,6 +151,8 @@ abstract class MessageChannel {
   /** Prepared work requests by slot number: receives first, then sends. Set by start(). */
   private volatile RdmaQueuePair.ReceiveSlot[] receives;
   private volatile RdmaQueuePair.SendSlot[] sends;
+  private final BufferCache staging = new BufferCache(true);
+  private final BufferCache landing = new BufferCache(false);
 
   MessageChannel(RdmaNode node, RdmaQueuePair queuePair, int receiveSlots, int sendSlots, int maxMessageBytes)
       throws IOException {
@@ -189,38 +270,33 @@ abstract class MessageChannel {
     }
   }
 
-  /** Copies {@code message}'s remaining bytes into newly registered memory the peer may READ. */
+  /** Copies {@code message}'s remaining bytes into registered memory the peer may READ. */
   final Staging stage(ByteBuffer message) throws IOException {
-    ByteBuffer copy = ByteBuffer.allocateDirect(message.remaining());
-    copy.put(message.duplicate()).flip();
-    try {
-      return new Staging(copy, node.register(copy));
-    } catch (IOException | RuntimeException e) {
-      DirectMemory.free(copy);
-      throw e;
-    }
+    int length = message.remaining();
+    Buffer b = staging.take(length);
+    b.memory().duplicate().clear().put(message.duplicate());
+    return new Staging(b, length);
   }
 
   /** READs a staged message of the peer into a new heap buffer. */
   final CompletableFuture<ByteBuffer> fetch(ChannelFrames.Staged staged) {
-    ByteBuffer landing = ByteBuffer.allocateDirect(staged.length());
-    RdmaRegion target;
+    Buffer target;
     try {
-      target = node.registerLocal(landing);
+      target = landing.take(staged.length());
     } catch (IOException | RuntimeException e) {
-      DirectMemory.free(landing);
       return CompletableFuture.failedFuture(e);
     }
-    RdmaRead read = new RdmaRead(staged.address(), staged.rkey(), target.address(), target.lkey(), staged.length());
+    RdmaRegion r = target.region();
+    RdmaRead read = new RdmaRead(staged.address(), staged.rkey(), r.address(), r.lkey(), staged.length());
     return queuePair.readBatch(List.of(read)).get(0).handle((x, e) -> {
       try {
         if (e != null) {
-          throw new java.util.concurrent.CompletionException(e);
+          throw new CompletionException(e);
         }
-        return ByteBuffer.allocate(staged.length()).put(landing.duplicate().clear()).flip();
+        return ByteBuffer.allocate(staged.length()).put(target.memory().duplicate().clear().limit(staged.length())).flip();
       } finally {
-        target.close();
-        DirectMemory.free(landing);
+        // The queue pair disconnected before a failed READ completed: nothing lands here later.
+        landing.give(target);
       }
     });
   }
@@ -241,6 +317,8 @@ abstract class MessageChannel {
     } finally {
       // The queue pair is in the error state: the device touches none of the slots any more.
       synchronized (this) {
+        staging.clear();
+        landing.clear();
         region.close();
         DirectMemory.free(memory);
       }
