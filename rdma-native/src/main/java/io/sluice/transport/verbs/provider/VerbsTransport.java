@@ -4,7 +4,6 @@ import io.sluice.transport.Connection;
 import io.sluice.transport.MessageHandler;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.PeerClosedException;
-import io.sluice.transport.ProtocolException;
 import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.RemoteDescriptor;
