@@ -22,7 +22,6 @@ import io.sluice.transport.TransportTestSupport;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -48,7 +47,7 @@ class VerbsRecoveryTest {
   void open() {
     VerbsTransportProvider p = new VerbsTransportProvider();
     assumeTrue(p.isAvailable(), () -> "verbs unavailable: " + p.unavailabilityCause().map(Throwable::getMessage).orElse(""));
-    harness = new TransportHarness("verbs", Map.of());
+    harness = new TransportHarness("verbs", VerbsTransportContractTest.LAB_OPTIONS);
   }
 
   @AfterEach

@@ -1,6 +1,8 @@
 package io.sluice.transport.verbs;
 
 import io.sluice.transport.TransportContractTest;
+import io.sluice.transport.TransportOption;
+import java.util.Map;
 
 /**
  * The transport contract on the verbs provider. Runs where an RDMA device is active (the
@@ -10,8 +12,20 @@ import io.sluice.transport.TransportContractTest;
  * peers learn over the authenticated tcp connection, so READs cross real queue pairs.
  */
 class VerbsTransportContractTest extends TransportContractTest {
+  /**
+   * A verbs connection sets up two queue pairs after the tcp handshake; under the lab's
+   * emulated CPUs that can take seconds, so the suite's 5 s connect deadline gets some room
+   * (cases that test the deadline set their own).
+   */
+  static final Map<String, String> LAB_OPTIONS = Map.of(TransportOption.CONNECT_TIMEOUT_MS.key(), "30000");
+
   @Override
   public String provider() {
     return "verbs";
+  }
+
+  @Override
+  protected Map<String, String> providerOptions() {
+    return LAB_OPTIONS;
   }
 }
