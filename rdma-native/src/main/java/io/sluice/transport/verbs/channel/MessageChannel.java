@@ -143,6 +143,7 @@ abstract class MessageChannel {
   private final ByteBuffer memory;
   private final RdmaRegion region;
   private final int receiveSlots;
+  private final int sendSlots;
   /** Guarded by this. */
   private final ArrayDeque<Integer> freeSendSlots = new ArrayDeque<>();
   private final ArrayDeque<ByteBuffer> waitingFrames = new ArrayDeque<>();
@@ -160,6 +161,7 @@ abstract class MessageChannel {
     this.queuePair = queuePair;
     this.maxMessageBytes = maxMessageBytes;
     this.receiveSlots = receiveSlots;
+    this.sendSlots = sendSlots;
     this.memory = ByteBuffer.allocateDirect((receiveSlots + sendSlots) * SLOT);
     try {
       this.region = node.registerLocal(memory);
@@ -179,10 +181,6 @@ abstract class MessageChannel {
       int s = slot;
       receives[slot] = queuePair.prepareReceive(slotAddress(slot), SLOT, region.lkey(), n -> received(s, n));
     }
-    int sendSlots;
-    synchronized (this) {
-      sendSlots = freeSendSlots.size();
-    }
     sends = new RdmaQueuePair.SendSlot[sendSlots];
     for (int i = 0; i < sendSlots; i++) {
       sends[i] = queuePair.prepareSend(slotAddress(receiveSlots + i), SLOT, region.lkey());
@@ -197,7 +195,8 @@ abstract class MessageChannel {
     return region.address() + (long) slot * SLOT;
   }
 
-  boolean isOpen() {
+  /** True until the queue pair fails or closes. */
+  public boolean isOpen() {
     synchronized (this) {
       return !closed && queuePair.isOpen();
     }
@@ -325,8 +324,8 @@ abstract class MessageChannel {
     }
   }
 
-  /** Closes the queue pair; outstanding work fails through {@link #failed}. */
-  void close() {
+  /** Closes the channel and its queue pair; outstanding work fails through {@link #failed}. */
+  public void close() {
     queuePair.close();
   }
 }

@@ -81,12 +81,6 @@ public final class RequestChannel extends MessageChannel {
     return channel;
   }
 
-  /** True until the queue pair fails or closes. */
-  @Override
-  public boolean isOpen() {
-    return super.isOpen();
-  }
-
   /**
    * Sends a copy of {@code message}'s remaining bytes (the buffer is not moved) and completes
    * with the answer, or exceptionally: {@link MessageTooLargeException}, the peer's error,
@@ -128,12 +122,7 @@ public final class RequestChannel extends MessageChannel {
       unanswered.remove(r.correlationId);
       r.future.completeExceptionally(new TransportException("cannot stage a request of "
           + r.message.remaining() + " bytes: " + e.getMessage(), e));
-      Request next = waiting.poll();
-      if (next != null) {
-        dispatch(next);
-      } else {
-        credit++;
-      }
+      passCredit();
       return;
     }
     send(ChannelFrames.staged(ChannelFrames.Type.REQUEST_STAGED, r.correlationId, r.staged.descriptor()));
@@ -192,15 +181,20 @@ public final class RequestChannel extends MessageChannel {
       if (r.staged != null) {
         r.staged.close();
       }
-      Request next;
-      while ((next = waiting.poll()) != null && next.future.isDone()) {
-        // timed out while waiting
-      }
-      if (next != null) {
-        dispatch(next);
-      } else {
-        credit++;
-      }
+      passCredit();
+    }
+  }
+
+  /** A credit came free: the next waiting request that has not timed out takes it. Holds this. */
+  private void passCredit() {
+    Request next;
+    while ((next = waiting.poll()) != null && next.future.isDone()) {
+      // timed out while waiting
+    }
+    if (next != null) {
+      dispatch(next);
+    } else {
+      credit++;
     }
   }
 
@@ -225,11 +219,5 @@ public final class RequestChannel extends MessageChannel {
   private PeerClosedException closed(TransportException cause) {
     return cause instanceof PeerClosedException p ? p
         : new PeerClosedException("the message channel to " + queuePair.peer() + " failed: " + cause.getMessage(), cause);
-  }
-
-  /** Closes the channel and its queue pair; outstanding requests fail with PeerClosedException. */
-  @Override
-  public void close() {
-    super.close();
   }
 }
