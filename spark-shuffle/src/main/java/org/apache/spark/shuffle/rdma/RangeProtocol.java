@@ -73,7 +73,7 @@ final class RangeProtocol {
 
     /** Bytes of the data file its windows cover. */
     long fileLength() {
-      return windowBytes() * (windows.size() - 1) + windows.get(windows.size() - 1).length();
+      return RangeProtocol.fileLength(windows);
     }
 
     private long windowBytes() {
@@ -101,6 +101,11 @@ final class RangeProtocol {
       }
       return out;
     }
+  }
+
+  /** Bytes of the data file that windows cover: all but the last have the first one's length. */
+  static long fileLength(List<RemoteDescriptor> windows) {
+    return windows.get(0).length() * (windows.size() - 1) + windows.get(windows.size() - 1).length();
   }
 
   /** Bytes of a response to these queries. */
@@ -180,14 +185,14 @@ final class RangeProtocol {
       for (int i = 0; i < count; i++) {
         windows.add(RemoteDescriptor.decode(in));
       }
-      Answer shape = new Answer(windows, new long[0]);
+      long fileLength = fileLength(windows);
       long[] offsets = new long[q.partitions() + 1];
       if (in.remaining() < 8L * offsets.length) {
         throw new IllegalArgumentException("range response truncated at map " + q.mapId());
       }
       for (int i = 0; i < offsets.length; i++) {
         offsets[i] = in.getLong();
-        if (offsets[i] < 0 || (i > 0 && offsets[i] < offsets[i - 1]) || offsets[i] > shape.fileLength()) {
+        if (offsets[i] < 0 || (i > 0 && offsets[i] < offsets[i - 1]) || offsets[i] > fileLength) {
           throw new IllegalArgumentException("range response has bad offsets for map " + q.mapId());
         }
       }
