@@ -23,8 +23,24 @@ public interface Transport extends AutoCloseable {
   /** The address peers connect to. */
   NodeAddress localAddress();
 
-  /** Allocates {@code length} bytes of off-heap memory, zeroed, registered for remote READ. */
-  RegisteredRegion allocate(int length) throws TransportException;
+  /**
+   * Allocates {@code length} bytes of off-heap memory, zeroed, registered for remote READ by any
+   * authenticated peer that holds the descriptor.
+   */
+  default RegisteredRegion allocate(int length) throws TransportException {
+    return allocateFor(ANY_PEER, length);
+  }
+
+  /**
+   * Allocates like {@link #allocate(int)}, but only the authenticated peer whose node id is
+   * {@code reader} may READ the region (or map it through shm); to any other peer the key is
+   * unknown ({@link UnknownKeyException}), so a descriptor that leaks reads nothing. {@link
+   * #ANY_PEER} lifts the restriction.
+   */
+  RegisteredRegion allocateFor(long reader, int length) throws TransportException;
+
+  /** The reader of {@link #allocateFor} that lets every authenticated peer READ. */
+  long ANY_PEER = 0L;
 
   /**
    * Maps {@code length} bytes of {@code file} from {@code offset} read-only and registers them

@@ -69,6 +69,26 @@ public interface SecurityContract extends TransportContractFixture {
   }
 
   @Test
+  default void regionForOnePeerIsUnknownToAnother() throws Exception {
+    Transport owner = harness().open(MessageHandler.REJECT_ALL);
+    Transport reader = harness().open(MessageHandler.REJECT_ALL);
+    Transport other = harness().open(MessageHandler.REJECT_ALL);
+    try (RegisteredRegion shared = owner.allocateFor(reader.nodeId(), 8192);
+         RegisteredRegion readerDst = reader.allocate(8192);
+         RegisteredRegion otherDst = other.allocate(8192);
+         Connection byReader = TransportHarness.connect(reader, owner);
+         Connection byOther = TransportHarness.connect(other, owner)) {
+      fillPattern(shared, 99);
+      assertFailsWith(UnknownKeyException.class, byOther.read(shared.descriptor(), 0, otherDst, 0, 8192));
+      await(byReader.read(shared.descriptor(), 0, readerDst, 0, 8192));
+      assertPattern(99, 0, readerDst, 0, 8192);
+      // The intended reader having read it changes nothing for the other peer.
+      assertFailsWith(UnknownKeyException.class, byOther.read(shared.descriptor(), 4096, otherDst, 0, 4096));
+      assertEquals(0, otherDst.buffer().getLong(0), "the other peer's destination was written");
+    }
+  }
+
+  @Test
   default void emptySecretIsRefusedAtOpen() {
     Exception e = assertThrows(Exception.class,
         () -> harness().open(MessageHandler.REJECT_ALL, options(TransportOption.SECRET, "")));

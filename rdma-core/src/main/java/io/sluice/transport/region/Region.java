@@ -20,6 +20,7 @@ public final class Region implements RegisteredRegion {
   public record ShmLocation(String path, long fileOffset, int slot) {}
 
   private final RemoteDescriptor descriptor;
+  private final long reader;
   private final ByteBuffer memory;
   private final ShmLocation shm;
   private final Runnable revoke;
@@ -28,10 +29,20 @@ public final class Region implements RegisteredRegion {
   private final AtomicBoolean open = new AtomicBoolean(true);
 
   public Region(RemoteDescriptor descriptor, ByteBuffer memory, ShmLocation shm, Runnable revoke, Runnable free) {
+    this(descriptor, io.sluice.transport.Transport.ANY_PEER, memory, shm, revoke, free);
+  }
+
+  /**
+   * A region that only the peer with node id {@code reader} may READ, or every authenticated peer
+   * when it is {@link io.sluice.transport.Transport#ANY_PEER}.
+   */
+  public Region(RemoteDescriptor descriptor, long reader, ByteBuffer memory, ShmLocation shm, Runnable revoke,
+      Runnable free) {
     if (memory.capacity() != descriptor.length()) {
       throw new IllegalArgumentException("buffer capacity " + memory.capacity() + " != " + descriptor.length());
     }
     this.descriptor = descriptor;
+    this.reader = reader;
     this.memory = memory;
     this.shm = shm;
     this.revoke = revoke;
@@ -41,6 +52,11 @@ public final class Region implements RegisteredRegion {
   @Override
   public RemoteDescriptor descriptor() {
     return descriptor;
+  }
+
+  /** Whether the authenticated peer {@code peerNode} may READ this region. */
+  public boolean readableBy(long peerNode) {
+    return reader == io.sluice.transport.Transport.ANY_PEER || reader == peerNode;
   }
 
   @Override

@@ -57,13 +57,18 @@ public final class RegionTable {
   }
 
   /**
-   * The live region with that key, retained: the caller must {@link Region#release()} it.
+   * The live region with that key that {@code peerNode} may READ, retained: the caller must
+   * {@link Region#release()} it. A region kept for another peer is reported exactly as an
+   * unknown key, so its existence is not revealed.
    *
    * @throws RegionRevokedException if the key was revoked recently
-   * @throws UnknownKeyException if no live region has that key
+   * @throws UnknownKeyException if no live region has that key, or it is not for this peer
    */
-  public Region acquire(long key) throws RegionRevokedException, UnknownKeyException {
+  public Region acquire(long key, long peerNode) throws RegionRevokedException, UnknownKeyException {
     Region r = live.get(key);
+    if (r != null && !r.readableBy(peerNode)) {
+      throw new UnknownKeyException("no registered region has that key");
+    }
     if (r != null && r.isOpen() && r.tryRetain()) {
       if (r.isOpen()) {
         return r;

@@ -137,7 +137,7 @@ final class ServerSession implements Runnable {
   private void serveRead(long corr, Frames.ReadRequestFrame req) throws IOException {
     Region region;
     try {
-      region = transport.regions().acquire(req.key());
+      region = transport.regions().acquire(req.key(), peerNode);
     } catch (TransportException e) {
       sendError(corr, ErrorCode.of(e), e.getMessage());
       return;
@@ -161,7 +161,7 @@ final class ServerSession implements Runnable {
   private void serveShmOpen(long corr, Frames.ShmOpen open) throws IOException {
     Region region;
     try {
-      region = transport.regions().acquire(open.key());
+      region = transport.regions().acquire(open.key(), peerNode);
     } catch (TransportException e) {
       sendError(corr, ErrorCode.of(e), e.getMessage());
       return;

@@ -171,7 +171,7 @@ final class TcpTransport implements Transport {
   }
 
   @Override
-  public RegisteredRegion allocate(int length) throws TransportException {
+  public RegisteredRegion allocateFor(long reader, int length) throws TransportException {
     if (length < 0) {
       throw new IllegalArgumentException("negative length " + length);
     }
@@ -183,7 +183,7 @@ final class TcpTransport implements Transport {
       } catch (IOException e) {
         throw new TransportException("cannot allocate " + length + " bytes of shared memory: " + e.getMessage(), e);
       }
-      return register(a.buffer(), a.file(), 0, () -> deleteQuietly(a.file()));
+      return register(a.buffer(), reader, a.file(), 0, () -> deleteQuietly(a.file()));
     }
     ByteBuffer memory;
     try {
@@ -191,7 +191,7 @@ final class TcpTransport implements Transport {
     } catch (OutOfMemoryError e) {
       throw new TransportException("cannot allocate " + length + " bytes of direct memory: " + e.getMessage(), e);
     }
-    return register(memory, null, 0, () -> { });
+    return register(memory, reader, null, 0, () -> { });
   }
 
   @Override
@@ -210,10 +210,11 @@ final class TcpTransport implements Transport {
       }
       mapped = ch.map(FileChannel.MapMode.READ_ONLY, offset, length);
     }
-    return register(mapped, arena.isPresent() ? abs : null, offset, () -> { });
+    return register(mapped, ANY_PEER, arena.isPresent() ? abs : null, offset, () -> { });
   }
 
-  private Region register(ByteBuffer memory, Path shmFile, long fileOffset, Runnable afterFree) throws TransportException {
+  private Region register(ByteBuffer memory, long reader, Path shmFile, long fileOffset, Runnable afterFree)
+      throws TransportException {
     long key = regions.newKey();
     int slot;
     try {
@@ -239,7 +240,7 @@ final class TcpTransport implements Transport {
       afterFree.run();
       liveRegions.decrementAndGet();
     };
-    Region region = new Region(d, memory, loc, revoke, free);
+    Region region = new Region(d, reader, memory, loc, revoke, free);
     liveRegions.incrementAndGet();
     regions.add(region);
     return region;

@@ -129,7 +129,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
   }
 
   @Override
-  public RegisteredRegion allocate(int length) throws TransportException {
+  public RegisteredRegion allocateFor(long reader, int length) throws TransportException {
     if (length < 0) {
       throw new IllegalArgumentException("negative length " + length);
     }
@@ -141,7 +141,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
       throw new TransportException("cannot allocate " + length + " bytes of direct memory: " + e.getMessage(), e);
     }
     try {
-      return register(memory, memory);
+      return register(memory, memory, reader);
     } catch (IOException e) {
       DirectMemory.free(memory);
       throw new TransportException("cannot register " + length + " bytes with the RDMA device: " + e.getMessage(), e);
@@ -173,7 +173,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
       mapped = ch.map(FileChannel.MapMode.READ_ONLY, offset, length);
     }
     try {
-      return register(mapped, mapped);
+      return register(mapped, mapped, ANY_PEER);
     } catch (IOException e) {
       DirectMemory.free(mapped);
       if (!copyFileRegions) {
@@ -199,7 +199,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
           throw new IOException(file + " shrank while being registered");
         }
       }
-      return register(copy.clear().asReadOnlyBuffer(), copy);
+      return register(copy.clear().asReadOnlyBuffer(), copy, ANY_PEER);
     } catch (IOException | RuntimeException e) {
       DirectMemory.free(copy);
       throw new IOException("cannot register a copy of " + file + ": " + e.getMessage(), e);
@@ -208,9 +208,10 @@ final class VerbsTransport implements Transport, ProviderSetup {
 
   /**
    * Registers {@code memory} (the view the region hands out) whose storage {@code owner} is
-   * freed when the last reference goes; the caller frees it if this throws.
+   * freed when the last reference goes; the caller frees it if this throws. Only {@code reader}
+   * is told the registration (see {@link #allocateFor}), unless it is {@link #ANY_PEER}.
    */
-  private Region register(ByteBuffer memory, ByteBuffer owner) throws IOException {
+  private Region register(ByteBuffer memory, ByteBuffer owner, long reader) throws IOException {
     Optional<RdmaRegion> mr = memory.capacity() == 0 ? Optional.empty() : Optional.of(node.register(memory));
     long key = newKey(mr.map(RdmaRegion::rkey).orElse(0));
     long address = mr.map(RdmaRegion::address).orElse(0L);
@@ -225,7 +226,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
       DirectMemory.free(owner);
       liveRegions.decrementAndGet();
     };
-    Region region = new Region(d, memory, null, revoke, free);
+    Region region = new Region(d, reader, memory, null, revoke, free);
     liveRegions.incrementAndGet();
     registrations.put(key, new Registration(region, mr, !memory.isReadOnly()));
     regions.add(region);
@@ -273,7 +274,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
       return ByteBuffer.allocate(0);
     }
     long key = SetupMessages.key(request);
-    Region region = regions.acquire(key);
+    Region region = regions.acquire(key, peerNode);
     try {
       Registration r = registrations.get(key);
       if (r == null || r.region() != region) {
