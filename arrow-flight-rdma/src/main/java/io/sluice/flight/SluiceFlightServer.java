@@ -1,0 +1,130 @@
+package io.sluice.flight;
+
+import io.sluice.flight.server.FlightServers;
+import io.sluice.flight.table.FlightTable;
+import io.sluice.flight.table.TableRegistry;
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.TransportConfig;
+import java.io.IOException;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.Ticket;
+import org.apache.arrow.flight.auth2.CallHeaderAuthenticator;
+import org.apache.arrow.memory.BufferAllocator;
+
+/**
+ * A standard Arrow Flight server for the tables an application publishes, with a READ data plane
+ * for Sluice clients. Any Flight client (Java {@code FlightClient}, pyarrow, C++) lists, gets,
+ * puts and exchanges as usual; a {@link SluiceFlightClient} holding the transport's shared secret
+ * instead receives each batch's IPC metadata over gRPC and READs the body from memory this server
+ * registered for it alone.
+ *
+ * <pre>{@code
+ * try (SluiceFlightServer server = SluiceFlightServer.builder(allocator, Location.forGrpcInsecure("0.0.0.0", 8815))
+ *         .config(TransportConfig.of(Map.of("sluice.transport.secret", secret)))
+ *         .start()) {
+ *   server.publish("features", table);      // FlightTable.builder(schema, dictionaries).add(root)...build()
+ *   ...                                      // clients read ticket server.ticket("features")
+ * }
+ * }</pre>
+ *
+ * <p>Thread safe. Closing stops the Flight server (ongoing calls get a few seconds), frees every
+ * staged batch and published table, and closes the transport. The allocator stays the caller's.
+ */
+public final class SluiceFlightServer implements AutoCloseable {
+  private final FlightServers.Running running;
+
+  private SluiceFlightServer(FlightServers.Running running) {
+    this.running = running;
+  }
+
+  public static Builder builder(BufferAllocator allocator, Location location) {
+    return new Builder(allocator, location);
+  }
+
+  /** Where Flight clients connect (with the port actually bound). */
+  public Location location() {
+    return running.location();
+  }
+
+  /** Publishes {@code table} under {@code name}, taking the caller's reference; replaces an older one. */
+  public void publish(String name, FlightTable table) {
+    running.tables().publish(name, table);
+  }
+
+  /** Unpublishes a table; streams reading it finish first. */
+  public boolean remove(String name) {
+    return running.tables().remove(name);
+  }
+
+  /** The ticket that opens table {@code name} (also in its FlightInfo's endpoint). */
+  public static Ticket ticket(String name) {
+    return TableRegistry.ticket(name);
+  }
+
+  /** The data plane's provider ("tcp", "shm" or "verbs"), or empty when it is off. */
+  public Optional<String> dataPlane() {
+    return running.transport().map(t -> t.provider());
+  }
+
+  /** Where the data plane's transport listens, when it is on. */
+  public Optional<NodeAddress> dataPlaneAddress() {
+    return running.transport().map(t -> t.localAddress());
+  }
+
+  /** Registered memory now holding served batches. */
+  public long stagedBytes() {
+    return running.budget().used();
+  }
+
+  /** The most registered memory ever held for served batches at once. */
+  public long peakStagedBytes() {
+    return running.budget().peak();
+  }
+
+  /** Data-plane streams being served now. */
+  public int activeDataPlaneStreams() {
+    return running.activeStreams();
+  }
+
+  /** Regions the data plane has registered now (staged batches, landing memory of puts). */
+  public int registeredRegions() {
+    return running.transport().map(t -> t.liveRegionCount()).orElse(0);
+  }
+
+  @Override
+  public void close() {
+    running.close();
+  }
+
+  /** Configures and starts a server. Not thread safe. */
+  public static final class Builder {
+    private final BufferAllocator allocator;
+    private final Location location;
+    private TransportConfig config = TransportConfig.of(Map.of());
+    private CallHeaderAuthenticator authenticator;
+
+    private Builder(BufferAllocator allocator, Location location) {
+      this.allocator = allocator;
+      this.location = location;
+    }
+
+    /** Transport keys ({@code sluice.transport.*}) and {@link FlightOption} keys. */
+    public Builder config(TransportConfig config) {
+      this.config = config;
+      return this;
+    }
+
+    /** Flight's own call authentication (basic or bearer), applied to every call as usual. */
+    public Builder headerAuthenticator(CallHeaderAuthenticator authenticator) {
+      this.authenticator = authenticator;
+      return this;
+    }
+
+    /** Starts the Flight server and, when a secret is configured, the data plane's transport. */
+    public SluiceFlightServer start() throws IOException {
+      return new SluiceFlightServer(FlightServers.start(allocator, location, config, authenticator));
+    }
+  }
+}

@@ -1,0 +1,53 @@
+package io.sluice.flight.protocol;
+
+import io.sluice.transport.NodeAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A server's answer to the {@value #ACTION} action: where its transport listens, the node id
+ * the transport's authentication will prove, and its provider. Encoded as: version byte, node id
+ * (8), port (4), host length (4) and UTF-8 host, provider length (4) and UTF-8 name.
+ */
+public record DataPlaneOffer(NodeAddress address, long nodeId, String provider) {
+  public static final String ACTION = "sluice.data-plane";
+
+  public byte[] encode() {
+    byte[] host = address.host().getBytes(StandardCharsets.UTF_8);
+    byte[] p = provider.getBytes(StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(1 + 8 + 4 + 4 + host.length + 4 + p.length)
+        .put(DataPlaneProtocol.VERSION).putLong(nodeId).putInt(address.port())
+        .putInt(host.length).put(host).putInt(p.length).put(p).array();
+  }
+
+  /** @throws IllegalArgumentException if the bytes are not an offer of this version */
+  public static DataPlaneOffer decode(byte[] bytes) {
+    try {
+      ByteBuffer b = ByteBuffer.wrap(bytes);
+      byte version = b.get();
+      if (version != DataPlaneProtocol.VERSION) {
+        throw new IllegalArgumentException("data-plane offer of version " + version);
+      }
+      long node = b.getLong();
+      int port = b.getInt();
+      byte[] host = new byte[checkLength(b.getInt(), b)];
+      b.get(host);
+      byte[] p = new byte[checkLength(b.getInt(), b)];
+      b.get(p);
+      if (b.hasRemaining()) {
+        throw new IllegalArgumentException(b.remaining() + " bytes after the offer");
+      }
+      return new DataPlaneOffer(new NodeAddress(new String(host, StandardCharsets.UTF_8), port), node,
+          new String(p, StandardCharsets.UTF_8));
+    } catch (java.nio.BufferUnderflowException e) {
+      throw new IllegalArgumentException("truncated data-plane offer", e);
+    }
+  }
+
+  private static int checkLength(int n, ByteBuffer b) {
+    if (n < 0 || n > b.remaining()) {
+      throw new IllegalArgumentException("bad length " + n + " in a data-plane offer");
+    }
+    return n;
+  }
+}

@@ -1,0 +1,258 @@
+package io.sluice.flight.protocol;
+
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.RemoteDescriptor;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * The one definition of the data-plane wire format. Three carriers:
+ *
+ * <ul>
+ *   <li>a <b>command</b>: the {@code FlightDescriptor} command of the DoExchange call that opens a
+ *       data-plane stream ({@link OpenGet} or {@link OpenPut});
+ *   <li><b>frames</b>: the {@code app_metadata} of the metadata-only Flight messages of that call
+ *       ({@link SchemaFrame}, {@link BodyFrame} for dictionaries and record batches, {@link
+ *       AckFrame});
+ *   <li>the <b>grant</b> request and reply, sent over the authenticated transport connection:
+ *       a grant is a single-use random token that ties the gRPC call to the transport peer that
+ *       asked for it.
+ * </ul>
+ *
+ * <p>All integers are big-endian. Decoding checks every length against what remains and against
+ * {@link #MAX_METADATA_BYTES}; a malformed input raises {@link IllegalArgumentException} with the
+ * reason. Stateless and thread safe.
+ */
+public final class DataPlaneProtocol {
+  /** Prefix of every data-plane command; a descriptor command without it is not ours. */
+  private static final byte[] COMMAND_MAGIC = "sluice-data-plane".getBytes(StandardCharsets.US_ASCII);
+  public static final byte VERSION = 1;
+  /** Length of a grant token. */
+  public static final int GRANT_BYTES = 32;
+  /** Largest IPC metadata (schema or batch header) a frame may carry. */
+  public static final int MAX_METADATA_BYTES = 16 << 20;
+  /** The transport request that asks the server for a grant. */
+  private static final byte GRANT_REQUEST = 0x47;
+
+  private static final byte OPEN_GET = 1;
+  private static final byte OPEN_PUT = 2;
+
+  private static final byte SCHEMA = 1;
+  private static final byte DICTIONARY = 2;
+  private static final byte BATCH = 3;
+  private static final byte ACK = 4;
+
+  private DataPlaneProtocol() {}
+
+  /** Where a body lies: a byte range of a registered region. */
+  public record BodyRef(RemoteDescriptor region, long offset, long length) {
+    public BodyRef {
+      if (offset < 0 || length < 0 || offset + length > region.length() || offset + length < 0) {
+        throw new IllegalArgumentException("body [" + offset + ", +" + length + ") outside a region of "
+            + region.length() + " bytes");
+      }
+    }
+  }
+
+  /** A frame of a data-plane stream. */
+  public sealed interface Frame permits SchemaFrame, BodyFrame, AckFrame {}
+
+  /** The stream's schema, as Arrow IPC {@code Message} flatbuffer bytes. */
+  public record SchemaFrame(byte[] metadata) implements Frame {}
+
+  /**
+   * A dictionary batch or record batch: its IPC {@code Message} flatbuffer bytes (field nodes,
+   * buffer layout, compression) and where its body lies. {@code sequence} numbers the stream's
+   * body frames from 0; acknowledgements name it.
+   */
+  public record BodyFrame(boolean dictionary, long sequence, byte[] metadata, BodyRef body) implements Frame {}
+
+  /** The reader has the body of every frame up to and including {@code sequence}. */
+  public record AckFrame(long sequence) implements Frame {}
+
+  /** Opens a DoGet-like stream of the table {@code ticket} names. */
+  public record OpenGet(byte[] grant, byte[] ticket) {}
+
+  /**
+   * Opens a DoPut-like stream to the table {@code descriptor} (a serialized FlightDescriptor)
+   * names; the server READs bodies from the client's transport at {@code readFrom}.
+   */
+  public record OpenPut(byte[] grant, byte[] descriptor, NodeAddress readFrom) {}
+
+  // ---- commands
+
+  public static boolean isCommand(byte[] command) {
+    return command != null && command.length > COMMAND_MAGIC.length
+        && Arrays.equals(command, 0, COMMAND_MAGIC.length, COMMAND_MAGIC, 0, COMMAND_MAGIC.length);
+  }
+
+  public static byte[] encode(OpenGet open) {
+    ByteBuffer b = commandBuffer(OPEN_GET, GRANT_BYTES + 4 + open.ticket().length);
+    b.put(checkGrant(open.grant()));
+    putBytes(b, open.ticket());
+    return b.array();
+  }
+
+  public static byte[] encode(OpenPut open) {
+    byte[] host = open.readFrom().host().getBytes(StandardCharsets.UTF_8);
+    ByteBuffer b = commandBuffer(OPEN_PUT, GRANT_BYTES + 4 + open.descriptor().length + 4 + host.length + 4);
+    b.put(checkGrant(open.grant()));
+    putBytes(b, open.descriptor());
+    putBytes(b, host);
+    b.putInt(open.readFrom().port());
+    return b.array();
+  }
+
+  /** Decodes a command: an {@link OpenGet} or an {@link OpenPut}. */
+  public static Object decodeCommand(byte[] command) {
+    if (!isCommand(command)) {
+      throw new IllegalArgumentException("not a data-plane command");
+    }
+    ByteBuffer b = ByteBuffer.wrap(command, COMMAND_MAGIC.length, command.length - COMMAND_MAGIC.length);
+    byte version = get(b);
+    if (version != VERSION) {
+      throw new IllegalArgumentException("data-plane version " + version + ", this server speaks " + VERSION);
+    }
+    byte kind = get(b);
+    byte[] grant = getFixed(b, GRANT_BYTES);
+    Object open;
+    if (kind == OPEN_GET) {
+      open = new OpenGet(grant, getBytes(b, MAX_METADATA_BYTES));
+    } else if (kind == OPEN_PUT) {
+      byte[] descriptor = getBytes(b, MAX_METADATA_BYTES);
+      String host = new String(getBytes(b, 1024), StandardCharsets.UTF_8);
+      int port = getInt(b);
+      try {
+        open = new OpenPut(grant, descriptor, new NodeAddress(host, port));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("bad reply address in data-plane command: " + e.getMessage(), e);
+      }
+    } else {
+      throw new IllegalArgumentException("unknown data-plane command kind " + kind);
+    }
+    expectEnd(b, "command");
+    return open;
+  }
+
+  // ---- frames
+
+  public static ByteBuffer encode(Frame frame) {
+    if (frame instanceof SchemaFrame s) {
+      return ByteBuffer.allocate(1 + 4 + s.metadata().length).put(SCHEMA).putInt(s.metadata().length)
+          .put(s.metadata()).flip();
+    }
+    if (frame instanceof BodyFrame f) {
+      ByteBuffer b = ByteBuffer.allocate(1 + 8 + 4 + f.metadata().length + RemoteDescriptor.ENCODED_LENGTH + 16);
+      b.put(f.dictionary() ? DICTIONARY : BATCH).putLong(f.sequence());
+      putBytes(b, f.metadata());
+      f.body().region().encode(b);
+      b.putLong(f.body().offset()).putLong(f.body().length());
+      return b.flip();
+    }
+    AckFrame a = (AckFrame) frame;
+    return ByteBuffer.allocate(1 + 8).put(ACK).putLong(a.sequence()).flip();
+  }
+
+  /** Decodes one frame; the buffer must hold exactly one. */
+  public static Frame decodeFrame(ByteBuffer in) {
+    ByteBuffer b = in.duplicate();
+    byte type = get(b);
+    Frame f;
+    switch (type) {
+      case SCHEMA -> f = new SchemaFrame(getBytes(b, MAX_METADATA_BYTES));
+      case DICTIONARY, BATCH -> {
+        long sequence = getLong(b);
+        if (sequence < 0) {
+          throw new IllegalArgumentException("negative frame sequence " + sequence);
+        }
+        byte[] metadata = getBytes(b, MAX_METADATA_BYTES);
+        need(b, RemoteDescriptor.ENCODED_LENGTH + 16);
+        RemoteDescriptor region = RemoteDescriptor.decode(b);
+        f = new BodyFrame(type == DICTIONARY, sequence, metadata, new BodyRef(region, b.getLong(), b.getLong()));
+      }
+      case ACK -> f = new AckFrame(getLong(b));
+      default -> throw new IllegalArgumentException("unknown data-plane frame type " + type);
+    }
+    expectEnd(b, "frame");
+    return f;
+  }
+
+  // ---- grants over the transport
+
+  public static java.nio.ByteBuffer grantRequest() {
+    return ByteBuffer.allocate(1).put(GRANT_REQUEST).flip();
+  }
+
+  public static boolean isGrantRequest(ByteBuffer request) {
+    return request.remaining() == 1 && request.get(request.position()) == GRANT_REQUEST;
+  }
+
+  /** The grant in a reply to {@link #grantRequest()}. */
+  public static byte[] grantReply(ByteBuffer reply) {
+    ByteBuffer b = reply.duplicate();
+    byte[] grant = getFixed(b, GRANT_BYTES);
+    expectEnd(b, "grant reply");
+    return grant;
+  }
+
+  // ---- helpers
+
+  private static ByteBuffer commandBuffer(byte kind, int bodyLength) {
+    ByteBuffer b = ByteBuffer.allocate(COMMAND_MAGIC.length + 2 + bodyLength);
+    return b.put(COMMAND_MAGIC).put(VERSION).put(kind);
+  }
+
+  private static byte[] checkGrant(byte[] grant) {
+    if (grant.length != GRANT_BYTES) {
+      throw new IllegalArgumentException("a grant has " + GRANT_BYTES + " bytes, got " + grant.length);
+    }
+    return grant;
+  }
+
+  private static void putBytes(ByteBuffer b, byte[] bytes) {
+    b.putInt(bytes.length).put(bytes);
+  }
+
+  private static void need(ByteBuffer b, int n) {
+    if (b.remaining() < n) {
+      throw new IllegalArgumentException("truncated: needs " + n + " more bytes, " + b.remaining() + " remain");
+    }
+  }
+
+  private static byte get(ByteBuffer b) {
+    need(b, 1);
+    return b.get();
+  }
+
+  private static int getInt(ByteBuffer b) {
+    need(b, 4);
+    return b.getInt();
+  }
+
+  private static long getLong(ByteBuffer b) {
+    need(b, 8);
+    return b.getLong();
+  }
+
+  private static byte[] getFixed(ByteBuffer b, int n) {
+    need(b, n);
+    byte[] out = new byte[n];
+    b.get(out);
+    return out;
+  }
+
+  private static byte[] getBytes(ByteBuffer b, int max) {
+    int n = getInt(b);
+    if (n < 0 || n > max) {
+      throw new IllegalArgumentException("field of " + n + " bytes (at most " + max + ")");
+    }
+    return getFixed(b, n);
+  }
+
+  private static void expectEnd(ByteBuffer b, String what) {
+    if (b.hasRemaining()) {
+      throw new IllegalArgumentException(b.remaining() + " bytes after the end of the " + what);
+    }
+  }
+}

@@ -1,0 +1,191 @@
+package io.sluice.flight.server;
+
+import io.sluice.flight.FlightOption;
+import io.sluice.flight.memory.LandingPool;
+import io.sluice.flight.memory.StagingBudget;
+import io.sluice.flight.protocol.DataPlaneProtocol;
+import io.sluice.flight.table.TableRegistry;
+import io.sluice.transport.MessageHandler;
+import io.sluice.transport.Transport;
+import io.sluice.transport.TransportConfig;
+import io.sluice.transport.TransportException;
+import io.sluice.transport.TransportOption;
+import io.sluice.transport.Transports;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.arrow.flight.FlightServer;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.auth2.CallHeaderAuthenticator;
+import org.apache.arrow.memory.BufferAllocator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Starts and stops the parts of a {@link io.sluice.flight.SluiceFlightServer}. */
+public final class FlightServers {
+  private static final Logger LOG = LoggerFactory.getLogger(FlightServers.class);
+  private static final long SHUTDOWN_GRACE_SECONDS = 5;
+  private static final long LANDING_IDLE_BYTES = 256L << 20;
+
+  private FlightServers() {}
+
+  /** A started server: its Flight server, shared state and what to close. */
+  public static final class Running implements AutoCloseable {
+    private final FlightServer flight;
+    private final ServerState state;
+    private final Location location;
+
+    private Running(FlightServer flight, ServerState state, Location location) {
+      this.flight = flight;
+      this.state = state;
+      this.location = location;
+    }
+
+    public Location location() {
+      return location;
+    }
+
+    public TableRegistry tables() {
+      return state.tables();
+    }
+
+    /** The data plane's transport; empty when it is off. */
+    public Optional<Transport> transport() {
+      return state.transport();
+    }
+
+    public StagingBudget budget() {
+      return state.budget();
+    }
+
+    public int activeStreams() {
+      return state.activeStreams().get();
+    }
+
+    @Override
+    public void close() {
+      flight.shutdown();
+      try {
+        if (!flight.awaitTermination(SHUTDOWN_GRACE_SECONDS, TimeUnit.SECONDS)) {
+          LOG.warn("Flight calls still running after {} s; closing anyway", SHUTDOWN_GRACE_SECONDS);
+        }
+        flight.close();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      state.ackReaders().shutdownNow();
+      state.tables().close();
+      state.landing().ifPresent(LandingPool::close);
+      state.transport().ifPresent(Transport::close);
+    }
+  }
+
+  public static Running start(BufferAllocator allocator, Location location, TransportConfig config,
+      CallHeaderAuthenticator authenticator) throws IOException {
+    long ackTimeout = TimeUnit.MILLISECONDS.toNanos(FlightOption.ACK_TIMEOUT_MS.positiveLong(config));
+    int window = (int) Math.min(1024, FlightOption.STREAM_WINDOW.positiveLong(config));
+    int chunk = (int) Math.min(Integer.MAX_VALUE, FlightOption.READ_CHUNK_BYTES.positiveLong(config));
+    StagingBudget budget = new StagingBudget(FlightOption.STAGING_BYTES.positiveLong(config));
+    Grants grants = new Grants(ackTimeout);
+    Optional<Transport> transport = openTransport(config, grants);
+    Optional<LandingPool> landing = transport.map(t -> new LandingPool(t, LANDING_IDLE_BYTES));
+    ExecutorService ackReaders = Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "sluice-flight-acks");
+      t.setDaemon(true);
+      return t;
+    });
+    ServerState state = new ServerState(allocator, new TableRegistry(), transport, landing, grants, budget, window,
+        ackTimeout, chunk, TimeUnit.MILLISECONDS.toNanos(config.longValue(TransportOption.CONNECT_TIMEOUT_MS)),
+        ackReaders, new AtomicInteger());
+    FlightServer flight = null;
+    try {
+      // The producer needs the bound port for its endpoints: bind first, then point it there.
+      LocationHolder where = new LocationHolder(location);
+      FlightServer.Builder b = FlightServer.builder(allocator, location, new TableProducer(state, where.list()));
+      if (authenticator != null) {
+        b.headerAuthenticator(authenticator);
+      }
+      flight = b.build().start();
+      Location bound = where.bind(flight.getPort());
+      LOG.info("Flight server at {}; data plane: {}", bound.getUri(),
+          transport.map(t -> t.provider() + " at " + t.localAddress()).orElse("off"));
+      return new Running(flight, state, bound);
+    } catch (IOException | RuntimeException e) {
+      if (flight != null) {
+        try {
+          flight.close();
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      ackReaders.shutdownNow();
+      landing.ifPresent(LandingPool::close);
+      transport.ifPresent(Transport::close);
+      throw e;
+    }
+  }
+
+  private static Optional<Transport> openTransport(TransportConfig config, Grants grants) {
+    if (config.string(TransportOption.SECRET).isEmpty()) {
+      LOG.info("Flight data plane off: {} is not set; every stream is plain Flight", TransportOption.SECRET.key());
+      return Optional.empty();
+    }
+    MessageHandler handler = (peer, request) -> DataPlaneProtocol.isGrantRequest(request)
+        ? CompletableFuture.completedFuture(ByteBuffer.wrap(grants.issue(peer)))
+        : CompletableFuture.failedFuture(new IllegalArgumentException("not a data-plane request"));
+    try {
+      return Optional.of(Transports.open(config, handler));
+    } catch (TransportException | RuntimeException e) {
+      LOG.warn("Flight data plane off: the transport did not start ({}); every stream is plain Flight", e.getMessage());
+      return Optional.empty();
+    }
+  }
+
+  /** The endpoint location, fixed once the server has bound its port. */
+  private static final class LocationHolder {
+    private final Location requested;
+    private final java.util.concurrent.CopyOnWriteArrayList<Location> list = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    LocationHolder(Location requested) {
+      this.requested = requested;
+    }
+
+    List<Location> list() {
+      return list;
+    }
+
+    Location bind(int port) {
+      java.net.URI u = requested.getUri();
+      String host = u.getHost();
+      if (host == null || host.equals("0.0.0.0") || host.equals("::")) {
+        host = localHost();
+      }
+      Location bound;
+      try {
+        bound = new Location(u.getScheme() + "://" + hostForUri(host) + ":" + port);
+      } catch (java.net.URISyntaxException e) {
+        throw new IllegalArgumentException("bad server location " + u + ": " + e.getMessage(), e);
+      }
+      list.add(bound);
+      return bound;
+    }
+
+    private static String localHost() {
+      try {
+        return java.net.InetAddress.getLocalHost().getHostAddress();
+      } catch (IOException e) {
+        return "127.0.0.1";
+      }
+    }
+
+    private static String hostForUri(String host) {
+      return host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host;
+    }
+  }
+}

@@ -1,0 +1,131 @@
+package io.sluice.flight.server;
+
+import io.sluice.flight.table.FlightTable;
+import io.sluice.flight.table.TableRegistry;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.compression.CommonsCompressionFactory;
+import org.apache.arrow.flight.BackpressureStrategy;
+import org.apache.arrow.flight.CallStatus;
+import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
+import org.apache.arrow.flight.FlightProducer.StreamListener;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.PutResult;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.dictionary.Dictionary;
+import org.apache.arrow.vector.dictionary.DictionaryProvider;
+import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.util.DictionaryUtility;
+
+/**
+ * Ordinary Flight streams, for every client: DoGet loads each stored batch into a root
+ * (decompressing if the table is compressed, since Flight clients expect plain buffers) and
+ * sends it as Flight does, waiting for gRPC's flow control; DoPut stores the incoming batches
+ * as a table. Stateless; each call runs on its gRPC thread.
+ */
+final class PlainStreams {
+  private PlainStreams() {}
+
+  static void get(ServerState state, FlightTable table, ServerStreamListener listener) {
+    BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
+    backpressure.register(listener);
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(table.schema(), state.allocator());
+         Dictionaries dictionaries = Dictionaries.load(table, state.allocator())) {
+      listener.start(root, dictionaries.provider());
+      VectorLoader loader = new VectorLoader(root, CommonsCompressionFactory.INSTANCE);
+      long waitMs = TimeUnit.NANOSECONDS.toMillis(state.ackTimeoutNanos());
+      for (ArrowRecordBatch batch : table.batches()) {
+        BackpressureStrategy.WaitResult r = backpressure.waitForListener(waitMs);
+        if (r == BackpressureStrategy.WaitResult.CANCELLED) {
+          return;
+        }
+        if (r != BackpressureStrategy.WaitResult.READY) {
+          listener.error(CallStatus.TIMED_OUT.withDescription(
+              "the client took no data for " + waitMs + " ms").toRuntimeException());
+          return;
+        }
+        loader.load(batch);
+        listener.putNext();
+      }
+      listener.completed();
+    } catch (RuntimeException e) {
+      listener.error(CallStatus.INTERNAL.withDescription("serving the table failed: " + e).withCause(e)
+          .toRuntimeException());
+    }
+  }
+
+  static Runnable put(ServerState state, FlightStream stream, StreamListener<PutResult> ack) {
+    return () -> {
+      String name = TableRegistry.nameOf(stream.getDescriptor()).orElse(null);
+      if (name == null) {
+        ack.onError(CallStatus.INVALID_ARGUMENT.withDescription(
+            "DoPut needs a path descriptor with one element, the table's name").toRuntimeException());
+        return;
+      }
+      FlightTable.Builder builder = null;
+      try {
+        VectorSchemaRoot root = stream.getRoot();
+        while (stream.next()) {
+          if (builder == null) {
+            builder = FlightTable.builder(root.getSchema(), stream.getDictionaryProvider());
+          }
+          builder.add(root);
+        }
+        if (builder == null) {
+          builder = FlightTable.builder(root.getSchema(), stream.getDictionaryProvider());
+        }
+        state.tables().publish(name, builder.build());
+        ack.onCompleted();
+      } catch (RuntimeException e) {
+        if (builder != null) {
+          builder.close();
+        }
+        ack.onError(CallStatus.INTERNAL.withDescription("storing the put failed: " + e).withCause(e)
+            .toRuntimeException());
+      }
+    };
+  }
+
+  /** The dictionary vectors of one plain stream, loaded from the table's dictionary batches. */
+  private record Dictionaries(DictionaryProvider.MapDictionaryProvider provider, List<FieldVector> vectors)
+      implements AutoCloseable {
+    static Dictionaries load(FlightTable table, BufferAllocator allocator) {
+      Map<Long, Dictionary> byId = new HashMap<>();
+      for (Field f : table.messageSchema().getFields()) {
+        DictionaryUtility.toMemoryFormat(f, allocator, byId);
+      }
+      List<FieldVector> vectors = new ArrayList<>();
+      DictionaryProvider.MapDictionaryProvider provider = new DictionaryProvider.MapDictionaryProvider();
+      byId.values().forEach(d -> vectors.add(d.getVector()));
+      try {
+        for (ArrowDictionaryBatch d : table.dictionaries()) {
+          Dictionary dictionary = byId.get(d.getDictionaryId());
+          if (dictionary == null) {
+            throw new IllegalStateException("dictionary " + d.getDictionaryId() + " is not in the schema");
+          }
+          FieldVector v = dictionary.getVector();
+          VectorSchemaRoot holder = new VectorSchemaRoot(List.of(v.getField()), List.of(v), 0);
+          new VectorLoader(holder, CommonsCompressionFactory.INSTANCE).load(d.getDictionary());
+        }
+      } catch (RuntimeException e) {
+        vectors.forEach(FieldVector::close);
+        throw e;
+      }
+      byId.values().forEach(provider::put);
+      return new Dictionaries(provider, vectors);
+    }
+
+    @Override
+    public void close() {
+      vectors.forEach(FieldVector::close);
+    }
+  }
+}

@@ -1,0 +1,142 @@
+package io.sluice.flight.server;
+
+import io.sluice.flight.protocol.DataPlaneProtocol;
+import io.sluice.flight.protocol.DataPlaneOffer;
+import io.sluice.flight.table.FlightTable;
+import io.sluice.flight.table.TableRegistry;
+import java.util.List;
+import org.apache.arrow.flight.Action;
+import org.apache.arrow.flight.ActionType;
+import org.apache.arrow.flight.CallStatus;
+import org.apache.arrow.flight.Criteria;
+import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.FlightEndpoint;
+import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.FlightProducer;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.PutResult;
+import org.apache.arrow.flight.Result;
+import org.apache.arrow.flight.Ticket;
+
+/**
+ * The Flight producer of a {@link io.sluice.flight.SluiceFlightServer}: tables by name, served to
+ * every Flight client as Flight defines it, plus the data plane for clients that negotiate it.
+ *
+ * <ul>
+ *   <li>ListFlights / GetFlightInfo: one FlightInfo per table, descriptor path {@code [name]}, one
+ *       endpoint (this server) whose ticket opens the table.
+ *   <li>DoGet: the table as an ordinary Flight stream. DoPut to path {@code [name]}: stores (or
+ *       replaces) that table when the put completes.
+ *   <li>DoExchange: with a data-plane command, a data-plane stream; with a path {@code [name]},
+ *       the table is sent back as with DoGet (the client's side may stay empty).
+ *   <li>DoAction {@value DataPlaneOffer#ACTION}: where this server's transport listens, for
+ *       clients that can use the data plane.
+ * </ul>
+ *
+ * <p>Thread safe; every call runs on a gRPC executor thread.
+ */
+final class TableProducer implements FlightProducer {
+  private final ServerState state;
+  private final List<Location> locations;
+
+  TableProducer(ServerState state, List<Location> locations) {
+    this.state = state;
+    this.locations = locations;
+  }
+
+  @Override
+  public void getStream(CallContext context, Ticket ticket, ServerStreamListener listener) {
+    FlightTable table = acquire(ticket);
+    try {
+      PlainStreams.get(state, table, listener);
+    } finally {
+      table.release();
+    }
+  }
+
+  @Override
+  public void listFlights(CallContext context, Criteria criteria, StreamListener<FlightInfo> listener) {
+    for (String name : state.tables().names()) {
+      state.tables().acquire(name).ifPresent(t -> {
+        try {
+          listener.onNext(info(name, t));
+        } finally {
+          t.release();
+        }
+      });
+    }
+    listener.onCompleted();
+  }
+
+  @Override
+  public FlightInfo getFlightInfo(CallContext context, FlightDescriptor descriptor) {
+    String name = TableRegistry.nameOf(descriptor).orElseThrow(() -> CallStatus.NOT_FOUND
+        .withDescription("this server names tables by a path of one element").toRuntimeException());
+    FlightTable t = state.tables().acquire(name).orElseThrow(() -> CallStatus.NOT_FOUND
+        .withDescription("no table '" + name + "'").toRuntimeException());
+    try {
+      return info(name, t);
+    } finally {
+      t.release();
+    }
+  }
+
+  @Override
+  public Runnable acceptPut(CallContext context, FlightStream flightStream, StreamListener<PutResult> ackStream) {
+    return PlainStreams.put(state, flightStream, ackStream);
+  }
+
+  @Override
+  public void doExchange(CallContext context, FlightStream reader, ServerStreamListener writer) {
+    FlightDescriptor d = reader.getDescriptor();
+    if (d.isCommand() && DataPlaneProtocol.isCommand(d.getCommand())) {
+      DataPlaneStreams.open(state, d.getCommand(), reader, writer);
+      return;
+    }
+    String name = TableRegistry.nameOf(d).orElseThrow(() -> CallStatus.INVALID_ARGUMENT
+        .withDescription("DoExchange takes a data-plane command or a table's path").toRuntimeException());
+    FlightTable table = state.tables().acquire(name).orElseThrow(() -> CallStatus.NOT_FOUND
+        .withDescription("no table '" + name + "'").toRuntimeException());
+    try {
+      PlainStreams.get(state, table, writer);
+    } finally {
+      table.release();
+    }
+  }
+
+  @Override
+  public void doAction(CallContext context, Action action, StreamListener<Result> listener) {
+    if (!action.getType().equals(DataPlaneOffer.ACTION)) {
+      listener.onError(CallStatus.UNIMPLEMENTED.withDescription("unknown action " + action.getType())
+          .toRuntimeException());
+      return;
+    }
+    if (state.transport().isEmpty()) {
+      listener.onError(CallStatus.UNAVAILABLE.withDescription("this server has no data plane").toRuntimeException());
+      return;
+    }
+    var t = state.transport().get();
+    listener.onNext(new Result(new DataPlaneOffer(t.localAddress(), t.nodeId(), t.provider()).encode()));
+    listener.onCompleted();
+  }
+
+  @Override
+  public void listActions(CallContext context, StreamListener<ActionType> listener) {
+    listener.onNext(new ActionType(DataPlaneOffer.ACTION,
+        "Where this server's Sluice transport listens, for clients that READ batch bodies"));
+    listener.onCompleted();
+  }
+
+  private FlightTable acquire(Ticket ticket) {
+    String name = TableRegistry.nameOf(ticket).orElseThrow(() -> CallStatus.NOT_FOUND
+        .withDescription("not a ticket of this server").toRuntimeException());
+    return state.tables().acquire(name).orElseThrow(() -> CallStatus.NOT_FOUND
+        .withDescription("no table '" + name + "'").toRuntimeException());
+  }
+
+  private FlightInfo info(String name, FlightTable t) {
+    FlightEndpoint endpoint = new FlightEndpoint(TableRegistry.ticket(name), locations.toArray(Location[]::new));
+    return new FlightInfo(t.schema(), TableRegistry.descriptor(name), List.of(endpoint), t.rows(), t.bodyBytes());
+  }
+}

@@ -1,0 +1,186 @@
+package io.sluice.flight.table;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.arrow.compression.CommonsCompressionFactory;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.compression.CompressionCodec;
+import org.apache.arrow.vector.compression.CompressionUtil;
+import org.apache.arrow.vector.compression.NoCompressionCodec;
+import org.apache.arrow.vector.dictionary.Dictionary;
+import org.apache.arrow.vector.dictionary.DictionaryProvider;
+import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.arrow.vector.util.DictionaryUtility;
+
+/**
+ * A table a server publishes: a schema, its dictionaries and a sequence of record batches, held
+ * as Arrow IPC messages whose buffers the table owns (a reference each, so the producer may reuse
+ * or close its vectors after adding them). Served to any number of streams at once; each stream
+ * {@link #retain()}s it, so a table replaced or removed while being read lives until its last
+ * stream ends.
+ *
+ * <p>Immutable once built, hence thread safe; reference counting follows the transport's
+ * contract (starts at 1, freed at 0).
+ */
+public final class FlightTable implements AutoCloseable {
+  private final Schema schema;
+  private final Schema messageSchema;
+  private final List<ArrowDictionaryBatch> dictionaries;
+  private final List<ArrowRecordBatch> batches;
+  private final CompressionUtil.CodecType codec;
+  private final long rows;
+  private final long bodyBytes;
+  private final AtomicInteger refCnt = new AtomicInteger(1);
+
+  private FlightTable(Builder b) {
+    this.schema = b.schema;
+    this.messageSchema = b.messageSchema;
+    this.dictionaries = List.copyOf(b.dictionaries);
+    this.batches = List.copyOf(b.batches);
+    this.codec = b.codec;
+    this.rows = batches.stream().mapToLong(ArrowRecordBatch::getLength).sum();
+    this.bodyBytes = batches.stream().mapToLong(ArrowRecordBatch::computeBodyLength).sum();
+  }
+
+  /**
+   * Starts a table of {@code schema} (the in-memory schema: dictionary-encoded fields carry their
+   * index type) whose dictionaries {@code dictionaries} provides; pass an empty provider when no
+   * field is dictionary-encoded.
+   */
+  public static Builder builder(Schema schema, DictionaryProvider dictionaries) {
+    return new Builder(schema, dictionaries);
+  }
+
+  /** The in-memory schema: what a reader's {@code VectorSchemaRoot} has. */
+  public Schema schema() {
+    return schema;
+  }
+
+  /** The schema as Arrow IPC carries it: dictionary-encoded fields carry their value type. */
+  public Schema messageSchema() {
+    return messageSchema;
+  }
+
+  public List<ArrowDictionaryBatch> dictionaries() {
+    return dictionaries;
+  }
+
+  public List<ArrowRecordBatch> batches() {
+    return batches;
+  }
+
+  /** The codec the batches' buffers are compressed with ({@code NO_COMPRESSION} if none). */
+  public CompressionUtil.CodecType codec() {
+    return codec;
+  }
+
+  public long rows() {
+    return rows;
+  }
+
+  /** Bytes of record batch bodies: what a reader moves. */
+  public long bodyBytes() {
+    return bodyBytes;
+  }
+
+  /** Adds a reference unless the table was freed. */
+  public boolean tryRetain() {
+    while (true) {
+      int n = refCnt.get();
+      if (n <= 0) {
+        return false;
+      }
+      if (refCnt.compareAndSet(n, n + 1)) {
+        return true;
+      }
+    }
+  }
+
+  public FlightTable retain() {
+    if (!tryRetain()) {
+      throw new IllegalStateException("table already freed");
+    }
+    return this;
+  }
+
+  /** Drops a reference; releases the buffers when none remain. */
+  public void release() {
+    int n = refCnt.decrementAndGet();
+    if (n == 0) {
+      dictionaries.forEach(ArrowDictionaryBatch::close);
+      batches.forEach(ArrowRecordBatch::close);
+    } else if (n < 0) {
+      throw new IllegalStateException("release of a freed table");
+    }
+  }
+
+  /** Drops the publisher's reference. */
+  @Override
+  public void close() {
+    release();
+  }
+
+  /** Collects batches; not thread safe. Closing an unbuilt builder frees what it collected. */
+  public static final class Builder implements AutoCloseable {
+    private final Schema schema;
+    private final Schema messageSchema;
+    private final List<ArrowDictionaryBatch> dictionaries = new ArrayList<>();
+    private final List<ArrowRecordBatch> batches = new ArrayList<>();
+    private CompressionUtil.CodecType codec = CompressionUtil.CodecType.NO_COMPRESSION;
+    private boolean built;
+
+    private Builder(Schema schema, DictionaryProvider provider) {
+      this.schema = schema;
+      Set<Long> ids = new HashSet<>();
+      List<Field> fields = new ArrayList<>();
+      for (Field f : schema.getFields()) {
+        fields.add(DictionaryUtility.toMessageFormat(f, provider, ids));
+      }
+      this.messageSchema = new Schema(fields, schema.getCustomMetadata());
+      for (long id : ids.stream().sorted().toList()) {
+        Dictionary d = provider.lookup(id);
+        FieldVector v = d.getVector();
+        VectorSchemaRoot holder = new VectorSchemaRoot(List.of(v.getField()), List.of(v), v.getValueCount());
+        dictionaries.add(new ArrowDictionaryBatch(id, new VectorUnloader(holder).getRecordBatch()));
+      }
+    }
+
+    /** Compresses record batch buffers added from now on (LZ4_FRAME or ZSTD), as Arrow IPC allows. */
+    public Builder compression(CompressionUtil.CodecType type) {
+      this.codec = type;
+      return this;
+    }
+
+    /** Adds the root's current rows as one batch; the table takes references, not copies. */
+    public Builder add(VectorSchemaRoot root) {
+      if (!root.getSchema().equals(schema)) {
+        throw new IllegalArgumentException("batch schema " + root.getSchema() + " differs from the table's " + schema);
+      }
+      CompressionCodec c = codec == CompressionUtil.CodecType.NO_COMPRESSION
+          ? NoCompressionCodec.INSTANCE : CommonsCompressionFactory.INSTANCE.createCodec(codec);
+      batches.add(new VectorUnloader(root, true, c, true).getRecordBatch());
+      return this;
+    }
+
+    public FlightTable build() {
+      built = true;
+      return new FlightTable(this);
+    }
+
+    @Override
+    public void close() {
+      if (!built) {
+        dictionaries.forEach(ArrowDictionaryBatch::close);
+        batches.forEach(ArrowRecordBatch::close);
+      }
+    }
+  }
+}

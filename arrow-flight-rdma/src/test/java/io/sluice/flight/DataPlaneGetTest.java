@@ -1,0 +1,169 @@
+package io.sluice.flight;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.transport.TransportConfig;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.Ticket;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.compression.CompressionUtil;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+
+/** Our client against our server: the data plane on tcp and shm, the fallbacks, and the errors. */
+class DataPlaneGetTest {
+  static final String SECRET = "flight-test-secret";
+
+  static TransportConfig config(String provider, String secret) {
+    Map<String, String> m = new HashMap<>();
+    m.put("sluice.transport.provider", provider);
+    m.put("sluice.transport.bindHost", "127.0.0.1");
+    if (secret != null) {
+      m.put("sluice.transport.secret", secret);
+    }
+    return TransportConfig.of(m);
+  }
+
+  static SluiceFlightServer server(BufferAllocator allocator, TransportConfig config) throws Exception {
+    return SluiceFlightServer.builder(allocator, Location.forGrpcInsecure("127.0.0.1", 0)).config(config).start();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"tcp", "shm"})
+  void everyTypeArrivesOverTheDataPlane(String provider) throws Exception {
+    try (BufferAllocator allocator = new RootAllocator()) {
+      String expected = TestTables.expectedMixed(allocator, 3, 1000);
+      try (SluiceFlightServer server = server(allocator, config(provider, SECRET))) {
+        server.publish("mixed", TestTables.mixed(allocator, 3, 1000, CompressionUtil.CodecType.NO_COMPRESSION));
+        try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
+            config(provider, SECRET))) {
+          try (TableReader r = client.getStream(SluiceFlightServer.ticket("mixed"))) {
+            assertEquals(provider, r.dataPath());
+            assertEquals(expected, TestTables.render(r));
+          }
+          // a ticket may be used again: a new stream of the same table
+          try (TableReader r = client.getStream(SluiceFlightServer.ticket("mixed"))) {
+            assertEquals(expected, TestTables.render(r));
+          }
+        }
+        assertEquals(0, server.stagedBytes(), "staged batches left registered");
+      }
+    }
+  }
+
+  @Test
+  void compressedBatchesAreDecompressedByTheReader() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator()) {
+      String expected = TestTables.expectedMixed(allocator, 2, 5000);
+      try (SluiceFlightServer server = server(allocator, config("tcp", SECRET))) {
+        server.publish("zstd", TestTables.mixed(allocator, 2, 5000, CompressionUtil.CodecType.ZSTD));
+        server.publish("lz4", TestTables.mixed(allocator, 2, 5000, CompressionUtil.CodecType.LZ4_FRAME));
+        try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
+            config("tcp", SECRET))) {
+          for (String name : new String[] {"zstd", "lz4"}) {
+            try (TableReader r = client.getStream(SluiceFlightServer.ticket(name))) {
+              assertEquals("tcp", r.dataPath());
+              assertEquals(expected, TestTables.render(r), name);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void wrongSecretFallsBackToGrpc() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator()) {
+      String expected = TestTables.expectedMixed(allocator, 2, 100);
+      try (SluiceFlightServer server = server(allocator, config("tcp", SECRET))) {
+        server.publish("t", TestTables.mixed(allocator, 2, 100, CompressionUtil.CodecType.NO_COMPRESSION));
+        try (SluiceFlightClient wrong = SluiceFlightClient.connect(allocator, server.location(),
+                config("tcp", "not-the-secret"));
+             TableReader r = wrong.getStream(SluiceFlightServer.ticket("t"))) {
+          assertEquals("grpc", r.dataPath());
+          assertTrue(wrong.fallbackReason().orElseThrow().contains("refused"), wrong.fallbackReason().get());
+          assertEquals(expected, TestTables.render(r));
+        }
+        try (SluiceFlightClient none = SluiceFlightClient.connect(allocator, server.location());
+             TableReader r = none.getStream(SluiceFlightServer.ticket("t"))) {
+          assertEquals("grpc", r.dataPath());
+          assertEquals(expected, TestTables.render(r));
+        }
+      }
+    }
+  }
+
+  @Test
+  void serverWithoutSecretServesPlainFlight() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator()) {
+      try (SluiceFlightServer server = server(allocator, config("tcp", null))) {
+        assertFalse(server.dataPlane().isPresent());
+        server.publish("t", TestTables.numeric(allocator, 2, 10));
+        try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
+                config("tcp", SECRET));
+             TableReader r = client.getStream(SluiceFlightServer.ticket("t"))) {
+          assertEquals("grpc", r.dataPath());
+          int rows = 0;
+          while (r.next()) {
+            rows += r.getRoot().getRowCount();
+          }
+          assertEquals(20, rows);
+        }
+      }
+    }
+  }
+
+  @Test
+  void unknownTicketIsNotFoundOnBothPaths() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET))) {
+      for (TransportConfig c : new TransportConfig[] {config("tcp", SECRET), config("tcp", null)}) {
+        try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(), c)) {
+          for (Ticket t : new Ticket[] {SluiceFlightServer.ticket("nope"), new Ticket(new byte[] {1, 2, 3})}) {
+            FlightRuntimeException e = assertThrows(FlightRuntimeException.class, () -> {
+              try (TableReader r = client.getStream(t)) {
+                r.next();
+              }
+            });
+            assertEquals(FlightStatusCode.NOT_FOUND, e.status().code(), e.toString());
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void emptyTableAndZeroRowBatches() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator()) {
+      try (SluiceFlightServer server = server(allocator, config("tcp", SECRET))) {
+        server.publish("empty", TestTables.mixed(allocator, 0, 0, CompressionUtil.CodecType.NO_COMPRESSION));
+        server.publish("zero", TestTables.mixed(allocator, 3, 0, CompressionUtil.CodecType.NO_COMPRESSION));
+        try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
+            config("tcp", SECRET))) {
+          try (TableReader r = client.getStream(SluiceFlightServer.ticket("empty"))) {
+            assertEquals("tcp", r.dataPath());
+            assertEquals(TestTables.mixedSchema().getFields().size(), r.getSchema().getFields().size());
+            assertFalse(r.next());
+          }
+          try (TableReader r = client.getStream(SluiceFlightServer.ticket("zero"))) {
+            int batches = 0;
+            while (r.next()) {
+              assertEquals(0, r.getRoot().getRowCount());
+              batches++;
+            }
+            assertEquals(3, batches);
+          }
+        }
+      }
+    }
+  }
+}
