@@ -1,5 +1,6 @@
 package io.sluice.flight.server;
 
+import io.sluice.flight.protocol.IpcBodies;
 import io.sluice.flight.table.FlightTable;
 import io.sluice.flight.table.TableRegistry;
 import java.util.ArrayList;
@@ -14,10 +15,12 @@ import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
 import org.apache.arrow.flight.FlightProducer.StreamListener;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.PutResult;
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.compression.CompressionUtil;
 import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
@@ -32,6 +35,7 @@ import org.apache.arrow.vector.util.DictionaryUtility;
  * as a table. Stateless; each call runs on its gRPC thread.
  */
 final class PlainStreams {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PlainStreams.class);
   private PlainStreams() {}
 
   static void get(ServerState state, FlightTable table, ServerStreamListener listener) {
@@ -52,14 +56,38 @@ final class PlainStreams {
               "the client took no data for " + waitMs + " ms").toRuntimeException());
           return;
         }
-        loader.load(batch);
+        if (table.codec() == CompressionUtil.CodecType.NO_COMPRESSION) {
+          loader.load(batch);
+        } else {
+          try (ArrowRecordBatch framed = asReceived(batch, state.allocator())) {
+            loader.load(framed); // decompresses
+          }
+        }
         listener.putNext();
       }
       listener.completed();
     } catch (RuntimeException e) {
+      LOG.warn("Serving a table to a Flight client failed", e);
       listener.error(CallStatus.INTERNAL.withDescription("serving the table failed: " + e).withCause(e)
           .toRuntimeException());
     }
+  }
+
+  /**
+   * The batch as a reader of its IPC encoding would see it (buffers sliced from one body): Arrow's
+   * loader decompresses buffers in that form, the form the data plane delivers.
+   */
+  private static ArrowRecordBatch asReceived(ArrowRecordBatch batch, BufferAllocator allocator) {
+    long length = IpcBodies.bodyLength(batch);
+    ArrowBuf body = allocator.buffer(length);
+    try {
+      IpcBodies.writeBody(batch, body.nioBuffer(0, (int) length));
+      body.writerIndex(length);
+    } catch (RuntimeException e) {
+      body.close();
+      throw e;
+    }
+    return IpcBodies.recordBatch(IpcBodies.metadata(batch), body);
   }
 
   static Runnable put(ServerState state, FlightStream stream, StreamListener<PutResult> ack) {

@@ -137,6 +137,6 @@ final class TableProducer implements FlightProducer {
 
   private FlightInfo info(String name, FlightTable t) {
     FlightEndpoint endpoint = new FlightEndpoint(TableRegistry.ticket(name), locations.toArray(Location[]::new));
-    return new FlightInfo(t.schema(), TableRegistry.descriptor(name), List.of(endpoint), t.rows(), t.bodyBytes());
+    return new FlightInfo(t.schema(), TableRegistry.descriptor(name), List.of(endpoint), t.bodyBytes(), t.rows());
   }
 }
