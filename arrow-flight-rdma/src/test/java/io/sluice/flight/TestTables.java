@@ -150,9 +150,9 @@ public final class TestTables {
         Float8Vector c = (Float8Vector) root.getVector("c");
         for (int i = 0; i < rows; i++) {
           long r = (long) k * rows + i;
-          a.set(i, r);
-          bb.set(i, r * 31 + 7);
-          c.set(i, r * 0.5);
+          a.setSafe(i, r);
+          bb.setSafe(i, r * 31 + 7);
+          c.setSafe(i, r * 0.5);
         }
         root.setRowCount(rows);
         b.add(root);

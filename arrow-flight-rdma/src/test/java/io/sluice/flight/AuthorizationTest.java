@@ -1,0 +1,104 @@
+package io.sluice.flight;
+
+import static io.sluice.flight.DataPlaneGetTest.SECRET;
+import static io.sluice.flight.DataPlaneGetTest.config;
+import static io.sluice.flight.DataPlaneGetTest.server;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.sluice.flight.plane.FrameLink;
+import io.sluice.flight.protocol.DataPlaneProtocol;
+import io.sluice.flight.protocol.DataPlaneProtocol.BodyFrame;
+import io.sluice.flight.protocol.DataPlaneProtocol.OpenGet;
+import io.sluice.flight.protocol.DataPlaneOffer;
+import io.sluice.transport.Connection;
+import io.sluice.transport.MessageHandler;
+import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.Transport;
+import io.sluice.transport.Transports;
+import io.sluice.transport.UnknownKeyException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.flight.Action;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Only the transport peer that opened a stream with a valid grant can READ its batches; a grant
+ * works once; a command without a valid grant is refused as unauthenticated.
+ */
+class AuthorizationTest {
+
+  @Test
+  void anotherAuthenticatedPeerReadsNothingOfAStream() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET));
+         FlightClient flight = FlightClient.builder(allocator, server.location()).build();
+         Transport owner = Transports.open(config("tcp", SECRET), MessageHandler.REJECT_ALL);
+         Transport intruder = Transports.open(config("tcp", SECRET), MessageHandler.REJECT_ALL)) {
+      server.publish("t", TestTables.numeric(allocator, 2, 4096));
+      DataPlaneOffer offer = DataPlaneOffer.decode(flight.doAction(new Action(DataPlaneOffer.ACTION)).next().getBody());
+      try (Connection mine = owner.connect(offer.address()).get(10, TimeUnit.SECONDS);
+           Connection theirs = intruder.connect(offer.address()).get(10, TimeUnit.SECONDS);
+           RegisteredRegion myDst = owner.allocate(1 << 20);
+           RegisteredRegion theirDst = intruder.allocate(1 << 20)) {
+        byte[] grant = DataPlaneProtocol.grantReply(mine.request(DataPlaneProtocol.grantRequest()).get(10, TimeUnit.SECONDS));
+        byte[] command = DataPlaneProtocol.encode(new OpenGet(grant, SluiceFlightServer.ticket("t").getBytes()));
+        try (FlightClient.ExchangeReaderWriter x = flight.doExchange(FlightDescriptor.command(command))) {
+          FrameLink link = new FrameLink(x.getReader(), x.getWriter(), allocator);
+          link.receive().orElseThrow(); // schema
+          BodyFrame body = (BodyFrame) DataPlaneProtocol.decodeFrame(link.receive().orElseThrow());
+          int n = (int) body.body().length();
+
+          // The intruder is authenticated with the same secret and knows the descriptor: unknown key.
+          ExecutionException e = assertThrows(ExecutionException.class, () -> theirs
+              .read(body.body().region(), body.body().offset(), theirDst, 0, n).get(10, TimeUnit.SECONDS));
+          assertInstanceOf(UnknownKeyException.class, e.getCause());
+          assertEquals(0L, theirDst.buffer().getLong(0));
+
+          // The peer the grant was issued to reads it.
+          mine.read(body.body().region(), body.body().offset(), myDst, 0, n).get(10, TimeUnit.SECONDS);
+          // Column a: 4096 validity bits, all set, then its values 0, 1, ... (little-endian).
+          java.nio.ByteBuffer got = myDst.buffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+          assertEquals(-1L, got.getLong(0));
+          assertEquals(0L, got.getLong(512));
+          assertEquals(1L, got.getLong(520));
+          x.getReader().cancel("done", null);
+        }
+
+        // The grant was used: a second stream with it is refused.
+        FlightRuntimeException reused = assertThrows(FlightRuntimeException.class, () -> {
+          try (FlightClient.ExchangeReaderWriter x = flight.doExchange(FlightDescriptor.command(command))) {
+            x.getReader().next();
+          }
+        });
+        assertEquals(FlightStatusCode.UNAUTHENTICATED, reused.status().code(), reused.toString());
+      }
+      // A made-up grant is refused too.
+      byte[] forged = DataPlaneProtocol.encode(new OpenGet(new byte[DataPlaneProtocol.GRANT_BYTES],
+          SluiceFlightServer.ticket("t").getBytes()));
+      FlightRuntimeException f = assertThrows(FlightRuntimeException.class, () -> {
+        try (FlightClient.ExchangeReaderWriter x = flight.doExchange(FlightDescriptor.command(forged))) {
+          x.getReader().next();
+        }
+      });
+      assertEquals(FlightStatusCode.UNAUTHENTICATED, f.status().code());
+      awaitNoStaging(server);
+    }
+  }
+
+  static void awaitNoStaging(SluiceFlightServer server) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while ((server.stagedBytes() > 0 || server.activeDataPlaneStreams() > 0) && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertEquals(0, server.activeDataPlaneStreams(), "streams still being served");
+    assertEquals(0, server.stagedBytes(), "registered memory still held for streams");
+  }
+}
