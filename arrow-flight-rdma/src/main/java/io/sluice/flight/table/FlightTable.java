@@ -159,14 +159,25 @@ public final class FlightTable implements AutoCloseable {
       return this;
     }
 
-    /** Adds the root's current rows as one batch; the table takes references, not copies. */
+    /**
+     * Adds the root's current rows as one batch. The table takes references to the root's
+     * buffers, not copies: refill the root only after {@code allocateNew()} or {@code clear()}
+     * (as Arrow's own unloaders expect), never by overwriting values in place.
+     */
     public Builder add(VectorSchemaRoot root) {
       if (!root.getSchema().equals(schema)) {
         throw new IllegalArgumentException("batch schema " + root.getSchema() + " differs from the table's " + schema);
       }
       CompressionCodec c = codec == CompressionUtil.CodecType.NO_COMPRESSION
           ? NoCompressionCodec.INSTANCE : CommonsCompressionFactory.INSTANCE.createCodec(codec);
-      batches.add(new VectorUnloader(root, true, c, true).getRecordBatch());
+      ArrowRecordBatch batch = new VectorUnloader(root, true, c, true).getRecordBatch();
+      if (root.getFieldVectors().isEmpty()) {
+        batches.add(batch);
+      } else {
+        // Buffer objects of our own (same memory): resetting the root's row count moves the
+        // indexes of the vectors' buffer objects, and must not move ours.
+        batches.add(batch.cloneWithTransfer(root.getFieldVectors().get(0).getAllocator()));
+      }
       return this;
     }
 
