@@ -100,12 +100,12 @@ public final class Staging implements AutoCloseable {
       throw new IllegalArgumentException("acknowledgement of body " + sequence + ", only " + nextSequence + " served");
     }
     while (!inFlight.isEmpty() && inFlight.peekFirst().sequence() <= sequence) {
-      RegisteredRegion r = inFlight.removeFirst().region();
-      if (budget.hasWaiters() && !idle.isEmpty()) {
-        free(r);
-      } else {
-        idle.addLast(r);
-      }
+      idle.addLast(inFlight.removeFirst().region());
+    }
+    if (budget.hasWaiters()) {
+      // Another stream (or this one's producer) waits for memory: give back what sits idle.
+      idle.forEach(this::free);
+      idle.clear();
     }
     notifyAll();
   }

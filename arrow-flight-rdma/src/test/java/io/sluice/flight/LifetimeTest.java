@@ -1,0 +1,151 @@
+package io.sluice.flight;
+
+import static io.sluice.flight.DataPlaneGetTest.SECRET;
+import static io.sluice.flight.DataPlaneGetTest.server;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.transport.TransportConfig;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a served batch costs and when it is freed: the server's registered memory stays within its
+ * bound while a slow reader holds it, a reader that stops acknowledging is cut off at the
+ * deadline, and a reader killed mid-stream frees everything.
+ */
+class LifetimeTest {
+  static TransportConfig config(Map<String, String> extra) {
+    Map<String, String> m = new HashMap<>(Map.of(
+        "sluice.transport.provider", "tcp",
+        "sluice.transport.bindHost", "127.0.0.1",
+        "sluice.transport.secret", SECRET));
+    m.putAll(extra);
+    return TransportConfig.of(m);
+  }
+
+  @Test
+  void slowReaderKeepsTheServerWithinItsMemoryBound() throws Exception {
+    long bound = 4L << 20;
+    TransportConfig c = config(Map.of("sluice.flight.stagingBytes", String.valueOf(bound),
+        "sluice.flight.streamWindow", "8"));
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, c)) {
+      server.publish("t", TestTables.numeric(allocator, 24, 40_000)); // ~1 MiB a batch
+      try (SluiceFlightClient slow = SluiceFlightClient.connect(allocator, server.location(), c);
+           SluiceFlightClient fast = SluiceFlightClient.connect(allocator, server.location(), c);
+           TableReader slowStream = slow.getStream(SluiceFlightServer.ticket("t"))) {
+        java.util.concurrent.CompletableFuture<Long> slowRows = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+          long n = 0;
+          while (slowStream.next()) {
+            n += slowStream.getRoot().getRowCount();
+            try {
+              Thread.sleep(40); // a reader that computes between batches
+            } catch (InterruptedException e) {
+              throw new IllegalStateException(e);
+            }
+          }
+          return n;
+        });
+        Thread.sleep(300); // the slow reader's window fills the budget
+        long rows = 0;
+        try (TableReader r = fast.getStream(SluiceFlightServer.ticket("t"))) {
+          while (r.next()) {
+            rows += r.getRoot().getRowCount();
+          }
+        }
+        assertEquals(24 * 40_000L, slowRows.get(60, TimeUnit.SECONDS));
+        assertEquals(24 * 40_000L, rows);
+      }
+      assertTrue(server.peakStagedBytes() <= bound, "peak " + server.peakStagedBytes() + " > bound " + bound);
+      assertTrue(server.peakStagedBytes() > bound / 2, "the bound was never approached: " + server.peakStagedBytes());
+      AuthorizationTest.awaitNoStaging(server);
+    }
+  }
+
+  @Test
+  void readerThatStopsAcknowledgingIsCutOffAtTheDeadline() throws Exception {
+    TransportConfig c = config(Map.of("sluice.flight.ackTimeoutMs", "1500", "sluice.flight.streamWindow", "2"));
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, c);
+         SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(), c)) {
+      server.publish("t", TestTables.numeric(allocator, 10, 10_000));
+      try (TableReader r = client.getStream(SluiceFlightServer.ticket("t"))) {
+        assertTrue(r.next());
+        AuthorizationTest.awaitNoStaging(server); // the server gave up on its own
+        FlightRuntimeException e = assertThrows(FlightRuntimeException.class, () -> {
+          while (r.next()) {
+            // drain what was sent before the deadline
+          }
+        });
+        assertEquals(FlightStatusCode.TIMED_OUT, e.status().code(), e.toString());
+      }
+    }
+  }
+
+  @Test
+  void readerKilledMidStreamFreesEverything() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config(Map.of()))) {
+      server.publish("t", TestTables.numeric(allocator, 64, 40_000));
+      List<String> cmd = new ArrayList<>();
+      cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+      cmd.add("-Xmx256m");
+      for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+        if (arg.startsWith("--add-opens")) {
+          cmd.add(arg);
+        }
+      }
+      cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), StalledReader.class.getName(),
+          server.location().getUri().toString(), SECRET));
+      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+      try {
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        String line;
+        StringBuilder seen = new StringBuilder();
+        while ((line = out.readLine()) != null && !line.startsWith("READING")) {
+          seen.append(line).append('\n');
+        }
+        assertTrue(line != null, "the reader process ended before reading: " + seen);
+        assertEquals("READING tcp", line);
+        assertTrue(server.activeDataPlaneStreams() > 0);
+        assertTrue(server.stagedBytes() > 0);
+        p.destroyForcibly(); // SIGKILL
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        AuthorizationTest.awaitNoStaging(server);
+        assertEquals(0, server.registeredRegions(), "regions still registered after the reader died");
+      } finally {
+        p.destroyForcibly();
+      }
+    }
+  }
+
+  /** A reader in its own JVM: reads one batch, says so, then stalls until killed. */
+  public static final class StalledReader {
+    public static void main(String[] args) throws Exception {
+      BufferAllocator allocator = new RootAllocator();
+      SluiceFlightClient client = SluiceFlightClient.connect(allocator, new Location(args[0]),
+          config(Map.of("sluice.transport.secret", args[1])));
+      TableReader r = client.getStream(SluiceFlightServer.ticket("t"));
+      r.next();
+      System.out.println("READING " + r.dataPath());
+      System.out.flush();
+      Thread.sleep(TimeUnit.MINUTES.toMillis(5));
+    }
+  }
+}
