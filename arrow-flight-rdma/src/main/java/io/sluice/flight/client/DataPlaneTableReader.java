@@ -26,7 +26,8 @@ final class DataPlaneTableReader implements TableReader {
       org.apache.arrow.memory.BufferAllocator allocator, int chunkBytes, long timeoutNanos) {
     this.exchange = exchange;
     this.dataPath = session.dataPath();
-    FrameLink link = new FrameLink(exchange.getReader(), exchange.getWriter(), allocator);
+    // The server sends a frame at least every acknowledgement deadline or ends the stream.
+    FrameLink link = new FrameLink(exchange.getReader(), exchange.getWriter(), allocator, 2 * timeoutNanos);
     this.reader = new BodyReader(allocator, link, session.connection(), session.landing(), chunkBytes, timeoutNanos);
   }
 

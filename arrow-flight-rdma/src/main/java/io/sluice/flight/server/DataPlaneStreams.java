@@ -100,10 +100,19 @@ final class DataPlaneStreams {
     } catch (IllegalArgumentException e) {
       out.error(CallStatus.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).toRuntimeException());
     } catch (TransportException | RuntimeException e) {
+      LOG.warn("Data-plane stream of '{}' failed", name, e);
       out.error(CallStatus.INTERNAL.withDescription("serving the stream failed: " + e).withCause(e).toRuntimeException());
+    } catch (OutOfMemoryError e) {
+      LOG.warn("Data-plane stream of '{}': out of memory staging a batch", name, e);
+      out.error(CallStatus.RESOURCE_EXHAUSTED.withDescription("the server ran out of memory staging a batch: "
+          + e.getMessage()).toRuntimeException());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       out.error(CallStatus.CANCELLED.withDescription("server shutting down").toRuntimeException());
+    } catch (Error e) {
+      LOG.error("Data-plane stream of '{}' failed", name, e);
+      out.error(CallStatus.INTERNAL.withDescription("serving the stream failed: " + e).toRuntimeException());
+      throw e;
     } finally {
       table.release();
     }

@@ -1,0 +1,97 @@
+package io.sluice.flight.protocol;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.flight.protocol.DataPlaneProtocol.AckFrame;
+import io.sluice.flight.protocol.DataPlaneProtocol.BodyFrame;
+import io.sluice.flight.protocol.DataPlaneProtocol.BodyRef;
+import io.sluice.flight.protocol.DataPlaneProtocol.OpenGet;
+import io.sluice.flight.protocol.DataPlaneProtocol.OpenPut;
+import io.sluice.flight.protocol.DataPlaneProtocol.SchemaFrame;
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.RemoteDescriptor;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/** Round trips of every command and frame, and what malformed input gets. */
+class DataPlaneProtocolTest {
+  private static final byte[] GRANT = new byte[DataPlaneProtocol.GRANT_BYTES];
+
+  static {
+    Arrays.fill(GRANT, (byte) 7);
+  }
+
+  @Test
+  void commandsRoundTrip() {
+    OpenGet get = (OpenGet) DataPlaneProtocol.decodeCommand(DataPlaneProtocol.encode(new OpenGet(GRANT, new byte[] {1, 2})));
+    assertArrayEquals(GRANT, get.grant());
+    assertArrayEquals(new byte[] {1, 2}, get.ticket());
+    OpenPut put = (OpenPut) DataPlaneProtocol.decodeCommand(
+        DataPlaneProtocol.encode(new OpenPut(GRANT, new byte[] {9}, new NodeAddress("::1", 4242))));
+    assertArrayEquals(new byte[] {9}, put.descriptor());
+    assertEquals(new NodeAddress("::1", 4242), put.readFrom());
+    assertFalse(DataPlaneProtocol.isCommand("select 1".getBytes()));
+  }
+
+  @Test
+  void framesRoundTrip() {
+    RemoteDescriptor d = new RemoteDescriptor(1, 2, 1000, 4);
+    BodyFrame f = (BodyFrame) DataPlaneProtocol.decodeFrame(DataPlaneProtocol.encode(
+        new BodyFrame(true, 5, new byte[] {3, 4}, new BodyRef(d, 10, 990))));
+    assertTrue(f.dictionary());
+    assertEquals(5, f.sequence());
+    assertArrayEquals(new byte[] {3, 4}, f.metadata());
+    assertEquals(new BodyRef(d, 10, 990), f.body());
+    assertEquals(new AckFrame(77), DataPlaneProtocol.decodeFrame(DataPlaneProtocol.encode(new AckFrame(77))));
+    SchemaFrame s = (SchemaFrame) DataPlaneProtocol.decodeFrame(DataPlaneProtocol.encode(new SchemaFrame(new byte[] {1})));
+    assertArrayEquals(new byte[] {1}, s.metadata());
+  }
+
+  @Test
+  void malformedInputIsRefusedWithAReason() {
+    ByteBuffer ack = DataPlaneProtocol.encode(new AckFrame(1));
+    ByteBuffer truncated = ack.duplicate().limit(5);
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeFrame(truncated))
+        .getMessage().contains("truncated"));
+    ByteBuffer trailing = ByteBuffer.allocate(ack.remaining() + 1).put(ack.duplicate()).put((byte) 0).flip();
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeFrame(trailing))
+        .getMessage().contains("after the end"));
+    assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeFrame(ByteBuffer.wrap(new byte[] {99})));
+    // a body that lies outside its region
+    RemoteDescriptor d = new RemoteDescriptor(1, 0, 100, 4);
+    ByteBuffer body = DataPlaneProtocol.encode(new BodyFrame(false, 0, new byte[0], new BodyRef(d, 0, 100)));
+    body.putLong(body.limit() - 8, 101);
+    assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeFrame(body));
+    // a metadata length that claims more than the frame holds
+    ByteBuffer schema = DataPlaneProtocol.encode(new SchemaFrame(new byte[4]));
+    schema.putInt(1, Integer.MAX_VALUE);
+    assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeFrame(schema));
+    byte[] cmd = DataPlaneProtocol.encode(new OpenGet(GRANT, new byte[0]));
+    cmd[cmd.length - 1] = 9; // a ticket length beyond the end
+    assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeCommand(cmd));
+    assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.encode(new OpenGet(new byte[3], new byte[0])));
+  }
+
+  @Test
+  void randomBytesNeverEscapeAsAnythingButIllegalArgument() {
+    Random random = new Random(11);
+    for (int i = 0; i < 20_000; i++) {
+      byte[] b = new byte[random.nextInt(80)];
+      random.nextBytes(b);
+      if (b.length > 0) {
+        b[0] = (byte) (1 + random.nextInt(4));
+      }
+      try {
+        DataPlaneProtocol.decodeFrame(ByteBuffer.wrap(b));
+      } catch (IllegalArgumentException expected) {
+        // refused with a reason
+      }
+    }
+  }
+}
