@@ -1,0 +1,29 @@
+package io.sluice.flight;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The module README's key table is {@link FlightOption}, key for key. */
+class ReadmeOptionsTest {
+  @Test
+  void readmeTableMatchesTheOptions() throws Exception {
+    List<String> documented = new ArrayList<>();
+    for (String line : Files.readAllLines(Path.of("README.md"))) {
+      if (line.startsWith("| `sluice.flight.")) {
+        String[] cells = line.split("\\|");
+        documented.add(cells[1].trim().replace("`", "") + "=" + cells[2].trim().replace("`", "") + " "
+            + cells[3].trim());
+      }
+    }
+    List<String> options = new ArrayList<>();
+    for (FlightOption o : FlightOption.values()) {
+      options.add(o.key() + "=" + o.defaultValue() + " " + o.description());
+    }
+    assertEquals(options, documented);
+  }
+}
