@@ -30,6 +30,15 @@ public interface RegisteredRegion extends AutoCloseable {
    */
   ByteBuffer buffer();
 
+  /**
+   * Lets the authenticated peer {@code peerNode} READ this region too, until the returned grant
+   * is closed. Meaningful for regions allocated for one reader or for {@link
+   * Transport#GRANTED_ONLY} (a region every peer may read needs no grant). The check is the one
+   * {@link Transport#allocateFor} describes: per READ on tcp, when the region is opened on shm, at
+   * the owner's key look-up on verbs.
+   */
+  ReaderGrant allowReader(long peerNode);
+
   /** True until {@link #close()} revokes it. */
   boolean isOpen();
 

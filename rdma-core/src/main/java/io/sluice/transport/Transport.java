@@ -43,6 +43,12 @@ public interface Transport extends AutoCloseable {
   long ANY_PEER = 0L;
 
   /**
+   * The reader of {@link #allocateFor} that lets no peer READ until {@link
+   * RegisteredRegion#allowReader} grants one. No transport has this node id.
+   */
+  long GRANTED_ONLY = Long.MIN_VALUE;
+
+  /**
    * Maps {@code length} bytes of {@code file} from {@code offset} read-only and registers them
    * for remote READ. The file must not shrink while registered.
    */

@@ -89,6 +89,34 @@ public interface SecurityContract extends TransportContractFixture {
   }
 
   @Test
+  default void grantedReaderReadsUntilTheGrantIsWithdrawn() throws Exception {
+    Transport owner = harness().open(MessageHandler.REJECT_ALL);
+    Transport reader = harness().open(MessageHandler.REJECT_ALL);
+    Transport other = harness().open(MessageHandler.REJECT_ALL);
+    try (RegisteredRegion shared = owner.allocateFor(Transport.GRANTED_ONLY, 8192);
+         RegisteredRegion readerDst = reader.allocate(8192);
+         RegisteredRegion otherDst = other.allocate(8192);
+         Connection byOther = TransportHarness.connect(other, owner)) {
+      fillPattern(shared, 5);
+      try (Connection before = TransportHarness.connect(reader, owner)) {
+        assertFailsWith(UnknownKeyException.class, before.read(shared.descriptor(), 0, readerDst, 0, 8192));
+      }
+      ReaderGrant grant = shared.allowReader(reader.nodeId());
+      try (Connection during = TransportHarness.connect(reader, owner)) {
+        await(during.read(shared.descriptor(), 0, readerDst, 0, 8192));
+        assertPattern(5, 0, readerDst, 0, 8192);
+        assertFailsWith(UnknownKeyException.class, byOther.read(shared.descriptor(), 0, otherDst, 0, 8192));
+      }
+      grant.close();
+      // A connection opened after the withdrawal is refused on every provider (tcp checks each
+      // READ; shm when the region is opened; verbs at the owner's key look-up).
+      try (Connection after = TransportHarness.connect(reader, owner)) {
+        assertFailsWith(UnknownKeyException.class, after.read(shared.descriptor(), 0, readerDst, 0, 8192));
+      }
+    }
+  }
+
+  @Test
   default void emptySecretIsRefusedAtOpen() {
     Exception e = assertThrows(Exception.class,
         () -> harness().open(MessageHandler.REJECT_ALL, options(TransportOption.SECRET, "")));

@@ -27,6 +27,8 @@ public final class Region implements RegisteredRegion {
   private final Runnable free;
   private final AtomicInteger refCnt = new AtomicInteger(1);
   private final AtomicBoolean open = new AtomicBoolean(true);
+  /** Peers granted access besides {@code reader}, with how many grants each holds. */
+  private final java.util.concurrent.ConcurrentHashMap<Long, Integer> granted = new java.util.concurrent.ConcurrentHashMap<>();
 
   public Region(RemoteDescriptor descriptor, ByteBuffer memory, ShmLocation shm, Runnable revoke, Runnable free) {
     this(descriptor, io.sluice.transport.Transport.ANY_PEER, memory, shm, revoke, free);
@@ -56,7 +58,19 @@ public final class Region implements RegisteredRegion {
 
   /** Whether the authenticated peer {@code peerNode} may READ this region. */
   public boolean readableBy(long peerNode) {
-    return reader == io.sluice.transport.Transport.ANY_PEER || reader == peerNode;
+    return reader == io.sluice.transport.Transport.ANY_PEER || reader == peerNode
+        || (!granted.isEmpty() && granted.containsKey(peerNode));
+  }
+
+  @Override
+  public io.sluice.transport.ReaderGrant allowReader(long peerNode) {
+    granted.merge(peerNode, 1, Integer::sum);
+    AtomicBoolean withdrawn = new AtomicBoolean();
+    return () -> {
+      if (withdrawn.compareAndSet(false, true)) {
+        granted.computeIfPresent(peerNode, (k, n) -> n == 1 ? null : n - 1);
+      }
+    };
   }
 
   @Override

@@ -84,7 +84,7 @@ final class TcpTransport implements Transport {
     long id;
     do {
       id = new SecureRandom().nextLong();
-    } while (id == 0);
+    } while (id == 0 || id == GRANTED_ONLY);
     this.nodeId = id;
     this.arena = shmMode == TcpTransportProvider.ShmMode.OFF
         ? Optional.empty() : Optional.of(ShmArena.open(settings.shmDir(), nodeId));
