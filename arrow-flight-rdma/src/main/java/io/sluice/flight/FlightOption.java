@@ -9,13 +9,13 @@ import io.sluice.transport.TransportConfig;
  */
 public enum FlightOption {
   STAGING_BYTES("sluice.flight.stagingBytes", "1073741824",
-      "Registered memory a server may hold for the batches of all data-plane streams; a stream that"
-          + " needs more waits for acknowledgements."),
+      "Client: registered memory one data-plane put may hold for batches the server has not READ yet;"
+          + " past it, putNext waits for the server."),
   STREAM_WINDOW("sluice.flight.streamWindow", "4",
-      "Batches one data-plane stream may have served and not yet acknowledged."),
+      "Batches one data-plane stream may have announced and not yet had acknowledged."),
   ACK_TIMEOUT_MS("sluice.flight.ackTimeoutMs", "60000",
-      "How long a served batch waits for its reader's acknowledgement, and a blocked producer for"
-          + " memory, before the stream is cancelled and its memory freed."),
+      "How long an announced batch waits for its reader's acknowledgement (and a put for memory)"
+          + " before the stream is cancelled and the reader loses access."),
   DATA_PLANE("sluice.flight.dataPlane", "true",
       "Client: negotiate the READ data plane with servers that offer it (false: always plain Flight)."),
   READ_CHUNK_BYTES("sluice.flight.readChunkBytes", "8388608",

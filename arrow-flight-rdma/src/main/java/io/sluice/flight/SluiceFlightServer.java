@@ -5,6 +5,7 @@ import io.sluice.flight.table.FlightTable;
 import io.sluice.flight.table.TableRegistry;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.TransportConfig;
+import io.sluice.transport.TransportException;
 import java.io.IOException;
 import java.util.Map;
 import java.util.Optional;
@@ -48,9 +49,15 @@ public final class SluiceFlightServer implements AutoCloseable {
     return running.location();
   }
 
-  /** Publishes {@code table} under {@code name}, taking the caller's reference; replaces an older one. */
-  public void publish(String name, FlightTable table) {
-    running.tables().publish(name, table);
+  /**
+   * Publishes {@code table} under {@code name}, taking the caller's reference; replaces an older
+   * one. With the data plane on, the bodies are copied once into registered memory that every
+   * data-plane stream READs (and that plain Flight streams are sent from).
+   *
+   * @throws TransportException if the memory cannot be registered (the table is released)
+   */
+  public void publish(String name, FlightTable table) throws TransportException {
+    running.publish(name, table);
   }
 
   /** Unpublishes a table; streams reading it finish first. */
@@ -73,14 +80,9 @@ public final class SluiceFlightServer implements AutoCloseable {
     return running.transport().map(t -> t.localAddress());
   }
 
-  /** Registered memory now holding served batches. */
-  public long stagedBytes() {
-    return running.budget().used();
-  }
-
-  /** The most registered memory ever held for served batches at once. */
-  public long peakStagedBytes() {
-    return running.budget().peak();
+  /** Data-plane streams whose reader may READ a table now. */
+  public int activeGrants() {
+    return running.activeGrants();
   }
 
   /** Data-plane streams being served now. */

@@ -50,10 +50,12 @@ class AuthorizationTest {
            RegisteredRegion theirDst = intruder.allocate(1 << 20)) {
         byte[] grant = DataPlaneProtocol.grantReply(mine.request(DataPlaneProtocol.grantRequest()).get(10, TimeUnit.SECONDS));
         byte[] command = DataPlaneProtocol.encode(new OpenGet(grant, SluiceFlightServer.ticket("t").getBytes()));
+        BodyFrame body0;
         try (FlightClient.ExchangeReaderWriter x = flight.doExchange(FlightDescriptor.command(command))) {
           FrameLink link = new FrameLink(x.getReader(), x.getWriter(), allocator);
           link.receive().orElseThrow(); // schema
           BodyFrame body = (BodyFrame) DataPlaneProtocol.decodeFrame(link.receive().orElseThrow());
+          body0 = body;
           int n = (int) body.body().length();
 
           // The intruder is authenticated with the same secret and knows the descriptor: unknown key.
@@ -71,6 +73,11 @@ class AuthorizationTest {
           assertEquals(1L, got.getLong(520));
           x.getReader().cancel("done", null);
         }
+        awaitNoStreams(server);
+        // The stream ended: its reader has lost access too.
+        ExecutionException after = assertThrows(ExecutionException.class, () -> mine
+            .read(body0.body().region(), body0.body().offset(), myDst, 0, 64).get(10, TimeUnit.SECONDS));
+        assertInstanceOf(UnknownKeyException.class, after.getCause());
 
         // The grant was used: a second stream with it is refused.
         FlightRuntimeException reused = assertThrows(FlightRuntimeException.class, () -> {
@@ -89,16 +96,16 @@ class AuthorizationTest {
         }
       });
       assertEquals(FlightStatusCode.UNAUTHENTICATED, f.status().code());
-      awaitNoStaging(server);
+      awaitNoStreams(server);
     }
   }
 
-  static void awaitNoStaging(SluiceFlightServer server) throws InterruptedException {
+  static void awaitNoStreams(SluiceFlightServer server) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while ((server.stagedBytes() > 0 || server.activeDataPlaneStreams() > 0) && System.nanoTime() < deadline) {
+    while ((server.activeGrants() > 0 || server.activeDataPlaneStreams() > 0) && System.nanoTime() < deadline) {
       Thread.sleep(20);
     }
     assertEquals(0, server.activeDataPlaneStreams(), "streams still being served");
-    assertEquals(0, server.stagedBytes(), "registered memory still held for streams");
+    assertEquals(0, server.activeGrants(), "a reader still has access to a table");
   }
 }

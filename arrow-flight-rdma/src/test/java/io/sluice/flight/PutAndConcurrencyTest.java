@@ -79,7 +79,7 @@ class PutAndConcurrencyTest {
         } finally {
           pool.shutdownNow();
         }
-        AuthorizationTest.awaitNoStaging(server);
+        AuthorizationTest.awaitNoStreams(server);
       }
     }
   }

@@ -54,7 +54,8 @@ public final class LandingPool implements AutoCloseable {
         return new Landing(r);
       }
     }
-    return new Landing(transport.allocate((int) size));
+    // Landing memory is only ever a local READ destination: no peer may READ it.
+    return new Landing(transport.allocateFor(Transport.GRANTED_ONLY, (int) size));
   }
 
   private void giveBack(RegisteredRegion r) {

@@ -1,5 +1,6 @@
 package io.sluice.flight.memory;
 
+import io.sluice.flight.plane.AckWindow;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
@@ -12,7 +13,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeoutException;
 
 /**
- * The registered memory one data-plane stream serves bodies from: regions allocated for the one
+ * The registered memory a data-plane put sends bodies from: regions allocated for the one
  * peer that may READ them ({@link Transport#allocateFor}), each holding one body until the reader
  * acknowledges it, then reused for a later body. At most {@code window} bodies wait for
  * acknowledgement; regions are paid for from a {@link StagingBudget} shared with other streams,
@@ -30,12 +31,9 @@ public final class Staging implements AutoCloseable {
   private final long reader;
   private final StagingBudget budget;
   private final String budgetKey;
-  private final int window;
-  private final long timeoutNanos;
+  private final AckWindow window;
   private final Deque<RegisteredRegion> idle = new ArrayDeque<>();
   private final Deque<Slot> inFlight = new ArrayDeque<>();
-  private long nextSequence;
-  private Throwable cancelled;
   private boolean closed;
 
   /** A region holding the body numbered {@code sequence}. */
@@ -43,15 +41,11 @@ public final class Staging implements AutoCloseable {
 
   public Staging(Transport transport, long reader, StagingBudget budget, String budgetKey, int window,
       long timeoutNanos) {
-    if (window < 1) {
-      throw new IllegalArgumentException("window must be at least 1, got " + window);
-    }
     this.transport = transport;
     this.reader = reader;
     this.budget = budget;
     this.budgetKey = budgetKey;
-    this.window = window;
-    this.timeoutNanos = timeoutNanos;
+    this.window = new AckWindow(window, timeoutNanos);
   }
 
   /**
@@ -66,29 +60,21 @@ public final class Staging implements AutoCloseable {
     if (length > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("a batch body of " + length + " bytes is over the 2 GiB a region can hold");
     }
-    long deadline = System.nanoTime() + timeoutNanos;
+    long deadline = System.nanoTime() + window.timeoutNanos();
+    long sequence = window.next();
     RegisteredRegion region;
     synchronized (this) {
-      while (inFlight.size() >= window) {
-        checkCancelled();
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          throw new TimeoutException("the reader acknowledged no batch within " + timeoutNanos / 1_000_000 + " ms");
-        }
-        wait(Math.max(1, left / 1_000_000));
-      }
-      checkCancelled();
       region = takeIdle(length);
     }
     if (region == null) {
       region = allocate(length, deadline);
     }
     synchronized (this) {
-      if (cancelled != null || closed) {
+      if (closed) {
         free(region);
-        checkCancelled();
+        throw new CancellationException("stream closed");
       }
-      Slot slot = new Slot(nextSequence++, region);
+      Slot slot = new Slot(sequence, region);
       inFlight.addLast(slot);
       return slot;
     }
@@ -96,9 +82,7 @@ public final class Staging implements AutoCloseable {
 
   /** The reader has every body up to and including {@code sequence}. */
   public synchronized void acknowledge(long sequence) {
-    if (sequence >= nextSequence) {
-      throw new IllegalArgumentException("acknowledgement of body " + sequence + ", only " + nextSequence + " served");
-    }
+    window.acknowledge(sequence);
     while (!inFlight.isEmpty() && inFlight.peekFirst().sequence() <= sequence) {
       idle.addLast(inFlight.removeFirst().region());
     }
@@ -107,43 +91,30 @@ public final class Staging implements AutoCloseable {
       idle.forEach(this::free);
       idle.clear();
     }
-    notifyAll();
   }
 
   /** Waits until every served body is acknowledged. */
-  public synchronized void awaitAcknowledged() throws TimeoutException, InterruptedException {
-    long deadline = System.nanoTime() + timeoutNanos;
-    while (!inFlight.isEmpty()) {
-      checkCancelled();
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        throw new TimeoutException("the reader did not acknowledge the last batches within "
-            + timeoutNanos / 1_000_000 + " ms");
-      }
-      wait(Math.max(1, left / 1_000_000));
-    }
+  public void awaitAcknowledged() throws TimeoutException, InterruptedException {
+    window.awaitAll();
   }
 
   /** Fails the producer's waits with {@code cause}; the first cause wins. */
-  public synchronized void cancel(Throwable cause) {
-    if (cancelled == null) {
-      cancelled = cause;
-    }
-    notifyAll();
+  public void cancel(Throwable cause) {
+    window.cancel(cause);
   }
 
-  public synchronized boolean isCancelled() {
-    return cancelled != null;
+  public boolean isCancelled() {
+    return window.isCancelled();
   }
 
   /** How long the producer waits for acknowledgements or memory. */
   public long timeoutNanos() {
-    return timeoutNanos;
+    return window.timeoutNanos();
   }
 
   /** Bodies served and not yet acknowledged. */
-  public synchronized int inFlight() {
-    return inFlight.size();
+  public long inFlight() {
+    return window.unacknowledged();
   }
 
   @Override
@@ -154,24 +125,13 @@ public final class Staging implements AutoCloseable {
         return;
       }
       closed = true;
-      if (cancelled == null) {
-        cancelled = new CancellationException("stream closed");
-      }
       all.addAll(idle);
       inFlight.forEach(s -> all.add(s.region()));
       idle.clear();
       inFlight.clear();
-      notifyAll();
     }
+    window.cancel(new CancellationException("stream closed"));
     all.forEach(this::free);
-  }
-
-  private void checkCancelled() {
-    if (cancelled != null) {
-      CancellationException e = new CancellationException("stream cancelled: " + cancelled.getMessage());
-      e.initCause(cancelled);
-      throw e;
-    }
   }
 
   /** The smallest idle region that fits, or null; too-small idle regions are freed for room. */

@@ -9,6 +9,8 @@ import io.sluice.flight.protocol.DataPlaneProtocol.SchemaFrame;
 import io.sluice.flight.protocol.IpcBodies;
 import io.sluice.transport.Connection;
 import io.sluice.transport.ReadRequest;
+import io.sluice.transport.RegionRevokedException;
+import io.sluice.transport.UnknownKeyException;
 import io.sluice.transport.TransportException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -140,6 +142,13 @@ public final class BodyReader extends ArrowReader {
       CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).get(timeoutNanos, TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
       dst.release();
+      if (e.getCause() instanceof UnknownKeyException || e.getCause() instanceof RegionRevokedException) {
+        // The server withdraws access when it ends a stream: its reason is the one to report.
+        Optional<org.apache.arrow.flight.FlightRuntimeException> verdict = link.drainToError();
+        if (verdict.isPresent()) {
+          throw verdict.get();
+        }
+      }
       throw new IOException("READ of a batch body failed: " + e.getCause(), e.getCause());
     } catch (TimeoutException e) {
       dst.release();

@@ -88,6 +88,23 @@ public final class FrameLink {
     return Optional.of(copy.flip());
   }
 
+  /**
+   * Why the peer ended the call, if it did with an error: reads on to the end of the call. Used
+   * when a READ is refused, since the server withdraws access when it ends a stream.
+   */
+  public Optional<FlightRuntimeException> drainToError() {
+    try {
+      while (receive().isPresent()) {
+        // frames sent before the end are of no use any more
+      }
+      return Optional.empty();
+    } catch (FlightRuntimeException e) {
+      return Optional.of(e);
+    } catch (RuntimeException e) {
+      return Optional.empty();
+    }
+  }
+
   /** Sends one frame (the Flight listener takes the buffer and frees it once written). */
   public synchronized void send(ByteBuffer frame) {
     ArrowBuf buf = allocator.buffer(frame.remaining());

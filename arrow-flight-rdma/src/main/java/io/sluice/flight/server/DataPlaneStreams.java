@@ -1,21 +1,24 @@
 package io.sluice.flight.server;
 
-import io.sluice.flight.FlightOption;
-import io.sluice.flight.memory.Staging;
+import io.sluice.flight.plane.AckWindow;
 import io.sluice.flight.plane.BodyReader;
-import io.sluice.flight.plane.BodySender;
 import io.sluice.flight.plane.FrameLink;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import io.sluice.flight.protocol.DataPlaneProtocol.AckFrame;
+import io.sluice.flight.protocol.DataPlaneProtocol.BodyFrame;
+import io.sluice.flight.protocol.DataPlaneProtocol.SchemaFrame;
+import io.sluice.flight.protocol.IpcBodies;
 import io.sluice.flight.protocol.DataPlaneProtocol.OpenGet;
 import io.sluice.flight.protocol.DataPlaneProtocol.OpenPut;
 import io.sluice.flight.table.FlightTable;
+import io.sluice.flight.table.RegisteredBodies;
 import io.sluice.flight.table.TableRegistry;
 import io.sluice.transport.Connection;
+import io.sluice.transport.ReaderGrant;
 import io.sluice.transport.Transport;
-import io.sluice.transport.TransportException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
@@ -28,16 +31,15 @@ import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.Ticket;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
-import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The server side of data-plane streams, opened by a DoExchange whose command is a {@link
- * DataPlaneProtocol} command carrying a grant. Get: the batches are staged in memory registered
- * for the granted peer only, announced in frames, and freed when acknowledged, cancelled or past
- * the deadline. Put: the server connects to the client's transport, checks that it is the granted
+ * DataPlaneProtocol} command carrying a grant. Get: the table's bodies already lie in registered
+ * memory that no peer may READ; the stream lets the granted peer READ it, announces each body in
+ * a frame, and withdraws the permission when the client has acknowledged everything, cancels,
+ * dies or misses the acknowledgement deadline. Nothing is copied or registered per stream. Put: the server connects to the client's transport, checks that it is the granted
  * peer, READs the bodies into its own registered memory and stores the table.
  *
  * <p>Stateless; each call runs on its gRPC thread, plus one acknowledgement reader per get.
@@ -62,7 +64,7 @@ final class DataPlaneStreams {
     state.activeStreams().incrementAndGet();
     try {
       if (open instanceof OpenGet g) {
-        get(state, transport, peer, g, in, out);
+        get(state, peer, g, in, out);
       } else {
         put(state, transport, peer, (OpenPut) open, in, out);
       }
@@ -71,41 +73,40 @@ final class DataPlaneStreams {
     }
   }
 
-  private static void get(ServerState state, Transport transport, long peer, OpenGet open, FlightStream in,
-      ServerStreamListener out) {
+  private static void get(ServerState state, long peer, OpenGet open, FlightStream in, ServerStreamListener out) {
     String name = TableRegistry.nameOf(new Ticket(open.ticket())).orElseThrow(() -> CallStatus.NOT_FOUND
         .withDescription("not a ticket of this server").toRuntimeException());
     FlightTable table = state.tables().acquire(name).orElseThrow(() -> CallStatus.NOT_FOUND
         .withDescription("no table '" + name + "'").toRuntimeException());
     FrameLink link = new FrameLink(in, out, state.allocator());
-    try (Staging staging = new Staging(transport, peer, state.budget(), FlightOption.STAGING_BYTES.key(),
-        state.window(), state.ackTimeoutNanos())) {
-      BodySender sender = new BodySender(staging, link);
-      out.setOnCancelHandler(() -> staging.cancel(new CancellationException("the client cancelled the stream")));
-      state.ackReaders().execute(() -> readAcknowledgements(link, sender, staging));
-      sender.sendSchema(table.messageSchema());
-      for (ArrowDictionaryBatch d : table.dictionaries()) {
-        sender.send(d);
+    AckWindow window = new AckWindow(state.window(), state.ackTimeoutNanos());
+    List<ReaderGrant> grants = List.of();
+    boolean granted = false;
+    try {
+      RegisteredBodies bodies = table.registered().orElseThrow(
+          () -> new IllegalStateException("table '" + name + "' was published without the data plane"));
+      grants = bodies.allow(peer);
+      granted = true;
+      state.activeGrants().incrementAndGet();
+      out.setOnCancelHandler(() -> window.cancel(new CancellationException("the client cancelled the stream")));
+      state.ackReaders().execute(() -> readAcknowledgements(link, window));
+      link.send(DataPlaneProtocol.encode(new SchemaFrame(IpcBodies.schemaMetadata(table.messageSchema()))));
+      for (RegisteredBodies.Body b : bodies.dictionaries()) {
+        link.send(DataPlaneProtocol.encode(new BodyFrame(true, window.next(), b.metadata(), b.ref())));
       }
-      for (ArrowRecordBatch b : table.batches()) {
-        sender.send(b);
+      for (RegisteredBodies.Body b : bodies.batches()) {
+        link.send(DataPlaneProtocol.encode(new BodyFrame(false, window.next(), b.metadata(), b.ref())));
       }
-      sender.awaitAcknowledged();
+      window.awaitAll();
       out.completed();
     } catch (TimeoutException e) {
       LOG.info("Data-plane stream of '{}' to peer {} timed out: {}", name, Long.toHexString(peer), e.getMessage());
       out.error(CallStatus.TIMED_OUT.withDescription(e.getMessage()).toRuntimeException());
     } catch (CancellationException e) {
       out.error(CallStatus.CANCELLED.withDescription(e.getMessage()).toRuntimeException());
-    } catch (IllegalArgumentException e) {
-      out.error(CallStatus.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).toRuntimeException());
-    } catch (TransportException | RuntimeException e) {
+    } catch (RuntimeException e) {
       LOG.warn("Data-plane stream of '{}' failed", name, e);
       out.error(CallStatus.INTERNAL.withDescription("serving the stream failed: " + e).withCause(e).toRuntimeException());
-    } catch (OutOfMemoryError e) {
-      LOG.warn("Data-plane stream of '{}': out of memory staging a batch", name, e);
-      out.error(CallStatus.RESOURCE_EXHAUSTED.withDescription("the server ran out of memory staging a batch: "
-          + e.getMessage()).toRuntimeException());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       out.error(CallStatus.CANCELLED.withDescription("server shutting down").toRuntimeException());
@@ -114,12 +115,17 @@ final class DataPlaneStreams {
       out.error(CallStatus.INTERNAL.withDescription("serving the stream failed: " + e).toRuntimeException());
       throw e;
     } finally {
+      // From here the client's READs of this table find the keys unknown.
+      if (granted) {
+        grants.forEach(ReaderGrant::close);
+        state.activeGrants().decrementAndGet();
+      }
       table.release();
     }
   }
 
   /** Runs on its own thread: the client's acknowledgements, until it completes or the call ends. */
-  private static void readAcknowledgements(FrameLink link, BodySender sender, Staging staging) {
+  private static void readAcknowledgements(FrameLink link, AckWindow window) {
     try {
       while (true) {
         Optional<ByteBuffer> frame = link.receive();
@@ -127,13 +133,13 @@ final class DataPlaneStreams {
           return;
         }
         if (!(DataPlaneProtocol.decodeFrame(frame.get()) instanceof AckFrame ack)) {
-          staging.cancel(new IllegalArgumentException("the client sent a frame other than an acknowledgement"));
+          window.cancel(new IllegalArgumentException("the client sent a frame other than an acknowledgement"));
           return;
         }
-        sender.acknowledge(ack);
+        window.acknowledge(ack.sequence());
       }
     } catch (RuntimeException e) {
-      staging.cancel(e);
+      window.cancel(e);
     }
   }
 
@@ -175,8 +181,9 @@ final class DataPlaneStreams {
         if (builder == null) {
           builder = FlightTable.builder(root.getSchema(), reader);
         }
-        state.tables().publish(name, builder.build());
+        FlightTable stored = builder.build();
         builder = null;
+        state.publish(name, stored);
         out.completed();
       } catch (IOException | RuntimeException e) {
         if (builder != null) {

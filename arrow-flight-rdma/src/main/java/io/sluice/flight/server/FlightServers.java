@@ -2,7 +2,6 @@ package io.sluice.flight.server;
 
 import io.sluice.flight.FlightOption;
 import io.sluice.flight.memory.LandingPool;
-import io.sluice.flight.memory.StagingBudget;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import io.sluice.flight.table.TableRegistry;
 import io.sluice.transport.MessageHandler;
@@ -60,12 +59,17 @@ public final class FlightServers {
       return state.transport();
     }
 
-    public StagingBudget budget() {
-      return state.budget();
+    /** Publishes a table, registering its bodies when the data plane is on. */
+    public void publish(String name, io.sluice.flight.table.FlightTable table) throws TransportException {
+      state.publish(name, table);
     }
 
     public int activeStreams() {
       return state.activeStreams().get();
+    }
+
+    public int activeGrants() {
+      return state.activeGrants().get();
     }
 
     @Override
@@ -91,7 +95,6 @@ public final class FlightServers {
     long ackTimeout = TimeUnit.MILLISECONDS.toNanos(FlightOption.ACK_TIMEOUT_MS.positiveLong(config));
     int window = (int) Math.min(1024, FlightOption.STREAM_WINDOW.positiveLong(config));
     int chunk = (int) Math.min(Integer.MAX_VALUE, FlightOption.READ_CHUNK_BYTES.positiveLong(config));
-    StagingBudget budget = new StagingBudget(FlightOption.STAGING_BYTES.positiveLong(config));
     Grants grants = new Grants(ackTimeout);
     Optional<Transport> transport = openTransport(config, grants);
     Optional<LandingPool> landing = transport.map(t -> new LandingPool(t, LANDING_IDLE_BYTES));
@@ -100,9 +103,9 @@ public final class FlightServers {
       t.setDaemon(true);
       return t;
     });
-    ServerState state = new ServerState(allocator, new TableRegistry(), transport, landing, grants, budget, window,
+    ServerState state = new ServerState(allocator, new TableRegistry(), transport, landing, grants, window,
         ackTimeout, chunk, TimeUnit.MILLISECONDS.toNanos(config.longValue(TransportOption.CONNECT_TIMEOUT_MS)),
-        ackReaders, new AtomicInteger());
+        ackReaders, new AtomicInteger(), new AtomicInteger());
     FlightServer flight = null;
     try {
       // The producer needs the bound port for its endpoints: bind first, then point it there.

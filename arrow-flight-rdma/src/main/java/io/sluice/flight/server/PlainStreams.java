@@ -110,9 +110,11 @@ final class PlainStreams {
         if (builder == null) {
           builder = FlightTable.builder(root.getSchema(), stream.getDictionaryProvider());
         }
-        state.tables().publish(name, builder.build());
+        FlightTable stored = builder.build();
+        builder = null;
+        state.publish(name, stored);
         ack.onCompleted();
-      } catch (RuntimeException e) {
+      } catch (io.sluice.transport.TransportException | RuntimeException e) {
         if (builder != null) {
           builder.close();
         }

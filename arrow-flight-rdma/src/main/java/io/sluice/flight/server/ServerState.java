@@ -1,16 +1,18 @@
 package io.sluice.flight.server;
 
 import io.sluice.flight.memory.LandingPool;
-import io.sluice.flight.memory.StagingBudget;
+import io.sluice.flight.table.FlightTable;
 import io.sluice.flight.table.TableRegistry;
 import io.sluice.transport.Transport;
+import io.sluice.transport.TransportException;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
- * What the stream handlers of one server share. {@code transport} is empty when the data plane
+ * What the stream handlers of one server share; {@code activeGrants} counts streams whose reader
+ * may READ a table now. {@code transport} is empty when the data plane
  * is off (no secret, or the transport could not start); then every stream is plain Flight.
  * Owned by {@link io.sluice.flight.SluiceFlightServer}, which closes the parts.
  */
@@ -20,10 +22,28 @@ record ServerState(
     Optional<Transport> transport,
     Optional<LandingPool> landing,
     Grants grants,
-    StagingBudget budget,
     int window,
     long ackTimeoutNanos,
     int readChunkBytes,
     long connectTimeoutNanos,
     ExecutorService ackReaders,
-    AtomicInteger activeStreams) {}
+    AtomicInteger activeStreams,
+    AtomicInteger activeGrants) {
+
+  /**
+   * Publishes {@code table} (taking the caller's reference): with the data plane on, its bodies
+   * are first copied into registered memory once, which every stream then READs.
+   */
+  void publish(String name, FlightTable table) throws TransportException {
+    FlightTable served = table;
+    if (transport.isPresent()) {
+      try {
+        served = table.register(transport.get(), allocator);
+      } catch (TransportException | RuntimeException e) {
+        table.release();
+        throw e;
+      }
+    }
+    tables.publish(name, served);
+  }
+}

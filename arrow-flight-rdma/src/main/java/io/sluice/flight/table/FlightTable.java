@@ -5,6 +5,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.compression.CommonsCompressionFactory;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -38,16 +39,39 @@ public final class FlightTable implements AutoCloseable {
   private final CompressionUtil.CodecType codec;
   private final long rows;
   private final long bodyBytes;
+  private final java.util.Optional<RegisteredBodies> registered;
   private final AtomicInteger refCnt = new AtomicInteger(1);
 
-  private FlightTable(Builder b) {
-    this.schema = b.schema;
-    this.messageSchema = b.messageSchema;
-    this.dictionaries = List.copyOf(b.dictionaries);
-    this.batches = List.copyOf(b.batches);
-    this.codec = b.codec;
-    this.rows = batches.stream().mapToLong(ArrowRecordBatch::getLength).sum();
-    this.bodyBytes = batches.stream().mapToLong(ArrowRecordBatch::computeBodyLength).sum();
+  private FlightTable(Schema schema, Schema messageSchema, List<ArrowDictionaryBatch> dictionaries,
+      List<ArrowRecordBatch> batches, CompressionUtil.CodecType codec, RegisteredBodies registered) {
+    this.schema = schema;
+    this.messageSchema = messageSchema;
+    this.dictionaries = List.copyOf(dictionaries);
+    this.batches = List.copyOf(batches);
+    this.codec = codec;
+    this.registered = java.util.Optional.ofNullable(registered);
+    this.rows = this.batches.stream().mapToLong(ArrowRecordBatch::getLength).sum();
+    this.bodyBytes = this.batches.stream().mapToLong(ArrowRecordBatch::computeBodyLength).sum();
+  }
+
+  /** A table whose batches are views of {@code registered}'s memory; takes ownership of all. */
+  static FlightTable of(Schema schema, Schema messageSchema, List<ArrowDictionaryBatch> dictionaries,
+      List<ArrowRecordBatch> batches, CompressionUtil.CodecType codec, RegisteredBodies registered) {
+    return new FlightTable(schema, messageSchema, dictionaries, batches, codec, registered);
+  }
+
+  /**
+   * This table with its bodies copied into memory registered with {@code transport}, readable by
+   * no peer until a stream grants it; releases the caller's reference to this table.
+   */
+  public FlightTable register(io.sluice.transport.Transport transport, BufferAllocator allocator)
+      throws io.sluice.transport.TransportException {
+    return RegisteredBodies.register(this, transport, allocator);
+  }
+
+  /** The registered bodies, when the table was {@link #register}ed. */
+  public java.util.Optional<RegisteredBodies> registered() {
+    return registered;
   }
 
   /**
@@ -115,6 +139,7 @@ public final class FlightTable implements AutoCloseable {
   public void release() {
     int n = refCnt.decrementAndGet();
     if (n == 0) {
+      registered.ifPresent(RegisteredBodies::close);
       dictionaries.forEach(ArrowDictionaryBatch::close);
       batches.forEach(ArrowRecordBatch::close);
     } else if (n < 0) {
@@ -183,7 +208,7 @@ public final class FlightTable implements AutoCloseable {
 
     public FlightTable build() {
       built = true;
-      return new FlightTable(this);
+      return new FlightTable(schema, messageSchema, dictionaries, batches, codec, null);
     }
 
     @Override
