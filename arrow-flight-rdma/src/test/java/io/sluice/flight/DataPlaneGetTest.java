@@ -63,10 +63,10 @@ class DataPlaneGetTest {
   @Test
   void compressedBatchesAreDecompressedByTheReader() throws Exception {
     try (BufferAllocator allocator = new RootAllocator()) {
-      String expected = TestTables.expectedMixed(allocator, 2, 5000);
+      String expected = TestTables.expectedMixed(allocator, 2, 1000);
       try (SluiceFlightServer server = server(allocator, config("tcp", SECRET))) {
-        server.publish("zstd", TestTables.mixed(allocator, 2, 5000, CompressionUtil.CodecType.ZSTD));
-        server.publish("lz4", TestTables.mixed(allocator, 2, 5000, CompressionUtil.CodecType.LZ4_FRAME));
+        server.publish("zstd", TestTables.mixed(allocator, 2, 1000, CompressionUtil.CodecType.ZSTD));
+        server.publish("lz4", TestTables.mixed(allocator, 2, 1000, CompressionUtil.CodecType.LZ4_FRAME));
         try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
             config("tcp", SECRET))) {
           for (String name : new String[] {"zstd", "lz4"}) {
