@@ -74,10 +74,8 @@ final class DataPlaneStreams {
   }
 
   private static void get(ServerState state, long peer, OpenGet open, FlightStream in, ServerStreamListener out) {
-    String name = TableRegistry.nameOf(new Ticket(open.ticket())).orElseThrow(() -> CallStatus.NOT_FOUND
-        .withDescription("not a ticket of this server").toRuntimeException());
-    FlightTable table = state.tables().acquire(name).orElseThrow(() -> CallStatus.NOT_FOUND
-        .withDescription("no table '" + name + "'").toRuntimeException());
+    String name = TableProducer.nameOf(new Ticket(open.ticket()));
+    FlightTable table = state.tables().require(name);
     FrameLink link = new FrameLink(in, out, state.allocator());
     AckWindow window = new AckWindow(state.window(), state.ackTimeoutNanos());
     List<ReaderGrant> grants = List.of();

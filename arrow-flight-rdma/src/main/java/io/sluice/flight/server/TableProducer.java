@@ -47,12 +47,7 @@ final class TableProducer implements FlightProducer {
 
   @Override
   public void getStream(CallContext context, Ticket ticket, ServerStreamListener listener) {
-    FlightTable table = acquire(ticket);
-    try {
-      PlainStreams.get(state, table, listener);
-    } finally {
-      table.release();
-    }
+    serve(nameOf(ticket), listener);
   }
 
   @Override
@@ -73,8 +68,7 @@ final class TableProducer implements FlightProducer {
   public FlightInfo getFlightInfo(CallContext context, FlightDescriptor descriptor) {
     String name = TableRegistry.nameOf(descriptor).orElseThrow(() -> CallStatus.NOT_FOUND
         .withDescription("this server names tables by a path of one element").toRuntimeException());
-    FlightTable t = state.tables().acquire(name).orElseThrow(() -> CallStatus.NOT_FOUND
-        .withDescription("no table '" + name + "'").toRuntimeException());
+    FlightTable t = state.tables().require(name);
     try {
       return info(name, t);
     } finally {
@@ -94,12 +88,15 @@ final class TableProducer implements FlightProducer {
       DataPlaneStreams.open(state, d.getCommand(), reader, writer);
       return;
     }
-    String name = TableRegistry.nameOf(d).orElseThrow(() -> CallStatus.INVALID_ARGUMENT
-        .withDescription("DoExchange takes a data-plane command or a table's path").toRuntimeException());
-    FlightTable table = state.tables().acquire(name).orElseThrow(() -> CallStatus.NOT_FOUND
-        .withDescription("no table '" + name + "'").toRuntimeException());
+    serve(TableRegistry.nameOf(d).orElseThrow(() -> CallStatus.INVALID_ARGUMENT
+        .withDescription("DoExchange takes a data-plane command or a table's path").toRuntimeException()), writer);
+  }
+
+  /** Sends table {@code name} as an ordinary Flight stream. */
+  private void serve(String name, ServerStreamListener listener) {
+    FlightTable table = state.tables().require(name);
     try {
-      PlainStreams.get(state, table, writer);
+      PlainStreams.get(state, table, listener);
     } finally {
       table.release();
     }
@@ -128,11 +125,10 @@ final class TableProducer implements FlightProducer {
     listener.onCompleted();
   }
 
-  private FlightTable acquire(Ticket ticket) {
-    String name = TableRegistry.nameOf(ticket).orElseThrow(() -> CallStatus.NOT_FOUND
+  /** The table a ticket of this server names. */
+  static String nameOf(Ticket ticket) {
+    return TableRegistry.nameOf(ticket).orElseThrow(() -> CallStatus.NOT_FOUND
         .withDescription("not a ticket of this server").toRuntimeException());
-    return state.tables().acquire(name).orElseThrow(() -> CallStatus.NOT_FOUND
-        .withDescription("no table '" + name + "'").toRuntimeException());
   }
 
   private FlightInfo info(String name, FlightTable t) {

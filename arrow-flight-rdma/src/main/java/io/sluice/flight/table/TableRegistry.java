@@ -50,6 +50,16 @@ public final class TableRegistry implements AutoCloseable {
     }
   }
 
+  /**
+   * The table, retained (the caller releases it).
+   *
+   * @throws org.apache.arrow.flight.FlightRuntimeException NOT_FOUND if it is not published
+   */
+  public FlightTable require(String name) {
+    return acquire(name).orElseThrow(() -> org.apache.arrow.flight.CallStatus.NOT_FOUND
+        .withDescription("no table '" + name + "'").toRuntimeException());
+  }
+
   public List<String> names() {
     return tables.keySet().stream().sorted().toList();
   }
