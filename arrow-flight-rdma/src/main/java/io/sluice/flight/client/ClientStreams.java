@@ -37,7 +37,8 @@ public final class ClientStreams {
     byte[] command = DataPlaneProtocol.encode(new OpenGet(grant(session), ticket.getBytes()));
     FlightClient.ExchangeReaderWriter exchange = flight.doExchange(FlightDescriptor.command(command));
     int chunk = (int) Math.min(Integer.MAX_VALUE, FlightOption.READ_CHUNK_BYTES.positiveLong(config));
-    return new DataPlaneTableReader(exchange, session, allocator, chunk, timeoutNanos(config));
+    int depth = (int) Math.min(1024, FlightOption.STREAM_WINDOW.positiveLong(config));
+    return new DataPlaneTableReader(exchange, session, allocator, chunk, depth, timeoutNanos(config));
   }
 
   public static TableWriter dataPlanePut(FlightClient flight, DataPlaneSession session, BufferAllocator allocator,

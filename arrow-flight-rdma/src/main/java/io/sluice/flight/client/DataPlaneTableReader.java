@@ -23,12 +23,13 @@ final class DataPlaneTableReader implements TableReader {
   private boolean finished;
 
   DataPlaneTableReader(FlightClient.ExchangeReaderWriter exchange, DataPlaneSession session,
-      org.apache.arrow.memory.BufferAllocator allocator, int chunkBytes, long timeoutNanos) {
+      org.apache.arrow.memory.BufferAllocator allocator, int chunkBytes, int depth, long timeoutNanos) {
     this.exchange = exchange;
     this.dataPath = session.dataPath();
     // The server sends a frame at least every acknowledgement deadline or ends the stream.
     FrameLink link = new FrameLink(exchange.getReader(), exchange.getWriter(), allocator, 2 * timeoutNanos);
-    this.reader = new BodyReader(allocator, link, session.connection(), session.landing(), chunkBytes, timeoutNanos);
+    this.reader = new BodyReader(allocator, link, session.connection(), session.landing(), chunkBytes, depth,
+        timeoutNanos);
   }
 
   @Override

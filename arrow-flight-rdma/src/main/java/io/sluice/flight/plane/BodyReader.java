@@ -32,11 +32,11 @@ import org.apache.arrow.vector.types.pojo.Schema;
 /**
  * The receiving side of a data-plane stream, as an Arrow {@link ArrowReader}: for each frame it
  * READs the body over the transport connection in one batched call straight into registered
- * memory from a {@link LandingPool}, acknowledges it, and loads the vectors from that memory
- * without a copy (Arrow's own loader slices the body; dictionaries, every type and compressed
+ * memory from a {@link LandingPool} (a {@link Prefetcher} starts those READs up to {@code depth}
+ * bodies ahead), acknowledges it, and loads the vectors from that memory without a copy (Arrow's own loader slices the body; dictionaries, every type and compressed
  * buffers work as they do for IPC files and streams).
  *
- * <p>Not thread safe: one reading thread, as for any ArrowReader.
+ * <p>Not thread safe: one reading thread, as for any ArrowReader (plus its prefetching thread).
  */
 public final class BodyReader extends ArrowReader {
   private final FrameLink link;
@@ -44,45 +44,64 @@ public final class BodyReader extends ArrowReader {
   private final LandingPool landing;
   private final int chunkBytes;
   private final long timeoutNanos;
+  private final int depth;
+  private Prefetcher prefetcher;
   private long bytesRead;
   private long batches;
   private boolean ended;
 
   public BodyReader(BufferAllocator allocator, FrameLink link, Connection connection, LandingPool landing,
-      int chunkBytes, long timeoutNanos) {
+      int chunkBytes, int depth, long timeoutNanos) {
     super(allocator, CommonsCompressionFactory.INSTANCE);
     this.link = link;
     this.connection = connection;
     this.landing = landing;
     this.chunkBytes = chunkBytes;
     this.timeoutNanos = timeoutNanos;
+    this.depth = depth;
   }
 
   @Override
   protected Schema readSchema() throws IOException {
-    Frame f = nextFrame().orElseThrow(() -> new IOException("data-plane stream ended before its schema"));
+    Optional<ByteBuffer> raw = link.receive();
+    if (raw.isEmpty()) {
+      throw new IOException("data-plane stream ended before its schema");
+    }
+    Frame f;
+    try {
+      f = DataPlaneProtocol.decodeFrame(raw.get());
+    } catch (IllegalArgumentException e) {
+      throw new IOException("malformed data-plane frame: " + e.getMessage(), e);
+    }
     if (!(f instanceof SchemaFrame s)) {
       throw new IOException("data-plane stream must start with its schema, got " + f.getClass().getSimpleName());
     }
+    Schema schema;
     try {
-      return IpcBodies.schema(s.metadata());
+      schema = IpcBodies.schema(s.metadata());
     } catch (IllegalArgumentException e) {
       throw new IOException(e.getMessage(), e);
     }
+    prefetcher = new Prefetcher(link, connection, landing, chunkBytes, depth, timeoutNanos);
+    return schema;
   }
 
   @Override
   public boolean loadNextBatch() throws IOException {
     prepareLoadNextBatch();
-    while (true) {
-      Optional<Frame> next = nextFrame();
-      if (next.isEmpty()) {
+    while (!ended) {
+      Prefetcher.Item item = next();
+      if (item instanceof Prefetcher.End) {
+        ended = true;
         return false;
       }
-      if (!(next.get() instanceof BodyFrame f)) {
-        throw new IOException("unexpected " + next.get().getClass().getSimpleName() + " in a data-plane stream");
+      if (item instanceof Prefetcher.Failed failed) {
+        ended = true;
+        throw asIo(failed.error());
       }
-      ArrowBuf body = fetch(f);
+      Prefetcher.Fetched fetched = (Prefetcher.Fetched) item;
+      BodyFrame f = fetched.frame();
+      ArrowBuf body = complete(fetched);
       try {
         // Deserializing takes over the body's reference (Arrow slices it, then releases it).
         if (f.dictionary()) {
@@ -97,73 +116,80 @@ public final class BodyReader extends ArrowReader {
         throw new IOException("bad batch from the peer: " + e.getMessage(), e);
       }
     }
+    return false;
   }
 
-  private Optional<Frame> nextFrame() throws IOException {
-    if (ended) {
-      return Optional.empty();
-    }
-    Optional<ByteBuffer> raw = link.receive();
-    if (raw.isEmpty()) {
-      ended = true;
-      return Optional.empty();
-    }
+  private Prefetcher.Item next() throws IOException {
     try {
-      return Optional.of(DataPlaneProtocol.decodeFrame(raw.get()));
-    } catch (IllegalArgumentException e) {
-      throw new IOException("malformed data-plane frame: " + e.getMessage(), e);
+      // The prefetcher's receive has a deadline of its own; this one only guards against a stall.
+      return prefetcher.take(System.nanoTime() + 3 * timeoutNanos);
+    } catch (TimeoutException e) {
+      throw new IOException(e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while waiting for a batch", e);
     }
   }
 
-  /** READs the body into landing memory, acknowledges it, and returns it as an ArrowBuf. */
-  private ArrowBuf fetch(BodyFrame f) throws IOException {
+  private static IOException asIo(RuntimeException e) {
+    if (e instanceof org.apache.arrow.flight.FlightRuntimeException f) {
+      throw f;
+    }
+    return new IOException("data-plane stream failed: " + e.getMessage(), e);
+  }
+
+  /** Waits for the body's READ, acknowledges it, and returns it as an ArrowBuf. */
+  private ArrowBuf complete(Prefetcher.Fetched fetched) throws IOException {
+    BodyFrame f = fetched.frame();
     long length = f.body().length();
     long declared = IpcBodies.declaredBodyLength(f.metadata());
     if (declared > length) {
+      prefetcher.giveBack(fetched);
       throw new IOException("batch metadata declares a body of " + declared + " bytes, the frame offers " + length);
     }
-    if (length == 0) {
-      acknowledge(f.sequence());
-      return allocator.getEmpty();
-    }
-    LandingPool.Landing dst;
     try {
-      dst = landing.acquire(length);
-    } catch (TransportException e) {
-      throw new IOException("no landing memory for a body of " + length + " bytes: " + e.getMessage(), e);
-    }
-    try {
-      List<ReadRequest> ranges = new ArrayList<>();
-      for (long off = 0; off < length; off += chunkBytes) {
-        int n = (int) Math.min(chunkBytes, length - off);
-        ranges.add(new ReadRequest(f.body().region(), f.body().offset() + off, dst.region(), off, n));
-      }
-      List<CompletableFuture<Void>> reads = connection.readBatch(ranges);
-      CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).get(timeoutNanos, TimeUnit.NANOSECONDS);
+      fetched.read().get(timeoutNanos, TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
-      dst.release();
-      if (e.getCause() instanceof UnknownKeyException || e.getCause() instanceof RegionRevokedException) {
+      prefetcher.giveBack(fetched);
+      Throwable cause = e.getCause();
+      if (cause instanceof UnknownKeyException || cause instanceof RegionRevokedException) {
         // The server withdraws access when it ends a stream: its reason is the one to report.
-        Optional<org.apache.arrow.flight.FlightRuntimeException> verdict = link.drainToError();
-        if (verdict.isPresent()) {
-          throw verdict.get();
-        }
+        serverVerdict();
       }
-      throw new IOException("READ of a batch body failed: " + e.getCause(), e.getCause());
+      throw new IOException("READ of a batch body failed: " + cause, cause);
     } catch (TimeoutException e) {
-      dst.release();
+      prefetcher.giveBack(fetched);
       throw new IOException("READ of a batch body took longer than " + timeoutNanos / 1_000_000 + " ms", e);
     } catch (InterruptedException e) {
-      dst.release();
+      prefetcher.giveBack(fetched);
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while reading a batch body", e);
-    } catch (RuntimeException e) {
-      dst.release();
-      throw e;
     }
     acknowledge(f.sequence());
     bytesRead += length;
-    return dst.wrap(allocator, length);
+    return fetched.landing().map(l -> l.wrap(allocator, length)).orElseGet(allocator::getEmpty);
+  }
+
+  /** Throws the server's error if the stream ended with one (skipping bodies still queued). */
+  private void serverVerdict() throws IOException {
+    long deadline = System.nanoTime() + timeoutNanos;
+    while (true) {
+      Prefetcher.Item i;
+      try {
+        i = prefetcher.take(deadline);
+      } catch (TimeoutException | InterruptedException e) {
+        return;
+      }
+      if (i instanceof Prefetcher.Fetched skipped) {
+        prefetcher.giveBack(skipped);
+      } else {
+        ended = true;
+        if (i instanceof Prefetcher.Failed failed) {
+          throw asIo(failed.error());
+        }
+        return;
+      }
+    }
   }
 
   private void acknowledge(long sequence) {
@@ -188,6 +214,9 @@ public final class BodyReader extends ArrowReader {
 
   @Override
   protected void closeReadSource() {
-    // The Flight call belongs to whoever made the link; it ends the call.
+    // The Flight call belongs to whoever made the link (it cancels or ends the call first).
+    if (prefetcher != null) {
+      prefetcher.close();
+    }
   }
 }

@@ -168,7 +168,7 @@ final class DataPlaneStreams {
       FrameLink link = new FrameLink(in, out, state.allocator());
       FlightTable.Builder builder = null;
       try (BodyReader reader = new BodyReader(state.allocator(), link, connection, state.landing().orElseThrow(),
-          state.readChunkBytes(), state.ackTimeoutNanos())) {
+          state.readChunkBytes(), state.window(), state.ackTimeoutNanos())) {
         VectorSchemaRoot root = reader.getVectorSchemaRoot();
         while (reader.loadNextBatch()) {
           if (builder == null) {
