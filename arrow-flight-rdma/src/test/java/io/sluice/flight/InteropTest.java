@@ -104,6 +104,32 @@ class InteropTest {
   }
 
   @Test
+  void plainClientReadsBatchesLargerThanGrpcBuffers() throws Exception {
+    java.util.Map<String, String> m = new java.util.HashMap<>(java.util.Map.of(
+        "sluice.transport.provider", "tcp", "sluice.transport.bindHost", "127.0.0.1",
+        "sluice.transport.secret", SECRET, "sluice.flight.ackTimeoutMs", "10000"));
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, io.sluice.transport.TransportConfig.of(m));
+         FlightClient plain = FlightClient.builder(allocator, server.location()).build()) {
+      server.publish("big", TestTables.numeric(allocator, 6, 200_000)); // about 5 MiB a batch
+      long rows = 0;
+      long sum = 0;
+      try (FlightStream s = plain.getStream(SluiceFlightServer.ticket("big"))) {
+        while (s.next()) {
+          org.apache.arrow.vector.BigIntVector a = (org.apache.arrow.vector.BigIntVector) s.getRoot().getVector("a");
+          for (int i = 0; i < a.getValueCount(); i++) {
+            sum += a.get(i);
+          }
+          rows += s.getRoot().getRowCount();
+        }
+      }
+      long n = 6 * 200_000L;
+      assertEquals(n, rows);
+      assertEquals(n * (n - 1) / 2, sum);
+    }
+  }
+
+  @Test
   void ourClientAgainstAPlainFlightServerFallsBackToGrpc() throws Exception {
     try (BufferAllocator allocator = new RootAllocator()) {
       String expected = TestTables.expectedMixed(allocator, 2, 300);

@@ -87,7 +87,7 @@ final class DataPlaneStreams {
       granted = true;
       state.activeGrants().incrementAndGet();
       out.setOnCancelHandler(() -> window.cancel(new CancellationException("the client cancelled the stream")));
-      state.ackReaders().execute(() -> readAcknowledgements(link, window));
+      state.workers().execute(() -> readAcknowledgements(link, window));
       link.send(DataPlaneProtocol.encode(new SchemaFrame(IpcBodies.schemaMetadata(table.messageSchema()))));
       for (RegisteredBodies.Body b : bodies.dictionaries()) {
         link.send(DataPlaneProtocol.encode(new BodyFrame(true, window.next(), b.metadata(), b.ref())));

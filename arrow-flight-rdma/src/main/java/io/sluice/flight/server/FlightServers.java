@@ -83,7 +83,7 @@ public final class FlightServers {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
-      state.ackReaders().shutdownNow();
+      state.workers().shutdownNow();
       state.tables().close();
       state.landing().ifPresent(LandingPool::close);
       state.transport().ifPresent(Transport::close);
@@ -98,14 +98,14 @@ public final class FlightServers {
     Grants grants = new Grants(ackTimeout);
     Optional<Transport> transport = openTransport(config, grants);
     Optional<LandingPool> landing = transport.map(t -> new LandingPool(t, LANDING_IDLE_BYTES));
-    ExecutorService ackReaders = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "sluice-flight-acks");
+    ExecutorService workers = Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "sluice-flight-stream");
       t.setDaemon(true);
       return t;
     });
     ServerState state = new ServerState(allocator, new TableRegistry(), transport, landing, grants, window,
         ackTimeout, chunk, TimeUnit.MILLISECONDS.toNanos(config.longValue(TransportOption.CONNECT_TIMEOUT_MS)),
-        ackReaders, new AtomicInteger(), new AtomicInteger());
+        workers, new AtomicInteger(), new AtomicInteger());
     FlightServer flight = null;
     try {
       // The producer needs the bound port for its endpoints: bind first, then point it there.
@@ -127,7 +127,7 @@ public final class FlightServers {
           Thread.currentThread().interrupt();
         }
       }
-      ackReaders.shutdownNow();
+      workers.shutdownNow();
       landing.ifPresent(LandingPool::close);
       transport.ifPresent(Transport::close);
       throw e;

@@ -32,15 +32,15 @@ import org.apache.arrow.vector.util.DictionaryUtility;
  * Ordinary Flight streams, for every client: DoGet loads each stored batch into a root
  * (decompressing if the table is compressed, since Flight clients expect plain buffers) and
  * sends it as Flight does, waiting for gRPC's flow control; DoPut stores the incoming batches
- * as a table. Stateless; each call runs on its gRPC thread.
+ * as a table. Stateless; a get runs on a server thread, a put on its gRPC thread.
  */
 final class PlainStreams {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PlainStreams.class);
   private PlainStreams() {}
 
-  static void get(ServerState state, FlightTable table, ServerStreamListener listener) {
-    BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
-    backpressure.register(listener);
+  /** Sends the table; {@code backpressure} was registered with the listener by the caller. */
+  static void get(ServerState state, FlightTable table, ServerStreamListener listener,
+      BackpressureStrategy backpressure) {
     try (VectorSchemaRoot root = VectorSchemaRoot.create(table.schema(), state.allocator());
          Dictionaries dictionaries = Dictionaries.load(table, state.allocator())) {
       listener.start(root, dictionaries.provider());

@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
- * What the stream handlers of one server share; {@code activeGrants} counts streams whose reader
+ * What the stream handlers of one server share ({@code workers}: threads for plain streams and for
+ * reading data-plane acknowledgements); {@code activeGrants} counts streams whose reader
  * may READ a table now. {@code transport} is empty when the data plane
  * is off (no secret, or the transport could not start); then every stream is plain Flight.
  * Owned by {@link io.sluice.flight.SluiceFlightServer}, which closes the parts.
@@ -26,7 +27,7 @@ record ServerState(
     long ackTimeoutNanos,
     int readChunkBytes,
     long connectTimeoutNanos,
-    ExecutorService ackReaders,
+    ExecutorService workers,
     AtomicInteger activeStreams,
     AtomicInteger activeGrants) {
 

@@ -7,6 +7,7 @@ import io.sluice.flight.table.TableRegistry;
 import java.util.List;
 import org.apache.arrow.flight.Action;
 import org.apache.arrow.flight.ActionType;
+import org.apache.arrow.flight.BackpressureStrategy;
 import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.Criteria;
 import org.apache.arrow.flight.FlightDescriptor;
@@ -92,13 +93,25 @@ final class TableProducer implements FlightProducer {
         .withDescription("DoExchange takes a data-plane command or a table's path").toRuntimeException()), writer);
   }
 
-  /** Sends table {@code name} as an ordinary Flight stream. */
+  /**
+   * Sends table {@code name} as an ordinary Flight stream, from a thread of the server's own: the
+   * stream waits for gRPC's "ready" callback, which gRPC delivers on the thread of this call.
+   */
   private void serve(String name, ServerStreamListener listener) {
     FlightTable table = state.tables().require(name);
+    BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
+    backpressure.register(listener);
     try {
-      PlainStreams.get(state, table, listener);
-    } finally {
+      state.workers().execute(() -> {
+        try {
+          PlainStreams.get(state, table, listener, backpressure);
+        } finally {
+          table.release();
+        }
+      });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
       table.release();
+      throw CallStatus.UNAVAILABLE.withDescription("the server is shutting down").toRuntimeException();
     }
   }
 
