@@ -30,8 +30,6 @@ final class BenchTable {
   private static final byte[] ALPHABET =
       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
           .getBytes(StandardCharsets.US_ASCII);
-  private static final int MAX_NAME = 39;
-  private static final int MAX_CATEGORY = 12;
 
   private BenchTable() {}
 
@@ -89,8 +87,16 @@ final class BenchTable {
     price.allocateNew(rows);
     quantity.allocateNew(rows);
     eventTime.allocateNew(rows);
-    name.allocateNew((long) rows * MAX_NAME, rows);
-    category.allocateNew((long) rows * MAX_CATEGORY, rows);
+    long nameBytes = 0;
+    long categoryBytes = 0;
+    for (int i = 0; i < rows; i++) {
+      long m = mix(start + i);
+      nameBytes += nameLength(m);
+      categoryBytes += categoryLength(m);
+    }
+    // Exact sizes: the table then holds about its body bytes, not a worst case per row.
+    name.allocateNew(nameBytes, rows);
+    category.allocateNew(categoryBytes, rows);
     for (int i = 0; i < rows; i++) {
       long r = start + i;
       long m = mix(r);
@@ -98,10 +104,20 @@ final class BenchTable {
       price.set(i, (r % 10_007) * 0.01);
       quantity.set(i, (int) (r % 1_000));
       eventTime.set(i, 1_700_000_000_000_000L + r * 1_000);
-      name.set(i, ALPHABET, (int) (r & 63), 8 + (int) (m & 31));
-      category.set(i, ALPHABET, (int) (r % 13), 4 + (int) ((m >>> 8) % 9));
+      name.set(i, ALPHABET, (int) (r & 63), nameLength(m));
+      category.set(i, ALPHABET, (int) (r % 13), categoryLength(m));
     }
     root.setRowCount(rows);
+  }
+
+  /** 8 to 39 bytes. */
+  private static int nameLength(long mixed) {
+    return 8 + (int) (mixed & 31);
+  }
+
+  /** 4 to 12 bytes. */
+  private static int categoryLength(long mixed) {
+    return 4 + (int) ((mixed >>> 8) % 9);
   }
 
   /** A 64-bit mix of {@code v} (SplitMix64's finalizer). */

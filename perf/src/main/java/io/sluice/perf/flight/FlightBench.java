@@ -43,7 +43,6 @@ public final class FlightBench {
   static final String GBPS = "GB/s";
   static final String GRPC = "grpc";
   static final List<String> PROVIDERS = List.of("tcp", "shm");
-  static final List<String> OPERATIONS = List.of("get", "put");
   /** The goals of issue 9 on the 2-core reference machine: data plane over gRPC Flight, per provider. */
   static final Map<String, Double> GOALS = Map.of("shm", 10.0, "tcp", 4.0);
 
@@ -77,10 +76,20 @@ public final class FlightBench {
     return "flight." + operation + "." + path;
   }
 
-  /** One checked move of the whole table; returns how long it took. */
+  /** One checked move of the whole table of {@code w}; returns how long it took. */
   @FunctionalInterface
   private interface Cell {
-    FlightPaths.Timed run() throws IOException;
+    FlightPaths.Timed run(Workload w) throws IOException;
+  }
+
+  /**
+   * A table both JVMs hold: its name on the servers, the driver's copy (what puts send), what a
+   * reader of all of it sees, and its body bytes (what every path moves).
+   */
+  private record Workload(String name, FlightTable local, Fingerprint.Value expected, long bodyBytes) {
+    Ticket ticket() {
+      return SluiceFlightServer.ticket(name);
+    }
   }
 
   /** Runs the benchmark, writes {@link FlightBenchOptions#out()}, prints progress and the table; returns the results. */
@@ -96,52 +105,65 @@ public final class FlightBench {
     new SecureRandom().nextBytes(seed);
     String secret = HexFormat.of().formatHex(seed);
     Map<String, double[]> rounds = new LinkedHashMap<>();
-    long bodyBytes;
+    Map<String, BenchTable.Built> local = new LinkedHashMap<>();
     try (BufferAllocator allocator = new RootAllocator();
          FlightServerProcess server = FlightServerProcess.start(o, PROVIDERS, secret);
-         BenchTable.Built local = BenchTable.build(allocator, o.tableBytes(), o.batchRows())) {
-      ServerAnnouncement a = server.awaitReady();
-      if (!a.fingerprint().equals(local.fingerprint())) {
-        throw new IllegalStateException("the server built a different table: " + a.fingerprint() + ", here "
-            + local.fingerprint());
+         LocalTables closer = () -> local.values().forEach(BenchTable.Built::close)) {
+      local.put(ServerAnnouncement.TABLE, BenchTable.build(allocator, o.tableBytes(), o.batchRows()));
+      if (o.warmupBytes() > 0) {
+        local.put(ServerAnnouncement.WARMUP_TABLE, BenchTable.build(allocator, o.warmupBytes(), o.batchRows()));
       }
-      bodyBytes = a.bodyBytes();
-      Fingerprint.Value expected = local.fingerprint();
+      ServerAnnouncement a = server.awaitReady();
+      Map<String, Workload> workloads = new LinkedHashMap<>();
+      for (Map.Entry<String, BenchTable.Built> t : local.entrySet()) {
+        ServerAnnouncement.ServedTable served = a.table(t.getKey());
+        if (!served.fingerprint().equals(t.getValue().fingerprint())) {
+          throw new IllegalStateException("the server built a different table " + t.getKey() + ": "
+              + served.fingerprint() + ", here " + t.getValue().fingerprint());
+        }
+        workloads.put(t.getKey(), new Workload(t.getKey(), t.getValue().table(), served.fingerprint(),
+            served.bodyBytes()));
+      }
+      Workload measured = workloads.get(ServerAnnouncement.TABLE);
       out.printf(Locale.ROOT, "Sluice Flight benchmark%s: two JVMs on loopback, %d cores, Java %s%n",
           o.quick() ? " (--quick: smoke run, figures are meaningless)" : "",
           Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
       out.printf(Locale.ROOT, "table: %d rows in %d batches of %d, %.1f MiB of batch bodies (id, price, quantity,"
-          + " event_time, name, category); %d measured round(s)%s%n", expected.rows(), expected.batches(),
-          o.batchRows(), bodyBytes / (double) FlightBenchOptions.MIB, o.rounds(), o.warmup() ? " after a warm-up" : "");
+          + " event_time, name, category); %d measured round(s)%s%n", measured.expected().rows(),
+          measured.expected().batches(), o.batchRows(), measured.bodyBytes() / (double) FlightBenchOptions.MIB,
+          o.rounds(), o.warmup() ? String.format(Locale.ROOT, " after a warm-up round with %.1f MiB",
+              workloads.get(ServerAnnouncement.WARMUP_TABLE).bodyBytes() / (double) FlightBenchOptions.MIB) : "");
       out.flush();
       try (FlightClient stock = FlightClient.builder(allocator, a.server(ServerAnnouncement.STOCK)).build();
            FlightClient plain = FlightClient.builder(allocator, a.server("tcp")).build();
            SluiceFlightClient tcp = dataPlaneClient(allocator, a, "tcp", secret);
            SluiceFlightClient shm = dataPlaneClient(allocator, a, "shm", secret)) {
         Map<String, SluiceFlightClient> clients = Map.of("tcp", tcp, "shm", shm);
-        Ticket ticket = SluiceFlightServer.ticket(ServerAnnouncement.TABLE);
-        FlightTable table = local.table();
         Map<String, Cell> cells = new LinkedHashMap<>();
-        cells.put(name("get", GRPC), () -> checkGet(FlightPaths.plainGet(stock, ticket), GRPC, expected));
-        for (String p : PROVIDERS) {
-          cells.put(name("get", p), () -> checkGet(FlightPaths.sluiceGet(clients.get(p), ticket), p, expected));
+        if (o.operations().contains("get")) {
+          cells.put(name("get", GRPC), w -> checkGet(FlightPaths.plainGet(stock, w.ticket()), GRPC, w));
+          for (String p : PROVIDERS) {
+            cells.put(name("get", p), w -> checkGet(FlightPaths.sluiceGet(clients.get(p), w.ticket()), p, w));
+          }
         }
-        String grpcPut = "put-" + GRPC;
-        cells.put(name("put", GRPC), () -> checkPut(FlightPaths.plainPut(plain, allocator, table, grpcPut), GRPC,
-            grpcPut, plain, server, expected));
-        for (String p : PROVIDERS) {
-          String stored = "put-" + p;
-          cells.put(name("put", p), () -> checkPut(FlightPaths.sluicePut(clients.get(p), allocator, table, stored),
-              p, stored, clients.get(p).flight(), server, expected));
+        if (o.operations().contains("put")) {
+          String grpcPut = "put-" + GRPC;
+          cells.put(name("put", GRPC), w -> checkPut(FlightPaths.plainPut(plain, allocator, w.local(), grpcPut),
+              GRPC, grpcPut, plain, server, w));
+          for (String p : PROVIDERS) {
+            String stored = "put-" + p;
+            cells.put(name("put", p), w -> checkPut(FlightPaths.sluicePut(clients.get(p), allocator, w.local(),
+                stored), p, stored, clients.get(p).flight(), server, w));
+          }
         }
-        runRounds(o, out, cells, bodyBytes, rounds);
+        runRounds(o, out, cells, workloads, rounds);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new InterruptedIOException("interrupted while closing a Flight client");
       }
     }
     List<Measurement> results = new ArrayList<>();
-    for (String op : OPERATIONS) {
+    for (String op : o.operations()) {
       double baseline = median(rounds.get(name(op, GRPC)));
       for (String p : PROVIDERS) {
         results.add(new Measurement(name(op, p), GBPS, median(rounds.get(name(op, p))), name(op, GRPC), baseline));
@@ -152,6 +174,13 @@ public final class FlightBench {
     FlightResultTable.print(out, results, rounds);
     out.println("results written to " + o.out().toAbsolutePath());
     return results;
+  }
+
+  /** Frees the driver's tables; {@link #close()} throws nothing checked. */
+  @FunctionalInterface
+  private interface LocalTables extends AutoCloseable {
+    @Override
+    void close();
   }
 
   private static SluiceFlightClient dataPlaneClient(BufferAllocator allocator, ServerAnnouncement a, String provider,
@@ -166,15 +195,16 @@ public final class FlightBench {
     return c;
   }
 
-  private static void runRounds(FlightBenchOptions o, PrintStream out, Map<String, Cell> cells, long bodyBytes,
-      Map<String, double[]> rounds) throws IOException {
+  private static void runRounds(FlightBenchOptions o, PrintStream out, Map<String, Cell> cells,
+      Map<String, Workload> workloads, Map<String, double[]> rounds) throws IOException {
     cells.keySet().forEach(n -> rounds.put(n, new double[o.rounds()]));
     int first = o.warmup() ? -1 : 0;
     for (int r = first; r < o.rounds(); r++) {
       String label = r < 0 ? "warm-up" : "round " + (r + 1) + "/" + o.rounds();
+      Workload w = workloads.get(r < 0 ? ServerAnnouncement.WARMUP_TABLE : ServerAnnouncement.TABLE);
       for (Map.Entry<String, Cell> c : cells.entrySet()) {
-        FlightPaths.Timed t = c.getValue().run();
-        double gbps = t.gigabytesPerSecond(bodyBytes);
+        FlightPaths.Timed t = c.getValue().run(w);
+        double gbps = t.gigabytesPerSecond(w.bodyBytes());
         if (r >= 0) {
           rounds.get(c.getKey())[r] = gbps;
         }
@@ -185,10 +215,10 @@ public final class FlightBench {
     }
   }
 
-  private static FlightPaths.Timed checkGet(FlightPaths.Timed t, String path, Fingerprint.Value expected) {
+  private static FlightPaths.Timed checkGet(FlightPaths.Timed t, String path, Workload w) {
     checkPath(t, path);
-    if (!t.seen().equals(expected)) {
-      throw new IllegalStateException("a get over " + path + " saw " + t.seen() + ", the table is " + expected);
+    if (!t.seen().equals(w.expected())) {
+      throw new IllegalStateException("a get over " + path + " saw " + t.seen() + ", the table is " + w.expected());
     }
     return t;
   }
@@ -199,13 +229,14 @@ public final class FlightBench {
    * stored, and the server's plain DoGet stalls on large batches.
    */
   private static FlightPaths.Timed checkPut(FlightPaths.Timed t, String path, String stored, FlightClient info,
-      FlightServerProcess server, Fingerprint.Value expected) throws IOException {
+      FlightServerProcess server, Workload w) throws IOException {
     checkPath(t, path);
     FlightInfo i = info.getInfo(FlightDescriptor.path(stored));
     // The server fills FlightInfo's record count into its byte count and the other way round.
-    if (i.getRecords() != expected.rows() && i.getBytes() != expected.rows()) {
+    long rows = w.expected().rows();
+    if (i.getRecords() != rows && i.getBytes() != rows) {
       throw new IllegalStateException("a put over " + path + " stored " + i.getRecords() + " records ("
-          + i.getBytes() + " bytes); the table has " + expected.rows() + " rows");
+          + i.getBytes() + " bytes); the table has " + rows + " rows");
     }
     server.drop(stored);
     return t;

@@ -23,7 +23,8 @@ import org.apache.arrow.memory.RootAllocator;
  * ServerAnnouncement}), drops the tables puts stored when told to, and serves until its standard
  * input closes, so it never outlives the driver.
  *
- * <p>Arguments: {@code TABLE_BYTES BATCH_ROWS PROVIDER...}; the secret comes from {@value
+ * <p>Arguments: {@code TABLE_BYTES WARMUP_BYTES BATCH_ROWS PROVIDER...} (no warm-up table when
+ * {@code WARMUP_BYTES} is 0); the secret comes from {@value
  * LoopbackFlight#SECRET_ENV}.
  */
 public final class FlightBenchServer {
@@ -41,23 +42,29 @@ public final class FlightBenchServer {
   }
 
   private static void run(String[] args) throws IOException {
-    if (args.length < 3) {
-      throw new IllegalArgumentException("usage: FlightBenchServer TABLE_BYTES BATCH_ROWS PROVIDER...");
+    if (args.length < 4) {
+      throw new IllegalArgumentException("usage: FlightBenchServer TABLE_BYTES WARMUP_BYTES BATCH_ROWS PROVIDER...");
     }
     long tableBytes = Long.parseLong(args[0]);
-    int batchRows = Integer.parseInt(args[1]);
-    List<String> providers = List.of(args).subList(2, args.length);
+    long warmupBytes = Long.parseLong(args[1]);
+    int batchRows = Integer.parseInt(args[2]);
+    List<String> providers = List.of(args).subList(3, args.length);
     String secret = System.getenv(LoopbackFlight.SECRET_ENV);
     if (secret == null || secret.isEmpty()) {
       throw new IllegalArgumentException("environment variable " + LoopbackFlight.SECRET_ENV + " is not set");
     }
     List<SluiceFlightServer> servers = new ArrayList<>();
+    Map<String, BenchTable.Built> tables = new LinkedHashMap<>();
     try (BufferAllocator allocator = new RootAllocator();
-         BenchTable.Built built = BenchTable.build(allocator, tableBytes, batchRows);
-         StockTableProducer stock = new StockTableProducer(allocator, built.table());
+         Closer builtTables = () -> tables.values().forEach(BenchTable.Built::close);
+         StockTableProducer stock = new StockTableProducer(allocator, tables);
          FlightServer stockServer = FlightServer.builder(allocator, Location.forGrpcInsecure(LoopbackFlight.HOST, 0),
              stock).build()) {
       try {
+        tables.put(ServerAnnouncement.TABLE, BenchTable.build(allocator, tableBytes, batchRows));
+        if (warmupBytes > 0) {
+          tables.put(ServerAnnouncement.WARMUP_TABLE, BenchTable.build(allocator, warmupBytes, batchRows));
+        }
         stockServer.start();
         Map<String, Location> locations = new LinkedHashMap<>();
         locations.put(ServerAnnouncement.STOCK, Location.forGrpcInsecure(LoopbackFlight.HOST, stockServer.getPort()));
@@ -69,10 +76,13 @@ public final class FlightBenchServer {
             throw new IllegalStateException("the Flight server for " + provider + " has data plane "
                 + server.dataPlane().orElse("off") + "; is the provider available here?");
           }
-          server.publish(ServerAnnouncement.TABLE, built.table().retain());
+          tables.forEach((name, t) -> server.publish(name, t.table().retain()));
           locations.put(provider, server.location());
         }
-        ServerAnnouncement a = new ServerAnnouncement(locations, built.table().bodyBytes(), built.fingerprint());
+        Map<String, ServerAnnouncement.ServedTable> served = new LinkedHashMap<>();
+        tables.forEach((name, t) -> served.put(name,
+            new ServerAnnouncement.ServedTable(t.table().bodyBytes(), t.fingerprint())));
+        ServerAnnouncement a = new ServerAnnouncement(locations, served);
         a.lines().forEach(System.out::println);
         System.out.flush();
         serveCommands(servers);
@@ -86,6 +96,13 @@ public final class FlightBenchServer {
     }
   }
 
+  /** Closes what it holds; {@link #close()} throws nothing checked. */
+  @FunctionalInterface
+  private interface Closer extends AutoCloseable {
+    @Override
+    void close();
+  }
+
   /** Runs the driver's commands until its end of input, the signal to stop. */
   private static void serveCommands(List<SluiceFlightServer> servers) throws IOException {
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -95,8 +112,8 @@ public final class FlightBenchServer {
       if (drop.isEmpty()) {
         throw new IllegalArgumentException("unknown command from the driver: '" + line + "'");
       }
-      if (drop.get().equals(ServerAnnouncement.TABLE)) {
-        throw new IllegalArgumentException("the served table is not dropped");
+      if (drop.get().equals(ServerAnnouncement.TABLE) || drop.get().equals(ServerAnnouncement.WARMUP_TABLE)) {
+        throw new IllegalArgumentException("the served tables are not dropped");
       }
       servers.forEach(s -> s.remove(drop.get()));
       System.out.println(ServerAnnouncement.droppedLine(drop.get()));

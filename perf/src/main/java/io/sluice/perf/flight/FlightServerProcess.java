@@ -66,6 +66,7 @@ final class FlightServerProcess implements AutoCloseable {
     command.add(System.getProperty("java.class.path"));
     command.add(FlightBenchServer.class.getName());
     command.add(Long.toString(o.tableBytes()));
+    command.add(Long.toString(o.warmupBytes()));
     command.add(Integer.toString(o.batchRows()));
     command.addAll(providers);
     ProcessBuilder pb = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
@@ -79,13 +80,14 @@ final class FlightServerProcess implements AutoCloseable {
   }
 
   /**
-   * Heap and direct-memory limits for the server: the served table, a table a put stores, and
-   * the staging and landing memory of the data plane; plus this JVM's module-opening flags.
+   * Heap and direct-memory limits for the server: the served tables, a table a put stores (a gRPC
+   * put's buffers are rounded up by the allocator), gRPC's buffers and the staging and landing
+   * memory of the data plane; plus this JVM's module-opening flags.
    */
   private static List<String> jvmFlags(long tableBytes) {
     List<String> flags = new ArrayList<>();
     flags.add("-Xmx1g");
-    flags.add("-XX:MaxDirectMemorySize=" + (3 * tableBytes + (2L << 30)));
+    flags.add("-XX:MaxDirectMemorySize=" + (4 * tableBytes + (2L << 30)));
     flags.add("-XX:+UseParallelGC");
     flags.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
     for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {

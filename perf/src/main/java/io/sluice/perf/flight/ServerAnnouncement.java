@@ -1,6 +1,9 @@
 package io.sluice.perf.flight;
 
 import java.io.IOException;
+import java.net.URISyntaxException;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,10 +15,11 @@ import org.apache.arrow.flight.Location;
  * the driver. On standard output, once started:
  *
  * <pre>
- *   flight grpc URI                              the stock flight-core server of the gRPC baseline
- *   flight PROVIDER URI                          a SluiceFlightServer whose data plane is PROVIDER
- *   table BODY_BYTES ROWS BATCHES IDHASH NAMEBYTES  the served table, with its {@link Fingerprint}
- *   ready                                        nothing more until a command
+ *   flight grpc URI                          the stock flight-core server of the gRPC baseline
+ *   flight PROVIDER URI                      a SluiceFlightServer whose data plane is PROVIDER
+ *   table NAME BODY_BYTES ROWS BATCHES IDHASH NAMEBYTES
+ *                                            a table every server serves, with its {@link Fingerprint}
+ *   ready                                    nothing more until a command
  * </pre>
  *
  * Then, for each command line {@code drop NAME} on its standard input (free a table a put
@@ -23,32 +27,46 @@ import org.apache.arrow.flight.Location;
  * Immutable once built.
  *
  * @param servers Flight location per path: {@value #STOCK} for the stock server, else the data-plane provider
- * @param bodyBytes body bytes of the served table
- * @param fingerprint what a reader of the whole served table sees
+ * @param tables the served tables by name
  */
-record ServerAnnouncement(Map<String, Location> servers, long bodyBytes, Fingerprint.Value fingerprint) {
+record ServerAnnouncement(Map<String, Location> servers, Map<String, ServedTable> tables) {
   static final String READY = "ready";
+  /** The table the rounds measure. */
   static final String TABLE = "bench";
+  /** A smaller table of the same rows for the warm-up round. */
+  static final String WARMUP_TABLE = "warmup";
   static final String STOCK = "grpc";
 
+  /** A served table: its body bytes and what a reader of all of it sees. */
+  record ServedTable(long bodyBytes, Fingerprint.Value fingerprint) {}
+
   ServerAnnouncement {
-    servers = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(servers));
+    servers = Collections.unmodifiableMap(new LinkedHashMap<>(servers));
+    tables = Collections.unmodifiableMap(new LinkedHashMap<>(tables));
   }
 
   List<String> lines() {
-    List<String> lines = new java.util.ArrayList<>();
+    List<String> lines = new ArrayList<>();
     servers.forEach((path, location) -> lines.add("flight " + path + " " + location.getUri()));
-    lines.add("table " + bodyBytes + " " + fingerprint.encode());
+    tables.forEach((name, t) -> lines.add("table " + name + " " + t.bodyBytes() + " " + t.fingerprint().encode()));
     lines.add(READY);
     return lines;
   }
 
-  Location server(String provider) throws IOException {
-    Location l = servers.get(provider);
+  Location server(String path) throws IOException {
+    Location l = servers.get(path);
     if (l == null) {
-      throw new IOException("benchmark server announced no Flight server for " + provider);
+      throw new IOException("benchmark server announced no Flight server for " + path);
     }
     return l;
+  }
+
+  ServedTable table(String name) throws IOException {
+    ServedTable t = tables.get(name);
+    if (t == null) {
+      throw new IOException("benchmark server announced no table " + name);
+    }
+    return t;
   }
 
   static String dropCommand(String table) {
@@ -70,13 +88,12 @@ record ServerAnnouncement(Map<String, Location> servers, long bodyBytes, Fingerp
   /** Collects announcement lines until {@link #READY}. Not thread safe. */
   static final class Parser {
     private final Map<String, Location> servers = new LinkedHashMap<>();
-    private long bodyBytes = -1;
-    private Fingerprint.Value fingerprint;
+    private final Map<String, ServedTable> tables = new LinkedHashMap<>();
 
     /**
      * Takes one line; returns the announcement once the ready line arrives.
      *
-     * @throws IOException for a malformed announcement, or ready before the table line
+     * @throws IOException for a malformed announcement, or ready before any table line
      */
     Optional<ServerAnnouncement> accept(String line) throws IOException {
       String[] f = line.trim().split(" ");
@@ -87,21 +104,20 @@ record ServerAnnouncement(Map<String, Location> servers, long bodyBytes, Fingerp
             servers.put(f[1], new Location(f[2]));
           }
           case "table" -> {
-            expectFields(f, 6, line);
-            bodyBytes = Long.parseLong(f[1]);
-            fingerprint = Fingerprint.Value.decode(f, 2);
+            expectFields(f, 7, line);
+            tables.put(f[1], new ServedTable(Long.parseLong(f[2]), Fingerprint.Value.decode(f, 3)));
           }
           case READY -> {
-            if (fingerprint == null) {
-              throw new IOException("benchmark server was ready without announcing its table");
+            if (tables.isEmpty()) {
+              throw new IOException("benchmark server was ready without announcing a table");
             }
-            return Optional.of(new ServerAnnouncement(servers, bodyBytes, fingerprint));
+            return Optional.of(new ServerAnnouncement(servers, tables));
           }
           default -> {
             // not an announcement
           }
         }
-      } catch (IllegalArgumentException | java.net.URISyntaxException e) {
+      } catch (IllegalArgumentException | URISyntaxException e) {
         throw new IOException("malformed announcement '" + line + "': " + e.getMessage(), e);
       }
       return Optional.empty();

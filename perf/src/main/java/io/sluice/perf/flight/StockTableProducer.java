@@ -1,6 +1,8 @@
 package io.sluice.perf.flight;
 
 import io.sluice.flight.table.FlightTable;
+import io.sluice.flight.table.TableRegistry;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -14,7 +16,7 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 
 /**
- * DoGet of a {@link FlightTable} the way a stock flight-core producer serves one: each batch is
+ * DoGet of the benchmark's tables the way a stock flight-core producer serves one: each batch is
  * loaded into a root without a copy and written with {@code putNext}, paced by flight-core's
  * {@link BackpressureStrategy.CallbackBackpressureStrategy}. The stream runs on a thread of its
  * own, so gRPC can deliver the on-ready callbacks that pace it while it waits. This is the gRPC
@@ -26,27 +28,34 @@ final class StockTableProducer extends NoOpFlightProducer implements AutoCloseab
   private static final long READY_TIMEOUT_MS = 60_000;
 
   private final BufferAllocator allocator;
-  private final FlightTable table;
+  private final Map<String, BenchTable.Built> tables;
   private final ExecutorService streams = Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "stock-flight-stream");
     t.setDaemon(true);
     return t;
   });
 
-  StockTableProducer(BufferAllocator allocator, FlightTable table) {
+  /** Serves the tables of {@code tables} (which the caller fills and frees) by their tickets. */
+  StockTableProducer(BufferAllocator allocator, Map<String, BenchTable.Built> tables) {
     this.allocator = allocator;
-    this.table = table;
+    this.tables = tables;
   }
 
   @Override
   public void getStream(CallContext context, Ticket ticket, ServerStreamListener listener) {
+    BenchTable.Built built = TableRegistry.nameOf(ticket).map(tables::get).orElse(null);
+    if (built == null) {
+      listener.error(CallStatus.NOT_FOUND.withDescription("no such table").toRuntimeException());
+      return;
+    }
+    FlightTable table = built.table();
     // gRPC takes the on-ready handler only during this call; the stream runs after it returns.
     BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
     backpressure.register(listener);
-    streams.execute(() -> serve(listener, backpressure));
+    streams.execute(() -> serve(table, listener, backpressure));
   }
 
-  private void serve(ServerStreamListener listener, BackpressureStrategy backpressure) {
+  private void serve(FlightTable table, ServerStreamListener listener, BackpressureStrategy backpressure) {
     try (VectorSchemaRoot root = VectorSchemaRoot.create(table.schema(), allocator)) {
       listener.start(root);
       VectorLoader loader = new VectorLoader(root);
