@@ -26,7 +26,7 @@ public record FlightBenchOptions(long tableBytes, int batchRows, int rounds, Lis
   static final long DEFAULT_SIZE_MB = 2048;
   static final long QUICK_SIZE_MB = 24;
   /** Enough to touch every path's pools and compile its code; the warm-up round moves this much. */
-  static final long WARMUP_BYTES = 256 * MIB;
+  static final long WARMUP_BYTES = 512 * MIB;
   static final int BATCH_ROWS = 64 * 1024;
   static final int DEFAULT_ROUNDS = 3;
   static final List<String> OPERATIONS = List.of("get", "put");
