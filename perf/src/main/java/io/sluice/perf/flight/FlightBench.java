@@ -13,6 +13,7 @@ import java.io.InterruptedIOException;
 import java.io.PrintStream;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -190,7 +191,7 @@ public final class FlightBench {
     if (!c.dataPlane().equals(provider)) {
       String why = c.fallbackReason().orElse("no reason given");
       c.close();
-      throw new IOException("the " + provider + " client negotiated " + "no " + provider + " data plane: " + why);
+      throw new IOException("the " + provider + " client negotiated no " + provider + " data plane: " + why);
     }
     return c;
   }
@@ -250,7 +251,7 @@ public final class FlightBench {
 
   static double median(double[] values) {
     double[] sorted = values.clone();
-    java.util.Arrays.sort(sorted);
+    Arrays.sort(sorted);
     int n = sorted.length;
     return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   }

@@ -4,6 +4,7 @@ import io.sluice.flight.SluiceFlightServer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.InterruptedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -92,7 +93,7 @@ public final class FlightBenchServer {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new java.io.InterruptedIOException("interrupted while stopping the stock Flight server");
+      throw new InterruptedIOException("interrupted while stopping the stock Flight server");
     }
   }
 
