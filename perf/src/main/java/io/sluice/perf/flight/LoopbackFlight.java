@@ -1,0 +1,35 @@
+package io.sluice.perf.flight;
+
+import io.sluice.transport.TransportConfig;
+import io.sluice.transport.TransportOption;
+import java.util.HashMap;
+import java.util.Map;
+
+/** How both benchmark JVMs configure Flight servers and clients: loopback only, the run's secret. Stateless. */
+final class LoopbackFlight {
+  static final String HOST = "127.0.0.1";
+  /** The environment variable that hands the run's secret to the server JVM. */
+  static final String SECRET_ENV = "SLUICE_BENCH_SECRET";
+  private static final String FLIGHT_OPTION_PREFIX = "sluice.flight.";
+
+  private LoopbackFlight() {}
+
+  /**
+   * A data plane over {@code provider} with the shared {@code secret}, bound and advertised on
+   * loopback; plus any Flight option ({@code sluice.flight.*}) set as a system property, so a run
+   * can try other settings (the server JVM gets the driver's {@code -Dsluice.*} flags).
+   */
+  static TransportConfig config(String provider, String secret) {
+    Map<String, String> m = new HashMap<>();
+    for (String name : System.getProperties().stringPropertyNames()) {
+      if (name.startsWith(FLIGHT_OPTION_PREFIX)) {
+        m.put(name, System.getProperty(name));
+      }
+    }
+    m.put(TransportOption.PROVIDER.key(), provider);
+    m.put(TransportOption.SECRET.key(), secret);
+    m.put(TransportOption.BIND_HOST.key(), HOST);
+    m.put(TransportOption.ADVERTISE_HOST.key(), HOST);
+    return TransportConfig.of(m);
+  }
+}

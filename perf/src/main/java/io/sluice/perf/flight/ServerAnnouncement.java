@@ -1,0 +1,132 @@
+package io.sluice.perf.flight;
+
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.arrow.flight.Location;
+
+/**
+ * What the Flight benchmark server offers, and the one definition of the lines it exchanges with
+ * the driver. On standard output, once started:
+ *
+ * <pre>
+ *   flight grpc URI                          the stock flight-core server of the gRPC baseline
+ *   flight PROVIDER URI                      a SluiceFlightServer whose data plane is PROVIDER
+ *   table NAME BODY_BYTES ROWS BATCHES IDHASH NAMEBYTES
+ *                                            a table every server serves, with its {@link Fingerprint}
+ *   ready                                    nothing more until a command
+ * </pre>
+ *
+ * Then, for each command line {@code drop NAME} on its standard input (free a table a put
+ * stored), the line {@code dropped NAME}. Other output lines (a JVM warning, say) are ignored.
+ * Immutable once built.
+ *
+ * @param servers Flight location per path: {@value #STOCK} for the stock server, else the data-plane provider
+ * @param tables the served tables by name
+ */
+record ServerAnnouncement(Map<String, Location> servers, Map<String, ServedTable> tables) {
+  static final String READY = "ready";
+  /** The table the rounds measure. */
+  static final String TABLE = "bench";
+  /** A smaller table of the same rows for the warm-up round. */
+  static final String WARMUP_TABLE = "warmup";
+  static final String STOCK = "grpc";
+
+  /** A served table: its body bytes and what a reader of all of it sees. */
+  record ServedTable(long bodyBytes, Fingerprint.Value fingerprint) {}
+
+  ServerAnnouncement {
+    servers = Collections.unmodifiableMap(new LinkedHashMap<>(servers));
+    tables = Collections.unmodifiableMap(new LinkedHashMap<>(tables));
+  }
+
+  List<String> lines() {
+    List<String> lines = new ArrayList<>();
+    servers.forEach((path, location) -> lines.add("flight " + path + " " + location.getUri()));
+    tables.forEach((name, t) -> lines.add("table " + name + " " + t.bodyBytes() + " " + t.fingerprint().encode()));
+    lines.add(READY);
+    return lines;
+  }
+
+  Location server(String path) throws IOException {
+    Location l = servers.get(path);
+    if (l == null) {
+      throw new IOException("benchmark server announced no Flight server for " + path);
+    }
+    return l;
+  }
+
+  ServedTable table(String name) throws IOException {
+    ServedTable t = tables.get(name);
+    if (t == null) {
+      throw new IOException("benchmark server announced no table " + name);
+    }
+    return t;
+  }
+
+  static String dropCommand(String table) {
+    return "drop " + table;
+  }
+
+  static Optional<String> droppedTable(String line) {
+    return line.startsWith("dropped ") ? Optional.of(line.substring("dropped ".length()).trim()) : Optional.empty();
+  }
+
+  static Optional<String> tableToDrop(String command) {
+    return command.startsWith("drop ") ? Optional.of(command.substring("drop ".length()).trim()) : Optional.empty();
+  }
+
+  static String droppedLine(String table) {
+    return "dropped " + table;
+  }
+
+  /** Collects announcement lines until {@link #READY}. Not thread safe. */
+  static final class Parser {
+    private final Map<String, Location> servers = new LinkedHashMap<>();
+    private final Map<String, ServedTable> tables = new LinkedHashMap<>();
+
+    /**
+     * Takes one line; returns the announcement once the ready line arrives.
+     *
+     * @throws IOException for a malformed announcement, or ready before any table line
+     */
+    Optional<ServerAnnouncement> accept(String line) throws IOException {
+      String[] f = line.trim().split(" ");
+      try {
+        switch (f[0]) {
+          case "flight" -> {
+            expectFields(f, 3, line);
+            servers.put(f[1], new Location(f[2]));
+          }
+          case "table" -> {
+            expectFields(f, 7, line);
+            tables.put(f[1], new ServedTable(Long.parseLong(f[2]), Fingerprint.Value.decode(f, 3)));
+          }
+          case READY -> {
+            if (tables.isEmpty()) {
+              throw new IOException("benchmark server was ready without announcing a table");
+            }
+            return Optional.of(new ServerAnnouncement(servers, tables));
+          }
+          default -> {
+            // not an announcement
+          }
+        }
+      } catch (IllegalArgumentException | URISyntaxException e) {
+        throw new IOException("malformed announcement '" + line + "': " + e.getMessage(), e);
+      }
+      return Optional.empty();
+    }
+
+    private static void expectFields(String[] f, int n, String line) throws IOException {
+      if (f.length != n) {
+        throw new IOException("announcement '" + line + "' needs " + n + " fields, has " + f.length);
+      }
+    }
+  }
+}

@@ -1,0 +1,52 @@
+package io.sluice.perf.flight;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.sluice.perf.JsonParser;
+import io.sluice.transport.Transports;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Runs the whole harness in --quick mode on a small table: this JVM drives, a second JVM serves,
+ * as in a real run, and every cell checks what it moved. Checks the results file's shape and
+ * names, never the figures.
+ */
+class FlightBenchQuickTest {
+  @Test
+  @Timeout(120)
+  void quickRunMovesTheTableEveryWayAndWritesTheDataPlaneBesideGrpc(@TempDir Path dir) throws Exception {
+    assumeTrue(Transports.provider("shm").isAvailable(), "shm provider unavailable here");
+    Path out = dir.resolve("flight.json");
+    ByteArrayOutputStream printed = new ByteArrayOutputStream();
+    try (PrintStream ps = new PrintStream(printed, true, StandardCharsets.UTF_8)) {
+      FlightBench.run(FlightBenchOptions.parse("--quick", "--size-mb", "4", "--out", out.toString()), ps);
+    }
+    List<String> names = new ArrayList<>();
+    for (Object o : (List<?>) JsonParser.parse(Files.readString(out))) {
+      Map<?, ?> r = (Map<?, ?>) o;
+      assertEquals(List.of("name", "unit", "value", "baseline_name", "baseline_value"), List.copyOf(r.keySet()));
+      String name = (String) r.get("name");
+      names.add(name);
+      assertEquals(name.substring(0, name.lastIndexOf('.')) + ".grpc", r.get("baseline_name"), name);
+      assertEquals("GB/s", r.get("unit"));
+      assertTrue((Double) r.get("value") > 0, name + " has a positive value");
+      assertTrue((Double) r.get("baseline_value") > 0, name + " has a positive baseline");
+    }
+    assertEquals(List.of("flight.get.tcp", "flight.get.shm", "flight.put.tcp", "flight.put.shm"), names);
+    String table = printed.toString(StandardCharsets.UTF_8);
+    assertTrue(table.contains("flight.get.shm   >= 10.0x flight.get.grpc"), table);
+    assertTrue(table.contains("flight.get.tcp   >=  4.0x flight.get.grpc"), table);
+  }
+}
