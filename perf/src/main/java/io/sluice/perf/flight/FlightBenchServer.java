@@ -77,7 +77,9 @@ public final class FlightBenchServer {
             throw new IllegalStateException("the Flight server for " + provider + " has data plane "
                 + server.dataPlane().orElse("off") + "; is the provider available here?");
           }
-          tables.forEach((name, t) -> server.publish(name, t.table().retain()));
+          for (var t : tables.entrySet()) {
+            server.publish(t.getKey(), t.getValue().table().retain());
+          }
           locations.put(provider, server.location());
         }
         Map<String, ServerAnnouncement.ServedTable> served = new LinkedHashMap<>();
