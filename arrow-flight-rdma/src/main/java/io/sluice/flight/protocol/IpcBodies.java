@@ -7,6 +7,7 @@ import org.apache.arrow.flatbuf.Message;
 import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flatbuf.RecordBatch;
 import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.compression.CompressionUtil;
 import org.apache.arrow.vector.ipc.WriteChannel;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
 import org.apache.arrow.vector.ipc.message.ArrowMessage;
@@ -101,6 +102,13 @@ public final class IpcBodies {
     } catch (IOException | RuntimeException e) {
       throw new IllegalArgumentException("malformed dictionary batch metadata: " + e, e);
     }
+  }
+
+  /** The codec a record batch's metadata names for its buffers. */
+  public static CompressionUtil.CodecType codec(byte[] metadata) {
+    RecordBatch rb = (RecordBatch) parse(metadata, MessageHeader.RecordBatch).header(new RecordBatch());
+    org.apache.arrow.flatbuf.BodyCompression c = rb.compression();
+    return c == null ? CompressionUtil.CodecType.NO_COMPRESSION : CompressionUtil.CodecType.fromCompressionType(c.codec());
   }
 
   /** The body length that {@code metadata} declares. */

@@ -1,7 +1,7 @@
 package io.sluice.flight.server;
 
 import io.sluice.flight.plane.AckWindow;
-import io.sluice.flight.plane.BodyReader;
+import io.sluice.flight.plane.BodyReceiver;
 import io.sluice.flight.plane.FrameLink;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import io.sluice.flight.protocol.DataPlaneProtocol.AckFrame;
@@ -30,7 +30,6 @@ import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.Ticket;
-import org.apache.arrow.vector.VectorSchemaRoot;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -166,27 +165,12 @@ final class DataPlaneStreams {
             "the transport at " + open.readFrom() + " is not the peer the grant was issued to").toRuntimeException();
       }
       FrameLink link = new FrameLink(in, out, state.allocator());
-      FlightTable.Builder builder = null;
-      try (BodyReader reader = new BodyReader(state.allocator(), link, connection, state.landing().orElseThrow(),
-          state.readChunkBytes(), state.window(), state.ackTimeoutNanos())) {
-        VectorSchemaRoot root = reader.getVectorSchemaRoot();
-        while (reader.loadNextBatch()) {
-          if (builder == null) {
-            builder = FlightTable.builder(root.getSchema(), reader);
-          }
-          builder.add(root);
-        }
-        if (builder == null) {
-          builder = FlightTable.builder(root.getSchema(), reader);
-        }
-        FlightTable stored = builder.build();
-        builder = null;
-        state.publish(name, stored);
+      try {
+        FlightTable stored = new BodyReceiver(link, connection, transport, state.readChunkBytes(),
+            state.ackTimeoutNanos()).receive(state.allocator());
+        state.tables().publish(name, stored); // already in registered memory: served as it is
         out.completed();
       } catch (IOException | RuntimeException e) {
-        if (builder != null) {
-          builder.close();
-        }
         if (e instanceof FlightRuntimeException f) {
           throw f;
         }

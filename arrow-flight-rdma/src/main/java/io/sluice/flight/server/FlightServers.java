@@ -1,7 +1,6 @@
 package io.sluice.flight.server;
 
 import io.sluice.flight.FlightOption;
-import io.sluice.flight.memory.LandingPool;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import io.sluice.flight.table.TableRegistry;
 import io.sluice.transport.MessageHandler;
@@ -30,7 +29,6 @@ import org.slf4j.LoggerFactory;
 public final class FlightServers {
   private static final Logger LOG = LoggerFactory.getLogger(FlightServers.class);
   private static final long SHUTDOWN_GRACE_SECONDS = 5;
-  private static final long LANDING_IDLE_BYTES = 256L << 20;
 
   private FlightServers() {}
 
@@ -85,7 +83,6 @@ public final class FlightServers {
       }
       state.workers().shutdownNow();
       state.tables().close();
-      state.landing().ifPresent(LandingPool::close);
       state.transport().ifPresent(Transport::close);
     }
   }
@@ -97,13 +94,12 @@ public final class FlightServers {
     int chunk = (int) Math.min(Integer.MAX_VALUE, FlightOption.READ_CHUNK_BYTES.positiveLong(config));
     Grants grants = new Grants(ackTimeout);
     Optional<Transport> transport = openTransport(config, grants);
-    Optional<LandingPool> landing = transport.map(t -> new LandingPool(t, LANDING_IDLE_BYTES));
     ExecutorService workers = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "sluice-flight-stream");
       t.setDaemon(true);
       return t;
     });
-    ServerState state = new ServerState(allocator, new TableRegistry(), transport, landing, grants, window,
+    ServerState state = new ServerState(allocator, new TableRegistry(), transport, grants, window,
         ackTimeout, chunk, TimeUnit.MILLISECONDS.toNanos(config.longValue(TransportOption.CONNECT_TIMEOUT_MS)),
         workers, new AtomicInteger(), new AtomicInteger());
     FlightServer flight = null;
@@ -128,7 +124,6 @@ public final class FlightServers {
         }
       }
       workers.shutdownNow();
-      landing.ifPresent(LandingPool::close);
       transport.ifPresent(Transport::close);
       throw e;
     }

@@ -1,6 +1,5 @@
 package io.sluice.flight.server;
 
-import io.sluice.flight.memory.LandingPool;
 import io.sluice.flight.table.FlightTable;
 import io.sluice.flight.table.TableRegistry;
 import io.sluice.transport.Transport;
@@ -21,7 +20,6 @@ record ServerState(
     BufferAllocator allocator,
     TableRegistry tables,
     Optional<Transport> transport,
-    Optional<LandingPool> landing,
     Grants grants,
     int window,
     long ackTimeoutNanos,

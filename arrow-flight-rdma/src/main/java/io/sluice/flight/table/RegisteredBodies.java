@@ -7,13 +7,20 @@ import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.ForeignAllocation;
 import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
+import org.apache.arrow.vector.compression.CompressionUtil;
+import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.arrow.vector.util.DictionaryUtility;
 
 /**
  * A published table's IPC bodies in registered memory: packed, 8-byte aligned, into segments of
@@ -74,34 +81,102 @@ public final class RegisteredBodies implements AutoCloseable {
    */
   static FlightTable register(FlightTable source, Transport transport, BufferAllocator allocator)
       throws TransportException {
-    Packer packer = new Packer(transport, allocator, totalBytes(source));
-    List<ArrowDictionaryBatch> dictionaryViews = new ArrayList<>();
-    List<ArrowRecordBatch> batchViews = new ArrayList<>();
+    Packer packer = new Packer(transport, totalBytes(source));
     List<Body> dictionaryBodies = new ArrayList<>();
     List<Body> batchBodies = new ArrayList<>();
     try {
       for (ArrowDictionaryBatch d : source.dictionaries()) {
-        Body body = packer.place(d.getDictionary(), IpcBodies.metadata(d));
-        dictionaryBodies.add(body);
-        dictionaryViews.add(IpcBodies.dictionaryBatch(body.metadata(), packer.view(body)));
+        dictionaryBodies.add(packer.place(d.getDictionary(), IpcBodies.metadata(d)));
       }
       for (ArrowRecordBatch b : source.batches()) {
-        Body body = packer.place(b, IpcBodies.metadata(b));
-        batchBodies.add(body);
-        batchViews.add(IpcBodies.recordBatch(body.metadata(), packer.view(body)));
+        batchBodies.add(packer.place(b, IpcBodies.metadata(b)));
       }
     } catch (TransportException | RuntimeException e) {
-      dictionaryViews.forEach(ArrowDictionaryBatch::close);
-      batchViews.forEach(ArrowRecordBatch::close);
-      packer.closeAll();
+      packer.segments.forEach(RegisteredRegion::close);
       throw e;
     }
-    RegisteredBodies bodies = new RegisteredBodies(packer.segments, dictionaryBodies, batchBodies);
-    packer.releaseViews();
-    FlightTable table = FlightTable.of(source.schema(), source.messageSchema(), dictionaryViews, batchViews,
-        source.codec(), bodies);
+    FlightTable table = views(source.schema(), source.messageSchema(), source.codec(),
+        new RegisteredBodies(packer.segments, dictionaryBodies, batchBodies), allocator);
     source.release();
     return table;
+  }
+
+  /**
+   * A table over bodies that already lie in registered memory of their own (a put READ them
+   * there): {@code segments} are taken over, one per body of {@code dictionaries} then {@code
+   * batches}, in that order. The schema is the IPC message schema the stream carried.
+   */
+  public static FlightTable adopt(Schema messageSchema, List<RegisteredRegion> segments, List<Body> dictionaries,
+      List<Body> batches, BufferAllocator allocator) {
+    Map<Long, Dictionary> scratch = new HashMap<>();
+    List<Field> fields = new ArrayList<>();
+    try {
+      for (Field f : messageSchema.getFields()) {
+        fields.add(DictionaryUtility.toMemoryFormat(f, allocator, scratch));
+      }
+    } finally {
+      scratch.values().forEach(d -> d.getVector().close());
+    }
+    CompressionUtil.CodecType codec = batches.isEmpty()
+        ? CompressionUtil.CodecType.NO_COMPRESSION : IpcBodies.codec(batches.get(0).metadata());
+    return views(new Schema(fields, messageSchema.getCustomMetadata()), messageSchema, codec,
+        new RegisteredBodies(segments, dictionaries, batches), allocator);
+  }
+
+  /** The table as Arrow batches that are views of the registered bodies (no copy). */
+  private static FlightTable views(Schema schema, Schema messageSchema, CompressionUtil.CodecType codec,
+      RegisteredBodies bodies, BufferAllocator allocator) {
+    List<ArrowBuf> segmentBuffers = new ArrayList<>();
+    List<ArrowDictionaryBatch> dictionaryViews = new ArrayList<>();
+    List<ArrowRecordBatch> batchViews = new ArrayList<>();
+    try {
+      for (RegisteredRegion r : bodies.segments) {
+        segmentBuffers.add(wrap(r, allocator));
+      }
+      for (Body b : bodies.dictionaries) {
+        dictionaryViews.add(IpcBodies.dictionaryBatch(b.metadata(), view(b, bodies.segments, segmentBuffers)));
+      }
+      for (Body b : bodies.batches) {
+        batchViews.add(IpcBodies.recordBatch(b.metadata(), view(b, bodies.segments, segmentBuffers)));
+      }
+    } catch (RuntimeException e) {
+      dictionaryViews.forEach(ArrowDictionaryBatch::close);
+      batchViews.forEach(ArrowRecordBatch::close);
+      segmentBuffers.forEach(ArrowBuf::close);
+      bodies.close();
+      throw e;
+    }
+    segmentBuffers.forEach(ArrowBuf::close); // the views keep their own references
+    return FlightTable.of(schema, messageSchema, dictionaryViews, batchViews, codec, bodies);
+  }
+
+  /** A segment as an ArrowBuf; its memory outlives the segment's revocation while views use it. */
+  private static ArrowBuf wrap(RegisteredRegion r, BufferAllocator allocator) {
+    r.retain();
+    long address = MemoryUtil.getByteBufferAddress(r.buffer());
+    try {
+      return allocator.wrapForeignAllocation(new ForeignAllocation(r.length(), address) {
+        @Override
+        protected void release0() {
+          r.release();
+        }
+      });
+    } catch (RuntimeException e) {
+      r.release();
+      throw e;
+    }
+  }
+
+  /** The body as an ArrowBuf holding a reference of its own (what deserializing consumes). */
+  private static ArrowBuf view(Body body, List<RegisteredRegion> segments, List<ArrowBuf> buffers) {
+    for (int i = 0; i < segments.size(); i++) {
+      if (segments.get(i).descriptor().equals(body.ref().region())) {
+        ArrowBuf segment = buffers.get(i);
+        segment.getReferenceManager().retain();
+        return segment.slice(body.ref().offset(), body.ref().length());
+      }
+    }
+    throw new IllegalStateException("body outside every segment");
   }
 
   private static long totalBytes(FlightTable t) {
@@ -119,18 +194,15 @@ public final class RegisteredBodies implements AutoCloseable {
     return (n + 7) & ~7L;
   }
 
-  /** Places bodies into segments; keeps one ArrowBuf per segment for the views while packing. */
+  /** Places bodies one after another into segments it allocates. */
   private static final class Packer {
     private final Transport transport;
-    private final BufferAllocator allocator;
     private final List<RegisteredRegion> segments = new ArrayList<>();
-    private final List<ArrowBuf> segmentBuffers = new ArrayList<>();
     private long remaining;
     private long offset;
 
-    Packer(Transport transport, BufferAllocator allocator, long total) {
+    Packer(Transport transport, long total) {
       this.transport = transport;
-      this.allocator = allocator;
       this.remaining = total;
     }
 
@@ -147,23 +219,6 @@ public final class RegisteredBodies implements AutoCloseable {
       return placed;
     }
 
-    /** A view of the body as an ArrowBuf of its own reference (what deserializing consumes). */
-    ArrowBuf view(Body body) {
-      int i = segmentIndex(body);
-      ArrowBuf segment = segmentBuffers.get(i);
-      segment.getReferenceManager().retain();
-      return segment.slice(body.ref().offset(), body.ref().length());
-    }
-
-    private int segmentIndex(Body body) {
-      for (int i = segments.size() - 1; i >= 0; i--) {
-        if (segments.get(i).descriptor().equals(body.ref().region())) {
-          return i;
-        }
-      }
-      throw new IllegalStateException("body outside every segment");
-    }
-
     private RegisteredRegion newSegment(long length) throws TransportException {
       long size = Math.max(align(length), Math.min(SEGMENT_BYTES, remaining));
       if (size > Integer.MAX_VALUE) {
@@ -172,25 +227,7 @@ public final class RegisteredBodies implements AutoCloseable {
       RegisteredRegion r = transport.allocateFor(Transport.GRANTED_ONLY, (int) Math.max(size, 8));
       segments.add(r);
       offset = 0;
-      r.retain(); // the Arrow views' reference: memory outlives the revocation
-      long address = MemoryUtil.getByteBufferAddress(r.buffer());
-      segmentBuffers.add(allocator.wrapForeignAllocation(new ForeignAllocation(r.length(), address) {
-        @Override
-        protected void release0() {
-          r.release();
-        }
-      }));
       return r;
-    }
-
-    /** Drops the packer's own reference to each segment's buffer; the views keep theirs. */
-    void releaseViews() {
-      segmentBuffers.forEach(ArrowBuf::close);
-    }
-
-    void closeAll() {
-      releaseViews();
-      segments.forEach(RegisteredRegion::close);
     }
   }
 }

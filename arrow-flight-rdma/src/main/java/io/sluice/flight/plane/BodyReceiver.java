@@ -1,0 +1,124 @@
+package io.sluice.flight.plane;
+
+import io.sluice.flight.protocol.DataPlaneProtocol;
+import io.sluice.flight.protocol.DataPlaneProtocol.AckFrame;
+import io.sluice.flight.protocol.DataPlaneProtocol.BodyFrame;
+import io.sluice.flight.protocol.DataPlaneProtocol.BodyRef;
+import io.sluice.flight.protocol.DataPlaneProtocol.Frame;
+import io.sluice.flight.protocol.DataPlaneProtocol.SchemaFrame;
+import io.sluice.flight.protocol.IpcBodies;
+import io.sluice.flight.table.FlightTable;
+import io.sluice.flight.table.RegisteredBodies;
+import io.sluice.transport.Connection;
+import io.sluice.transport.ReadRequest;
+import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.Transport;
+import io.sluice.transport.TransportException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * The receiving side of a data-plane put, for a table that is kept: each body is READ into a
+ * registered region of its own that no peer may READ ({@link Transport#GRANTED_ONLY}), and the
+ * stored table is made of those regions and the IPC metadata as received, so nothing is copied
+ * after the READ and the table is served from the same memory. One body at a time: READ,
+ * acknowledge, next frame.
+ *
+ * <p>Not thread safe: one receiving thread.
+ */
+public final class BodyReceiver {
+  private final FrameLink link;
+  private final Connection connection;
+  private final Transport transport;
+  private final int chunkBytes;
+  private final long timeoutNanos;
+
+  public BodyReceiver(FrameLink link, Connection connection, Transport transport, int chunkBytes, long timeoutNanos) {
+    this.link = link;
+    this.connection = connection;
+    this.transport = transport;
+    this.chunkBytes = chunkBytes;
+    this.timeoutNanos = timeoutNanos;
+  }
+
+  /** Receives the whole stream and returns it as a table (the caller's reference). */
+  public FlightTable receive(BufferAllocator allocator) throws IOException {
+    List<RegisteredRegion> segments = new ArrayList<>();
+    List<RegisteredBodies.Body> dictionaries = new ArrayList<>();
+    List<RegisteredBodies.Body> batches = new ArrayList<>();
+    try {
+      Schema schema = schema(next().orElseThrow(() -> new IOException("the put ended before its schema")));
+      for (Optional<Frame> f = next(); f.isPresent(); f = next()) {
+        if (!(f.get() instanceof BodyFrame body)) {
+          throw new IOException("unexpected " + f.get().getClass().getSimpleName() + " in a put");
+        }
+        RegisteredRegion region = transport.allocateFor(Transport.GRANTED_ONLY, (int) Math.max(8, body.body().length()));
+        segments.add(region);
+        read(body, region);
+        link.send(DataPlaneProtocol.encode(new AckFrame(body.sequence())));
+        (body.dictionary() ? dictionaries : batches).add(new RegisteredBodies.Body(body.metadata(),
+            new BodyRef(region.descriptor(), 0, body.body().length())));
+      }
+      return RegisteredBodies.adopt(schema, segments, dictionaries, batches, allocator);
+    } catch (IOException | RuntimeException e) {
+      segments.forEach(RegisteredRegion::close);
+      throw e;
+    }
+  }
+
+  private Optional<Frame> next() throws IOException {
+    Optional<ByteBuffer> raw = link.receive();
+    try {
+      return raw.map(DataPlaneProtocol::decodeFrame);
+    } catch (IllegalArgumentException e) {
+      throw new IOException("malformed data-plane frame: " + e.getMessage(), e);
+    }
+  }
+
+  private static Schema schema(Frame f) throws IOException {
+    if (!(f instanceof SchemaFrame s)) {
+      throw new IOException("a put must start with its schema, got " + f.getClass().getSimpleName());
+    }
+    try {
+      return IpcBodies.schema(s.metadata());
+    } catch (IllegalArgumentException e) {
+      throw new IOException(e.getMessage(), e);
+    }
+  }
+
+  private void read(BodyFrame f, RegisteredRegion into) throws IOException {
+    long length = f.body().length();
+    if (IpcBodies.declaredBodyLength(f.metadata()) > length) {
+      throw new IOException("batch metadata declares a longer body than the frame offers");
+    }
+    if (length > Integer.MAX_VALUE) {
+      throw new IOException("a batch body of " + length + " bytes is over the 2 GiB a region can hold");
+    }
+    List<ReadRequest> ranges = new ArrayList<>();
+    for (long off = 0; off < length; off += chunkBytes) {
+      int n = (int) Math.min(chunkBytes, length - off);
+      ranges.add(new ReadRequest(f.body().region(), f.body().offset() + off, into, off, n));
+    }
+    try {
+      CompletableFuture.allOf(connection.readBatch(ranges).toArray(CompletableFuture[]::new))
+          .get(timeoutNanos, TimeUnit.NANOSECONDS);
+    } catch (ExecutionException e) {
+      throw new IOException("READ of a batch body failed: " + e.getCause(), e.getCause());
+    } catch (TimeoutException e) {
+      throw new IOException("READ of a batch body took longer than " + timeoutNanos / 1_000_000 + " ms", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while reading a batch body", e);
+    }
+  }
+
+}
