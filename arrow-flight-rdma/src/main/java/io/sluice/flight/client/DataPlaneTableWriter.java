@@ -8,28 +8,21 @@ import io.sluice.flight.plane.BodySender;
 import io.sluice.flight.plane.FrameLink;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import io.sluice.flight.protocol.DataPlaneProtocol.AckFrame;
+import io.sluice.flight.table.MessageForm;
 import io.sluice.transport.TransportException;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeoutException;
 import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
-import org.apache.arrow.vector.types.pojo.Field;
-import org.apache.arrow.vector.types.pojo.Schema;
-import org.apache.arrow.vector.util.DictionaryUtility;
 
 /**
  * A data-plane put: each batch is copied into client memory registered for the server alone,
@@ -60,18 +53,14 @@ final class DataPlaneTableWriter implements TableWriter {
     ackReader.setDaemon(true);
     ackReader.start();
     try {
-      Set<Long> ids = new HashSet<>();
-      List<Field> fields = new ArrayList<>();
-      for (Field f : root.getSchema().getFields()) {
-        fields.add(DictionaryUtility.toMessageFormat(f, dictionaries, ids));
-      }
-      sender.sendSchema(new Schema(fields, root.getSchema().getCustomMetadata()));
-      for (long id : ids.stream().sorted().toList()) {
-        FieldVector v = dictionaries.lookup(id).getVector();
-        VectorSchemaRoot holder = new VectorSchemaRoot(List.of(v.getField()), List.of(v), v.getValueCount());
-        try (ArrowDictionaryBatch d = new ArrowDictionaryBatch(id, new VectorUnloader(holder).getRecordBatch())) {
+      MessageForm form = MessageForm.of(root.getSchema(), dictionaries);
+      try {
+        sender.sendSchema(form.messageSchema());
+        for (ArrowDictionaryBatch d : form.dictionaries()) {
           sender.send(d);
         }
+      } finally {
+        form.dictionaries().forEach(ArrowDictionaryBatch::close);
       }
     } catch (TimeoutException | InterruptedException | TransportException | RuntimeException e) {
       close();

@@ -2,7 +2,9 @@ package io.sluice.flight.server;
 
 import io.sluice.flight.protocol.IpcBodies;
 import io.sluice.flight.table.FlightTable;
+import io.sluice.flight.table.RegisteredBodies;
 import io.sluice.flight.table.TableRegistry;
+import io.sluice.transport.TransportException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -98,30 +100,68 @@ final class PlainStreams {
             "DoPut needs a path descriptor with one element, the table's name").toRuntimeException());
         return;
       }
-      FlightTable.Builder builder = null;
-      try {
+      try (TableSink sink = new TableSink(state)) {
         VectorSchemaRoot root = stream.getRoot();
         while (stream.next()) {
-          if (builder == null) {
-            builder = FlightTable.builder(root.getSchema(), stream.getDictionaryProvider());
-          }
-          builder.add(root);
+          sink.add(root, stream.getDictionaryProvider());
         }
-        if (builder == null) {
-          builder = FlightTable.builder(root.getSchema(), stream.getDictionaryProvider());
-        }
-        FlightTable stored = builder.build();
-        builder = null;
-        state.publish(name, stored);
+        state.tables().publish(name, sink.build(root, stream.getDictionaryProvider()));
         ack.onCompleted();
-      } catch (io.sluice.transport.TransportException | RuntimeException e) {
-        if (builder != null) {
-          builder.close();
-        }
+      } catch (TransportException | RuntimeException e) {
         ack.onError(CallStatus.INTERNAL.withDescription("storing the put failed: " + e).withCause(e)
             .toRuntimeException());
       }
     };
+  }
+
+  /**
+   * Where a plain put's batches go: straight into registered memory when the data plane is on
+   * (so the stored table costs one copy of the data), else into a table of Arrow buffers.
+   */
+  private static final class TableSink implements AutoCloseable {
+    private final ServerState state;
+    private RegisteredBodies.Collector registered;
+    private FlightTable.Builder plain;
+
+    TableSink(ServerState state) {
+      this.state = state;
+    }
+
+    /** The dictionaries are complete once the first batch arrived, so both sinks start then. */
+    void add(VectorSchemaRoot root, DictionaryProvider dictionaries) throws TransportException {
+      start(root, dictionaries);
+      if (registered != null) {
+        registered.add(root);
+      } else {
+        plain.add(root);
+      }
+    }
+
+    FlightTable build(VectorSchemaRoot root, DictionaryProvider dictionaries) throws TransportException {
+      start(root, dictionaries);
+      return registered != null ? registered.build() : plain.build();
+    }
+
+    private void start(VectorSchemaRoot root, DictionaryProvider dictionaries) throws TransportException {
+      if (registered == null && plain == null) {
+        if (state.transport().isPresent()) {
+          registered = new RegisteredBodies.Collector(state.transport().get(), state.allocator(), root.getSchema(),
+              dictionaries);
+        } else {
+          plain = FlightTable.builder(root.getSchema(), dictionaries);
+        }
+      }
+    }
+
+    @Override
+    public void close() {
+      if (registered != null) {
+        registered.close();
+      }
+      if (plain != null) {
+        plain.close();
+      }
+    }
   }
 
   /** The dictionary vectors of one plain stream, loaded from the table's dictionary batches. */

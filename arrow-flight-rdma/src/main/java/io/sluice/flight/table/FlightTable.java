@@ -1,25 +1,19 @@
 package io.sluice.flight.table;
 
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.compression.CommonsCompressionFactory;
-import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.compression.CompressionCodec;
 import org.apache.arrow.vector.compression.CompressionUtil;
 import org.apache.arrow.vector.compression.NoCompressionCodec;
-import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
-import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.apache.arrow.vector.util.DictionaryUtility;
 
 /**
  * A table a server publishes: a schema, its dictionaries and a sequence of record batches, held
@@ -164,18 +158,9 @@ public final class FlightTable implements AutoCloseable {
 
     private Builder(Schema schema, DictionaryProvider provider) {
       this.schema = schema;
-      Set<Long> ids = new HashSet<>();
-      List<Field> fields = new ArrayList<>();
-      for (Field f : schema.getFields()) {
-        fields.add(DictionaryUtility.toMessageFormat(f, provider, ids));
-      }
-      this.messageSchema = new Schema(fields, schema.getCustomMetadata());
-      for (long id : ids.stream().sorted().toList()) {
-        Dictionary d = provider.lookup(id);
-        FieldVector v = d.getVector();
-        VectorSchemaRoot holder = new VectorSchemaRoot(List.of(v.getField()), List.of(v), v.getValueCount());
-        dictionaries.add(new ArrowDictionaryBatch(id, new VectorUnloader(holder).getRecordBatch()));
-      }
+      MessageForm form = MessageForm.of(schema, provider);
+      this.messageSchema = form.messageSchema();
+      this.dictionaries.addAll(form.dictionaries());
     }
 
     /** Compresses record batch buffers added from now on (LZ4_FRAME or ZSTD), as Arrow IPC allows. */

@@ -15,8 +15,11 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.ForeignAllocation;
 import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.compression.CompressionUtil;
 import org.apache.arrow.vector.dictionary.Dictionary;
+import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -34,6 +37,8 @@ import org.apache.arrow.vector.util.DictionaryUtility;
 public final class RegisteredBodies implements AutoCloseable {
   /** Largest segment that packs several bodies. */
   static final long SEGMENT_BYTES = 256L << 20;
+  /** First segment of a table whose size is not known in advance. */
+  private static final long MIN_GROWING_SEGMENT = 1L << 20;
 
   /** One body: the IPC metadata that describes it, and where it lies. */
   public record Body(byte[] metadata, BodyRef ref) {}
@@ -194,6 +199,60 @@ public final class RegisteredBodies implements AutoCloseable {
     return (n + 7) & ~7L;
   }
 
+  /**
+   * Builds a registered table batch by batch, copying each body into registered segments as it
+   * arrives (a put received over gRPC), so the put costs one table of memory, not two. Not thread
+   * safe; closing an unbuilt collector frees the segments.
+   */
+  public static final class Collector implements AutoCloseable {
+    private final BufferAllocator allocator;
+    private final Schema schema;
+    private final Schema messageSchema;
+    private final Packer packer;
+    private final List<Body> dictionaries = new ArrayList<>();
+    private final List<Body> batches = new ArrayList<>();
+    private boolean built;
+
+    public Collector(Transport transport, BufferAllocator allocator, Schema schema, DictionaryProvider provider)
+        throws TransportException {
+      this.allocator = allocator;
+      this.schema = schema;
+      this.packer = new Packer(transport, -1);
+      MessageForm form = MessageForm.of(schema, provider);
+      this.messageSchema = form.messageSchema();
+      try {
+        for (ArrowDictionaryBatch d : form.dictionaries()) {
+          dictionaries.add(packer.place(d.getDictionary(), IpcBodies.metadata(d)));
+        }
+      } catch (TransportException | RuntimeException e) {
+        close();
+        throw e;
+      } finally {
+        form.dictionaries().forEach(ArrowDictionaryBatch::close);
+      }
+    }
+
+    /** Copies the root's current rows into registered memory as one batch. */
+    public void add(VectorSchemaRoot root) throws TransportException {
+      try (ArrowRecordBatch b = new VectorUnloader(root).getRecordBatch()) {
+        batches.add(packer.place(b, IpcBodies.metadata(b)));
+      }
+    }
+
+    public FlightTable build() {
+      built = true;
+      return views(schema, messageSchema, CompressionUtil.CodecType.NO_COMPRESSION,
+          new RegisteredBodies(packer.segments, dictionaries, batches), allocator);
+    }
+
+    @Override
+    public void close() {
+      if (!built) {
+        packer.segments.forEach(RegisteredRegion::close);
+      }
+    }
+  }
+
   /** Places bodies one after another into segments it allocates. */
   private static final class Packer {
     private final Transport transport;
@@ -201,6 +260,7 @@ public final class RegisteredBodies implements AutoCloseable {
     private long remaining;
     private long offset;
 
+    /** {@code total}: the bytes to place, or -1 when unknown (segments then grow from 1 MiB). */
     Packer(Transport transport, long total) {
       this.transport = transport;
       this.remaining = total;
@@ -215,12 +275,16 @@ public final class RegisteredBodies implements AutoCloseable {
       IpcBodies.writeBody(body, segment.buffer().position((int) offset));
       Body placed = new Body(metadata, new BodyRef(segment.descriptor(), offset, length));
       offset += align(length);
-      remaining -= align(length);
+      if (remaining >= 0) {
+        remaining -= align(length);
+      }
       return placed;
     }
 
     private RegisteredRegion newSegment(long length) throws TransportException {
-      long size = Math.max(align(length), Math.min(SEGMENT_BYTES, remaining));
+      long want = remaining >= 0 ? remaining
+          : Math.max(MIN_GROWING_SEGMENT, segments.isEmpty() ? 0 : 2 * segments.get(segments.size() - 1).length());
+      long size = Math.max(align(length), Math.min(SEGMENT_BYTES, want));
       if (size > Integer.MAX_VALUE) {
         throw new IllegalArgumentException("a batch body of " + length + " bytes is over the 2 GiB a region can hold");
       }
