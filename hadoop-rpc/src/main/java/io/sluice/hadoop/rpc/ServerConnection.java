@@ -1,0 +1,214 @@
+package io.sluice.hadoop.rpc;
+
+import io.sluice.hadoop.rpc.RpcFrames.Body;
+import io.sluice.hadoop.rpc.RpcFrames.Inline;
+import io.sluice.hadoop.rpc.RpcFrames.Remote;
+import io.sluice.hadoop.rpc.RpcFrames.Response;
+import io.sluice.transport.Connection;
+import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.Transport;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.hadoop.ipc.RemoteException;
+import org.apache.hadoop.ipc.protobuf.ProtobufRpcEngine2Protos.RequestHeaderProto;
+import org.apache.hadoop.thirdparty.protobuf.CodedInputStream;
+import org.apache.hadoop.thirdparty.protobuf.CodedOutputStream;
+import org.apache.hadoop.thirdparty.protobuf.Message;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A client's connection to one server for one (address, protocol, user), as a stock client's
+ * connection: calls of every proxy with that key share it. It holds an authenticated transport
+ * connection to the server's transport, or nothing when the server offers none (calls then take
+ * the stock path). It is retired after sitting idle, or when its transport connection fails.
+ *
+ * <p>Thread safe: calls run concurrently on one transport connection (the transport multiplexes
+ * them by correlation id); {@link #acquire()} and {@link #retireIfIdle} agree under this object's
+ * lock so that an idle connection is never closed under a call that just took it.
+ */
+final class ServerConnection implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ServerConnection.class);
+
+  private final ClientContext context;
+  private final ClientContext.Key key;
+  private final Connection connection; // null: the server has no transport, use the stock path
+  private final long maxIdleNanos;
+  private int inFlight; // guarded by this
+  private long lastUsedNanos; // guarded by this
+  private boolean retired; // guarded by this
+
+  ServerConnection(ClientContext context, ClientContext.Key key, Connection connection, long maxIdleMs) {
+    this.context = context;
+    this.key = key;
+    this.connection = connection;
+    this.maxIdleNanos = TimeUnit.MILLISECONDS.toNanos(maxIdleMs);
+    this.lastUsedNanos = System.nanoTime();
+  }
+
+  /** True when the server offers no transport and calls take the stock path. */
+  boolean isStockPath() {
+    return connection == null;
+  }
+
+  /** Takes the connection for one call; false if it was retired (get a new one). */
+  synchronized boolean acquire() {
+    if (retired || (connection != null && !connection.isOpen())) {
+      retired = true;
+      return false;
+    }
+    inFlight++;
+    return true;
+  }
+
+  /** Ends a call begun with {@link #acquire()}. */
+  synchronized void done() {
+    inFlight--;
+    lastUsedNanos = System.nanoTime();
+  }
+
+  /** Retires and closes the connection if no call used it for the idle time; true if it did. */
+  boolean retireIfIdle(long nowNanos) {
+    synchronized (this) {
+      boolean idle = inFlight == 0 && nowNanos - lastUsedNanos > maxIdleNanos;
+      boolean broken = connection != null && !connection.isOpen();
+      if (!idle && !broken) {
+        return false;
+      }
+      retired = true;
+    }
+    close();
+    return true;
+  }
+
+  /**
+   * One call on an acquired connection: encodes the request, sends it (its body by reference when
+   * large), waits for the answer at most {@code timeoutMs}, and decodes the response message or
+   * throws the server's exception as a {@link RemoteException}.
+   */
+  Message call(int callId, int retryCount, String method, long clientVersion, Message request,
+      Message responsePrototype, long timeoutMs) throws IOException {
+    String what = "call " + key.protocolName() + "." + method + " to " + key.address();
+    RequestHeaderProto header = RequestHeaderProto.newBuilder().setMethodName(method)
+        .setDeclaringClassProtocolName(key.protocolName()).setClientProtocolVersion(clientVersion).build();
+    int size = delimitedSize(header) + delimitedSize(request);
+    if (size > context.settings().maxDataLength()) {
+      throw new IOException(what + ": request of " + size + " bytes exceeds ipc.maximum.data.length");
+    }
+    Transport transport = context.transport();
+    RegisteredRegion requestRegion = null;
+    try {
+      Body body;
+      if (size > context.settings().readThreshold()) {
+        requestRegion = transport.allocate(size);
+        write(header, request, CodedOutputStream.newInstance(requestRegion.buffer()));
+        body = new Remote(requestRegion.descriptor(), size, 0);
+      } else {
+        byte[] bytes = new byte[size];
+        write(header, request, CodedOutputStream.newInstance(bytes));
+        body = new Inline(ByteBuffer.wrap(bytes));
+      }
+      RpcFrames.Call frame = new RpcFrames.Call(callId, retryCount, context.clientId(), key.protocolName(),
+          key.user().getUserName(), key.user().getRealUser() == null ? null : key.user().getRealUser().getUserName(),
+          transport.localAddress().host(), transport.localAddress().port(), body);
+      ByteBuffer reply = await(connection.request(RpcFrames.encode(frame)), timeoutMs, what);
+      Response response = RpcFrames.decodeResponse(reply);
+      if (!response.isOk()) {
+        if (response.fatal()) {
+          retireNow();
+        }
+        throw new RemoteException(response.errorClass(), response.errorMessage());
+      }
+      return read(response.body(), responsePrototype, what);
+    } finally {
+      if (requestRegion != null) {
+        requestRegion.close();
+      }
+    }
+  }
+
+  private Message read(Body body, Message prototype, String what) throws IOException {
+    if (body instanceof Inline inline) {
+      return parse(inline.bytes(), prototype);
+    }
+    Remote remote = (Remote) body;
+    if (remote.length() > context.settings().maxDataLength()) {
+      throw new IOException(what + ": response of " + remote.length() + " bytes exceeds ipc.maximum.data.length");
+    }
+    try (RegisteredRegion landing = context.transport().allocate(remote.length())) {
+      await(connection.read(remote.descriptor(), 0, landing, 0, remote.length()),
+          context.settings().ioTimeoutMs(), what + " (reading the response)");
+      ByteBuffer bytes = landing.buffer();
+      bytes.limit(remote.length());
+      return parse(bytes, prototype);
+    } finally {
+      connection.request(RpcFrames.encode(new RpcFrames.Release(remote.id())))
+          .whenComplete((ok, t) -> {
+            if (t != null) {
+              LOG.debug("release of response body {} failed; the server frees it at its deadline", remote.id(), t);
+            }
+          });
+    }
+  }
+
+  private <T> T await(CompletableFuture<T> future, long timeoutMs, String what) throws IOException {
+    try {
+      return future.get(timeoutMs, TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      future.cancel(false);
+      SocketTimeoutException timeout = new SocketTimeoutException(what + ": no answer within " + timeoutMs + " ms");
+      timeout.initCause(e);
+      throw timeout;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException(what + ": interrupted");
+    } catch (ExecutionException e) {
+      if (connection != null && !connection.isOpen()) {
+        retireNow();
+      }
+      throw CallFailures.translate(e, what);
+    }
+  }
+
+  private synchronized void retireNow() {
+    retired = true;
+  }
+
+  private static int delimitedSize(Message m) {
+    int n = m.getSerializedSize();
+    return CodedOutputStream.computeUInt32SizeNoTag(n) + n;
+  }
+
+  private static void write(Message header, Message request, CodedOutputStream out) throws IOException {
+    out.writeUInt32NoTag(header.getSerializedSize());
+    header.writeTo(out);
+    out.writeUInt32NoTag(request.getSerializedSize());
+    request.writeTo(out);
+    out.flush();
+  }
+
+  private static Message parse(ByteBuffer bytes, Message prototype) throws IOException {
+    CodedInputStream in = CodedInputStream.newInstance(bytes);
+    int length = in.readRawVarint32();
+    int limit = in.pushLimit(length);
+    Message message = prototype.getParserForType().parseFrom(in);
+    in.popLimit(limit);
+    return message;
+  }
+
+  @Override
+  public void close() {
+    synchronized (this) {
+      retired = true;
+    }
+    if (connection != null) {
+      connection.close();
+    }
+  }
+}
