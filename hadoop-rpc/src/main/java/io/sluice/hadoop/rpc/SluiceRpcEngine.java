@@ -76,7 +76,7 @@ public final class SluiceRpcEngine implements RpcEngine {
     }
     UserGroupInformation user = ticket != null ? ticket : UserGroupInformation.getCurrentUser();
     Client.ConnectionId connId =
-        new Client.ConnectionId(addr, protocol, user, rpcTimeout, connectionRetryPolicy, conf);
+        SluiceCalls.connectionId(addr, protocol, user, rpcTimeout, connectionRetryPolicy, conf);
     return transportProxy(protocol, addr, user, conf, factory, rpcTimeout, connId);
   }
 

@@ -90,6 +90,13 @@ public final class SluiceCalls {
     return Arrays.copyOfRange(framed, 4, framed.length);
   }
 
+  /** The connection id a stock client would use, with Hadoop's default connection retry policy. */
+  public static Client.ConnectionId connectionId(InetSocketAddress address, Class<?> protocol,
+      UserGroupInformation user, int rpcTimeout, org.apache.hadoop.io.retry.RetryPolicy retryPolicy,
+      Configuration conf) throws IOException {
+    return Client.ConnectionId.getConnectionId(address, protocol, user, rpcTimeout, retryPolicy, conf);
+  }
+
   /** The address a connection id names. */
   public static InetSocketAddress address(Client.ConnectionId id) {
     return id.getAddress();

@@ -20,7 +20,11 @@ final class RpcFixture implements AutoCloseable {
   private final List<Object> proxies = new ArrayList<>();
   private final List<RPC.Server> servers = new ArrayList<>();
 
-  /** A configuration with the engine switched on (or the stock engine) for the test protocols. */
+  /**
+   * A configuration with the engine switched on for the test protocols, or not. Servers and
+   * clients built through {@link RPC} use the Sluice engine either way once any test of the JVM
+   * switched it on (Hadoop caches engines per protocol); use {@link #stockProxy} for stock clients.
+   */
   static Configuration conf(boolean sluice) {
     Configuration conf = new Configuration();
     conf.set("sluice.transport.secret", SECRET);
@@ -59,6 +63,19 @@ final class RpcFixture implements AutoCloseable {
       throws IOException {
     T proxy = RPC.getProtocolProxy(protocol, RPC.getProtocolVersion(protocol), address, user, conf,
         org.apache.hadoop.net.NetUtils.getDefaultSocketFactory(conf), org.apache.hadoop.ipc.Client.getRpcTimeout(conf), null).getProxy();
+    track(proxy);
+    return proxy;
+  }
+
+  /**
+   * A proxy of the stock protobuf engine. Hadoop caches one engine per protocol class for the
+   * whole JVM (RPC.getProtocolEngine), and these tests switch the test protocols to the Sluice
+   * engine, so a stock client is made from the stock engine directly.
+   */
+  <T> T stockProxy(Class<T> protocol, Configuration conf, InetSocketAddress address) throws IOException {
+    T proxy = new ProtobufRpcEngine2().getProxy(protocol, RPC.getProtocolVersion(protocol), address,
+        UserGroupInformation.getCurrentUser(), conf, org.apache.hadoop.net.NetUtils.getDefaultSocketFactory(conf),
+        org.apache.hadoop.ipc.Client.getRpcTimeout(conf), null).getProxy();
     track(proxy);
     return proxy;
   }
