@@ -23,29 +23,37 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class CallerConnections implements AutoCloseable {
   private final Transport transport;
+  private final LandingRegions landing;
   private final Map<Long, CompletableFuture<Connection>> connections = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
-  CallerConnections(Transport transport) {
+  CallerConnections(Transport transport, LandingRegions landing) {
     this.transport = transport;
+    this.landing = landing;
   }
 
   /** READs the body into fresh registered memory and returns it as an array. */
   CompletableFuture<byte[]> read(long callerNode, NodeAddress callerAddress, Remote body) {
     return connection(callerNode, callerAddress).thenCompose(c -> {
-      RegisteredRegion landing;
+      RegisteredRegion region;
       try {
-        landing = transport.allocate(body.length());
+        region = landing.acquire(body.length());
       } catch (TransportException e) {
         return CompletableFuture.failedFuture(e);
       }
-      return c.read(body.descriptor(), 0, landing, 0, body.length())
+      return c.read(body.descriptor(), 0, region, 0, body.length())
           .thenApply(done -> {
             byte[] bytes = new byte[body.length()];
-            landing.buffer().get(bytes);
+            region.buffer().get(bytes);
             return bytes;
           })
-          .whenComplete((bytes, t) -> landing.close());
+          .whenComplete((bytes, t) -> {
+            if (t == null) {
+              landing.release(region);
+            } else {
+              region.close(); // a failed READ may still land late: never reuse it
+            }
+          });
     });
   }
 

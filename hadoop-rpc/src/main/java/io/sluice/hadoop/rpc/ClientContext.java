@@ -44,10 +44,12 @@ final class ClientContext implements AutoCloseable {
   private final Map<Key, ServerConnection> connections = new ConcurrentHashMap<>();
   private final Map<Key, Object> openLocks = new ConcurrentHashMap<>();
   private final ScheduledExecutorService reaper;
+  private final LandingRegions landing;
 
   ClientContext(EngineSettings settings) throws TransportException {
     this.settings = settings;
     this.transport = Transports.open(settings.transportConfig(), MessageHandler.REJECT_ALL);
+    this.landing = new LandingRegions(transport);
     this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "sluice-rpc-idle-connections");
       t.setDaemon(true);
@@ -62,6 +64,11 @@ final class ClientContext implements AutoCloseable {
 
   Transport transport() {
     return transport;
+  }
+
+  /** Where response bodies are READ to. */
+  LandingRegions landing() {
+    return landing;
   }
 
   byte[] clientId() {
@@ -149,6 +156,7 @@ final class ClientContext implements AutoCloseable {
       c.close();
     }
     connections.clear();
+    landing.close();
     transport.close();
   }
 }

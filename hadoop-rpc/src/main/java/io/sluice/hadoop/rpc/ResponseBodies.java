@@ -3,7 +3,8 @@ package io.sluice.hadoop.rpc;
 import io.sluice.hadoop.rpc.RpcFrames.Remote;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
-import io.sluice.transport.TransportException;
+import java.io.IOException;
+import org.apache.hadoop.ipc.SluiceCallOutcome;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -40,15 +41,18 @@ final class ResponseBodies implements AutoCloseable {
     sweeper.scheduleWithFixedDelay(this::sweep, period, period, TimeUnit.MILLISECONDS);
   }
 
-  /** Copies {@code body} into a new region that {@code owner} may READ; the caller sends its descriptor. */
-  Remote publish(long owner, byte[] body) throws TransportException {
-    RegisteredRegion region = transport.allocate(body.length);
+  /** Writes a body into a new region that {@code owner} may READ; the caller sends its descriptor. */
+  Remote publish(long owner, SluiceCallOutcome outcome) throws IOException {
+    int length = outcome.bodyLength();
+    // A fresh region for every body: its key was shown to one caller only, so no other caller can
+    // ever READ what it holds.
+    RegisteredRegion region = transport.allocate(length);
     try {
-      region.buffer().put(body);
+      outcome.writeBody(region.buffer());
       long id = nextId.getAndIncrement();
       bodies.put(id, new Entry(owner, region, System.nanoTime() + lifetimeNanos));
-      return new Remote(region.descriptor(), body.length, id);
-    } catch (RuntimeException e) {
+      return new Remote(region.descriptor(), length, id);
+    } catch (IOException | RuntimeException e) {
       region.close();
       throw e;
     }

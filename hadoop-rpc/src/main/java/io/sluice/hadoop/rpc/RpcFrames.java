@@ -142,6 +142,16 @@ public final class RpcFrames {
   }
 
   /**
+   * The start of an OK response with an inline body of {@code bodyLength} bytes, for a sender that
+   * writes the body straight into the frame: the buffer is positioned where the body goes; write
+   * exactly {@code bodyLength} bytes, then flip it.
+   */
+  public static ByteBuffer inlineResponse(int bodyLength) {
+    ByteBuffer out = ByteBuffer.allocate(6 + 1 + 4 + bodyLength);
+    return out.putInt(MAGIC).put(VERSION).put(STATUS_OK).put(BODY_INLINE).putInt(bodyLength);
+  }
+
+  /**
    * Decodes a request; inline bodies are views of {@code in}, valid as long as it is.
    *
    * @throws MalformedFrameException for anything else

@@ -141,13 +141,21 @@ final class ServerConnection implements AutoCloseable {
     if (remote.length() > context.settings().maxDataLength()) {
       throw new IOException(what + ": response of " + remote.length() + " bytes exceeds ipc.maximum.data.length");
     }
-    try (RegisteredRegion landing = context.transport().allocate(remote.length())) {
+    RegisteredRegion landing = context.landing().acquire(remote.length());
+    boolean landed = false;
+    try {
       await(connection.read(remote.descriptor(), 0, landing, 0, remote.length()),
           context.settings().ioTimeoutMs(), what + " (reading the response)");
+      landed = true;
       ByteBuffer bytes = landing.buffer();
       bytes.limit(remote.length());
       return parse(bytes, prototype);
     } finally {
+      if (landed) {
+        context.landing().release(landing);
+      } else {
+        landing.close(); // a READ that failed or timed out may still land: never reuse it
+      }
       connection.request(RpcFrames.encode(new RpcFrames.Release(remote.id())))
           .whenComplete((ok, t) -> {
             if (t != null) {

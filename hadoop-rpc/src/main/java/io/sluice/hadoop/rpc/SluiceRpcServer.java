@@ -64,7 +64,7 @@ public final class SluiceRpcServer extends ProtobufRpcEngine2.Server {
       settings = settings.withTransportDefaults(Map.of(TransportOption.BIND_HOST.key(), bound.getHostAddress()));
     }
     try {
-      transport = TransportCallService.open(this, settings);
+      transport = TransportCallService.open(this, settings, conf);
       LOG.info("Sluice RPC server {}: transport {} at {} beside TCP {}", describe(),
           transport.provider(), transport.address(), getListenerAddress());
     } catch (RuntimeException | IOException e) {
@@ -98,11 +98,20 @@ public final class SluiceRpcServer extends ProtobufRpcEngine2.Server {
   @Override
   public void refreshServiceAcl(Configuration conf, PolicyProvider provider) {
     super.refreshServiceAcl(conf, withDiscovery(provider));
+    forgetAuthorizedCallers();
   }
 
   @Override
   public void refreshServiceAclWithLoadedConfiguration(Configuration conf, PolicyProvider provider) {
     super.refreshServiceAclWithLoadedConfiguration(conf, withDiscovery(provider));
+    forgetAuthorizedCallers();
+  }
+
+  private void forgetAuthorizedCallers() {
+    TransportCallService t = transport;
+    if (t != null) {
+      t.forgetAuthorizedCallers();
+    }
   }
 
   /** The operator's policy plus an ACL for the discovery protocol (default: everyone). */

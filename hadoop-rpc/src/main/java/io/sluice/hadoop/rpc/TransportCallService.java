@@ -13,35 +13,33 @@ import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.Transports;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.LongAdder;
+import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
 import org.apache.hadoop.io.Writable;
 import org.apache.hadoop.ipc.RPC;
 import org.apache.hadoop.ipc.RpcServerException;
 import org.apache.hadoop.ipc.SluiceCall;
 import org.apache.hadoop.ipc.SluiceCallOutcome;
 import org.apache.hadoop.ipc.SluiceCalls;
-import org.apache.hadoop.security.UserGroupInformation;
-import org.apache.hadoop.security.SaslRpcServer;
 import org.apache.hadoop.security.authorize.AuthorizationException;
-import org.apache.hadoop.security.authorize.ProxyUsers;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The transport side of a {@link SluiceRpcServer}: it owns the server's {@link Transport} and
  * serves each call message by (1) fetching the request body, inline or by READ from the caller's
- * registered memory, (2) authorizing the caller's user as the TCP listener would (proxy users,
- * then service-level authorization), (3) queueing a {@link SluiceCall} on the server's call queue
- * and (4) answering with the handler's response, inline or from registered memory the caller
- * READs. Bad frames fail the message with a clear error; the connection and the server go on.
+ * registered memory, (2) authorizing the caller as the TCP listener would ({@link
+ * CallerIdentities}), (3) queueing a {@link SluiceCall} on the server's call queue and (4)
+ * answering with the handler's response, written inline into the answer or into registered memory
+ * the caller READs. Bad frames fail the message with a clear error; the connection and the server
+ * go on.
  *
- * <p>Thread safe: messages arrive on transport threads; the state is the transport and the two
- * thread-safe helpers. {@link #close()} closes all three.
+ * <p>Thread safe: messages arrive on transport threads and answers complete on handler threads;
+ * the state is the transport and thread-safe helpers. {@link #close()} closes them all.
  */
 final class TransportCallService implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TransportCallService.class);
@@ -49,6 +47,8 @@ final class TransportCallService implements AutoCloseable {
 
   private final RPC.Server server;
   private final EngineSettings settings;
+  private final CallerIdentities callerIdentities;
+  private final LandingRegions landing;
   private final ResponseBodies responses;
   private final CallerConnections callers;
   private final Transport transport;
@@ -58,17 +58,23 @@ final class TransportCallService implements AutoCloseable {
   /** Set once the constructor is done: a message that races the start is refused, not half-served. */
   private volatile boolean ready;
 
-  private TransportCallService(RPC.Server server, EngineSettings settings) throws TransportException {
+  private TransportCallService(RPC.Server server, EngineSettings settings, long callerLifetimeMs)
+      throws TransportException {
     this.server = server;
     this.settings = settings;
+    this.callerIdentities = new CallerIdentities(server, callerLifetimeMs);
     this.transport = Transports.open(settings.transportConfig(), this::handle);
+    this.landing = new LandingRegions(transport);
     this.responses = new ResponseBodies(transport, 2 * settings.ioTimeoutMs());
-    this.callers = new CallerConnections(transport);
+    this.callers = new CallerConnections(transport, landing);
     this.ready = true;
   }
 
-  static TransportCallService open(RPC.Server server, EngineSettings settings) throws TransportException {
-    return new TransportCallService(server, settings);
+  static TransportCallService open(RPC.Server server, EngineSettings settings, org.apache.hadoop.conf.Configuration conf)
+      throws TransportException {
+    long callerLifetimeMs = conf.getInt(CommonConfigurationKeysPublic.IPC_CLIENT_CONNECTION_MAXIDLETIME_KEY,
+        CommonConfigurationKeysPublic.IPC_CLIENT_CONNECTION_MAXIDLETIME_DEFAULT);
+    return new TransportCallService(server, settings, callerLifetimeMs);
   }
 
   NodeAddress address() {
@@ -81,6 +87,11 @@ final class TransportCallService implements AutoCloseable {
 
   String provider() {
     return transport.provider();
+  }
+
+  /** Forgets authorization decisions; the server's ACLs changed. */
+  void forgetAuthorizedCallers() {
+    callerIdentities.clear();
   }
 
   /**
@@ -114,11 +125,10 @@ final class TransportCallService implements AutoCloseable {
     try {
       body = fetchBody(peerNode, call);
     } catch (IOException e) {
-      return CompletableFuture.completedFuture(RpcFrames.encode(error(e, true)));
+      return CompletableFuture.completedFuture(error(e, true));
     }
     return body.thenCompose(bytes -> dispatch(peerNode, call, bytes))
-        .exceptionally(t -> error(unwrap(t), false))
-        .thenApply(RpcFrames::encode);
+        .exceptionally(t -> error(unwrap(t), false));
   }
 
   /** The request body; an inline body is copied now, since the message is valid only during handle. */
@@ -142,30 +152,23 @@ final class TransportCallService implements AutoCloseable {
     return callers.read(peerNode, new NodeAddress(call.callerHost(), call.callerPort()), remote);
   }
 
-  private CompletableFuture<Response> dispatch(long peerNode, Call call, byte[] body) {
-    InetAddress address;
-    UserGroupInformation user;
+  private CompletableFuture<ByteBuffer> dispatch(long peerNode, Call call, byte[] body) {
+    CallerIdentities.Caller caller;
     try {
-      address = InetAddress.getByName(call.callerHost());
-      user = userOf(call);
+      caller = callerIdentities.authorize(new CallerIdentities.Key(
+          peerNode, call.user(), call.realUser(), call.callerHost(), call.protocol()));
     } catch (UnknownHostException | IllegalArgumentException e) {
       return CompletableFuture.completedFuture(error(e, true));
-    }
-    try {
-      if (user.getRealUser() != null) {
-        ProxyUsers.authorize(user, address.getHostAddress());
-      }
-      SluiceCalls.authorize(server, user, call.protocol(), address);
     } catch (AuthorizationException e) {
-      LOG.info("Sluice RPC: call from {} for protocol {} is unauthorized for user {}", address,
-          call.protocol(), user);
-      return CompletableFuture.completedFuture(Response.error(e.getClass().getName(), e.getMessage(), true));
+      LOG.info("Sluice RPC: call from {} for protocol {} is unauthorized for user {} (real user {})",
+          call.callerHost(), call.protocol(), call.user(), call.realUser());
+      return CompletableFuture.completedFuture(error(e, true));
     }
     SluiceCall queued;
     try {
       Writable request = SluiceCalls.decodeRequest(body);
       queued = SluiceCalls.newCall(server, call.callId(), call.retryCount(), call.clientId(),
-          call.protocol(), request, user, address);
+          call.protocol(), request, caller.user(), caller.address());
       SluiceCalls.queue(server, queued);
     } catch (IOException e) {
       return CompletableFuture.completedFuture(error(e, false));
@@ -173,46 +176,37 @@ final class TransportCallService implements AutoCloseable {
       Thread.currentThread().interrupt();
       return CompletableFuture.completedFuture(error(new IOException("interrupted while queueing the call"), false));
     }
-    return queued.outcome().thenApply(outcome -> response(peerNode, outcome));
+    return queued.outcome().thenApply(outcome -> answer(peerNode, outcome));
   }
 
-  private Response response(long peerNode, SluiceCallOutcome outcome) {
+  /** The answer frame: the response written inline, or into registered memory for the caller to READ. */
+  private ByteBuffer answer(long peerNode, SluiceCallOutcome outcome) {
     if (!outcome.isSuccess()) {
-      return Response.error(outcome.errorClass(), outcome.errorMessage(), outcome.fatal());
-    }
-    byte[] body = outcome.body();
-    if (body.length <= settings.readThreshold()) {
-      return Response.ok(new Inline(ByteBuffer.wrap(body)));
+      return RpcFrames.encode(Response.error(outcome.errorClass(), outcome.errorMessage(), outcome.fatal()));
     }
     try {
-      Response published = Response.ok(responses.publish(peerNode, body));
+      int length = outcome.bodyLength();
+      if (length <= settings.readThreshold()) {
+        ByteBuffer frame = RpcFrames.inlineResponse(length);
+        outcome.writeBody(frame);
+        return frame.flip();
+      }
+      Remote remote = responses.publish(peerNode, outcome);
       responseBodiesPublished.increment();
-      return published;
-    } catch (TransportException e) {
+      return RpcFrames.encode(Response.ok(remote));
+    } catch (IOException | RuntimeException e) {
       return error(e, false);
     }
-  }
-
-  /** The caller's user as the TCP listener builds it under simple authentication. */
-  private static UserGroupInformation userOf(Call call) {
-    UserGroupInformation effective;
-    if (call.realUser() == null) {
-      effective = UserGroupInformation.createRemoteUser(call.user(), SaslRpcServer.AuthMethod.SIMPLE);
-    } else {
-      UserGroupInformation real = UserGroupInformation.createRemoteUser(call.realUser(), SaslRpcServer.AuthMethod.SIMPLE);
-      effective = UserGroupInformation.createProxyUser(call.user(), real);
-    }
-    return effective;
   }
 
   private static Throwable unwrap(Throwable t) {
     return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
   }
 
-  private static Response error(Throwable t, boolean fatal) {
+  private static ByteBuffer error(Throwable t, boolean fatal) {
     boolean isFatal = fatal || (t instanceof RpcServerException rse
         && rse.getRpcStatusProto().name().equals("FATAL"));
-    return Response.error(t.getClass().getName(), String.valueOf(t.getMessage()), isFatal);
+    return RpcFrames.encode(Response.error(t.getClass().getName(), String.valueOf(t.getMessage()), isFatal));
   }
 
   @Override
@@ -220,6 +214,7 @@ final class TransportCallService implements AutoCloseable {
     try {
       callers.close();
       responses.close();
+      landing.close();
     } finally {
       transport.close();
     }

@@ -112,7 +112,7 @@ public final class SluiceCall extends Server.Call {
 
   private SluiceCallOutcome success(Writable value) {
     try {
-      return SluiceCallOutcome.success(SluiceCalls.encodeValue(value));
+      return SluiceCallOutcome.success(value);
     } catch (Throwable t) {
       return error(t);
     }

@@ -34,8 +34,6 @@ import org.apache.hadoop.security.UserGroupInformation;
  * reference the harness's stock figures should match. Writes {@code perf/results/hadoop-rpc.json}.
  */
 public final class HadoopRpcBench {
-  private static final int[] THREADS = {1, 8, 32};
-  private static final int[] SIZES = {0, 4096, 1 << 20};
   private static final int SERVER_HANDLERS = 8;
 
   private HadoopRpcBench() {}
@@ -58,9 +56,9 @@ public final class HadoopRpcBench {
     try {
       InetSocketAddress address = server.getListenerAddress();
       for (int round = 0; round < options.rounds(); round++) {
-        for (int size : SIZES) {
+        for (int size : options.sizes()) {
           String message = "x".repeat(size);
-          for (int threads : THREADS) {
+          for (int threads : options.threads()) {
             String[] order = round % 2 == 0 ? new String[] {"stock", "sluice"} : new String[] {"sluice", "stock"};
             for (String engine : order) {
               List<TestRpcService> proxies = proxies(engine, threads, address, conf);
@@ -83,8 +81,8 @@ public final class HadoopRpcBench {
       server.stop();
     }
     List<Measurement> results = new ArrayList<>();
-    for (int size : SIZES) {
-      for (int threads : THREADS) {
+    for (int size : options.sizes()) {
+      for (int threads : options.threads()) {
         String sluice = cell("sluice", size, threads);
         String stock = cell("stock", size, threads);
         double sluiceRate = median(rates.get(sluice));
@@ -105,7 +103,7 @@ public final class HadoopRpcBench {
       }
     }
     if (options.reference()) {
-      for (int size : SIZES) {
+      for (int size : options.sizes()) {
         double reference = RpcCallBenchmarkRun.callsPerSecond(8, SERVER_HANDLERS, size, options.referenceSeconds());
         String stock = cell("stock", size, 8);
         results.add(new Measurement("hadoop.RPCCallBenchmark.protobuf.echo." + label(size) + ".threads8.calls",
@@ -157,19 +155,24 @@ public final class HadoopRpcBench {
     Measurement calls = byName.get(cell("sluice", 4096, 8) + ".calls");
     Measurement p50 = byName.get(cell("sluice", 4096, 8) + ".p50");
     Measurement mib = byName.get(cell("sluice", 1 << 20, 8) + ".throughput");
+    if (calls == null || mib == null) {
+      return;
+    }
     System.out.printf("%ngoals (8 threads): 4 KiB calls/s x%.2f (goal >= 1.5), 4 KiB p50 x%.2f (goal <= 0.7),"
         + " 1 MiB throughput x%.2f (goal >= 2)%n", calls.ratio(), p50.ratio(), mib.ratio());
   }
 
   /** Command-line options. */
   record BenchArgs(Path out, int rounds, long warmupMillis, long measureMillis, String provider, boolean reference,
-      int referenceSeconds) {
+      int referenceSeconds, int[] threads, int[] sizes) {
     static BenchArgs parse(String[] args) {
       boolean quick = false;
       Path out = null;
       int rounds = 3;
       String provider = "tcp";
       boolean reference = true;
+      int[] threads = {1, 8, 32};
+      int[] sizes = {0, 4096, 1 << 20};
       for (int i = 0; i < args.length; i++) {
         switch (args[i]) {
           case "--quick" -> quick = true;
@@ -177,9 +180,11 @@ public final class HadoopRpcBench {
           case "--rounds" -> rounds = Integer.parseInt(value(args, ++i, "--rounds"));
           case "--provider" -> provider = value(args, ++i, "--provider");
           case "--no-reference" -> reference = false;
+          case "--threads" -> threads = numbers(value(args, ++i, "--threads"));
+          case "--sizes" -> sizes = numbers(value(args, ++i, "--sizes"));
           case "--help" -> {
             System.out.println("usage: hadoop-rpc-bench [--quick] [--rounds N] [--provider tcp|shm|auto|verbs]"
-                + " [--no-reference] [--out FILE]");
+                + " [--threads 1,8,32] [--sizes 0,4096,1048576] [--no-reference] [--out FILE]");
             System.exit(0);
           }
           default -> throw new IllegalArgumentException("unknown option " + args[i] + "; try --help");
@@ -190,10 +195,20 @@ public final class HadoopRpcBench {
       }
       if (quick) {
         return new BenchArgs(out == null ? Path.of("perf/target/hadoop-rpc-quick.json") : out, 1, 100, 300,
-            provider, false, 1);
+            provider, false, 1, threads, sizes);
       }
       return new BenchArgs(out == null ? Path.of("perf/results/hadoop-rpc.json") : out, rounds, 700, 2_500,
-          provider, reference, 5);
+          provider, reference, 5, threads, sizes);
+    }
+
+    private static int[] numbers(String list) {
+      int[] values = java.util.Arrays.stream(list.split(",")).map(String::trim).mapToInt(Integer::parseInt).toArray();
+      for (int v : values) {
+        if (v < 0) {
+          throw new IllegalArgumentException("negative value in " + list);
+        }
+      }
+      return values;
     }
 
     private static String value(String[] args, int i, String option) {
