@@ -34,6 +34,9 @@ final class EchoCell {
   static Result run(List<TestRpcService> proxies, String message, long warmupMillis, long measureMillis)
       throws Exception {
     EchoRequestProto request = EchoRequestProto.newBuilder().setMessage(message).build();
+    for (TestRpcService proxy : proxies) {
+      proxy.echo(null, request); // connects (and, for Sluice, finds the transport) before any timing
+    }
     ExecutorService pool = Executors.newFixedThreadPool(proxies.size());
     try {
       long start = System.nanoTime();
@@ -61,14 +64,17 @@ final class EchoCell {
     }
   }
 
-  /** Latencies of the calls that started within the measured window and ended before its end. */
+  /**
+   * Latencies of the calls that started within the measured window and ended before its end; a
+   * thread that saw none in the window goes on until one call is measured.
+   */
   private static long[] callUntil(TestRpcService proxy, EchoRequestProto request, int length, long from, long end)
       throws Exception {
     long[] samples = new long[1 << 12];
     int count = 0;
     while (true) {
       long t0 = System.nanoTime();
-      if (t0 >= end) {
+      if (t0 >= end && count > 0) {
         break;
       }
       String back = proxy.echo(null, request).getMessage();
@@ -76,7 +82,7 @@ final class EchoCell {
       if (back.length() != length) {
         throw new IllegalStateException("echo returned " + back.length() + " characters, sent " + length);
       }
-      if (t0 >= from && t1 <= end) {
+      if (t0 >= from && (t1 <= end || count == 0)) {
         if (count == samples.length) {
           samples = Arrays.copyOf(samples, count * 2);
         }
