@@ -169,7 +169,8 @@ final class ServerConnection implements AutoCloseable {
     try {
       return future.get(timeoutMs, TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
-      future.cancel(false);
+      // The request stays in flight until the server answers or the transport's deadline passes,
+      // so flow control still counts it; the late answer is dropped.
       SocketTimeoutException timeout = new SocketTimeoutException(what + ": no answer within " + timeoutMs + " ms");
       timeout.initCause(e);
       throw timeout;
