@@ -88,7 +88,8 @@ final class TransportInvoker implements RpcInvocationHandler {
       throw new ServiceException(e);
     }
     try {
-      if (connection.isStockPath()) {
+      if (connection.isStockPath() || Client.isAsynchronousMode()) {
+        // Asynchronous calls hand their result over through the stock client; they take its path.
         Client.setCallIdAndRetryCountUnprotected(callId, retryCount, externalHandler);
         return invokeStock(method, args);
       }
