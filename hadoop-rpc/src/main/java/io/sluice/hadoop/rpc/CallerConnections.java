@@ -23,11 +23,11 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class CallerConnections implements AutoCloseable {
   private final Transport transport;
-  private final LandingRegions landing;
+  private final RegionPool landing;
   private final Map<Long, CompletableFuture<Connection>> connections = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
-  CallerConnections(Transport transport, LandingRegions landing) {
+  CallerConnections(Transport transport, RegionPool landing) {
     this.transport = transport;
     this.landing = landing;
   }

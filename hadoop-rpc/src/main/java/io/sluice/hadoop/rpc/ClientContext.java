@@ -44,12 +44,12 @@ final class ClientContext implements AutoCloseable {
   private final Map<Key, ServerConnection> connections = new ConcurrentHashMap<>();
   private final Map<Key, Object> openLocks = new ConcurrentHashMap<>();
   private final ScheduledExecutorService reaper;
-  private final LandingRegions landing;
+  private final RegionPool landing;
 
   ClientContext(EngineSettings settings) throws TransportException {
     this.settings = settings;
     this.transport = Transports.open(settings.transportConfig(), MessageHandler.REJECT_ALL);
-    this.landing = new LandingRegions(transport);
+    this.landing = new RegionPool(transport, RegionPool.DESTINATION_IDLE_BYTES);
     this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "sluice-rpc-idle-connections");
       t.setDaemon(true);
@@ -67,7 +67,7 @@ final class ClientContext implements AutoCloseable {
   }
 
   /** Where response bodies are READ to. */
-  LandingRegions landing() {
+  RegionPool landing() {
     return landing;
   }
 

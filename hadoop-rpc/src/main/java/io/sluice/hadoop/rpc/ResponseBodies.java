@@ -14,19 +14,33 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Response bodies a server keeps in registered memory until their caller has READ them. A body
- * is freed when its caller sends RELEASE, or when its deadline passes (a caller that died or timed
- * out never will), or when this is closed.
+ * Response bodies a server keeps in registered memory until their caller has READ them. When the
+ * caller sends RELEASE the region goes back to the pool of that caller's node for its later
+ * responses; when its deadline passes first (a caller that died or timed out never releases) it is
+ * closed, which revokes its key. A node's pool is closed after a lifetime without responses.
  *
  * <p>Owns every region it publishes. Thread safe.
  */
 final class ResponseBodies implements AutoCloseable {
-  private record Entry(long owner, RegisteredRegion region, long deadlineNanos) {}
+  private record Entry(long owner, RegisteredRegion region, PeerPool pool, long deadlineNanos) {}
+
+  /** The regions shown to one peer node, reused only for later bodies to that node. */
+  private static final class PeerPool {
+    final RegionPool regions;
+    volatile long lastUsedNanos = System.nanoTime();
+
+    PeerPool(RegionPool regions) {
+      this.regions = regions;
+    }
+  }
+
+  private static final long PEER_IDLE_BYTES = 16L << 20;
 
   private final Transport transport;
   private final long lifetimeNanos;
   private final AtomicLong nextId = new AtomicLong(1);
   private final Map<Long, Entry> bodies = new ConcurrentHashMap<>();
+  private final Map<Long, PeerPool> peers = new ConcurrentHashMap<>();
   private final ScheduledExecutorService sweeper;
 
   ResponseBodies(Transport transport, long lifetimeMs) {
@@ -44,13 +58,15 @@ final class ResponseBodies implements AutoCloseable {
   /** Writes a body into a new region that {@code owner} may READ; the caller sends its descriptor. */
   Remote publish(long owner, SluiceCallOutcome outcome) throws IOException {
     int length = outcome.bodyLength();
-    // A fresh region for every body: its key was shown to one caller only, so no other caller can
-    // ever READ what it holds.
-    RegisteredRegion region = transport.allocate(length);
+    // Regions are reused only for the same peer node, which sees nothing there that is not sent
+    // to it, and only after it released them (its READ is done).
+    PeerPool pool = peers.computeIfAbsent(owner, node -> new PeerPool(new RegionPool(transport, PEER_IDLE_BYTES)));
+    pool.lastUsedNanos = System.nanoTime();
+    RegisteredRegion region = pool.regions.acquire(length);
     try {
       outcome.writeBody(region.buffer());
       long id = nextId.getAndIncrement();
-      bodies.put(id, new Entry(owner, region, System.nanoTime() + lifetimeNanos));
+      bodies.put(id, new Entry(owner, region, pool, System.nanoTime() + lifetimeNanos));
       return new Remote(region.descriptor(), length, id);
     } catch (IOException | RuntimeException e) {
       region.close();
@@ -62,7 +78,7 @@ final class ResponseBodies implements AutoCloseable {
   void release(long owner, long id) {
     Entry e = bodies.get(id);
     if (e != null && e.owner() == owner && bodies.remove(id, e)) {
-      e.region().close();
+      e.pool().regions.release(e.region());
     }
   }
 
@@ -76,7 +92,12 @@ final class ResponseBodies implements AutoCloseable {
     for (Iterator<Map.Entry<Long, Entry>> it = bodies.entrySet().iterator(); it.hasNext(); ) {
       Map.Entry<Long, Entry> e = it.next();
       if (now - e.getValue().deadlineNanos() > 0 && bodies.remove(e.getKey(), e.getValue())) {
-        e.getValue().region().close();
+        e.getValue().region().close(); // never released: revoke it
+      }
+    }
+    for (Map.Entry<Long, PeerPool> p : peers.entrySet()) {
+      if (now - p.getValue().lastUsedNanos > lifetimeNanos && peers.remove(p.getKey(), p.getValue())) {
+        p.getValue().regions.close();
       }
     }
   }
@@ -88,6 +109,12 @@ final class ResponseBodies implements AutoCloseable {
       Entry e = bodies.remove(id);
       if (e != null) {
         e.region().close();
+      }
+    }
+    for (Long node : peers.keySet()) {
+      PeerPool p = peers.remove(node);
+      if (p != null) {
+        p.regions.close();
       }
     }
   }

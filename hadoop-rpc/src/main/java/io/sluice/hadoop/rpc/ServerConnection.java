@@ -35,11 +35,14 @@ import org.slf4j.LoggerFactory;
  */
 final class ServerConnection implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ServerConnection.class);
+  private static final long REQUEST_IDLE_BYTES = 16L << 20;
 
   private final ClientContext context;
   private final ClientContext.Key key;
   private final Connection connection; // null: the server has no transport, use the stock path
   private final long maxIdleNanos;
+  /** Request bodies this connection's server READs; shown to that node only. Null on the stock path. */
+  private final RegionPool requestBodies;
   private int inFlight; // guarded by this
   private long lastUsedNanos; // guarded by this
   private boolean retired; // guarded by this
@@ -50,6 +53,7 @@ final class ServerConnection implements AutoCloseable {
     this.connection = connection;
     this.maxIdleNanos = TimeUnit.MILLISECONDS.toNanos(maxIdleMs);
     this.lastUsedNanos = System.nanoTime();
+    this.requestBodies = connection == null ? null : new RegionPool(context.transport(), REQUEST_IDLE_BYTES);
   }
 
   /** True when the server offers no transport and calls take the stock path. */
@@ -103,10 +107,11 @@ final class ServerConnection implements AutoCloseable {
     }
     Transport transport = context.transport();
     RegisteredRegion requestRegion = null;
+    boolean answered = false;
     try {
       Body body;
       if (size > context.settings().readThreshold()) {
-        requestRegion = transport.allocate(size);
+        requestRegion = requestBodies.acquire(size);
         write(header, request, CodedOutputStream.newInstance(requestRegion.buffer()));
         body = new Remote(requestRegion.descriptor(), size, 0);
       } else {
@@ -118,6 +123,7 @@ final class ServerConnection implements AutoCloseable {
           key.user().getUserName(), key.user().getRealUser() == null ? null : key.user().getRealUser().getUserName(),
           transport.localAddress().host(), transport.localAddress().port(), body);
       ByteBuffer reply = await(connection.request(RpcFrames.encode(frame)), timeoutMs, what);
+      answered = true; // the server READs a request body before it answers
       Response response = RpcFrames.decodeResponse(reply);
       if (!response.isOk()) {
         if (response.fatal()) {
@@ -128,7 +134,11 @@ final class ServerConnection implements AutoCloseable {
       return read(response.body(), responsePrototype, what);
     } finally {
       if (requestRegion != null) {
-        requestRegion.close();
+        if (answered) {
+          requestBodies.release(requestRegion);
+        } else {
+          requestRegion.close(); // the server may still READ it: revoke, never reuse
+        }
       }
     }
   }
@@ -218,6 +228,7 @@ final class ServerConnection implements AutoCloseable {
     }
     if (connection != null) {
       connection.close();
+      requestBodies.close();
     }
   }
 }

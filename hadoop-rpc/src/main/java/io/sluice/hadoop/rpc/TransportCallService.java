@@ -48,7 +48,7 @@ final class TransportCallService implements AutoCloseable {
   private final RPC.Server server;
   private final EngineSettings settings;
   private final CallerIdentities callerIdentities;
-  private final LandingRegions landing;
+  private final RegionPool landing;
   private final ResponseBodies responses;
   private final CallerConnections callers;
   private final Transport transport;
@@ -64,7 +64,7 @@ final class TransportCallService implements AutoCloseable {
     this.settings = settings;
     this.callerIdentities = new CallerIdentities(server, callerLifetimeMs);
     this.transport = Transports.open(settings.transportConfig(), this::handle);
-    this.landing = new LandingRegions(transport);
+    this.landing = new RegionPool(transport, RegionPool.DESTINATION_IDLE_BYTES);
     this.responses = new ResponseBodies(transport, 2 * settings.ioTimeoutMs());
     this.callers = new CallerConnections(transport, landing);
     this.ready = true;

@@ -13,8 +13,8 @@ import io.sluice.transport.Transports;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** READ destinations are reused by size class, bounded, and all freed on close. */
-class LandingRegionsTest {
+/** Regions are reused by size class, bounded, and all freed on close. */
+class RegionPoolTest {
   private static Transport open() throws Exception {
     return Transports.open(TransportConfig.of(Map.of("sluice.transport.secret", "s", "sluice.transport.provider", "tcp",
         "sluice.transport.bindHost", "127.0.0.1")), MessageHandler.REJECT_ALL);
@@ -23,7 +23,7 @@ class LandingRegionsTest {
   @Test
   void regionsAreReusedBySizeClassAndFreedOnClose() throws Exception {
     try (Transport transport = open()) {
-      LandingRegions pool = new LandingRegions(transport);
+      RegionPool pool = new RegionPool(transport, RegionPool.DESTINATION_IDLE_BYTES);
       RegisteredRegion small = pool.acquire(100);
       assertEquals(64 << 10, small.length(), "the smallest class is 64 KiB");
       RegisteredRegion mib = pool.acquire((1 << 20) - 3);
@@ -41,7 +41,7 @@ class LandingRegionsTest {
   void idleMemoryIsBoundedAndHugeRegionsAreNotKept() throws Exception {
     try (Transport transport = open()) {
       int before = transport.liveRegionCount();
-      try (LandingRegions pool = new LandingRegions(transport)) {
+      try (RegionPool pool = new RegionPool(transport, RegionPool.DESTINATION_IDLE_BYTES)) {
         RegisteredRegion huge = pool.acquire((64 << 20) + 1);
         pool.release(huge);
         assertEquals(0, huge.refCnt(), "regions above 64 MiB are freed at once");

@@ -7,25 +7,30 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Registered memory that READs land in, kept for reuse: allocating (and zeroing) a fresh
- * direct buffer per large body costs more than the copy it serves. Only destinations are pooled:
- * their descriptors are never shown to a peer. Memory that peers READ is always fresh, so no peer
- * can READ what another call put there later. Regions come in power-of-two sizes from 64 KiB to
- * 64 MiB; at most 64 MiB waits idle, the rest is freed. Thread safe; owns the idle regions.
+ * Registered memory kept for reuse: allocating (and zeroing) a fresh direct buffer per large body
+ * costs more than the copy it serves. A pool serves one audience: READ destinations, whose
+ * descriptors are never shown, or the bodies sent to one peer node, which may keep a region's key
+ * but only ever finds there what is sent to it anyway. Users give a region back only once no READ
+ * of it can still be under way, and close it instead when that is unsure (closing revokes the
+ * key). Regions come in power-of-two sizes from 64 KiB to 64 MiB; at most {@code maxIdleBytes}
+ * wait idle, the rest is freed. Thread safe; owns the idle regions.
  */
-final class LandingRegions implements AutoCloseable {
+final class RegionPool implements AutoCloseable {
   private static final int MIN_SHIFT = 16;
   private static final int MAX_SHIFT = 26;
-  private static final long MAX_IDLE_BYTES = 64L << 20;
+  /** The idle budget of a pool of READ destinations. */
+  static final long DESTINATION_IDLE_BYTES = 64L << 20;
 
   private final Transport transport;
   @SuppressWarnings("unchecked")
   private final ConcurrentLinkedDeque<RegisteredRegion>[] idle = new ConcurrentLinkedDeque[MAX_SHIFT - MIN_SHIFT + 1];
   private final AtomicLong idleBytes = new AtomicLong();
+  private final long maxIdleBytes;
   private volatile boolean closed;
 
-  LandingRegions(Transport transport) {
+  RegionPool(Transport transport, long maxIdleBytes) {
     this.transport = transport;
+    this.maxIdleBytes = maxIdleBytes;
     for (int i = 0; i < idle.length; i++) {
       idle[i] = new ConcurrentLinkedDeque<>();
     }
@@ -50,7 +55,7 @@ final class LandingRegions implements AutoCloseable {
     int shift = Long.numberOfTrailingZeros(region.length());
     boolean poolable = !closed && Long.bitCount(region.length()) == 1 && shift >= MIN_SHIFT && shift <= MAX_SHIFT
         && region.isOpen();
-    if (poolable && idleBytes.addAndGet(region.length()) <= MAX_IDLE_BYTES) {
+    if (poolable && idleBytes.addAndGet(region.length()) <= maxIdleBytes) {
       idle[shift - MIN_SHIFT].addFirst(region);
       if (closed && idle[shift - MIN_SHIFT].remove(region)) {
         region.close();
