@@ -112,7 +112,10 @@ final class ServerConnection implements AutoCloseable {
       Body body;
       if (size > context.settings().readThreshold()) {
         requestRegion = requestBodies.acquire(size);
-        write(header, request, CodedOutputStream.newInstance(requestRegion.buffer()));
+        // Encoded into an array and copied in bulk: protobuf writes a direct buffer a byte at a time.
+        byte[] bytes = new byte[size];
+        write(header, request, CodedOutputStream.newInstance(bytes));
+        requestRegion.buffer().put(bytes);
         body = new Remote(requestRegion.descriptor(), size, 0);
       } else {
         byte[] bytes = new byte[size];
