@@ -69,8 +69,13 @@ final class TransportInvoker implements RpcInvocationHandler {
       throw new ServiceException("Too many or few parameters for request. Method: [" + method.getName()
           + "], Expected: 2, Actual: " + (args == null ? 0 : args.length));
     }
-    if (!(args[1] instanceof Message request)) {
+    if (args[1] == null) {
       throw new ServiceException("null param while calling Method: [" + method.getName() + "]");
+    }
+    if (!(args[1] instanceof Message request)) {
+      throw new ServiceException(new IllegalArgumentException("SluiceRpcEngine serves protocols whose messages use"
+          + " Hadoop's shaded protobuf (those of ProtobufRpcEngine2); " + method.getName() + " was called with a "
+          + args[1].getClass().getName()));
     }
     if (closed.get()) {
       throw new ServiceException(new IOException("the proxy for " + key.protocolName() + " was stopped"));
