@@ -44,9 +44,4 @@ final class ClientContexts {
       }
     }
   }
-
-  /** Contexts open now: for tests. */
-  static synchronized int openCount() {
-    return CONTEXTS.size();
-  }
 }

@@ -102,11 +102,6 @@ public final class SluiceCalls {
     return id.getAddress();
   }
 
-  /** The protocol a connection id names. */
-  public static Class<?> protocol(Client.ConnectionId id) {
-    return id.getProtocol();
-  }
-
   /** The user a connection id names. */
   public static UserGroupInformation ticket(Client.ConnectionId id) {
     return id.getTicket();
@@ -115,10 +110,5 @@ public final class SluiceCalls {
   /** The call timeout of a connection id (0: none). */
   public static int rpcTimeout(Client.ConnectionId id) {
     return id.getRpcTimeout();
-  }
-
-  /** How long a connection of this id may stay idle before it is closed. */
-  public static int maxIdleTime(Client.ConnectionId id) {
-    return id.getMaxIdleTime();
   }
 }

@@ -63,6 +63,20 @@ class EchoOverTransportTest {
   }
 
   @Test
+  void responseBodiesAreReleasedByTheCaller() throws Exception {
+    byte[] payload = new byte[1 << 20];
+    for (int i = 0; i < 3; i++) {
+      proxy.echo(null, EchoRequestProto.newBuilder().setPayload(ByteString.copyFrom(payload)).build());
+    }
+    // The caller sends RELEASE after its READ, without waiting for the answer: wait for it to land.
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    while (stats().responseBodiesPending() > 0 && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    assertEquals(0, stats().responseBodiesPending(), "response bodies still held by the server after 30 s");
+  }
+
+  @Test
   void callsRunOnTheServersHandlersAsTheCallingUser() throws Exception {
     long before = server.getRpcMetrics().getProcessingSampleCount();
     CallContextProto context = proxy.callContext(null, EmptyProto.getDefaultInstance());
