@@ -55,7 +55,8 @@ final class ClientContext implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
-    reaper.scheduleWithFixedDelay(this::closeIdle, 500, 500, TimeUnit.MILLISECONDS);
+    // Also sends the releases of response bodies that no call carried (see ServerConnection).
+    reaper.scheduleWithFixedDelay(this::closeIdle, 100, 100, TimeUnit.MILLISECONDS);
   }
 
   EngineSettings settings() {
@@ -145,6 +146,8 @@ final class ClientContext implements AutoCloseable {
     for (Map.Entry<Key, ServerConnection> e : connections.entrySet()) {
       if (e.getValue().retireIfIdle(now)) {
         connections.remove(e.getKey(), e.getValue());
+      } else {
+        e.getValue().flushReleases();
       }
     }
   }

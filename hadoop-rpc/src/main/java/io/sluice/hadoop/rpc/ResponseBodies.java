@@ -74,11 +74,13 @@ final class ResponseBodies implements AutoCloseable {
     }
   }
 
-  /** Frees a body its owner has READ. Unknown ids and other nodes' ids are ignored. */
-  void release(long owner, long id) {
-    Entry e = bodies.get(id);
-    if (e != null && e.owner() == owner && bodies.remove(id, e)) {
-      e.pool().regions.release(e.region());
+  /** Frees bodies their owner has READ. Unknown ids and other nodes' ids are ignored. */
+  void release(long owner, long[] ids) {
+    for (long id : ids) {
+      Entry e = bodies.get(id);
+      if (e != null && e.owner() == owner && bodies.remove(id, e)) {
+        e.pool().regions.release(e.region());
+      }
     }
   }
 

@@ -11,8 +11,11 @@ import java.nio.charset.StandardCharsets;
  * <pre>
  * request  = magic:u32 'SRPC', version:u8 (1), type:u8, then
  *   CALL (1):    callId:i32, retryCount:i32, clientId:(u8 count, bytes), protocol:str,
- *                user:str, realUser:str (empty: none), callerHost:str, callerPort:u16, body
- *   RELEASE (2): bodyId:i64      -- the caller has READ a response body; the server frees it
+ *                user:str, realUser:str (empty: none), callerHost:str, callerPort:u16,
+ *                released:(u8 count, bodyId:i64 each), body
+ *   RELEASE (2): released:(u8 count, bodyId:i64 each)
+ *   -- released: response bodies the caller has READ; the server frees them. A caller names them
+ *      in its next call, or in a RELEASE when no call follows soon.
  * body     = kind:u8, then INLINE (0): length:i32, bytes
  *                          REMOTE (1): descriptor (RemoteDescriptor's 32 bytes), length:i32,
  *                                      bodyId:i64 (0 in requests)
@@ -68,12 +71,29 @@ public final class RpcFrames {
   /** A request frame. */
   public sealed interface Request permits Call, Release {}
 
-  /** One RPC call. */
-  public record Call(int callId, int retryCount, byte[] clientId, String protocol, String user,
-      String realUser, String callerHost, int callerPort, Body body) implements Request {}
+  /** Most response bodies one frame releases. */
+  public static final int MAX_RELEASED = 255;
 
-  /** The caller is done READing the response body {@code bodyId}. */
-  public record Release(long bodyId) implements Request {}
+  /** One RPC call; {@code released} names response bodies the caller is done READing. */
+  public record Call(int callId, int retryCount, byte[] clientId, String protocol, String user,
+      String realUser, String callerHost, int callerPort, long[] released, Body body) implements Request {
+    public Call {
+      checkReleased(released);
+    }
+  }
+
+  /** The caller is done READing these response bodies. */
+  public record Release(long[] released) implements Request {
+    public Release {
+      checkReleased(released);
+    }
+  }
+
+  private static void checkReleased(long[] released) {
+    if (released.length > MAX_RELEASED) {
+      throw new IllegalArgumentException(released.length + " bodies released in one frame; at most " + MAX_RELEASED);
+    }
+  }
 
   /** A response frame: a body or an error. */
   public record Response(Body body, String errorClass, String errorMessage, boolean fatal) {
@@ -101,7 +121,9 @@ public final class RpcFrames {
 
   public static ByteBuffer encode(Request request) {
     if (request instanceof Release r) {
-      return header(ByteBuffer.allocate(6 + 8), TYPE_RELEASE).putLong(r.bodyId()).flip();
+      ByteBuffer out = header(ByteBuffer.allocate(6 + 1 + 8 * r.released().length), TYPE_RELEASE);
+      putReleased(out, r.released());
+      return out.flip();
     }
     Call c = (Call) request;
     if (c.clientId().length > MAX_CLIENT_ID) {
@@ -112,7 +134,7 @@ public final class RpcFrames {
     byte[] realUser = utf8(c.realUser() == null ? "" : c.realUser());
     byte[] host = utf8(c.callerHost());
     int size = 6 + 4 + 4 + 1 + c.clientId().length + 2 + protocol.length + 2 + user.length
-        + 2 + realUser.length + 2 + host.length + 2 + bodySize(c.body());
+        + 2 + realUser.length + 2 + host.length + 2 + 1 + 8 * c.released().length + bodySize(c.body());
     ByteBuffer out = header(ByteBuffer.allocate(size), TYPE_CALL);
     out.putInt(c.callId()).putInt(c.retryCount());
     out.put((byte) c.clientId().length).put(c.clientId());
@@ -121,6 +143,7 @@ public final class RpcFrames {
     putString(out, realUser);
     putString(out, host);
     out.putShort((short) c.callerPort());
+    putReleased(out, c.released());
     putBody(out, c.body());
     return out.flip();
   }
@@ -161,7 +184,7 @@ public final class RpcFrames {
       byte type = readHeader(in);
       Request r;
       if (type == TYPE_RELEASE) {
-        r = new Release(in.getLong());
+        r = new Release(getReleased(in));
       } else if (type == TYPE_CALL) {
         int callId = in.getInt();
         int retryCount = in.getInt();
@@ -179,8 +202,9 @@ public final class RpcFrames {
         if (protocol.isEmpty() || user.isEmpty()) {
           throw new MalformedFrameException("a call needs a protocol and a user");
         }
+        long[] released = getReleased(in);
         r = new Call(callId, retryCount, clientId, protocol, user, realUser.isEmpty() ? null : realUser,
-            host, port, getBody(in));
+            host, port, released, getBody(in));
       } else {
         throw new MalformedFrameException("unknown request type " + type);
       }
@@ -238,6 +262,21 @@ public final class RpcFrames {
       throw new MalformedFrameException("version " + version + ", expected " + VERSION);
     }
     return in.get();
+  }
+
+  private static void putReleased(ByteBuffer out, long[] released) {
+    out.put((byte) released.length);
+    for (long id : released) {
+      out.putLong(id);
+    }
+  }
+
+  private static long[] getReleased(ByteBuffer in) {
+    long[] released = new long[in.get() & 0xff];
+    for (int i = 0; i < released.length; i++) {
+      released[i] = in.getLong();
+    }
+    return released;
   }
 
   private static int bodySize(Body body) {

@@ -12,6 +12,7 @@ import java.io.InterruptedIOException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -36,6 +37,7 @@ import org.slf4j.LoggerFactory;
 final class ServerConnection implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ServerConnection.class);
   private static final long REQUEST_IDLE_BYTES = 16L << 20;
+  private static final long[] NONE = new long[0];
 
   private final ClientContext context;
   private final ClientContext.Key key;
@@ -46,6 +48,8 @@ final class ServerConnection implements AutoCloseable {
   private int inFlight; // guarded by this
   private long lastUsedNanos; // guarded by this
   private boolean retired; // guarded by this
+  /** Response bodies READ and not yet released; the next call or {@link #flushReleases} names them. */
+  private final ConcurrentLinkedQueue<Long> readBodies = new ConcurrentLinkedQueue<>();
 
   ServerConnection(ClientContext context, ClientContext.Key key, Connection connection, long maxIdleMs) {
     this.context = context;
@@ -124,7 +128,7 @@ final class ServerConnection implements AutoCloseable {
       }
       RpcFrames.Call frame = new RpcFrames.Call(callId, retryCount, context.clientId(), key.protocolName(),
           key.user().getUserName(), key.user().getRealUser() == null ? null : key.user().getRealUser().getUserName(),
-          transport.localAddress().host(), transport.localAddress().port(), body);
+          transport.localAddress().host(), transport.localAddress().port(), takeReadBodies(), body);
       ByteBuffer reply = await(connection.request(RpcFrames.encode(frame)), timeoutMs, what);
       answered = true; // the server READs a request body before it answers
       Response response = RpcFrames.decodeResponse(reply);
@@ -169,12 +173,35 @@ final class ServerConnection implements AutoCloseable {
       } else {
         landing.close(); // a READ that failed or timed out may still land: never reuse it
       }
-      connection.request(RpcFrames.encode(new RpcFrames.Release(remote.id())))
-          .whenComplete((ok, t) -> {
-            if (t != null) {
-              LOG.debug("release of response body {} failed; the server frees it at its deadline", remote.id(), t);
-            }
-          });
+      readBodies.add(remote.id());
+    }
+  }
+
+  private long[] takeReadBodies() {
+    if (readBodies.isEmpty()) {
+      return NONE;
+    }
+    long[] ids = new long[RpcFrames.MAX_RELEASED];
+    int n = 0;
+    Long id;
+    while (n < ids.length && (id = readBodies.poll()) != null) {
+      ids[n++] = id;
+    }
+    return java.util.Arrays.copyOf(ids, n);
+  }
+
+  /**
+   * Sends the releases no call has carried yet (called periodically), so the server frees response
+   * bodies soon even when no further call comes.
+   */
+  void flushReleases() {
+    while (connection != null && !readBodies.isEmpty() && connection.isOpen()) {
+      long[] ids = takeReadBodies();
+      connection.request(RpcFrames.encode(new RpcFrames.Release(ids))).whenComplete((ok, t) -> {
+        if (t != null) {
+          LOG.debug("release of {} response bodies failed; the server frees them at its deadline", ids.length, t);
+        }
+      });
     }
   }
 
@@ -230,6 +257,7 @@ final class ServerConnection implements AutoCloseable {
       retired = true;
     }
     if (connection != null) {
+      flushReleases();
       connection.close();
       requestBodies.close();
     }

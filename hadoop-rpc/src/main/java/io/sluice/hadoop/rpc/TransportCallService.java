@@ -116,10 +116,11 @@ final class TransportCallService implements AutoCloseable {
       return CompletableFuture.failedFuture(e);
     }
     if (request instanceof Release release) {
-      responses.release(peerNode, release.bodyId());
+      responses.release(peerNode, release.released());
       return CompletableFuture.completedFuture(RpcFrames.encode(Response.ok(new Inline(EMPTY))));
     }
     Call call = (Call) request;
+    responses.release(peerNode, call.released());
     calls.increment();
     CompletableFuture<byte[]> body;
     try {

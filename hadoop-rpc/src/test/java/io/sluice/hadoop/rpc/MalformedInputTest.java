@@ -98,7 +98,7 @@ class MalformedInputTest {
       }
       // A well-formed frame whose body is not a protobuf request gets an RPC error, not a dead connection.
       ByteBuffer notProtobuf = RpcFrames.encode(new RpcFrames.Call(1, 0, new byte[16], "io.sluice.hadoop.rpc.EchoTestPB",
-          "mallory", null, "127.0.0.1", 1, new RpcFrames.Inline(ByteBuffer.wrap(new byte[] {(byte) 0xff, 0x7f}))));
+          "mallory", null, "127.0.0.1", 1, new long[0], new RpcFrames.Inline(ByteBuffer.wrap(new byte[] {(byte) 0xff, 0x7f}))));
       RpcFrames.Response response = RpcFrames.decodeResponse(c.request(notProtobuf).get(10, TimeUnit.SECONDS));
       assertTrue(!response.isOk() && !response.errorMessage().isEmpty(), String.valueOf(response));
       assertTrue(c.isOpen());
@@ -107,7 +107,7 @@ class MalformedInputTest {
   }
 
   private static byte[] truncatedCall() {
-    ByteBuffer whole = RpcFrames.encode(new RpcFrames.Call(7, 0, new byte[16], "p", "u", null, "127.0.0.1", 1,
+    ByteBuffer whole = RpcFrames.encode(new RpcFrames.Call(7, 0, new byte[16], "p", "u", null, "127.0.0.1", 1, new long[0],
         new RpcFrames.Inline(ByteBuffer.wrap(new byte[100]))));
     byte[] cut = new byte[whole.remaining() - 50];
     whole.get(cut);
@@ -119,7 +119,7 @@ class MalformedInputTest {
   }
 
   private static byte[] callWithLyingBodyLength() {
-    ByteBuffer whole = RpcFrames.encode(new RpcFrames.Call(7, 0, new byte[16], "p", "u", null, "127.0.0.1", 1,
+    ByteBuffer whole = RpcFrames.encode(new RpcFrames.Call(7, 0, new byte[16], "p", "u", null, "127.0.0.1", 1, new long[0],
         new RpcFrames.Inline(ByteBuffer.wrap(new byte[8]))));
     byte[] bytes = new byte[whole.remaining()];
     whole.get(bytes);

@@ -25,7 +25,7 @@ class RpcFramesTest {
     byte[] clientId = new byte[16];
     clientId[3] = 9;
     Call call = new Call(42, 3, clientId, "org.example.ProtocolPB", "carol", "dave", "10.0.0.7", 40123,
-        new Inline(ByteBuffer.wrap(new byte[] {1, 2, 3})));
+        new long[] {5, 6}, new Inline(ByteBuffer.wrap(new byte[] {1, 2, 3})));
     Call back = (Call) RpcFrames.decodeRequest(RpcFrames.encode(call));
     assertEquals(42, back.callId());
     assertEquals(3, back.retryCount());
@@ -35,6 +35,7 @@ class RpcFramesTest {
     assertEquals("dave", back.realUser());
     assertEquals("10.0.0.7", back.callerHost());
     assertEquals(40123, back.callerPort());
+    assertArrayEquals(new long[] {5, 6}, back.released());
     Inline body = assertInstanceOf(Inline.class, back.body());
     byte[] bytes = new byte[body.length()];
     body.bytes().get(bytes);
@@ -43,7 +44,7 @@ class RpcFramesTest {
 
   @Test
   void callWithRemoteBodyAndNoRealUserRoundTrips() throws Exception {
-    Call call = new Call(1, 0, new byte[16], "p", "u", null, "h", 1, new Remote(DESCRIPTOR, 1000, 0));
+    Call call = new Call(1, 0, new byte[16], "p", "u", null, "h", 1, new long[0], new Remote(DESCRIPTOR, 1000, 0));
     Call back = (Call) RpcFrames.decodeRequest(RpcFrames.encode(call));
     assertNull(back.realUser());
     assertEquals(new Remote(DESCRIPTOR, 1000, 0), back.body());
@@ -51,7 +52,9 @@ class RpcFramesTest {
 
   @Test
   void releaseAndResponsesRoundTrip() throws Exception {
-    assertEquals(new Release(77), RpcFrames.decodeRequest(RpcFrames.encode(new Release(77))));
+    Release release = (Release) RpcFrames.decodeRequest(RpcFrames.encode(new Release(new long[] {77, -1})));
+    assertArrayEquals(new long[] {77, -1}, release.released());
+    assertThrows(IllegalArgumentException.class, () -> new Release(new long[RpcFrames.MAX_RELEASED + 1]));
     Response remote = RpcFrames.decodeResponse(RpcFrames.encode(Response.ok(new Remote(DESCRIPTOR, 5, 9))));
     assertEquals(new Remote(DESCRIPTOR, 5, 9), remote.body());
     Response error = RpcFrames.decodeResponse(RpcFrames.encode(Response.error("x.Y", "why\nstack", true)));
@@ -62,7 +65,7 @@ class RpcFramesTest {
 
   @Test
   void badBytesAreRefused() {
-    ByteBuffer good = RpcFrames.encode(new Release(1));
+    ByteBuffer good = RpcFrames.encode(new Release(new long[] {1}));
     byte[] wrongMagic = new byte[good.remaining()];
     good.duplicate().get(wrongMagic);
     wrongMagic[0] ^= 1;
