@@ -13,7 +13,6 @@ import io.sluice.transport.Connection;
 import io.sluice.transport.ReadRequest;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
-import io.sluice.transport.TransportException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -27,15 +26,18 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * The receiving side of a data-plane put, for a table that is kept: each body is READ into a
- * registered region of its own that no peer may READ ({@link Transport#GRANTED_ONLY}), and the
- * stored table is made of those regions and the IPC metadata as received, so nothing is copied
+ * The receiving side of a data-plane put, for a table that is kept: each body is READ into
+ * registered segments that no peer may READ ({@link Transport#GRANTED_ONLY}), one after another,
+ * and the stored table is made of those segments and the IPC metadata as received, so nothing is copied
  * after the READ and the table is served from the same memory. One body at a time: READ,
  * acknowledge, next frame.
  *
  * <p>Not thread safe: one receiving thread.
  */
 public final class BodyReceiver {
+  private static final long MIN_SEGMENT = 1L << 20;
+  private static final long MAX_SEGMENT = 256L << 20;
+
   private final FrameLink link;
   private final Connection connection;
   private final Transport transport;
@@ -55,24 +57,44 @@ public final class BodyReceiver {
     List<RegisteredRegion> segments = new ArrayList<>();
     List<RegisteredBodies.Body> dictionaries = new ArrayList<>();
     List<RegisteredBodies.Body> batches = new ArrayList<>();
+    long offset = 0;
     try {
       Schema schema = schema(next().orElseThrow(() -> new IOException("the put ended before its schema")));
       for (Optional<Frame> f = next(); f.isPresent(); f = next()) {
         if (!(f.get() instanceof BodyFrame body)) {
           throw new IOException("unexpected " + f.get().getClass().getSimpleName() + " in a put");
         }
-        RegisteredRegion region = transport.allocateFor(Transport.GRANTED_ONLY, (int) Math.max(8, body.body().length()));
-        segments.add(region);
-        read(body, region);
+        long length = body.body().length();
+        RegisteredRegion segment = segments.isEmpty() ? null : segments.get(segments.size() - 1);
+        if (segment == null || offset + length > segment.length()) {
+          segment = newSegment(length, segment);
+          segments.add(segment);
+          offset = 0;
+        }
+        read(body, segment, offset);
         link.send(DataPlaneProtocol.encode(new AckFrame(body.sequence())));
         (body.dictionary() ? dictionaries : batches).add(new RegisteredBodies.Body(body.metadata(),
-            new BodyRef(region.descriptor(), 0, body.body().length())));
+            new BodyRef(segment.descriptor(), offset, length)));
+        offset += (length + 7) & ~7L;
       }
       return RegisteredBodies.adopt(schema, segments, dictionaries, batches, allocator);
     } catch (IOException | RuntimeException e) {
       segments.forEach(RegisteredRegion::close);
       throw e;
     }
+  }
+
+  /**
+   * A segment for the next bodies: twice the last one (from 1 MiB, up to 256 MiB), or the body's
+   * own size when larger, so a put registers a few large regions rather than one per batch.
+   */
+  private RegisteredRegion newSegment(long length, RegisteredRegion last) throws IOException {
+    long want = Math.min(MAX_SEGMENT, last == null ? MIN_SEGMENT : 2 * last.length());
+    long size = Math.max(want, (length + 7) & ~7L);
+    if (size > Integer.MAX_VALUE) {
+      throw new IOException("a batch body of " + length + " bytes is over the 2 GiB a region can hold");
+    }
+    return transport.allocateFor(Transport.GRANTED_ONLY, (int) size);
   }
 
   private Optional<Frame> next() throws IOException {
@@ -95,7 +117,7 @@ public final class BodyReceiver {
     }
   }
 
-  private void read(BodyFrame f, RegisteredRegion into) throws IOException {
+  private void read(BodyFrame f, RegisteredRegion into, long at) throws IOException {
     long length = f.body().length();
     if (IpcBodies.declaredBodyLength(f.metadata()) > length) {
       throw new IOException("batch metadata declares a longer body than the frame offers");
@@ -106,7 +128,7 @@ public final class BodyReceiver {
     List<ReadRequest> ranges = new ArrayList<>();
     for (long off = 0; off < length; off += chunkBytes) {
       int n = (int) Math.min(chunkBytes, length - off);
-      ranges.add(new ReadRequest(f.body().region(), f.body().offset() + off, into, off, n));
+      ranges.add(new ReadRequest(f.body().region(), f.body().offset() + off, into, at + off, n));
     }
     try {
       CompletableFuture.allOf(connection.readBatch(ranges).toArray(CompletableFuture[]::new))

@@ -1,0 +1,123 @@
+package io.sluice.hadoop.rpc;
+
+import io.sluice.hadoop.rpc.RpcFrames.Remote;
+import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.Transport;
+import java.io.IOException;
+import org.apache.hadoop.ipc.SluiceCallOutcome;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Response bodies a server keeps in registered memory until their caller has READ them. When the
+ * caller sends RELEASE the region goes back to the pool of that caller's node for its later
+ * responses; when its deadline passes first (a caller that died or timed out never releases) it is
+ * closed, which revokes its key. A node's pool is closed after a lifetime without responses.
+ *
+ * <p>Owns every region it publishes. Thread safe.
+ */
+final class ResponseBodies implements AutoCloseable {
+  private record Entry(long owner, RegisteredRegion region, PeerPool pool, long deadlineNanos) {}
+
+  /** The regions shown to one peer node, reused only for later bodies to that node. */
+  private static final class PeerPool {
+    final RegionPool regions;
+    volatile long lastUsedNanos = System.nanoTime();
+
+    PeerPool(RegionPool regions) {
+      this.regions = regions;
+    }
+  }
+
+  private static final long PEER_IDLE_BYTES = 16L << 20;
+
+  private final Transport transport;
+  private final long lifetimeNanos;
+  private final AtomicLong nextId = new AtomicLong(1);
+  private final Map<Long, Entry> bodies = new ConcurrentHashMap<>();
+  private final Map<Long, PeerPool> peers = new ConcurrentHashMap<>();
+  private final ScheduledExecutorService sweeper;
+
+  ResponseBodies(Transport transport, long lifetimeMs) {
+    this.transport = transport;
+    this.lifetimeNanos = TimeUnit.MILLISECONDS.toNanos(lifetimeMs);
+    this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "sluice-rpc-response-sweeper");
+      t.setDaemon(true);
+      return t;
+    });
+    long period = Math.max(100, Math.min(lifetimeMs / 4, 5_000));
+    sweeper.scheduleWithFixedDelay(this::sweep, period, period, TimeUnit.MILLISECONDS);
+  }
+
+  /** Writes a body into a new region that {@code owner} may READ; the caller sends its descriptor. */
+  Remote publish(long owner, SluiceCallOutcome outcome) throws IOException {
+    int length = outcome.bodyLength();
+    // Regions are reused only for the same peer node, which sees nothing there that is not sent
+    // to it, and only after it released them (its READ is done).
+    PeerPool pool = peers.computeIfAbsent(owner, node -> new PeerPool(new RegionPool(transport, PEER_IDLE_BYTES)));
+    pool.lastUsedNanos = System.nanoTime();
+    RegisteredRegion region = pool.regions.acquire(length);
+    try {
+      outcome.writeBody(region.buffer());
+      long id = nextId.getAndIncrement();
+      bodies.put(id, new Entry(owner, region, pool, System.nanoTime() + lifetimeNanos));
+      return new Remote(region.descriptor(), length, id);
+    } catch (IOException | RuntimeException e) {
+      region.close();
+      throw e;
+    }
+  }
+
+  /** Frees bodies their owner has READ. Unknown ids and other nodes' ids are ignored. */
+  void release(long owner, long[] ids) {
+    for (long id : ids) {
+      Entry e = bodies.get(id);
+      if (e != null && e.owner() == owner && bodies.remove(id, e)) {
+        e.pool().regions.release(e.region());
+      }
+    }
+  }
+
+  /** Bodies not yet released: a leak check for tests. */
+  int pending() {
+    return bodies.size();
+  }
+
+  private void sweep() {
+    long now = System.nanoTime();
+    for (Iterator<Map.Entry<Long, Entry>> it = bodies.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<Long, Entry> e = it.next();
+      if (now - e.getValue().deadlineNanos() > 0 && bodies.remove(e.getKey(), e.getValue())) {
+        e.getValue().region().close(); // never released: revoke it
+      }
+    }
+    for (Map.Entry<Long, PeerPool> p : peers.entrySet()) {
+      if (now - p.getValue().lastUsedNanos > lifetimeNanos && peers.remove(p.getKey(), p.getValue())) {
+        p.getValue().regions.close();
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    sweeper.shutdownNow();
+    for (Long id : bodies.keySet()) {
+      Entry e = bodies.remove(id);
+      if (e != null) {
+        e.region().close();
+      }
+    }
+    for (Long node : peers.keySet()) {
+      PeerPool p = peers.remove(node);
+      if (p != null) {
+        p.regions.close();
+      }
+    }
+  }
+}

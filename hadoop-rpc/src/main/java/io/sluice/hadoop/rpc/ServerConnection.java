@@ -1,0 +1,265 @@
+package io.sluice.hadoop.rpc;
+
+import io.sluice.hadoop.rpc.RpcFrames.Body;
+import io.sluice.hadoop.rpc.RpcFrames.Inline;
+import io.sluice.hadoop.rpc.RpcFrames.Remote;
+import io.sluice.hadoop.rpc.RpcFrames.Response;
+import io.sluice.transport.Connection;
+import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.Transport;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.hadoop.ipc.RemoteException;
+import org.apache.hadoop.ipc.protobuf.ProtobufRpcEngine2Protos.RequestHeaderProto;
+import org.apache.hadoop.thirdparty.protobuf.CodedInputStream;
+import org.apache.hadoop.thirdparty.protobuf.CodedOutputStream;
+import org.apache.hadoop.thirdparty.protobuf.Message;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A client's connection to one server for one (address, protocol, user), as a stock client's
+ * connection: calls of every proxy with that key share it. It holds an authenticated transport
+ * connection to the server's transport, or nothing when the server offers none (calls then take
+ * the stock path). It is retired after sitting idle, or when its transport connection fails.
+ *
+ * <p>Thread safe: calls run concurrently on one transport connection (the transport multiplexes
+ * them by correlation id); {@link #acquire()} and {@link #retireIfIdle} agree under this object's
+ * lock so that an idle connection is never closed under a call that just took it.
+ */
+final class ServerConnection implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ServerConnection.class);
+  private static final long REQUEST_IDLE_BYTES = 16L << 20;
+  private static final long[] NONE = new long[0];
+
+  private final ClientContext context;
+  private final ClientContext.Key key;
+  private final Connection connection; // null: the server has no transport, use the stock path
+  private final long maxIdleNanos;
+  /** Request bodies this connection's server READs; shown to that node only. Null on the stock path. */
+  private final RegionPool requestBodies;
+  private int inFlight; // guarded by this
+  private long lastUsedNanos; // guarded by this
+  private boolean retired; // guarded by this
+  /** Response bodies READ and not yet released; the next call or {@link #flushReleases} names them. */
+  private final ConcurrentLinkedQueue<Long> readBodies = new ConcurrentLinkedQueue<>();
+
+  ServerConnection(ClientContext context, ClientContext.Key key, Connection connection, long maxIdleMs) {
+    this.context = context;
+    this.key = key;
+    this.connection = connection;
+    this.maxIdleNanos = TimeUnit.MILLISECONDS.toNanos(maxIdleMs);
+    this.lastUsedNanos = System.nanoTime();
+    this.requestBodies = connection == null ? null : new RegionPool(context.transport(), REQUEST_IDLE_BYTES);
+  }
+
+  /** True when the server offers no transport and calls take the stock path. */
+  boolean isStockPath() {
+    return connection == null;
+  }
+
+  /** Takes the connection for one call; false if it was retired (get a new one). */
+  synchronized boolean acquire() {
+    if (retired || (connection != null && !connection.isOpen())) {
+      retired = true;
+      return false;
+    }
+    inFlight++;
+    return true;
+  }
+
+  /** Ends a call begun with {@link #acquire()}. */
+  synchronized void done() {
+    inFlight--;
+    lastUsedNanos = System.nanoTime();
+  }
+
+  /** Retires and closes the connection if no call used it for the idle time; true if it did. */
+  boolean retireIfIdle(long nowNanos) {
+    synchronized (this) {
+      boolean idle = inFlight == 0 && nowNanos - lastUsedNanos > maxIdleNanos;
+      boolean broken = connection != null && !connection.isOpen();
+      if (!idle && !broken) {
+        return false;
+      }
+      retired = true;
+    }
+    close();
+    return true;
+  }
+
+  /**
+   * One call on an acquired connection: encodes the request, sends it (its body by reference when
+   * large), waits for the answer at most {@code timeoutMs}, and decodes the response message or
+   * throws the server's exception as a {@link RemoteException}.
+   */
+  Message call(int callId, int retryCount, String method, long clientVersion, Message request,
+      Message responsePrototype, long timeoutMs) throws IOException {
+    String what = "call " + key.protocolName() + "." + method + " to " + key.address();
+    RequestHeaderProto header = RequestHeaderProto.newBuilder().setMethodName(method)
+        .setDeclaringClassProtocolName(key.protocolName()).setClientProtocolVersion(clientVersion).build();
+    int size = delimitedSize(header) + delimitedSize(request);
+    if (size > context.settings().maxDataLength()) {
+      throw new IOException(what + ": request of " + size + " bytes exceeds ipc.maximum.data.length");
+    }
+    Transport transport = context.transport();
+    RegisteredRegion requestRegion = null;
+    boolean answered = false;
+    try {
+      Body body;
+      if (size > context.settings().readThreshold()) {
+        requestRegion = requestBodies.acquire(size);
+        // Encoded into an array and copied in bulk: protobuf writes a direct buffer a byte at a time.
+        byte[] bytes = new byte[size];
+        write(header, request, CodedOutputStream.newInstance(bytes));
+        requestRegion.buffer().put(bytes);
+        body = new Remote(requestRegion.descriptor(), size, 0);
+      } else {
+        byte[] bytes = new byte[size];
+        write(header, request, CodedOutputStream.newInstance(bytes));
+        body = new Inline(ByteBuffer.wrap(bytes));
+      }
+      RpcFrames.Call frame = new RpcFrames.Call(callId, retryCount, context.clientId(), key.protocolName(),
+          key.user().getUserName(), key.user().getRealUser() == null ? null : key.user().getRealUser().getUserName(),
+          transport.localAddress().host(), transport.localAddress().port(), takeReadBodies(), body);
+      ByteBuffer reply = await(connection.request(RpcFrames.encode(frame)), timeoutMs, what);
+      answered = true; // the server READs a request body before it answers
+      Response response = RpcFrames.decodeResponse(reply);
+      if (!response.isOk()) {
+        if (response.fatal()) {
+          retireNow();
+        }
+        throw new RemoteException(response.errorClass(), response.errorMessage());
+      }
+      return read(response.body(), responsePrototype, what);
+    } finally {
+      if (requestRegion != null) {
+        if (answered) {
+          requestBodies.release(requestRegion);
+        } else {
+          requestRegion.close(); // the server may still READ it: revoke, never reuse
+        }
+      }
+    }
+  }
+
+  private Message read(Body body, Message prototype, String what) throws IOException {
+    if (body instanceof Inline inline) {
+      return parse(inline.bytes(), prototype);
+    }
+    Remote remote = (Remote) body;
+    if (remote.length() > context.settings().maxDataLength()) {
+      throw new IOException(what + ": response of " + remote.length() + " bytes exceeds ipc.maximum.data.length");
+    }
+    RegisteredRegion landing = context.landing().acquire(remote.length());
+    boolean landed = false;
+    try {
+      await(connection.read(remote.descriptor(), 0, landing, 0, remote.length()),
+          context.settings().ioTimeoutMs(), what + " (reading the response)");
+      landed = true;
+      ByteBuffer bytes = landing.buffer();
+      bytes.limit(remote.length());
+      return parse(bytes, prototype);
+    } finally {
+      if (landed) {
+        context.landing().release(landing);
+      } else {
+        landing.close(); // a READ that failed or timed out may still land: never reuse it
+      }
+      readBodies.add(remote.id());
+    }
+  }
+
+  private long[] takeReadBodies() {
+    if (readBodies.isEmpty()) {
+      return NONE;
+    }
+    long[] ids = new long[RpcFrames.MAX_RELEASED];
+    int n = 0;
+    Long id;
+    while (n < ids.length && (id = readBodies.poll()) != null) {
+      ids[n++] = id;
+    }
+    return java.util.Arrays.copyOf(ids, n);
+  }
+
+  /**
+   * Sends the releases no call has carried yet (called periodically), so the server frees response
+   * bodies soon even when no further call comes.
+   */
+  void flushReleases() {
+    while (connection != null && !readBodies.isEmpty() && connection.isOpen()) {
+      long[] ids = takeReadBodies();
+      connection.request(RpcFrames.encode(new RpcFrames.Release(ids))).whenComplete((ok, t) -> {
+        if (t != null) {
+          LOG.debug("release of {} response bodies failed; the server frees them at its deadline", ids.length, t);
+        }
+      });
+    }
+  }
+
+  private <T> T await(CompletableFuture<T> future, long timeoutMs, String what) throws IOException {
+    try {
+      return future.get(timeoutMs, TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      // The request stays in flight until the server answers or the transport's deadline passes,
+      // so flow control still counts it; the late answer is dropped.
+      SocketTimeoutException timeout = new SocketTimeoutException(what + ": no answer within " + timeoutMs + " ms");
+      timeout.initCause(e);
+      throw timeout;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException(what + ": interrupted");
+    } catch (ExecutionException e) {
+      if (connection != null && !connection.isOpen()) {
+        retireNow();
+      }
+      throw CallFailures.translate(e, what);
+    }
+  }
+
+  private synchronized void retireNow() {
+    retired = true;
+  }
+
+  private static int delimitedSize(Message m) {
+    int n = m.getSerializedSize();
+    return CodedOutputStream.computeUInt32SizeNoTag(n) + n;
+  }
+
+  private static void write(Message header, Message request, CodedOutputStream out) throws IOException {
+    out.writeUInt32NoTag(header.getSerializedSize());
+    header.writeTo(out);
+    out.writeUInt32NoTag(request.getSerializedSize());
+    request.writeTo(out);
+    out.flush();
+  }
+
+  private static Message parse(ByteBuffer bytes, Message prototype) throws IOException {
+    CodedInputStream in = CodedInputStream.newInstance(bytes);
+    int length = in.readRawVarint32();
+    int limit = in.pushLimit(length);
+    Message message = prototype.getParserForType().parseFrom(in);
+    in.popLimit(limit);
+    return message;
+  }
+
+  @Override
+  public void close() {
+    synchronized (this) {
+      retired = true;
+    }
+    if (connection != null) {
+      flushReleases();
+      connection.close();
+      requestBodies.close();
+    }
+  }
+}

@@ -1,0 +1,134 @@
+package io.sluice.hadoop.rpc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.hadoop.rpc.testproto.EchoTestProtos.CallContextProto;
+import io.sluice.hadoop.rpc.testproto.EchoTestProtos.EmptyProto;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.ipc.RPC;
+import org.apache.hadoop.ipc.RemoteException;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.authorize.AuthorizationException;
+import org.apache.hadoop.security.authorize.PolicyProvider;
+import org.apache.hadoop.security.authorize.ProxyUsers;
+import org.apache.hadoop.security.authorize.Service;
+import org.apache.hadoop.thirdparty.protobuf.ServiceException;
+import org.junit.jupiter.api.Test;
+
+/** Service-level authorization, proxy users, and the rules that send calls to the stock path. */
+class SecurityTest {
+  private static final String ACL_KEY = "security.sluice.echo.test.protocol.acl";
+
+  @Test
+  void serviceLevelAuthorizationDeniesTransportCallsOfOtherUsers() throws Exception {
+    try (RpcFixture fixture = new RpcFixture()) {
+      Configuration conf = RpcFixture.conf(true);
+      conf.setBoolean("hadoop.security.authorization", true);
+      conf.set(ACL_KEY, "alice");
+      RPC.Server server = fixture.startServer(conf);
+      server.refreshServiceAcl(conf, new PolicyProvider() {
+        @Override
+        public Service[] getServices() {
+          return new Service[] {new Service(ACL_KEY, EchoTestPB.class)};
+        }
+      });
+      EchoTestPB asAlice = fixture.proxy(EchoTestPB.class, conf, server.getListenerAddress(),
+          UserGroupInformation.createRemoteUser("alice"));
+      EchoTestPB asBob = fixture.proxy(EchoTestPB.class, conf, server.getListenerAddress(),
+          UserGroupInformation.createRemoteUser("bob"));
+      CallContextProto allowed = asAlice.callContext(null, EmptyProto.getDefaultInstance());
+      assertEquals("sluice", allowed.getPath());
+      assertEquals("alice", allowed.getRemoteUser());
+      ServiceException e = assertThrows(ServiceException.class,
+          () -> asBob.callContext(null, EmptyProto.getDefaultInstance()));
+      RemoteException remote = assertInstanceOf(RemoteException.class, e.getCause());
+      assertEquals(AuthorizationException.class.getName(), remote.getClassName());
+      assertTrue(remote.getMessage().contains("bob"), remote.getMessage());
+      // The same user is refused on the stock path too.
+      EchoTestPB stockBob = UserGroupInformation.createRemoteUser("bob").doAs(
+          (java.security.PrivilegedExceptionAction<EchoTestPB>) () ->
+              fixture.stockProxy(EchoTestPB.class, conf, server.getListenerAddress()));
+      assertThrows(ServiceException.class, () -> stockBob.callContext(null, EmptyProto.getDefaultInstance()));
+    }
+  }
+
+  @Test
+  void proxyUsersReachTheServerAsWithTheStockEngineAndAreChecked() throws Exception {
+    try (RpcFixture fixture = new RpcFixture()) {
+      Configuration conf = RpcFixture.conf(true);
+      conf.set("hadoop.proxyuser.dave.users", "carol");
+      conf.set("hadoop.proxyuser.dave.hosts", "*");
+      ProxyUsers.refreshSuperUserGroupsConfiguration(conf);
+      try {
+        RPC.Server server = fixture.startServer(conf);
+        UserGroupInformation dave = UserGroupInformation.createRemoteUser("dave");
+        EchoTestPB asCarol = fixture.proxy(EchoTestPB.class, conf, server.getListenerAddress(),
+            UserGroupInformation.createProxyUser("carol", dave));
+        CallContextProto context = asCarol.callContext(null, EmptyProto.getDefaultInstance());
+        assertEquals("sluice", context.getPath());
+        assertEquals("carol", context.getRemoteUser());
+        assertEquals("dave", context.getRealUser());
+
+        EchoTestPB asErin = fixture.proxy(EchoTestPB.class, conf, server.getListenerAddress(),
+            UserGroupInformation.createProxyUser("erin", dave));
+        ServiceException e = assertThrows(ServiceException.class,
+            () -> asErin.callContext(null, EmptyProto.getDefaultInstance()));
+        RemoteException remote = assertInstanceOf(RemoteException.class, e.getCause());
+        assertEquals(AuthorizationException.class.getName(), remote.getClassName());
+      } finally {
+        ProxyUsers.refreshSuperUserGroupsConfiguration(new Configuration());
+      }
+    }
+  }
+
+  @Test
+  void withoutASecretEverythingTakesTheStockPath() throws Exception {
+    try (RpcFixture fixture = new RpcFixture()) {
+      Configuration conf = RpcFixture.conf(true);
+      conf.unset("sluice.transport.secret");
+      RPC.Server server = fixture.startServer(conf);
+      assertFalse(((SluiceRpcServer) server).transportAddress().isPresent());
+      EchoTestPB proxy = fixture.proxy(EchoTestPB.class, conf, server);
+      assertEquals("rpc", proxy.callContext(null, EmptyProto.getDefaultInstance()).getPath());
+    }
+  }
+
+  @Test
+  void aSluiceClientOfAServerWithoutTransportTakesTheStockPath() throws Exception {
+    try (RpcFixture fixture = new RpcFixture()) {
+      Configuration serverConf = RpcFixture.conf(true);
+      serverConf.set("hadoop.rpc.protection", "privacy");
+      RPC.Server server = fixture.startServer(serverConf);
+      assertFalse(((SluiceRpcServer) server).transportAddress().isPresent());
+      // The client itself would use the transport; the server offers none.
+      EchoTestPB proxy = fixture.proxy(EchoTestPB.class, RpcFixture.conf(true), server);
+      assertEquals("rpc", proxy.callContext(null, EmptyProto.getDefaultInstance()).getPath());
+    }
+  }
+
+  @Test
+  void securityAndQualityOfProtectionSettingsSelectTheStockPath() {
+    Configuration conf = RpcFixture.conf(true);
+    assertTrue(TransportPolicy.stockPathReason(conf).isEmpty());
+
+    Configuration kerberos = new Configuration(conf);
+    kerberos.set("hadoop.security.authentication", "kerberos");
+    assertTrue(TransportPolicy.stockPathReason(kerberos).orElseThrow().contains("KERBEROS"));
+
+    Configuration integrity = new Configuration(conf);
+    integrity.set("hadoop.rpc.protection", "authentication,integrity");
+    assertTrue(TransportPolicy.stockPathReason(integrity).orElseThrow().contains("integrity"));
+
+    Configuration resolver = new Configuration(conf);
+    resolver.set("hadoop.security.saslproperties.resolver.class", "org.example.Resolver");
+    assertTrue(TransportPolicy.stockPathReason(resolver).isPresent());
+
+    Configuration noSecret = new Configuration(conf);
+    noSecret.set("sluice.transport.secret", "");
+    assertTrue(TransportPolicy.stockPathReason(noSecret).orElseThrow().contains("secret"));
+  }
+}
