@@ -71,14 +71,19 @@ public final class DataPlaneProtocol {
   /** The reader has the body of every frame up to and including {@code sequence}. */
   public record AckFrame(long sequence) implements Frame {}
 
+  /** A command that opens a data-plane stream; each carries the grant of its caller. */
+  public sealed interface Command permits OpenGet, OpenPut {
+    byte[] grant();
+  }
+
   /** Opens a DoGet-like stream of the table {@code ticket} names. */
-  public record OpenGet(byte[] grant, byte[] ticket) {}
+  public record OpenGet(byte[] grant, byte[] ticket) implements Command {}
 
   /**
    * Opens a DoPut-like stream to the table {@code descriptor} (a serialized FlightDescriptor)
    * names; the server READs bodies from the client's transport at {@code readFrom}.
    */
-  public record OpenPut(byte[] grant, byte[] descriptor, NodeAddress readFrom) {}
+  public record OpenPut(byte[] grant, byte[] descriptor, NodeAddress readFrom) implements Command {}
 
   // ---- commands
 
@@ -105,7 +110,7 @@ public final class DataPlaneProtocol {
   }
 
   /** Decodes a command: an {@link OpenGet} or an {@link OpenPut}. */
-  public static Object decodeCommand(byte[] command) {
+  public static Command decodeCommand(byte[] command) {
     if (!isCommand(command)) {
       throw new IllegalArgumentException("not a data-plane command");
     }
@@ -116,7 +121,7 @@ public final class DataPlaneProtocol {
     }
     byte kind = get(b);
     byte[] grant = getFixed(b, GRANT_BYTES);
-    Object open;
+    Command open;
     if (kind == OPEN_GET) {
       open = new OpenGet(grant, getBytes(b, MAX_METADATA_BYTES));
     } else if (kind == OPEN_PUT) {

@@ -38,8 +38,9 @@ import org.slf4j.LoggerFactory;
  * DataPlaneProtocol} command carrying a grant. Get: the table's bodies already lie in registered
  * memory that no peer may READ; the stream lets the granted peer READ it, announces each body in
  * a frame, and withdraws the permission when the client has acknowledged everything, cancels,
- * dies or misses the acknowledgement deadline. Nothing is copied or registered per stream. Put: the server connects to the client's transport, checks that it is the granted
- * peer, READs the bodies into its own registered memory and stores the table.
+ * dies or misses the acknowledgement deadline. Nothing is copied or registered per stream. Put:
+ * the server connects to the client's transport, checks that it is the granted peer, READs the
+ * bodies into its own registered memory and stores the table as it landed.
  *
  * <p>Stateless; each call runs on its gRPC thread, plus one acknowledgement reader per get.
  */
@@ -51,14 +52,13 @@ final class DataPlaneStreams {
   static void open(ServerState state, byte[] command, FlightStream in, ServerStreamListener out) {
     Transport transport = state.transport().orElseThrow(() -> CallStatus.UNAVAILABLE
         .withDescription("this server has no data plane").toRuntimeException());
-    Object open;
+    DataPlaneProtocol.Command open;
     try {
       open = DataPlaneProtocol.decodeCommand(command);
     } catch (IllegalArgumentException e) {
       throw CallStatus.INVALID_ARGUMENT.withDescription("bad data-plane command: " + e.getMessage()).toRuntimeException();
     }
-    byte[] grant = open instanceof OpenGet g ? g.grant() : ((OpenPut) open).grant();
-    long peer = state.grants().redeem(grant).orElseThrow(() -> CallStatus.UNAUTHENTICATED
+    long peer = state.grants().redeem(open.grant()).orElseThrow(() -> CallStatus.UNAUTHENTICATED
         .withDescription("data-plane grant unknown, already used or expired").toRuntimeException());
     state.activeStreams().incrementAndGet();
     try {
