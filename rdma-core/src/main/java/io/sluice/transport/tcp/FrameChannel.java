@@ -10,10 +10,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A blocking socket with frame-level reads and writes, and deadlines: any write, and any read
- * that has begun receiving a frame, that makes no progress for the I/O timeout is ended by the
- * transport's timer, which closes the socket ({@link #checkStalled}). Waiting for the next frame
- * to start is not limited. One thread reads; any thread may write, one at a time.
+ * The connecting side's blocking socket with frame-level reads and writes, record protection
+ * once {@link #protect} is called (see {@link RecordLayer}), and deadlines: any write, and any
+ * read that has begun receiving a frame, that makes no progress for the I/O timeout is ended by
+ * the transport's timer, which closes the socket ({@link #checkStalled}). Waiting for the next
+ * frame to start is not limited. One thread reads; any thread may write, one at a time (frames
+ * are sealed under the write lock, so sequence numbers follow wire order).
  */
 final class FrameChannel implements AutoCloseable {
   private final SocketChannel socket;
@@ -22,6 +24,13 @@ final class FrameChannel implements AutoCloseable {
   private volatile long writeSince;
   private volatile long readSince;
   private volatile boolean stalled;
+  /** Guarded by {@link #writeLock}; null until the handshake ends. */
+  private RecordLayer.Sealer sealer;
+  /** Used by the one reading thread only; null until the handshake ends. */
+  private RecordLayer.Opener opener;
+
+  /** One frame of a batch written by {@link #writeFrames}. */
+  record Outgoing(FrameType type, long correlationId, ByteBuffer payload) {}
 
   FrameChannel(SocketChannel socket, long ioTimeoutNanos) {
     this.socket = socket;
@@ -30,6 +39,54 @@ final class FrameChannel implements AutoCloseable {
 
   SocketChannel socket() {
     return socket;
+  }
+
+  /**
+   * Turns on record protection: every frame written from now on is sealed, every frame read is
+   * checked. Called by the reading thread once the handshake succeeded, before any later frame.
+   */
+  void protect(RecordLayer.Sealer sealer, RecordLayer.Opener opener) throws IOException {
+    lockForWrite();
+    try {
+      this.sealer = sealer;
+      this.opener = opener;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** Reads a frame's payload (and tag) and returns the plain payload. */
+  ByteBuffer readBody(FrameHeader h) throws IOException {
+    RecordLayer.Opener o = opener;
+    if (o == null) {
+      return readPayload(h.payloadLength());
+    }
+    return o.open(h, readPayload(h.payloadLength() + RecordLayer.TAG_LENGTH));
+  }
+
+  /** Reads a READ_RESPONSE's payload into {@code dst} (its remaining bytes, exactly the length). */
+  void readBodyInto(FrameHeader h, ByteBuffer dst) throws IOException {
+    RecordLayer.Opener o = opener;
+    if (o == null) {
+      throw new ProtocolException(h.type() + " before authentication");
+    }
+    if (o.encrypted()) {
+      o.decrypt(h, readPayload(h.payloadLength() + RecordLayer.TAG_LENGTH), dst);
+      return;
+    }
+    readFully(dst);
+    o.verify(h, readPayload(RecordLayer.TAG_LENGTH), null);
+  }
+
+  /** Reads and checks a READ_RESPONSE nobody waits for any more, keeping the stream in step. */
+  void skipBody(FrameHeader h, ByteBuffer scratch) throws IOException {
+    RecordLayer.Opener o = opener;
+    if (o == null || o.encrypted()) {
+      readBody(h);
+      return;
+    }
+    skip(h.payloadLength(), scratch);
+    o.verify(h, readPayload(RecordLayer.TAG_LENGTH), null);
   }
 
   /** Reads the next header, waiting as long as it takes for its first byte. */
@@ -51,7 +108,7 @@ final class FrameChannel implements AutoCloseable {
   }
 
   /** Fills {@code dst} completely, within the I/O deadline. */
-  void readFully(ByteBuffer dst) throws IOException {
+  private void readFully(ByteBuffer dst) throws IOException {
     readSince = System.nanoTime();
     try {
       while (dst.hasRemaining()) {
@@ -65,7 +122,7 @@ final class FrameChannel implements AutoCloseable {
   }
 
   /** Reads and discards {@code n} bytes. */
-  void skip(long n, ByteBuffer scratch) throws IOException {
+  private void skip(long n, ByteBuffer scratch) throws IOException {
     while (n > 0) {
       scratch.clear().limit((int) Math.min(scratch.capacity(), n));
       readFully(scratch);
@@ -73,8 +130,8 @@ final class FrameChannel implements AutoCloseable {
     }
   }
 
-  /** Reads a control payload of {@code length} bytes into a new buffer. */
-  ByteBuffer readPayload(int length) throws IOException {
+  /** Reads {@code length} bytes into a new buffer. */
+  private ByteBuffer readPayload(int length) throws IOException {
     ByteBuffer b = ByteBuffer.allocate(length);
     readFully(b);
     return b.flip();
@@ -88,8 +145,7 @@ final class FrameChannel implements AutoCloseable {
     }
   }
 
-  /** Writes all buffers as one gather write; waits at most the I/O timeout for the lock. */
-  void write(ByteBuffer... buffers) throws IOException {
+  private void lockForWrite() throws IOException {
     boolean locked;
     try {
       locked = writeLock.tryLock(ioTimeoutNanos, TimeUnit.NANOSECONDS);
@@ -100,6 +156,48 @@ final class FrameChannel implements AutoCloseable {
     if (!locked) {
       throw new TransportTimeoutException("socket write blocked for longer than the I/O timeout");
     }
+  }
+
+  /** Seals (once protected) and writes the frames as one gather write. */
+  void writeFrames(java.util.List<Outgoing> frames) throws IOException {
+    lockForWrite();
+    try {
+      java.util.List<ByteBuffer> all = new java.util.ArrayList<>(frames.size() * 3);
+      for (Outgoing f : frames) {
+        java.util.Collections.addAll(all, frame(f.type(), f.correlationId(), f.payload()));
+      }
+      writeLocked(all.toArray(ByteBuffer[]::new));
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** Writes one frame, sealed once protected. */
+  void writeFrame(FrameType type, long correlationId, ByteBuffer... payload) throws IOException {
+    lockForWrite();
+    try {
+      writeLocked(frame(type, correlationId, payload));
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  private ByteBuffer[] frame(FrameType type, long correlationId, ByteBuffer... payload) {
+    if (sealer != null) {
+      return sealer.seal(type, correlationId, payload);
+    }
+    int length = 0;
+    for (ByteBuffer b : payload) {
+      length += b.remaining();
+    }
+    ByteBuffer[] all = new ByteBuffer[payload.length + 1];
+    all[0] = new FrameHeader(type, length, correlationId).toBuffer();
+    System.arraycopy(payload, 0, all, 1, payload.length);
+    return all;
+  }
+
+  /** Writes all buffers as one gather write; the caller holds the write lock. */
+  private void writeLocked(ByteBuffer... buffers) throws IOException {
     try {
       writeSince = System.nanoTime();
       long remaining = 0;
@@ -114,20 +212,7 @@ final class FrameChannel implements AutoCloseable {
       throw translate(e);
     } finally {
       writeSince = 0;
-      writeLock.unlock();
     }
-  }
-
-  /** Writes one frame: header then payload parts. */
-  void writeFrame(FrameType type, long correlationId, ByteBuffer... payload) throws IOException {
-    int length = 0;
-    for (ByteBuffer b : payload) {
-      length += b.remaining();
-    }
-    ByteBuffer[] all = new ByteBuffer[payload.length + 1];
-    all[0] = new FrameHeader(type, length, correlationId).toBuffer();
-    System.arraycopy(payload, 0, all, 1, payload.length);
-    write(all);
   }
 
   /** Called by the timer: closes the socket if a read or write has stalled past the deadline. */

@@ -67,33 +67,41 @@ final class TcpConnection implements Connection {
     this.credits = transport.settings().maxRequestsInFlight();
   }
 
-  /** Runs the client half of the handshake on the calling thread. @return the peer's node id */
-  static long authenticate(FrameChannel channel, Handshake hs, long self) throws IOException {
+  /**
+   * Runs the client half of the handshake on the calling thread and turns on record protection.
+   *
+   * @param flags {@link Handshake#FLAG_ENCRYPT} to ask for encryption, else 0
+   * @return the peer's node id
+   */
+  static long authenticate(FrameChannel channel, Handshake hs, long self, int flags) throws IOException {
     ByteBuffer scratch = ByteBuffer.allocate(FrameHeader.LENGTH);
     byte[] nonce = Handshake.nonce();
-    channel.writeFrame(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, self, nonce).encode());
+    channel.writeFrame(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, self, flags, nonce).encode());
     FrameHeader h = channel.readHeader(scratch, Frames.MAX_CONTROL_PAYLOAD);
     if (h.type() == FrameType.ERROR) {
-      Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readPayload(h.payloadLength()));
+      Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readBody(h));
       throw e.code().toException(e.message());
     }
     if (h.type() != FrameType.CHALLENGE) {
       throw new AuthenticationFailedException("peer answered HELLO with " + h.type());
     }
-    Frames.Challenge c = Frames.Challenge.decode(channel.readPayload(h.payloadLength()));
-    if (!Handshake.matches(hs.serverProof(nonce, c.nonce(), c.node(), self), c.proof())) {
+    Frames.Challenge c = Frames.Challenge.decode(channel.readBody(h));
+    Handshake.Transcript t = new Handshake.Transcript(nonce, c.nonce(), self, c.node(), flags, c.flags());
+    if (!Handshake.matches(hs.serverProof(t), c.proof())) {
       throw new AuthenticationFailedException("server proof does not match the shared secret");
     }
-    channel.writeFrame(FrameType.AUTH, 0,
-        new Frames.Auth(hs.clientProof(c.nonce(), nonce, self, c.node())).encode());
+    channel.writeFrame(FrameType.AUTH, 0, new Frames.Auth(hs.clientProof(t)).encode());
+    Handshake.SessionKeys keys = hs.sessionKeys(t);
     h = channel.readHeader(scratch, Frames.MAX_CONTROL_PAYLOAD);
     if (h.type() == FrameType.ERROR) {
-      Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readPayload(h.payloadLength()));
+      Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readBody(h));
       throw e.code().toException(e.message());
     }
+    channel.protect(RecordLayer.clientSealer(keys), RecordLayer.clientOpener(keys));
     if (h.type() != FrameType.AUTH_OK || h.payloadLength() != 0) {
       throw new ProtocolException("expected AUTH_OK, got " + h.type());
     }
+    channel.readBody(h); // checks AUTH_OK's tag: the server holds the same keys
     return c.node();
   }
 
@@ -139,7 +147,7 @@ final class TcpConnection implements Connection {
       }
       return results;
     }
-    ByteBuffer frames = ByteBuffer.allocate(requests.size() * (FrameHeader.LENGTH + Frames.ReadRequestFrame.LENGTH));
+    List<FrameChannel.Outgoing> frames = new ArrayList<>(requests.size());
     long deadline = System.nanoTime() + transport.settings().ioTimeoutNanos();
     List<Long> sent = new ArrayList<>(requests.size());
     for (ReadRequest r : requests) {
@@ -152,8 +160,9 @@ final class TcpConnection implements Connection {
       long corr = nextCorr.getAndIncrement();
       pending.put(corr, new Pending(f, deadline, r.local(), r.localOffset(), r.length()));
       f.whenComplete((x, e) -> r.local().release());
-      new FrameHeader(FrameType.READ_REQUEST, Frames.ReadRequestFrame.LENGTH, corr).encode(frames);
-      new Frames.ReadRequestFrame(r.remote().key(), r.remoteOffset(), r.length()).encode(frames);
+      ByteBuffer payload = ByteBuffer.allocate(Frames.ReadRequestFrame.LENGTH);
+      new Frames.ReadRequestFrame(r.remote().key(), r.remoteOffset(), r.length()).encode(payload);
+      frames.add(new FrameChannel.Outgoing(FrameType.READ_REQUEST, corr, payload.flip()));
       sent.add(corr);
     }
     if (closed) {
@@ -162,7 +171,7 @@ final class TcpConnection implements Connection {
     }
     if (!sent.isEmpty()) {
       try {
-        channel.write(frames.flip());
+        channel.writeFrames(frames);
       } catch (IOException e) {
         failOnWriteError(e);
       }
@@ -258,7 +267,7 @@ final class TcpConnection implements Connection {
           case READ_RESPONSE -> receiveRead(h, p, discard);
           case RESPONSE -> {
             checkMessageLength(h);
-            ByteBuffer body = channel.readPayload(h.payloadLength());
+            ByteBuffer body = channel.readBody(h);
             if (p != null) {
               p.future().complete(body);
             }
@@ -268,7 +277,7 @@ final class TcpConnection implements Connection {
             if (h.payloadLength() > Frames.MAX_CONTROL_PAYLOAD) {
               throw new ProtocolException("ERROR payload of " + h.payloadLength() + " bytes");
             }
-            Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readPayload(h.payloadLength()));
+            Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readBody(h));
             answered(h.correlationId());
             if (p != null) {
               p.future().completeExceptionally(e.code().toException(e.message()));
@@ -280,7 +289,7 @@ final class TcpConnection implements Connection {
             if (h.payloadLength() > Frames.MAX_CONTROL_PAYLOAD) {
               throw new ProtocolException(h.type() + " payload of " + h.payloadLength() + " bytes");
             }
-            ByteBuffer body = channel.readPayload(h.payloadLength());
+            ByteBuffer body = channel.readBody(h);
             if (p != null) {
               p.future().complete(body);
             }
@@ -311,16 +320,15 @@ final class TcpConnection implements Connection {
 
   private void receiveRead(FrameHeader h, Pending p, ByteBuffer discard) throws IOException {
     if (p == null) {
-      channel.skip(h.payloadLength(), discard); // its deadline passed; drop the bytes
+      channel.skipBody(h, discard); // its deadline passed; drop the bytes
       return;
     }
     if (p.dest() == null || h.payloadLength() != p.length()) {
-      channel.skip(h.payloadLength(), discard);
       throw new ProtocolException("READ_RESPONSE of " + h.payloadLength() + " bytes for a request of " + p.length());
     }
     ByteBuffer dst = p.dest().buffer();
     dst.limit((int) (p.destOffset() + p.length())).position((int) p.destOffset());
-    channel.readFully(dst);
+    channel.readBodyInto(h, dst);
     p.future().complete(null);
   }
 

@@ -1,0 +1,344 @@
+package io.sluice.transport.tcp;
+
+import io.sluice.transport.PeerClosedException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The non-blocking frame I/O of one accepted connection, driven by an {@link IoLoop}: it
+ * assembles incoming frames (header, then payload and tag) and hands each whole to its {@link
+ * Receiver}, and queues outgoing frames, writing each with one gather write as far as the socket
+ * takes it and the rest when the socket is writable again. While anything waits to be written,
+ * nothing more is read, so a peer that does not read its answers cannot make this side buffer
+ * more than one of them. After {@link #protect}, frames are sealed and opened by {@link
+ * RecordLayer}.
+ *
+ * <p>Threads: reading and {@link #protect} happen on the loop thread; {@link #send}, {@link
+ * #resumeReading}, {@link #checkStalled} and {@link #close} from any thread, under one lock.
+ */
+final class SessionSocket {
+  /** What the connection's protocol does with the frames. Called on the loop thread. */
+  interface Receiver {
+    /** The largest payload a frame may announce now. */
+    long maxPayload();
+
+    /** A header arrived; false pauses reading until {@link #resumeReading} (before its payload). */
+    boolean admit(FrameHeader h) throws IOException;
+
+    /** A whole frame: its plain payload, checked when the connection is protected. */
+    void frame(FrameHeader h, ByteBuffer payload) throws IOException;
+
+    /** The peer broke the protocol; the connection closes right after this returns. */
+    void violated(io.sluice.transport.ProtocolException e);
+
+    /** The connection closed: {@code cause} is why (a protocol violation, the peer, a local close). Once. */
+    void closed(IOException cause);
+  }
+
+  /** One queued frame and what to do once it is written (or dropped). */
+  private record Outgoing(ByteBuffer[] buffers, Runnable done) {
+    boolean written() {
+      return !buffers[buffers.length - 1].hasRemaining();
+    }
+  }
+
+  /** Frames handled per readiness event, so one busy peer cannot starve the loop's others. */
+  private static final int FRAMES_PER_TURN = 16;
+
+  private final SocketChannel channel;
+  private final IoLoop loop;
+  private final long ioTimeoutNanos;
+  private final Receiver receiver;
+  private final ByteBuffer header = ByteBuffer.allocate(FrameHeader.LENGTH);
+  private FrameHeader current;
+  private ByteBuffer body;
+  private RecordLayer.Opener opener;
+  private volatile long readSince;
+
+  private final ReentrantLock lock = new ReentrantLock();
+  private final ArrayDeque<Outgoing> outbound = new ArrayDeque<>();
+  private SelectionKey key;
+  private RecordLayer.Sealer sealer;
+  private boolean readPaused;
+  private long pausedSince;
+  private long lastWriteProgress;
+  private boolean closed;
+
+  SessionSocket(SocketChannel channel, IoLoop loop, long ioTimeoutNanos, Receiver receiver) {
+    this.channel = channel;
+    this.loop = loop;
+    this.ioTimeoutNanos = ioTimeoutNanos;
+    this.receiver = receiver;
+  }
+
+  void registered(SelectionKey k) {
+    lock.lock();
+    try {
+      key = k;
+      if (closed) {
+        k.cancel();
+      } else {
+        updateInterest();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Seals every frame sent from now on and checks every frame read from now on. Loop thread. */
+  void protect(RecordLayer.Sealer s, RecordLayer.Opener o) {
+    opener = o;
+    lock.lock();
+    try {
+      sealer = s;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  void onReady(SelectionKey k) {
+    try {
+      if (k.isValid() && k.isWritable()) {
+        lock.lock();
+        try {
+          flushLocked();
+        } finally {
+          lock.unlock();
+        }
+      }
+      if (k.isValid() && k.isReadable()) {
+        readFrames();
+      }
+    } catch (IOException e) {
+      if (e instanceof io.sluice.transport.ProtocolException pe) {
+        receiver.violated(pe);
+      }
+      close(e);
+    }
+  }
+
+  private void readFrames() throws IOException {
+    for (int n = 0; n < FRAMES_PER_TURN; n++) {
+      lock.lock();
+      try {
+        if (closed || readPaused || !outbound.isEmpty()) {
+          return;
+        }
+      } finally {
+        lock.unlock();
+      }
+      if (current == null) {
+        if (read(header) < 0) {
+          throw new PeerClosedException("peer closed the connection");
+        }
+        if (header.hasRemaining()) {
+          markPartial(header.position() > 0);
+          return;
+        }
+        current = FrameHeader.decode(header.flip(), receiver.maxPayload());
+        header.clear();
+      }
+      if (body == null) {
+        if (!receiver.admit(current)) {
+          pauseReading();
+          return;
+        }
+        body = ByteBuffer.allocate(current.payloadLength() + (opener != null ? RecordLayer.TAG_LENGTH : 0));
+      }
+      if (body.hasRemaining() && read(body) < 0) {
+        throw new PeerClosedException("peer closed the connection mid-frame");
+      }
+      if (body.hasRemaining()) {
+        markPartial(true);
+        return;
+      }
+      markPartial(false);
+      FrameHeader h = current;
+      ByteBuffer payload = body.flip();
+      current = null;
+      body = null;
+      receiver.frame(h, opener != null ? opener.open(h, payload) : payload);
+    }
+  }
+
+  private int read(ByteBuffer dst) throws IOException {
+    try {
+      return channel.read(dst);
+    } catch (IOException e) {
+      throw new PeerClosedException("connection lost: " + e.getMessage(), e);
+    }
+  }
+
+  private void markPartial(boolean midFrame) {
+    if (!midFrame) {
+      readSince = 0;
+    } else if (readSince == 0) {
+      readSince = System.nanoTime();
+    }
+  }
+
+  private void pauseReading() {
+    lock.lock();
+    try {
+      readPaused = true;
+      pausedSince = System.nanoTime();
+      updateInterest();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Reading goes on after a {@link Receiver#admit} said no; from any thread. */
+  void resumeReading() {
+    lock.lock();
+    try {
+      if (readPaused) {
+        readPaused = false;
+        updateInterest();
+        loop.wakeup();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Queues one frame (sealed if protected) and writes as much as the socket takes now. {@code
+   * done} runs once the frame is written or dropped because the connection closed; ownership of
+   * whatever it releases passes here.
+   */
+  void send(FrameType type, long corr, Runnable done, ByteBuffer... payload) {
+    IOException failure = null;
+    lock.lock();
+    try {
+      if (closed) {
+        done.run();
+        return;
+      }
+      ByteBuffer[] buffers;
+      if (sealer != null) {
+        buffers = sealer.seal(type, corr, payload);
+      } else {
+        int length = 0;
+        for (ByteBuffer b : payload) {
+          length += b.remaining();
+        }
+        buffers = new ByteBuffer[payload.length + 1];
+        buffers[0] = new FrameHeader(type, length, corr).toBuffer();
+        System.arraycopy(payload, 0, buffers, 1, payload.length);
+      }
+      outbound.add(new Outgoing(buffers, done));
+      if (outbound.size() == 1) {
+        lastWriteProgress = System.nanoTime();
+        flushLocked();
+      }
+    } catch (IOException e) {
+      failure = e;
+    } finally {
+      lock.unlock();
+    }
+    if (failure != null) {
+      close(failure);
+    }
+  }
+
+  private void flushLocked() throws IOException {
+    Outgoing head;
+    while ((head = outbound.peek()) != null) {
+      long n;
+      try {
+        n = channel.write(head.buffers());
+      } catch (IOException e) {
+        throw new PeerClosedException("connection lost: " + e.getMessage(), e);
+      }
+      if (n > 0) {
+        lastWriteProgress = System.nanoTime();
+      }
+      if (!head.written()) {
+        break;
+      }
+      outbound.poll();
+      head.done().run();
+    }
+    updateInterest();
+    if (outbound.isEmpty()) {
+      loop.wakeup(); // reading resumes
+    }
+  }
+
+  private void updateInterest() {
+    if (key == null || !key.isValid()) {
+      return;
+    }
+    int ops = outbound.isEmpty() ? (readPaused ? 0 : SelectionKey.OP_READ) : SelectionKey.OP_WRITE;
+    if (key.interestOps() != ops) {
+      key.interestOps(ops);
+      loop.wakeup();
+    }
+  }
+
+  /**
+   * Called by the transport's timer: closes the connection when a frame has been half read, a
+   * write has made no progress, or reading has been paused, for longer than the I/O timeout.
+   *
+   * @return true if it closed the connection
+   */
+  boolean checkStalled(long now) {
+    long r = readSince;
+    boolean stalled;
+    lock.lock();
+    try {
+      stalled = !closed && ((r != 0 && now - r > ioTimeoutNanos)
+          || (!outbound.isEmpty() && now - lastWriteProgress > ioTimeoutNanos)
+          || (readPaused && now - pausedSince > ioTimeoutNanos));
+    } finally {
+      lock.unlock();
+    }
+    if (stalled) {
+      close(new io.sluice.transport.TransportTimeoutException("socket I/O stalled past the deadline"));
+    }
+    return stalled;
+  }
+
+  boolean isOpen() {
+    lock.lock();
+    try {
+      return !closed;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Closes the socket and runs the completion of every frame still queued. From any thread. */
+  void close() {
+    close(new PeerClosedException("connection closed locally"));
+  }
+
+  /** Closes with {@code cause}; the receiver hears of it once, outside the lock. */
+  void close(IOException cause) {
+    lock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      try {
+        channel.close();
+      } catch (IOException ignored) {
+        // the socket is unusable either way
+      }
+      Outgoing o;
+      while ((o = outbound.poll()) != null) {
+        o.done().run();
+      }
+    } finally {
+      lock.unlock();
+    }
+    loop.wakeup();
+    receiver.closed(cause);
+  }
+}
