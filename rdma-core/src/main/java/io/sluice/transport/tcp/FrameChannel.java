@@ -28,6 +28,8 @@ final class FrameChannel implements AutoCloseable {
   private RecordLayer.Sealer sealer;
   /** Used by the one reading thread only; null until the handshake ends. */
   private RecordLayer.Opener opener;
+  /** The tag of the frame whose header was read last; reading thread only. */
+  private final ByteBuffer tag = ByteBuffer.allocate(RecordLayer.TAG_LENGTH);
 
   /** One frame of a batch written by {@link #writeFrames}. */
   record Outgoing(FrameType type, long correlationId, ByteBuffer payload) {}
@@ -55,13 +57,21 @@ final class FrameChannel implements AutoCloseable {
     }
   }
 
-  /** Reads a frame's payload (and tag) and returns the plain payload. */
+  /**
+   * Reads the tag of a frame whose header was read before {@link #protect} (AUTH_OK): the first
+   * protected frame.
+   */
+  void readTag() throws IOException {
+    tag.clear();
+    readFully(tag);
+    tag.flip();
+  }
+
+  /** Reads a frame's payload and returns it plain (checked and decrypted once protected). */
   ByteBuffer readBody(FrameHeader h) throws IOException {
     RecordLayer.Opener o = opener;
-    if (o == null) {
-      return readPayload(h.payloadLength());
-    }
-    return o.open(h, readPayload(h.payloadLength() + RecordLayer.TAG_LENGTH));
+    ByteBuffer payload = readPayload(h.payloadLength());
+    return o == null ? payload : o.open(h, tag, payload);
   }
 
   /** Reads a READ_RESPONSE's payload into {@code dst} (its remaining bytes, exactly the length). */
@@ -71,11 +81,11 @@ final class FrameChannel implements AutoCloseable {
       throw new ProtocolException(h.type() + " before authentication");
     }
     if (o.encrypted()) {
-      o.decrypt(h, readPayload(h.payloadLength() + RecordLayer.TAG_LENGTH), dst);
+      o.decrypt(h, tag, readPayload(h.payloadLength()), dst);
       return;
     }
     readFully(dst);
-    o.verify(h, readPayload(RecordLayer.TAG_LENGTH), null);
+    o.verify(h, tag, null);
   }
 
   /** Reads and checks a READ_RESPONSE nobody waits for any more, keeping the stream in step. */
@@ -86,16 +96,36 @@ final class FrameChannel implements AutoCloseable {
       return;
     }
     skip(h.payloadLength(), scratch);
-    o.verify(h, readPayload(RecordLayer.TAG_LENGTH), null);
+    o.verify(h, tag, null);
   }
 
-  /** Reads the next header, waiting as long as it takes for its first byte. */
+  /**
+   * Reads the next header (and, once protected, the tag after it, in the same read), waiting as
+   * long as it takes for its first byte.
+   *
+   * @param scratch at least {@link FrameHeader#LENGTH} + {@link RecordLayer#TAG_LENGTH} bytes
+   */
   FrameHeader readHeader(ByteBuffer scratch, long maxPayload) throws IOException {
-    scratch.clear().limit(FrameHeader.LENGTH);
+    return readHeader(scratch, type -> maxPayload);
+  }
+
+  /** As {@link #readHeader(ByteBuffer, long)}, with the payload limit depending on the frame type. */
+  FrameHeader readHeader(ByteBuffer scratch, java.util.function.ToLongFunction<FrameType> maxPayload)
+      throws IOException {
+    int length = FrameHeader.LENGTH + (opener != null ? RecordLayer.TAG_LENGTH : 0);
+    scratch.clear().limit(length);
+    FrameHeader h = null;
     try {
       while (scratch.hasRemaining()) {
         if (read(scratch) < 0) {
           throw new PeerClosedException("peer closed the connection");
+        }
+        if (h == null && scratch.position() >= FrameHeader.LENGTH) {
+          h = FrameHeader.decode(scratch.duplicate().flip(), Integer.MAX_VALUE); // fails before the tag
+          long max = maxPayload.applyAsLong(h.type());
+          if (h.payloadLength() > max) {
+            throw new ProtocolException(h.type() + " payload of " + h.payloadLength() + " bytes exceeds " + max);
+          }
         }
         if (scratch.position() > 0 && readSince == 0 && scratch.hasRemaining()) {
           readSince = System.nanoTime();
@@ -104,7 +134,10 @@ final class FrameChannel implements AutoCloseable {
     } finally {
       readSince = 0;
     }
-    return FrameHeader.decode(scratch.flip(), maxPayload);
+    scratch.flip().position(FrameHeader.LENGTH);
+    tag.clear();
+    tag.put(scratch).flip();
+    return h;
   }
 
   /** Fills {@code dst} completely, within the I/O deadline. */

@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
  * dispatches their readiness and runs tasks handed to it by other threads. A fixed number of
  * these serve all of a transport's accepted connections, however many there are.
  *
- * <p>Owned by its {@link TcpTransport}, which closes it. {@link #register} and {@link #wakeup}
- * may be called from any thread; everything else runs on the loop's own thread.
+ * <p>Owned by its {@link TcpTransport}, which closes it. {@link #register}, {@link #execute} and
+ * {@link #wakeup} may be called from any thread; everything else runs on the loop's own thread.
  */
 final class IoLoop implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(IoLoop.class);
@@ -45,6 +45,12 @@ final class IoLoop implements AutoCloseable {
     selector.wakeup();
   }
 
+  /** Runs {@code task} on the loop thread, soon. */
+  void execute(Runnable task) {
+    tasks.add(task);
+    wakeup();
+  }
+
   boolean inLoop() {
     return Thread.currentThread() == thread;
   }
@@ -59,7 +65,11 @@ final class IoLoop implements AutoCloseable {
   private void run() {
     while (open) {
       try {
-        selector.select(TimeUnit.SECONDS.toMillis(1));
+        if (tasks.isEmpty()) {
+          selector.select(TimeUnit.SECONDS.toMillis(1));
+        } else {
+          selector.selectNow();
+        }
       } catch (IOException e) {
         LOG.error("Selector of {} failed; its connections are closed", thread.getName(), e);
         break;

@@ -12,8 +12,9 @@ import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The protection of every frame after the handshake, in one of two modes chosen by the
- * handshake ({@link Handshake.Transcript#encrypted()}); the frame layout is in {@link
- * FrameHeader}. Each direction has its own key and a sequence number that counts its frames from
+ * handshake ({@link Handshake.Transcript#encrypted()}). A protected frame is header | tag |
+ * payload (see {@link FrameHeader}): the tag sits right after the fixed-size header so a reader
+ * takes both in one read and can then move a READ's bytes straight into their destination. Each direction has its own key and a sequence number that counts its frames from
  * 0 and never travels: a dropped, replayed, reordered, injected or altered frame fails.
  *
  * <ul>
@@ -126,7 +127,7 @@ public final class RecordLayer {
      * Seals one frame. Unencrypted, the payload buffers are returned as they are (not copied, not
      * consumed), so the caller's gather write still goes straight from them.
      *
-     * @return the buffers to write, in order: header, payload (or ciphertext), tag
+     * @return the buffers to write, in order: header, tag, payload (or ciphertext)
      */
     public ByteBuffer[] seal(FrameType type, long corr, ByteBuffer... payload) {
       int length = 0;
@@ -138,8 +139,8 @@ public final class RecordLayer {
       if (!encrypted) {
         ByteBuffer[] out = new ByteBuffer[payload.length + 2];
         out[0] = header;
-        System.arraycopy(payload, 0, out, 1, payload.length);
-        out[out.length - 1] = ByteBuffer.wrap(macTag(s, header, macCoversPayload(type), payload));
+        out[1] = ByteBuffer.wrap(macTag(s, header, macCoversPayload(type), payload));
+        System.arraycopy(payload, 0, out, 2, payload.length);
         return out;
       }
       ByteBuffer sealed = ByteBuffer.allocate(length + TAG_LENGTH);
@@ -153,7 +154,8 @@ public final class RecordLayer {
       } catch (GeneralSecurityException e) {
         throw new IllegalStateException("AES-GCM failed to seal a frame", e);
       }
-      return new ByteBuffer[] {header, sealed.flip()};
+      // GCM appends the tag; the wire wants it first, so hand out two views of the one buffer.
+      return new ByteBuffer[] {header, sealed.slice(length, TAG_LENGTH), sealed.slice(0, length)};
     }
   }
 
@@ -164,29 +166,30 @@ public final class RecordLayer {
     }
 
     /**
-     * Opens a frame whose payload and tag were received whole into {@code payloadAndTag}.
+     * Opens a frame whose tag and payload (plain text or ciphertext) were received.
      *
-     * @return the plain payload (a slice of the input when unencrypted)
+     * @return the plain payload ({@code payload} itself when unencrypted)
      * @throws ProtocolException if the frame fails authentication
      */
-    public ByteBuffer open(FrameHeader h, ByteBuffer payloadAndTag) throws ProtocolException {
-      if (payloadAndTag.remaining() != h.payloadLength() + TAG_LENGTH) {
-        throw new ProtocolException("frame body of " + payloadAndTag.remaining() + " bytes for a payload of "
+    public ByteBuffer open(FrameHeader h, ByteBuffer tag, ByteBuffer payload) throws ProtocolException {
+      if (payload.remaining() != h.payloadLength() || tag.remaining() != TAG_LENGTH) {
+        throw new ProtocolException("frame of " + payload.remaining() + " payload bytes for a header of "
             + h.payloadLength());
       }
       if (!encrypted) {
-        ByteBuffer payload = payloadAndTag.slice(payloadAndTag.position(), h.payloadLength());
-        ByteBuffer tag = payloadAndTag.slice(payloadAndTag.position() + h.payloadLength(), TAG_LENGTH);
         verify(h, tag, payload);
         return payload;
       }
       ByteBuffer plain = ByteBuffer.allocate(h.payloadLength());
-      decrypt(h, payloadAndTag, plain);
+      decrypt(h, tag, payload, plain);
       return plain.flip();
     }
 
-    /** Decrypts an encrypted frame's ciphertext and tag into {@code dst} (its remaining bytes). */
-    public void decrypt(FrameHeader h, ByteBuffer payloadAndTag, ByteBuffer dst) throws ProtocolException {
+    /**
+     * Decrypts an encrypted frame's ciphertext into {@code dst} (its remaining bytes). Nothing is
+     * written to {@code dst} unless the tag checks out.
+     */
+    public void decrypt(FrameHeader h, ByteBuffer tag, ByteBuffer ciphertext, ByteBuffer dst) throws ProtocolException {
       if (!encrypted) {
         throw new IllegalStateException("not an encrypted connection");
       }
@@ -194,7 +197,10 @@ public final class RecordLayer {
       try {
         cipher.init(Cipher.DECRYPT_MODE, key, nonce(s));
         cipher.updateAAD(h.toBuffer());
-        cipher.doFinal(payloadAndTag.duplicate(), dst);
+        // GCM takes the last 16 bytes of all input as the tag and releases plain text only
+        // after checking it.
+        cipher.update(ciphertext.duplicate(), dst);
+        cipher.doFinal(tag.duplicate(), dst);
       } catch (AEADBadTagException e) {
         throw new ProtocolException(h.type() + " frame " + s + " failed authentication (altered, injected or"
             + " out of order)");

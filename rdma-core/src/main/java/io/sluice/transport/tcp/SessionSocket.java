@@ -10,8 +10,8 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The non-blocking frame I/O of one accepted connection, driven by an {@link IoLoop}: it
- * assembles incoming frames (header, then payload and tag) and hands each whole to its {@link
- * Receiver}, and queues outgoing frames, writing each with one gather write as far as the socket
+ * assembles incoming frames (header and tag, then payload; small frames arrive several to a
+ * read) and hands each whole to its {@link Receiver}, and queues outgoing frames, writing each with one gather write as far as the socket
  * takes it and the rest when the socket is writable again. While anything waits to be written,
  * nothing more is read, so a peer that does not read its answers cannot make this side buffer
  * more than one of them. After {@link #protect}, frames are sealed and opened by {@link
@@ -46,14 +46,19 @@ final class SessionSocket {
     }
   }
 
-  /** Frames handled per readiness event, so one busy peer cannot starve the loop's others. */
+  /** Frames handled per turn, so one busy peer cannot starve the loop's others. */
   private static final int FRAMES_PER_TURN = 16;
+  /** Read-ahead per connection: a few control frames. Larger payloads are read in place. */
+  private static final int READ_AHEAD = 1024;
 
   private final SocketChannel channel;
   private final IoLoop loop;
   private final long ioTimeoutNanos;
   private final Receiver receiver;
-  private final ByteBuffer header = ByteBuffer.allocate(FrameHeader.LENGTH);
+  /** Bytes read and not yet taken by a frame; kept in write mode (position = end of data). */
+  private final ByteBuffer in = ByteBuffer.allocate(READ_AHEAD);
+  private final ByteBuffer tag = ByteBuffer.allocate(RecordLayer.TAG_LENGTH);
+  private final Runnable readTask = this::readOnLoop;
   private FrameHeader current;
   private ByteBuffer body;
   private RecordLayer.Opener opener;
@@ -64,6 +69,8 @@ final class SessionSocket {
   private SelectionKey key;
   private RecordLayer.Sealer sealer;
   private boolean readPaused;
+  /** Reading stopped for a backlog or a pause with frames possibly read ahead; resume runs it. */
+  private boolean readWaiting;
   private long pausedSince;
   private long lastWriteProgress;
   private boolean closed;
@@ -114,43 +121,85 @@ final class SessionSocket {
         readFrames();
       }
     } catch (IOException e) {
-      if (e instanceof io.sluice.transport.ProtocolException pe) {
-        receiver.violated(pe);
+      failed(e);
+    }
+  }
+
+  private void readOnLoop() {
+    try {
+      readFrames();
+    } catch (IOException e) {
+      failed(e);
+    }
+  }
+
+  private void failed(IOException e) {
+    if (e instanceof io.sluice.transport.ProtocolException pe) {
+      receiver.violated(pe);
+    }
+    close(e);
+  }
+
+  /** May the loop go on reading? If not, a later resume or drained backlog runs the read task. */
+  private boolean mayRead() {
+    lock.lock();
+    try {
+      if (closed) {
+        return false;
       }
-      close(e);
+      if (readPaused || !outbound.isEmpty()) {
+        readWaiting = true;
+        return false;
+      }
+      return true;
+    } finally {
+      lock.unlock();
     }
   }
 
   private void readFrames() throws IOException {
+    boolean socketEmpty = false;
     for (int n = 0; n < FRAMES_PER_TURN; n++) {
-      lock.lock();
-      try {
-        if (closed || readPaused || !outbound.isEmpty()) {
-          return;
-        }
-      } finally {
-        lock.unlock();
+      if (!mayRead()) {
+        return;
       }
       if (current == null) {
-        if (read(header) < 0) {
-          throw new PeerClosedException("peer closed the connection");
+        int need = FrameHeader.LENGTH + (opener != null ? RecordLayer.TAG_LENGTH : 0);
+        if (in.position() < need && !socketEmpty) {
+          socketEmpty = fill();
         }
-        if (header.hasRemaining()) {
-          markPartial(header.position() > 0);
+        if (in.position() < FrameHeader.LENGTH) {
+          markPartial(in.position() > 0);
           return;
         }
-        current = FrameHeader.decode(header.flip(), receiver.maxPayload());
-        header.clear();
-      }
-      if (body == null) {
-        if (!receiver.admit(current)) {
+        FrameHeader h = FrameHeader.decode(in.duplicate().flip(), receiver.maxPayload()); // fails before the tag
+        if (in.position() < need) {
+          markPartial(true);
+          return;
+        }
+        if (!receiver.admit(h)) {
           pauseReading();
           return;
         }
-        body = ByteBuffer.allocate(current.payloadLength() + (opener != null ? RecordLayer.TAG_LENGTH : 0));
+        in.flip().position(FrameHeader.LENGTH);
+        tag.clear();
+        if (need > FrameHeader.LENGTH) {
+          tag.put(in.slice(in.position(), RecordLayer.TAG_LENGTH));
+          in.position(need);
+        }
+        tag.flip();
+        body = ByteBuffer.allocate(h.payloadLength());
+        int take = Math.min(body.remaining(), in.remaining());
+        body.put(in.slice(in.position(), take));
+        in.position(in.position() + take);
+        in.compact();
+        current = h;
       }
-      if (body.hasRemaining() && read(body) < 0) {
-        throw new PeerClosedException("peer closed the connection mid-frame");
+      if (body.hasRemaining() && !socketEmpty) {
+        if (read(body) < 0) {
+          throw new PeerClosedException("peer closed the connection mid-frame");
+        }
+        socketEmpty = body.hasRemaining();
       }
       if (body.hasRemaining()) {
         markPartial(true);
@@ -161,8 +210,20 @@ final class SessionSocket {
       ByteBuffer payload = body.flip();
       current = null;
       body = null;
-      receiver.frame(h, opener != null ? opener.open(h, payload) : payload);
+      receiver.frame(h, opener != null ? opener.open(h, tag, payload) : payload);
     }
+    if (in.position() > 0) {
+      loop.execute(readTask); // frames read ahead that no readiness event will announce
+    }
+  }
+
+  /** Reads what the socket has into the read-ahead. @return true if that emptied the socket */
+  private boolean fill() throws IOException {
+    if (read(in) < 0) {
+      throw new PeerClosedException(in.position() > 0 ? "peer closed the connection mid-frame"
+          : "peer closed the connection");
+    }
+    return in.hasRemaining();
   }
 
   private int read(ByteBuffer dst) throws IOException {
@@ -185,6 +246,7 @@ final class SessionSocket {
     lock.lock();
     try {
       readPaused = true;
+      readWaiting = true;
       pausedSince = System.nanoTime();
       updateInterest();
     } finally {
@@ -199,10 +261,18 @@ final class SessionSocket {
       if (readPaused) {
         readPaused = false;
         updateInterest();
-        loop.wakeup();
+        resumeLocked();
       }
     } finally {
       lock.unlock();
+    }
+  }
+
+  /** Runs the read task once reading is possible again and a turn ended waiting for that. */
+  private void resumeLocked() {
+    if (readWaiting && !readPaused && outbound.isEmpty() && !closed) {
+      readWaiting = false;
+      loop.execute(readTask);
     }
   }
 
@@ -265,9 +335,7 @@ final class SessionSocket {
       head.done().run();
     }
     updateInterest();
-    if (outbound.isEmpty()) {
-      loop.wakeup(); // reading resumes
-    }
+    resumeLocked();
   }
 
   private void updateInterest() {

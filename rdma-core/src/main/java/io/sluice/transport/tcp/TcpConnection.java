@@ -74,7 +74,7 @@ final class TcpConnection implements Connection {
    * @return the peer's node id
    */
   static long authenticate(FrameChannel channel, Handshake hs, long self, int flags) throws IOException {
-    ByteBuffer scratch = ByteBuffer.allocate(FrameHeader.LENGTH);
+    ByteBuffer scratch = ByteBuffer.allocate(FrameHeader.LENGTH + RecordLayer.TAG_LENGTH);
     byte[] nonce = Handshake.nonce();
     channel.writeFrame(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, self, flags, nonce).encode());
     FrameHeader h = channel.readHeader(scratch, Frames.MAX_CONTROL_PAYLOAD);
@@ -97,10 +97,11 @@ final class TcpConnection implements Connection {
       Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readBody(h));
       throw e.code().toException(e.message());
     }
-    channel.protect(RecordLayer.clientSealer(keys), RecordLayer.clientOpener(keys));
     if (h.type() != FrameType.AUTH_OK || h.payloadLength() != 0) {
       throw new ProtocolException("expected AUTH_OK, got " + h.type());
     }
+    channel.protect(RecordLayer.clientSealer(keys), RecordLayer.clientOpener(keys));
+    channel.readTag();
     channel.readBody(h); // checks AUTH_OK's tag: the server holds the same keys
     return c.node();
   }
@@ -255,13 +256,13 @@ final class TcpConnection implements Connection {
   }
 
   private void readLoop() {
-    ByteBuffer header = ByteBuffer.allocate(FrameHeader.LENGTH);
+    ByteBuffer header = ByteBuffer.allocate(FrameHeader.LENGTH + RecordLayer.TAG_LENGTH);
     ByteBuffer discard = ByteBuffer.allocateDirect(64 * 1024);
     Pending p = null; // the operation whose frame is being received, already out of `pending`
     try {
       while (!closed) {
         p = null;
-        FrameHeader h = channel.readHeader(header, Integer.MAX_VALUE);
+        FrameHeader h = channel.readHeader(header, this::maxPayload);
         p = pending.remove(h.correlationId());
         switch (h.type()) {
           case READ_RESPONSE -> receiveRead(h, p, discard);
@@ -308,6 +309,15 @@ final class TcpConnection implements Connection {
     } finally {
       DirectMemory.free(discard);
     }
+  }
+
+  /** The largest payload a server may send in a frame of this type; READs are checked against their request. */
+  private long maxPayload(FrameType type) {
+    return switch (type) {
+      case READ_RESPONSE -> Integer.MAX_VALUE;
+      case RESPONSE -> transport.settings().maxMessageBytes();
+      default -> Frames.MAX_CONTROL_PAYLOAD;
+    };
   }
 
   /** Fails the connection and the operation the reader had taken out of {@code pending}. */

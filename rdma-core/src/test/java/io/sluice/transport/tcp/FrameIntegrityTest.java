@@ -41,6 +41,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class FrameIntegrityTest {
   private static final int SIZE = 64 * 1024;
+  /** Where a protected frame's payload starts: after the header and the tag. */
+  private static final int PAYLOAD = FrameHeader.LENGTH + RecordLayer.TAG_LENGTH;
   private final TransportHarness harness = new TransportHarness("tcp",
       Map.of(TransportOption.SHM_ENABLED.key(), "false"));
 
@@ -83,7 +85,7 @@ class FrameIntegrityTest {
     Transport client = open(encrypted);
     try (RegisteredRegion src = server.allocate(SIZE); RegisteredRegion dst = client.allocate(SIZE);
         TamperingRelay relay = new TamperingRelay(server.localAddress(), (d, h, f) ->
-            h.type() == FrameType.READ_REQUEST ? List.of(TamperingRelay.flipped(f, FrameHeader.LENGTH + 15))
+            h.type() == FrameType.READ_REQUEST ? List.of(TamperingRelay.flipped(f, PAYLOAD + 15))
                 : List.of(f));
         Connection c = await(client.connect(relay.address()))) {
       fillPattern(src, 1);
@@ -103,8 +105,9 @@ class FrameIntegrityTest {
       ByteBuffer forged = ByteBuffer.allocate(FrameHeader.LENGTH + Frames.ReadRequestFrame.LENGTH
           + RecordLayer.TAG_LENGTH);
       new FrameHeader(FrameType.READ_REQUEST, Frames.ReadRequestFrame.LENGTH, 777).encode(forged);
+      forged.position(PAYLOAD); // the tag stays zeros: the relay does not hold the key
       new Frames.ReadRequestFrame(src.descriptor().key(), 0, 4096).encode(forged);
-      byte[] injected = forged.array(); // the tag is zeros: the relay does not hold the key
+      byte[] injected = forged.array();
       try (TamperingRelay relay = new TamperingRelay(server.localAddress(), (d, h, f) ->
               h.type() == FrameType.READ_REQUEST ? List.of(injected, f) : List.of(f));
           Connection c = await(client.connect(relay.address()))) {
@@ -141,7 +144,7 @@ class FrameIntegrityTest {
     Transport server = open(encrypted);
     Transport client = open(encrypted);
     try (TamperingRelay relay = new TamperingRelay(server.localAddress(), (d, h, f) ->
-            h.type() == FrameType.RESPONSE ? List.of(TamperingRelay.flipped(f, FrameHeader.LENGTH + 1))
+            h.type() == FrameType.RESPONSE ? List.of(TamperingRelay.flipped(f, PAYLOAD + 1))
                 : List.of(f));
         Connection c = await(client.connect(relay.address()))) {
       assertDiedOfForgery(c, c.request(message("hello")));
@@ -154,7 +157,7 @@ class FrameIntegrityTest {
     Transport client = open(true);
     try (RegisteredRegion src = server.allocate(SIZE); RegisteredRegion dst = client.allocate(SIZE);
         TamperingRelay relay = new TamperingRelay(server.localAddress(), (d, h, f) ->
-            h.type() == FrameType.READ_RESPONSE ? List.of(TamperingRelay.flipped(f, FrameHeader.LENGTH + 100))
+            h.type() == FrameType.READ_RESPONSE ? List.of(TamperingRelay.flipped(f, PAYLOAD + 100))
                 : List.of(f));
         Connection c = await(client.connect(relay.address()))) {
       fillPattern(src, 4);
@@ -174,7 +177,7 @@ class FrameIntegrityTest {
     try (RegisteredRegion src = server.allocate(SIZE); RegisteredRegion dst = client.allocate(SIZE);
         TamperingRelay relay = new TamperingRelay(server.localAddress(), (d, h, f) -> {
           if (h.type() == FrameType.READ_RESPONSE && seen.getAndIncrement() == 0) {
-            body[0] = Arrays.copyOfRange(f, FrameHeader.LENGTH, FrameHeader.LENGTH + h.payloadLength());
+            body[0] = Arrays.copyOfRange(f, PAYLOAD, PAYLOAD + h.payloadLength());
           }
           return List.of(f);
         });

@@ -102,16 +102,17 @@ final class RawFrameSocket implements AutoCloseable {
     return Optional.of(FrameHeader.decode(ByteBuffer.wrap(head), 64L << 20));
   }
 
-  /** Reads a frame's payload (and tag, checked and decrypted, once protected). */
+  /** Reads a frame's tag (once protected) and payload, checked and decrypted. */
   private Optional<Frame> body(FrameHeader h) throws ProtocolException {
-    byte[] payload = new byte[h.payloadLength() + (opener != null ? RecordLayer.TAG_LENGTH : 0)];
-    if (!readFully(payload)) {
+    byte[] tag = new byte[opener != null ? RecordLayer.TAG_LENGTH : 0];
+    byte[] payload = new byte[h.payloadLength()];
+    if (!readFully(tag) || !readFully(payload)) {
       return Optional.empty();
     }
     if (opener == null) {
       return Optional.of(new Frame(h, payload));
     }
-    ByteBuffer plain = opener.open(h, ByteBuffer.wrap(payload));
+    ByteBuffer plain = opener.open(h, ByteBuffer.wrap(tag), ByteBuffer.wrap(payload));
     byte[] bytes = new byte[plain.remaining()];
     plain.get(bytes);
     return Optional.of(new Frame(h, bytes));
