@@ -18,7 +18,7 @@ public final class Frames {
   /** Largest control payload; anything bigger is a protocol error. */
   public static final int MAX_CONTROL_PAYLOAD = 4096;
   /** Length of the token that proves two processes see the same shm directory. */
-  public static final int SHM_TOKEN_LENGTH = 16;
+  public static final int SHM_TOKEN_LENGTH = io.sluice.transport.shm.ShmArena.TOKEN_LENGTH;
 
   private Frames() {}
 

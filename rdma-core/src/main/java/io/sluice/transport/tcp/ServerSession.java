@@ -171,7 +171,8 @@ final class ServerSession implements SessionSocket.Receiver {
           throw new ProtocolException(h.type() + " must have no payload");
         }
         transport.shm().ifPresentOrElse(
-            arena -> socket.send(FrameType.SHM_INFO, h.correlationId(), NOTHING, arena.info().encode()),
+            arena -> socket.send(FrameType.SHM_INFO, h.correlationId(), NOTHING,
+                new Frames.ShmInfo(arena.info().directory(), arena.info().token()).encode()),
             () -> sendError(h.correlationId(), ErrorCode.SHM_UNAVAILABLE, "peer has no shared memory arena"));
       }
       case SHM_OPEN -> serveShmOpen(h.correlationId(), Frames.ShmOpen.decode(payload));

@@ -11,6 +11,8 @@ import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.region.DirectMemory;
+import io.sluice.transport.shm.ShmArena;
+import io.sluice.transport.shm.ShmPeer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -362,6 +364,46 @@ final class TcpConnection implements Connection {
       }
     }
     return f.thenApply(ByteBuffer.class::cast);
+  }
+
+  /** The SHM_HELLO / SHM_OPEN set-up of a {@link ShmPeer}, over this connection. */
+  ShmPeer.Carrier shmCarrier() {
+    return new ShmPeer.Carrier() {
+      @Override
+      public CompletableFuture<ShmArena.Info> arena() {
+        return control(FrameType.SHM_HELLO, ByteBuffer.allocate(0)).thenCompose(reply -> {
+          try {
+            Frames.ShmInfo i = Frames.ShmInfo.decode(reply);
+            return CompletableFuture.completedFuture(new ShmArena.Info(i.directory(), i.token()));
+          } catch (ProtocolException e) {
+            return CompletableFuture.failedFuture(e);
+          }
+        });
+      }
+
+      @Override
+      public CompletableFuture<ShmArena.Location> locate(long key) {
+        return control(FrameType.SHM_OPEN, new Frames.ShmOpen(key).encode()).thenCompose(reply -> {
+          try {
+            Frames.ShmRegion r = Frames.ShmRegion.decode(reply);
+            return CompletableFuture.completedFuture(
+                new ShmArena.Location(r.path(), r.fileOffset(), r.length(), r.slot()));
+          } catch (ProtocolException e) {
+            return CompletableFuture.failedFuture(e);
+          }
+        });
+      }
+
+      @Override
+      public boolean isOpen() {
+        return TcpConnection.this.isOpen();
+      }
+
+      @Override
+      public String peerName() {
+        return String.valueOf(peer);
+      }
+    };
   }
 
   /** Called by the transport's timer. */

@@ -13,6 +13,8 @@ import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.region.DirectMemory;
 import io.sluice.transport.region.Region;
 import io.sluice.transport.region.RegionTable;
+import io.sluice.transport.shm.ShmArena;
+import io.sluice.transport.shm.ShmPeer;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -321,7 +323,7 @@ final class TcpTransport implements Transport {
       connections.add(conn);
       conn.start();
       if (shmMode != TcpTransportProvider.ShmMode.OFF) {
-        Optional<ShmPeer> memory = ShmPeer.attach(conn, settings.connectTimeoutNanos());
+        Optional<ShmPeer> memory = ShmPeer.attach(conn.shmCarrier(), settings.connectTimeoutNanos());
         if (memory.isPresent()) {
           conn.useShm(memory.get());
         } else if (shmMode == TcpTransportProvider.ShmMode.REQUIRED) {

@@ -8,6 +8,7 @@ import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportProvider;
 import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.Connection;
+import io.sluice.transport.shm.ShmArena;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
