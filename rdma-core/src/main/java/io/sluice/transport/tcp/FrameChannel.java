@@ -10,12 +10,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The connecting side's blocking socket with frame-level reads and writes, record protection
- * once {@link #protect} is called (see {@link RecordLayer}), and deadlines: any write, and any
- * read that has begun receiving a frame, that makes no progress for the I/O timeout is ended by
- * the transport's timer, which closes the socket ({@link #checkStalled}). Waiting for the next
- * frame to start is not limited. One thread reads; any thread may write, one at a time (frames
- * are sealed under the write lock, so sequence numbers follow wire order).
+ * The connecting side's blocking socket during the handshake: frame-level reads and writes,
+ * record protection once {@link #protect} is called (see {@link RecordLayer}), and deadlines:
+ * any write, and any read that has begun receiving a frame, that makes no progress for the I/O
+ * timeout is ended by the transport's timer, which closes the socket ({@link #checkStalled}).
+ * After the handshake the socket and its protection pass to a {@link SessionSocket}. One thread
+ * reads; any thread may write, one at a time (frames are sealed under the write lock, so
+ * sequence numbers follow wire order).
  */
 final class FrameChannel implements AutoCloseable {
   private final SocketChannel socket;
@@ -30,9 +31,6 @@ final class FrameChannel implements AutoCloseable {
   private RecordLayer.Opener opener;
   /** The tag of the frame whose header was read last; reading thread only. */
   private final ByteBuffer tag = ByteBuffer.allocate(RecordLayer.TAG_LENGTH);
-
-  /** One frame of a batch written by {@link #writeFrames}. */
-  record Outgoing(FrameType type, long correlationId, ByteBuffer payload) {}
 
   FrameChannel(SocketChannel socket, long ioTimeoutNanos) {
     this.socket = socket;
@@ -57,6 +55,21 @@ final class FrameChannel implements AutoCloseable {
     }
   }
 
+  /** The sealer the handshake set up, for the connection that takes over the socket. */
+  RecordLayer.Sealer sealer() throws IOException {
+    lockForWrite();
+    try {
+      return sealer;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** The opener the handshake set up; reading thread only. */
+  RecordLayer.Opener opener() {
+    return opener;
+  }
+
   /**
    * Reads the tag of a frame whose header was read before {@link #protect} (AUTH_OK): the first
    * protected frame.
@@ -72,31 +85,6 @@ final class FrameChannel implements AutoCloseable {
     RecordLayer.Opener o = opener;
     ByteBuffer payload = readPayload(h.payloadLength());
     return o == null ? payload : o.open(h, tag, payload);
-  }
-
-  /** Reads a READ_RESPONSE's payload into {@code dst} (its remaining bytes, exactly the length). */
-  void readBodyInto(FrameHeader h, ByteBuffer dst) throws IOException {
-    RecordLayer.Opener o = opener;
-    if (o == null) {
-      throw new ProtocolException(h.type() + " before authentication");
-    }
-    if (o.encrypted()) {
-      o.decrypt(h, tag, readPayload(h.payloadLength()), dst);
-      return;
-    }
-    readFully(dst);
-    o.verify(h, tag, null);
-  }
-
-  /** Reads and checks a READ_RESPONSE nobody waits for any more, keeping the stream in step. */
-  void skipBody(FrameHeader h, ByteBuffer scratch) throws IOException {
-    RecordLayer.Opener o = opener;
-    if (o == null || o.encrypted()) {
-      readBody(h);
-      return;
-    }
-    skip(h.payloadLength(), scratch);
-    o.verify(h, tag, null);
   }
 
   /**
@@ -188,20 +176,6 @@ final class FrameChannel implements AutoCloseable {
     }
     if (!locked) {
       throw new TransportTimeoutException("socket write blocked for longer than the I/O timeout");
-    }
-  }
-
-  /** Seals (once protected) and writes the frames as one gather write. */
-  void writeFrames(java.util.List<Outgoing> frames) throws IOException {
-    lockForWrite();
-    try {
-      java.util.List<ByteBuffer> all = new java.util.ArrayList<>(frames.size() * 3);
-      for (Outgoing f : frames) {
-        java.util.Collections.addAll(all, frame(f.type(), f.correlationId(), f.payload()));
-      }
-      writeLocked(all.toArray(ByteBuffer[]::new));
-    } finally {
-      writeLock.unlock();
     }
   }
 

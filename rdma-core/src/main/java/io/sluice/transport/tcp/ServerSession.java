@@ -56,7 +56,7 @@ final class ServerSession implements SessionSocket.Receiver {
     this.remoteAddress = remoteSocket.getAddress();
     this.authDeadline = System.nanoTime() + transport.settings().handshakeTimeoutNanos();
     this.requestBytesFree = new AtomicInteger(requestByteBudget(transport.settings()));
-    this.socket = new SessionSocket(channel, loop, transport.settings().ioTimeoutNanos(), this);
+    this.socket = new SessionSocket(channel, loop, transport.settings().ioTimeoutNanos(), false, this);
   }
 
   /** Four maximal messages, so one peer's requests cannot pin more than that in this process. */
@@ -77,16 +77,13 @@ final class ServerSession implements SessionSocket.Receiver {
   }
 
   @Override
-  public long maxPayload() {
-    return phase == Phase.OPEN ? Math.max(Frames.MAX_CONTROL_PAYLOAD, transport.settings().maxMessageBytes())
+  public long maxPayload(FrameType type) {
+    return phase == Phase.OPEN && type == FrameType.REQUEST ? transport.settings().maxMessageBytes()
         : Frames.MAX_CONTROL_PAYLOAD;
   }
 
   @Override
   public boolean admit(FrameHeader h) throws IOException {
-    if (h.type() != FrameType.REQUEST && h.payloadLength() > Frames.MAX_CONTROL_PAYLOAD) {
-      throw new ProtocolException(h.type() + " payload of " + h.payloadLength() + " bytes");
-    }
     if (phase != Phase.OPEN || h.type() != FrameType.REQUEST) {
       return true;
     }

@@ -6,6 +6,9 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -23,13 +26,25 @@ import java.util.concurrent.locks.ReentrantLock;
 final class SessionSocket {
   /** What the connection's protocol does with the frames. Called on the loop thread. */
   interface Receiver {
-    /** The largest payload a frame may announce now. */
-    long maxPayload();
+    /** The largest payload a frame of this type may announce now; checked before its tag is read. */
+    long maxPayload(FrameType type);
 
     /** A header arrived; false pauses reading until {@link #resumeReading} (before its payload). */
     boolean admit(FrameHeader h) throws IOException;
 
-    /** A whole frame: its plain payload, checked when the connection is protected. */
+    /**
+     * Where the payload of an admitted frame goes: null for a new heap buffer; a buffer with
+     * exactly the payload's length remaining (a READ's destination: plain text lands there only
+     * after its check); or {@link #DISCARD} to read, check and drop it (READ_RESPONSE only).
+     */
+    default ByteBuffer sink(FrameHeader h) throws IOException {
+      return null;
+    }
+
+    /**
+     * A whole frame: its plain payload, checked when the connection is protected (for a sink,
+     * the range of the sink it filled). Not called for a discarded frame.
+     */
     void frame(FrameHeader h, ByteBuffer payload) throws IOException;
 
     /** The peer broke the protocol; the connection closes right after this returns. */
@@ -46,6 +61,9 @@ final class SessionSocket {
     }
   }
 
+  /** What {@link Receiver#sink} returns for a payload nobody waits for any more. */
+  static final ByteBuffer DISCARD = ByteBuffer.allocate(0);
+
   /** Frames handled per turn, so one busy peer cannot starve the loop's others. */
   private static final int FRAMES_PER_TURN = 16;
   /** Read-ahead per connection: a few control frames. Larger payloads are read in place. */
@@ -60,7 +78,16 @@ final class SessionSocket {
   private final ByteBuffer tag = ByteBuffer.allocate(RecordLayer.TAG_LENGTH);
   private final Runnable readTask = this::readOnLoop;
   private FrameHeader current;
+  /** Where the current payload is being read: a heap buffer, the receiver's sink, or scratch. */
   private ByteBuffer body;
+  /** The receiver's sink when the payload is read elsewhere first (ciphertext); else null. */
+  private ByteBuffer plainSink;
+  private int sinkStart;
+  /** The current payload is read straight into the receiver's sink. */
+  private boolean intoSink;
+  private long discardLeft = -1;
+  private ByteBuffer discardScratch;
+  private final boolean readWhileWriting;
   private RecordLayer.Opener opener;
   private volatile long readSince;
 
@@ -75,7 +102,13 @@ final class SessionSocket {
   private long lastWriteProgress;
   private boolean closed;
 
-  SessionSocket(SocketChannel channel, IoLoop loop, long ioTimeoutNanos, Receiver receiver) {
+  /**
+   * @param readWhileWriting false on the serving side (a peer that does not read its answers
+   *     gets no more served); true on the connecting side, which must always take the answers
+   */
+  SessionSocket(SocketChannel channel, IoLoop loop, long ioTimeoutNanos, boolean readWhileWriting,
+      Receiver receiver) {
+    this.readWhileWriting = readWhileWriting;
     this.channel = channel;
     this.loop = loop;
     this.ioTimeoutNanos = ioTimeoutNanos;
@@ -147,7 +180,7 @@ final class SessionSocket {
       if (closed) {
         return false;
       }
-      if (readPaused || !outbound.isEmpty()) {
+      if (readPaused || (!readWhileWriting && !outbound.isEmpty())) {
         readWaiting = true;
         return false;
       }
@@ -172,7 +205,12 @@ final class SessionSocket {
           markPartial(in.position() > 0);
           return;
         }
-        FrameHeader h = FrameHeader.decode(in.duplicate().flip(), receiver.maxPayload()); // fails before the tag
+        FrameHeader h = FrameHeader.decode(in.duplicate().flip(), Integer.MAX_VALUE); // fails before the tag
+        long max = receiver.maxPayload(h.type());
+        if (h.payloadLength() > max) {
+          throw new io.sluice.transport.ProtocolException(
+              h.type() + " payload of " + h.payloadLength() + " bytes exceeds " + max);
+        }
         if (in.position() < need) {
           markPartial(true);
           return;
@@ -188,33 +226,112 @@ final class SessionSocket {
           in.position(need);
         }
         tag.flip();
-        body = ByteBuffer.allocate(h.payloadLength());
-        int take = Math.min(body.remaining(), in.remaining());
-        body.put(in.slice(in.position(), take));
+        startPayload(h);
+        int take = (int) Math.min(discardLeft >= 0 ? discardLeft : body.remaining(), in.remaining());
+        if (discardLeft >= 0) {
+          discardLeft -= take;
+        } else {
+          body.put(in.slice(in.position(), take));
+        }
         in.position(in.position() + take);
         in.compact();
         current = h;
       }
-      if (body.hasRemaining() && !socketEmpty) {
-        if (read(body) < 0) {
-          throw new PeerClosedException("peer closed the connection mid-frame");
-        }
-        socketEmpty = body.hasRemaining();
-      }
-      if (body.hasRemaining()) {
+      if (!readPayload(socketEmpty)) {
         markPartial(true);
         return;
       }
       markPartial(false);
-      FrameHeader h = current;
-      ByteBuffer payload = body.flip();
-      current = null;
-      body = null;
-      receiver.frame(h, opener != null ? opener.open(h, tag, payload) : payload);
+      deliver();
     }
     if (in.position() > 0) {
       loop.execute(readTask); // frames read ahead that no readiness event will announce
     }
+  }
+
+  /** Picks where the payload of {@code h} is read. */
+  private void startPayload(FrameHeader h) throws IOException {
+    ByteBuffer sink = receiver.sink(h);
+    boolean encrypted = opener != null && opener.encrypted();
+    plainSink = null;
+    intoSink = false;
+    discardLeft = -1;
+    if (sink == null) {
+      body = ByteBuffer.allocate(h.payloadLength());
+    } else if (sink == DISCARD) {
+      if (encrypted || RecordLayer.macCoversPayload(h.type())) {
+        body = ByteBuffer.allocate(h.payloadLength()); // must be whole to be checked
+        plainSink = DISCARD;
+      } else {
+        discardLeft = h.payloadLength();
+        if (discardScratch == null) {
+          discardScratch = ByteBuffer.allocate(16 * 1024);
+        }
+      }
+    } else if (encrypted) {
+      body = ByteBuffer.allocate(h.payloadLength());
+      plainSink = sink;
+      sinkStart = sink.position();
+    } else {
+      body = sink;
+      sinkStart = sink.position();
+      intoSink = true;
+    }
+  }
+
+  /** Reads more of the current payload. @return true when it is complete */
+  private boolean readPayload(boolean socketEmpty) throws IOException {
+    if (discardLeft >= 0) {
+      while (discardLeft > 0 && !socketEmpty) {
+        discardScratch.clear().limit((int) Math.min(discardScratch.capacity(), discardLeft));
+        if (read(discardScratch) < 0) {
+          throw new PeerClosedException("peer closed the connection mid-frame");
+        }
+        discardLeft -= discardScratch.position();
+        socketEmpty = discardScratch.hasRemaining();
+      }
+      return discardLeft == 0;
+    }
+    if (body.hasRemaining() && !socketEmpty) {
+      if (read(body) < 0) {
+        throw new PeerClosedException("peer closed the connection mid-frame");
+      }
+    }
+    return !body.hasRemaining();
+  }
+
+  /** Checks the complete frame and hands it to the receiver. */
+  private void deliver() throws IOException {
+    FrameHeader h = current;
+    current = null;
+    if (discardLeft >= 0) {
+      discardLeft = -1;
+      opener.verify(h, tag, null);
+      return;
+    }
+    ByteBuffer filled = body;
+    ByteBuffer sink = plainSink;
+    body = null;
+    plainSink = null;
+    if (sink == DISCARD) {
+      opener.open(h, tag, filled.flip()); // checked, then dropped
+      return;
+    }
+    if (sink != null) { // ciphertext: decrypted into the sink once its tag checks out
+      opener.decrypt(h, tag, filled.flip(), sink);
+      receiver.frame(h, sink.duplicate().flip().position(sinkStart));
+      return;
+    }
+    if (intoSink) {
+      ByteBuffer range = filled.duplicate().flip().position(sinkStart);
+      if (opener != null) {
+        opener.verify(h, tag, range);
+      }
+      receiver.frame(h, range);
+      return;
+    }
+    ByteBuffer payload = filled.flip();
+    receiver.frame(h, opener != null ? opener.open(h, tag, payload) : payload);
   }
 
   /** Reads what the socket has into the read-ahead. @return true if that emptied the socket */
@@ -282,6 +399,18 @@ final class SessionSocket {
    * whatever it releases passes here.
    */
   void send(FrameType type, long corr, Runnable done, ByteBuffer... payload) {
+    enqueue(List.of(new Frame(type, corr, payload)), done);
+  }
+
+  /** One frame to send with {@link #sendAll}. */
+  record Frame(FrameType type, long correlationId, ByteBuffer... payload) {}
+
+  /** Queues frames to go out together in one gather write (a batch of READ requests). */
+  void sendAll(List<Frame> frames) {
+    enqueue(frames, () -> { });
+  }
+
+  private void enqueue(List<Frame> frames, Runnable done) {
     IOException failure = null;
     lock.lock();
     try {
@@ -289,19 +418,11 @@ final class SessionSocket {
         done.run();
         return;
       }
-      ByteBuffer[] buffers;
-      if (sealer != null) {
-        buffers = sealer.seal(type, corr, payload);
-      } else {
-        int length = 0;
-        for (ByteBuffer b : payload) {
-          length += b.remaining();
-        }
-        buffers = new ByteBuffer[payload.length + 1];
-        buffers[0] = new FrameHeader(type, length, corr).toBuffer();
-        System.arraycopy(payload, 0, buffers, 1, payload.length);
+      List<ByteBuffer> buffers = new ArrayList<>(frames.size() * 3);
+      for (Frame f : frames) {
+        Collections.addAll(buffers, seal(f.type(), f.correlationId(), f.payload()));
       }
-      outbound.add(new Outgoing(buffers, done));
+      outbound.add(new Outgoing(buffers.toArray(ByteBuffer[]::new), done));
       if (outbound.size() == 1) {
         lastWriteProgress = System.nanoTime();
         flushLocked();
@@ -314,6 +435,20 @@ final class SessionSocket {
     if (failure != null) {
       close(failure);
     }
+  }
+
+  private ByteBuffer[] seal(FrameType type, long corr, ByteBuffer... payload) {
+    if (sealer != null) {
+      return sealer.seal(type, corr, payload);
+    }
+    int length = 0;
+    for (ByteBuffer b : payload) {
+      length += b.remaining();
+    }
+    ByteBuffer[] buffers = new ByteBuffer[payload.length + 1];
+    buffers[0] = new FrameHeader(type, length, corr).toBuffer();
+    System.arraycopy(payload, 0, buffers, 1, payload.length);
+    return buffers;
   }
 
   private void flushLocked() throws IOException {

@@ -10,7 +10,6 @@ import io.sluice.transport.ReadRequest;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
-import io.sluice.transport.region.DirectMemory;
 import io.sluice.transport.shm.ShmArena;
 import io.sluice.transport.shm.ShmPeer;
 import java.io.IOException;
@@ -27,17 +26,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The connecting side of a tcp connection. Callers' threads write READ requests and messages
- * (one gather write per batch); one reader thread per connection receives responses, and
- * READ_RESPONSE bytes go from the socket straight into the destination region. Same-host peers
- * are read through {@link ShmPeer} instead, on the caller's thread.
+ * The connecting side of a tcp connection. Callers' threads queue READ requests and messages
+ * (one gather write per batch) on its {@link SessionSocket}; the transport's selector threads
+ * receive the answers (no thread per connection), and READ_RESPONSE bytes go from the socket
+ * straight into the destination region (on an encrypted connection, after their tag checks
+ * out). Same-host peers are read through {@link ShmPeer} instead, on the caller's thread.
  *
  * <p>Deadlines: every READ and request carries one; the transport's timer fails it with {@link
  * TransportTimeoutException} when it passes. A response that arrives after its deadline is
  * discarded, so a destination is never written after its future failed. Requests beyond the
  * credit of {@code maxRequestsInFlight} wait here, not at the peer. Thread safe.
  */
-final class TcpConnection implements Connection {
+final class TcpConnection implements Connection, SessionSocket.Receiver {
   private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
 
   /** One outstanding operation; {@code dest} is null for messages. */
@@ -47,8 +47,14 @@ final class TcpConnection implements Connection {
   /** A request waiting for credit. */
   private record Queued(long corr, ByteBuffer message) {}
 
+  private static final Runnable NOTHING = () -> { };
+
   private final TcpTransport transport;
-  private final FrameChannel channel;
+  private final java.nio.channels.SocketChannel channel;
+  private final SessionSocket socket;
+  private final IoLoop loop;
+  /** The READ whose answer is being received, out of {@code pending}; selector thread only. */
+  private Pending currentRead;
   private final NodeAddress peer;
   private final long peerNode;
   private final AtomicLong nextCorr = new AtomicLong(1);
@@ -61,9 +67,18 @@ final class TcpConnection implements Connection {
   private volatile boolean closed;
   private volatile TransportException closeCause;
 
-  TcpConnection(TcpTransport transport, FrameChannel channel, NodeAddress peer, long peerNode) {
+  /**
+   * Takes over an authenticated socket (non-blocking from here on) with the record protection
+   * its handshake set up; {@link #start} hands it to {@code loop}.
+   */
+  TcpConnection(TcpTransport transport, java.nio.channels.SocketChannel channel, RecordLayer.Sealer sealer,
+      RecordLayer.Opener opener, IoLoop loop, NodeAddress peer, long peerNode) throws IOException {
     this.transport = transport;
     this.channel = channel;
+    this.loop = loop;
+    channel.configureBlocking(false);
+    this.socket = new SessionSocket(channel, loop, transport.settings().ioTimeoutNanos(), true, this);
+    socket.protect(sealer, opener);
     this.peer = peer;
     this.peerNode = peerNode;
     this.credits = transport.settings().maxRequestsInFlight();
@@ -108,11 +123,9 @@ final class TcpConnection implements Connection {
     return c.node();
   }
 
-  /** Starts the reader thread. */
+  /** Hands the socket to its selector thread, which receives the answers from now on. */
   void start() {
-    Thread t = new Thread(this::readLoop, "sluice-tcp-reader-" + peer);
-    t.setDaemon(true);
-    t.start();
+    loop.register(channel, socket);
   }
 
   /** Switches READs to shared memory; called once, before the connection is handed out. */
@@ -150,7 +163,7 @@ final class TcpConnection implements Connection {
       }
       return results;
     }
-    List<FrameChannel.Outgoing> frames = new ArrayList<>(requests.size());
+    List<SessionSocket.Frame> frames = new ArrayList<>(requests.size());
     long deadline = System.nanoTime() + transport.settings().ioTimeoutNanos();
     List<Long> sent = new ArrayList<>(requests.size());
     for (ReadRequest r : requests) {
@@ -165,7 +178,7 @@ final class TcpConnection implements Connection {
       f.whenComplete((x, e) -> r.local().release());
       ByteBuffer payload = ByteBuffer.allocate(Frames.ReadRequestFrame.LENGTH);
       new Frames.ReadRequestFrame(r.remote().key(), r.remoteOffset(), r.length()).encode(payload);
-      frames.add(new FrameChannel.Outgoing(FrameType.READ_REQUEST, corr, payload.flip()));
+      frames.add(new SessionSocket.Frame(FrameType.READ_REQUEST, corr, payload.flip()));
       sent.add(corr);
     }
     if (closed) {
@@ -173,11 +186,7 @@ final class TcpConnection implements Connection {
       return results;
     }
     if (!sent.isEmpty()) {
-      try {
-        channel.writeFrames(frames);
-      } catch (IOException e) {
-        failOnWriteError(e);
-      }
+      socket.sendAll(frames);
     }
     return results;
   }
@@ -222,17 +231,9 @@ final class TcpConnection implements Connection {
     return corr;
   }
 
-  private void failOnWriteError(IOException e) {
-    fail(e instanceof TransportException te ? te : new PeerClosedException(e.getMessage(), e));
-  }
-
   private void sendRequest(long corr, ByteBuffer message) {
     requestsOnWire.add(corr);
-    try {
-      channel.writeFrame(FrameType.REQUEST, corr, message);
-    } catch (IOException e) {
-      failOnWriteError(e);
-    }
+    socket.send(FrameType.REQUEST, corr, NOTHING, message);
   }
 
   private void answered(long corr) {
@@ -257,64 +258,90 @@ final class TcpConnection implements Connection {
     sendRequest(next.corr(), next.message());
   }
 
-  private void readLoop() {
-    ByteBuffer header = ByteBuffer.allocate(FrameHeader.LENGTH + RecordLayer.TAG_LENGTH);
-    ByteBuffer discard = ByteBuffer.allocateDirect(64 * 1024);
-    Pending p = null; // the operation whose frame is being received, already out of `pending`
-    try {
-      while (!closed) {
-        p = null;
-        FrameHeader h = channel.readHeader(header, this::maxPayload);
-        p = pending.remove(h.correlationId());
-        switch (h.type()) {
-          case READ_RESPONSE -> receiveRead(h, p, discard);
-          case RESPONSE -> {
-            checkMessageLength(h);
-            ByteBuffer body = channel.readBody(h);
-            if (p != null) {
-              p.future().complete(body);
-            }
-            answered(h.correlationId());
-          }
-          case ERROR -> {
-            if (h.payloadLength() > Frames.MAX_CONTROL_PAYLOAD) {
-              throw new ProtocolException("ERROR payload of " + h.payloadLength() + " bytes");
-            }
-            Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readBody(h));
-            answered(h.correlationId());
-            if (p != null) {
-              p.future().completeExceptionally(e.code().toException(e.message()));
-            } else if (h.correlationId() == 0) {
-              throw e.code().toException(e.message());
-            }
-          }
-          case SHM_INFO, SHM_REGION, VERBS_SETUP_REPLY -> {
-            if (h.payloadLength() > Frames.MAX_CONTROL_PAYLOAD) {
-              throw new ProtocolException(h.type() + " payload of " + h.payloadLength() + " bytes");
-            }
-            ByteBuffer body = channel.readBody(h);
-            if (p != null) {
-              p.future().complete(body);
-            }
-          }
-          default -> throw new ProtocolException("unexpected " + h.type() + " from a server");
+  @Override
+  public boolean admit(FrameHeader h) {
+    return true;
+  }
+
+  @Override
+  public ByteBuffer sink(FrameHeader h) throws ProtocolException {
+    if (h.type() != FrameType.READ_RESPONSE) {
+      return null;
+    }
+    Pending p = pending.remove(h.correlationId());
+    if (p == null) {
+      return SessionSocket.DISCARD; // its deadline passed; drop the bytes
+    }
+    currentRead = p;
+    if (p.dest() == null || h.payloadLength() != p.length()) {
+      throw new ProtocolException("READ_RESPONSE of " + h.payloadLength() + " bytes for a request of " + p.length());
+    }
+    ByteBuffer dst = p.dest().buffer();
+    dst.limit((int) (p.destOffset() + p.length())).position((int) p.destOffset());
+    return dst;
+  }
+
+  @Override
+  public void frame(FrameHeader h, ByteBuffer payload) throws IOException {
+    switch (h.type()) {
+      case READ_RESPONSE -> {
+        Pending p = currentRead;
+        currentRead = null;
+        p.future().complete(null);
+      }
+      case RESPONSE -> {
+        Pending p = pending.remove(h.correlationId());
+        if (p != null) {
+          p.future().complete(payload);
+        }
+        answered(h.correlationId());
+      }
+      case ERROR -> {
+        Frames.ErrorFrame e = Frames.ErrorFrame.decode(payload);
+        Pending p = pending.remove(h.correlationId());
+        answered(h.correlationId());
+        if (p != null) {
+          p.future().completeExceptionally(e.code().toException(e.message()));
+        } else if (h.correlationId() == 0) {
+          throw e.code().toException(e.message());
         }
       }
-    } catch (TransportException e) {
-      if (!closed && e instanceof ProtocolException) {
-        LOG.warn("Closing connection to {}: {}", peer, e.getMessage());
+      case SHM_INFO, SHM_REGION, VERBS_SETUP_REPLY -> {
+        Pending p = pending.remove(h.correlationId());
+        if (p != null) {
+          p.future().complete(payload);
+        }
       }
-      failWith(p, e instanceof ProtocolException || e instanceof TransportTimeoutException
-          ? e : new PeerClosedException("connection to " + peer + " closed: " + e.getMessage(), e));
-    } catch (IOException | RuntimeException e) {
-      failWith(p, new PeerClosedException("connection to " + peer + " failed: " + e, e));
-    } finally {
-      DirectMemory.free(discard);
+      default -> throw new ProtocolException("unexpected " + h.type() + " from a server");
     }
   }
 
+  @Override
+  public void violated(ProtocolException e) {
+    if (!closed) {
+      LOG.warn("Closing connection to {}: {}", peer, e.getMessage());
+    }
+  }
+
+  @Override
+  public void closed(IOException cause) {
+    Pending current = currentRead;
+    currentRead = null;
+    if (closed) {
+      if (current != null) {
+        current.future().completeExceptionally(closedException());
+      }
+      return;
+    }
+    TransportException e = cause instanceof ProtocolException || cause instanceof TransportTimeoutException
+        ? (TransportException) cause
+        : new PeerClosedException("connection to " + peer + " closed: " + cause.getMessage(), cause);
+    failWith(current, e);
+  }
+
   /** The largest payload a server may send in a frame of this type; READs are checked against their request. */
-  private long maxPayload(FrameType type) {
+  @Override
+  public long maxPayload(FrameType type) {
     return switch (type) {
       case READ_RESPONSE -> Integer.MAX_VALUE;
       case RESPONSE -> transport.settings().maxMessageBytes();
@@ -330,26 +357,6 @@ final class TcpConnection implements Connection {
     }
   }
 
-  private void receiveRead(FrameHeader h, Pending p, ByteBuffer discard) throws IOException {
-    if (p == null) {
-      channel.skipBody(h, discard); // its deadline passed; drop the bytes
-      return;
-    }
-    if (p.dest() == null || h.payloadLength() != p.length()) {
-      throw new ProtocolException("READ_RESPONSE of " + h.payloadLength() + " bytes for a request of " + p.length());
-    }
-    ByteBuffer dst = p.dest().buffer();
-    dst.limit((int) (p.destOffset() + p.length())).position((int) p.destOffset());
-    channel.readBodyInto(h, dst);
-    p.future().complete(null);
-  }
-
-  private void checkMessageLength(FrameHeader h) throws ProtocolException {
-    if (h.payloadLength() > transport.settings().maxMessageBytes()) {
-      throw new ProtocolException("RESPONSE of " + h.payloadLength() + " bytes exceeds the message limit");
-    }
-  }
-
   /**
    * Sends a control request (SHM_HELLO, SHM_OPEN, VERBS_SETUP) and completes with the raw response payload.
    */
@@ -357,11 +364,7 @@ final class TcpConnection implements Connection {
     CompletableFuture<Object> f = new CompletableFuture<>();
     long corr = expectReply(f);
     if (!closed) {
-      try {
-        channel.writeFrame(type, corr, payload);
-      } catch (IOException e) {
-        failOnWriteError(e);
-      }
+      socket.send(type, corr, NOTHING, payload);
     }
     return f.thenApply(ByteBuffer.class::cast);
   }
@@ -408,8 +411,8 @@ final class TcpConnection implements Connection {
 
   /** Called by the transport's timer. */
   void checkDeadlines(long now) {
-    if (channel.checkStalled(now)) {
-      return; // the reader thread sees the socket close and fails everything
+    if (socket.checkStalled(now)) {
+      return; // closing failed everything
     }
     ShmPeer memory = shm;
     if (memory != null) {
@@ -463,7 +466,7 @@ final class TcpConnection implements Connection {
       closeCause = cause;
     }
     closed = true;
-    channel.close();
+    socket.close(cause);
     TransportException e = cause instanceof PeerClosedException ? cause : closedException();
     for (Long c : new ArrayList<>(pending.keySet())) {
       Pending p = pending.remove(c);

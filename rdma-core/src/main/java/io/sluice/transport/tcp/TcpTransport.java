@@ -44,8 +44,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The tcp/shm transport endpoint. Threads: one acceptor; {@code ioThreads} selector loops that
- * serve every accepted connection (handshake, READs, requests), however many; one reader per
- * outgoing connection; a pool for message handlers; one timer that enforces every deadline.
+ * serve every connection, accepted (handshake, READs, requests) or made (answers), however many;
+ * a pool for message handlers; a pool that runs outgoing handshakes (one thread per connect in
+ * progress, idle threads end after a minute); one timer that enforces every deadline.
  * Accepted connections that have not authenticated are bounded by {@link Admission}. Regions are
  * plain direct buffers, or files in the {@link ShmArena} when same-host peers may read them
  * through shared memory. Thread safe.
@@ -68,7 +69,7 @@ final class TcpTransport implements Transport {
   private final Admission<ServerSession> admission;
   private final IoLoop[] loops;
   private final Thread acceptor;
-  private int nextLoop;
+  private final AtomicInteger loopTurn = new AtomicInteger();
   private final Set<TcpConnection> connections = ConcurrentHashMap.newKeySet();
   private final ExecutorService handlerPool;
   private final ExecutorService connectPool;
@@ -319,7 +320,8 @@ final class TcpTransport implements Transport {
       socket.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
       long peerNode = TcpConnection.authenticate(channel, handshake, nodeId,
           settings.encryption() ? Handshake.FLAG_ENCRYPT : 0);
-      TcpConnection conn = new TcpConnection(this, channel, peer, peerNode);
+      TcpConnection conn = new TcpConnection(this, socket, channel.sealer(), channel.opener(), nextLoop(), peer,
+          peerNode);
       connections.add(conn);
       conn.start();
       if (shmMode != TcpTransportProvider.ShmMode.OFF) {
@@ -373,8 +375,7 @@ final class TcpTransport implements Transport {
         closeQuietly(s);
         continue;
       }
-      IoLoop loop = loops[nextLoop];
-      nextLoop = (nextLoop + 1) % loops.length;
+      IoLoop loop = nextLoop();
       ServerSession session = new ServerSession(this, s, loop, remote);
       Admission.Decision<ServerSession> d = admission.admit(session, remote.getAddress());
       if (!d.admitted()) {
@@ -392,6 +393,11 @@ final class TcpTransport implements Transport {
       }
       loop.register(s, session.socket());
     }
+  }
+
+  /** The selector loop for a new connection, in turn. */
+  private IoLoop nextLoop() {
+    return loops[Math.floorMod(loopTurn.getAndIncrement(), loops.length)];
   }
 
   private static void closeQuietly(java.nio.channels.Channel s) {
