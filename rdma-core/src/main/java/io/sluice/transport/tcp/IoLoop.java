@@ -25,6 +25,8 @@ final class IoLoop implements AutoCloseable {
   private final Thread thread;
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private volatile boolean open = true;
+  /** Set once the loop thread has ended; tasks handed over later run on the caller's thread. */
+  private volatile boolean finished;
 
   IoLoop(String name) throws IOException {
     this.selector = Selector.open();
@@ -38,17 +40,32 @@ final class IoLoop implements AutoCloseable {
     tasks.add(() -> {
       try {
         socket.registered(channel.register(selector, SelectionKey.OP_READ, socket));
-      } catch (ClosedChannelException e) {
+      } catch (ClosedChannelException | java.nio.channels.ClosedSelectorException e) {
         socket.close();
       }
     });
     selector.wakeup();
   }
 
-  /** Runs {@code task} on the loop thread, soon. */
+  /** Runs {@code task} on the loop thread, soon; once the loop has ended, on this thread. */
   void execute(Runnable task) {
     tasks.add(task);
-    wakeup();
+    if (finished) {
+      runTasks();
+    } else {
+      wakeup();
+    }
+  }
+
+  private void runTasks() {
+    Runnable task;
+    while ((task = tasks.poll()) != null) {
+      try {
+        task.run();
+      } catch (RuntimeException e) {
+        LOG.warn("A task of {} failed", thread.getName(), e);
+      }
+    }
   }
 
   boolean inLoop() {
@@ -74,10 +91,7 @@ final class IoLoop implements AutoCloseable {
         LOG.error("Selector of {} failed; its connections are closed", thread.getName(), e);
         break;
       }
-      Runnable task;
-      while ((task = tasks.poll()) != null) {
-        task.run();
-      }
+      runTasks();
       var ready = selector.selectedKeys().iterator();
       while (ready.hasNext()) {
         SelectionKey key = ready.next();
@@ -94,6 +108,8 @@ final class IoLoop implements AutoCloseable {
     for (SelectionKey key : selector.keys()) {
       ((SessionSocket) key.attachment()).close();
     }
+    finished = true;
+    runTasks();
     try {
       selector.close();
     } catch (IOException ignored) {

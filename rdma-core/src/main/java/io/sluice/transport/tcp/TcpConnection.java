@@ -325,18 +325,26 @@ final class TcpConnection implements Connection, SessionSocket.Receiver {
 
   @Override
   public void closed(IOException cause) {
-    Pending current = currentRead;
-    currentRead = null;
-    if (closed) {
-      if (current != null) {
-        current.future().completeExceptionally(closedException());
-      }
-      return;
+    if (!closed) {
+      fail(cause instanceof ProtocolException || cause instanceof TransportTimeoutException
+          ? (TransportException) cause
+          : new PeerClosedException("connection to " + peer + " closed: " + cause.getMessage(), cause));
     }
-    TransportException e = cause instanceof ProtocolException || cause instanceof TransportTimeoutException
-        ? (TransportException) cause
-        : new PeerClosedException("connection to " + peer + " closed: " + cause.getMessage(), cause);
-    failWith(current, e);
+    // The READ being received is failed on the selector thread, after it stopped writing into
+    // the destination: a destination is never written after its future failed.
+    if (loop.inLoop()) {
+      failCurrentRead();
+    } else {
+      loop.execute(this::failCurrentRead);
+    }
+  }
+
+  private void failCurrentRead() {
+    Pending p = currentRead;
+    currentRead = null;
+    if (p != null) {
+      p.future().completeExceptionally(closedException());
+    }
   }
 
   /** The largest payload a server may send in a frame of this type; READs are checked against their request. */
@@ -347,14 +355,6 @@ final class TcpConnection implements Connection, SessionSocket.Receiver {
       case RESPONSE -> transport.settings().maxMessageBytes();
       default -> Frames.MAX_CONTROL_PAYLOAD;
     };
-  }
-
-  /** Fails the connection and the operation the reader had taken out of {@code pending}. */
-  private void failWith(Pending current, TransportException cause) {
-    fail(cause);
-    if (current != null) {
-      current.future().completeExceptionally(closedException());
-    }
   }
 
   /**
