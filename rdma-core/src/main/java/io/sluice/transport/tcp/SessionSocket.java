@@ -12,16 +12,18 @@ import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The non-blocking frame I/O of one accepted connection, driven by an {@link IoLoop}: it
- * assembles incoming frames (header and tag, then payload; small frames arrive several to a
- * read) and hands each whole to its {@link Receiver}, and queues outgoing frames, writing each with one gather write as far as the socket
- * takes it and the rest when the socket is writable again. While anything waits to be written,
- * nothing more is read, so a peer that does not read its answers cannot make this side buffer
- * more than one of them. After {@link #protect}, frames are sealed and opened by {@link
- * RecordLayer}.
+ * The non-blocking frame I/O of one connection, accepted or (after its handshake) made, driven
+ * by an {@link IoLoop}: it assembles incoming frames (header and tag, then payload; small frames
+ * arrive several to a read, a READ's bytes go straight into their destination) and hands each
+ * whole to its {@link Receiver}, and queues outgoing frames, writing each batch with one gather
+ * write as far as the socket takes it and the rest when the socket is writable again. On the
+ * serving side nothing more is read while anything waits to be written, so a peer that does not
+ * read its answers cannot make this side buffer more than one of them. After {@link #protect},
+ * frames are sealed and opened by {@link RecordLayer}.
  *
- * <p>Threads: reading and {@link #protect} happen on the loop thread; {@link #send}, {@link
- * #resumeReading}, {@link #checkStalled} and {@link #close} from any thread, under one lock.
+ * <p>Threads: reading happens on the loop thread, {@link #protect} there or before the socket
+ * is registered; {@link #send}, {@link #resumeReading}, {@link #checkStalled} and {@link #close}
+ * from any thread, under one lock.
  */
 final class SessionSocket {
   /** What the connection's protocol does with the frames. Called on the loop thread. */
@@ -75,18 +77,8 @@ final class SessionSocket {
   private final Receiver receiver;
   /** Bytes read and not yet taken by a frame; kept in write mode (position = end of data). */
   private final ByteBuffer in = ByteBuffer.allocate(READ_AHEAD);
-  private final ByteBuffer tag = ByteBuffer.allocate(RecordLayer.TAG_LENGTH);
   private final Runnable readTask = this::readOnLoop;
-  private FrameHeader current;
-  /** Where the current payload is being read: a heap buffer, the receiver's sink, or scratch. */
-  private ByteBuffer body;
-  /** The receiver's sink when the payload is read elsewhere first (ciphertext); else null. */
-  private ByteBuffer plainSink;
-  private int sinkStart;
-  /** The current payload is read straight into the receiver's sink. */
-  private boolean intoSink;
-  private long discardLeft = -1;
-  private ByteBuffer discardScratch;
+  private final PayloadReader payload = new PayloadReader();
   private final boolean readWhileWriting;
   private RecordLayer.Opener opener;
   private volatile long readSince;
@@ -129,7 +121,7 @@ final class SessionSocket {
     }
   }
 
-  /** Seals every frame sent from now on and checks every frame read from now on. Loop thread. */
+  /** Seals every frame sent from now on and checks every frame read from now on. */
   void protect(RecordLayer.Sealer s, RecordLayer.Opener o) {
     opener = o;
     lock.lock();
@@ -196,7 +188,7 @@ final class SessionSocket {
       if (!mayRead()) {
         return;
       }
-      if (current == null) {
+      if (!payload.inProgress()) {
         int need = FrameHeader.LENGTH + (opener != null ? RecordLayer.TAG_LENGTH : 0);
         if (in.position() < need && !socketEmpty) {
           socketEmpty = fill();
@@ -220,118 +212,21 @@ final class SessionSocket {
           return;
         }
         in.flip().position(FrameHeader.LENGTH);
-        tag.clear();
-        if (need > FrameHeader.LENGTH) {
-          tag.put(in.slice(in.position(), RecordLayer.TAG_LENGTH));
-          in.position(need);
-        }
-        tag.flip();
-        startPayload(h);
-        int take = (int) Math.min(discardLeft >= 0 ? discardLeft : body.remaining(), in.remaining());
-        if (discardLeft >= 0) {
-          discardLeft -= take;
-        } else {
-          body.put(in.slice(in.position(), take));
-        }
-        in.position(in.position() + take);
+        ByteBuffer frameTag = in.slice(FrameHeader.LENGTH, need - FrameHeader.LENGTH);
+        in.position(need);
+        payload.start(h, frameTag, receiver.sink(h), opener, in);
         in.compact();
-        current = h;
       }
-      if (!readPayload(socketEmpty)) {
+      if (!payload.readFrom(this::read, socketEmpty)) {
         markPartial(true);
         return;
       }
       markPartial(false);
-      deliver();
+      payload.deliver(receiver);
     }
     if (in.position() > 0) {
       loop.execute(readTask); // frames read ahead that no readiness event will announce
     }
-  }
-
-  /** Picks where the payload of {@code h} is read. */
-  private void startPayload(FrameHeader h) throws IOException {
-    ByteBuffer sink = receiver.sink(h);
-    boolean encrypted = opener != null && opener.encrypted();
-    plainSink = null;
-    intoSink = false;
-    discardLeft = -1;
-    if (sink == null) {
-      body = ByteBuffer.allocate(h.payloadLength());
-    } else if (sink == DISCARD) {
-      if (encrypted || RecordLayer.macCoversPayload(h.type())) {
-        body = ByteBuffer.allocate(h.payloadLength()); // must be whole to be checked
-        plainSink = DISCARD;
-      } else {
-        discardLeft = h.payloadLength();
-        if (discardScratch == null) {
-          discardScratch = ByteBuffer.allocate(16 * 1024);
-        }
-      }
-    } else if (encrypted) {
-      body = ByteBuffer.allocate(h.payloadLength());
-      plainSink = sink;
-      sinkStart = sink.position();
-    } else {
-      body = sink;
-      sinkStart = sink.position();
-      intoSink = true;
-    }
-  }
-
-  /** Reads more of the current payload. @return true when it is complete */
-  private boolean readPayload(boolean socketEmpty) throws IOException {
-    if (discardLeft >= 0) {
-      while (discardLeft > 0 && !socketEmpty) {
-        discardScratch.clear().limit((int) Math.min(discardScratch.capacity(), discardLeft));
-        if (read(discardScratch) < 0) {
-          throw new PeerClosedException("peer closed the connection mid-frame");
-        }
-        discardLeft -= discardScratch.position();
-        socketEmpty = discardScratch.hasRemaining();
-      }
-      return discardLeft == 0;
-    }
-    if (body.hasRemaining() && !socketEmpty) {
-      if (read(body) < 0) {
-        throw new PeerClosedException("peer closed the connection mid-frame");
-      }
-    }
-    return !body.hasRemaining();
-  }
-
-  /** Checks the complete frame and hands it to the receiver. */
-  private void deliver() throws IOException {
-    FrameHeader h = current;
-    current = null;
-    if (discardLeft >= 0) {
-      discardLeft = -1;
-      opener.verify(h, tag, null);
-      return;
-    }
-    ByteBuffer filled = body;
-    ByteBuffer sink = plainSink;
-    body = null;
-    plainSink = null;
-    if (sink == DISCARD) {
-      opener.open(h, tag, filled.flip()); // checked, then dropped
-      return;
-    }
-    if (sink != null) { // ciphertext: decrypted into the sink once its tag checks out
-      opener.decrypt(h, tag, filled.flip(), sink);
-      receiver.frame(h, sink.duplicate().flip().position(sinkStart));
-      return;
-    }
-    if (intoSink) {
-      ByteBuffer range = filled.duplicate().flip().position(sinkStart);
-      if (opener != null) {
-        opener.verify(h, tag, range);
-      }
-      receiver.frame(h, range);
-      return;
-    }
-    ByteBuffer payload = filled.flip();
-    receiver.frame(h, opener != null ? opener.open(h, tag, payload) : payload);
   }
 
   /** Reads what the socket has into the read-ahead. @return true if that emptied the socket */
