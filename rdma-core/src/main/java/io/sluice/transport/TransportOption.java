@@ -26,7 +26,7 @@ public enum TransportOption {
       "Requests one connection may have outstanding; more wait at the sender (flow control)."),
   HANDLER_THREADS("sluice.transport.handlerThreads", "4", "Threads that run message handlers."),
   IO_THREADS("sluice.transport.ioThreads", "2",
-      "tcp: selector threads that serve every accepted connection (handshakes, READs, requests)."),
+      "tcp: selector threads that serve every connection, accepted (handshakes, READs, requests) or made (answers)."),
   MAX_CONNECTIONS("sluice.transport.maxConnections", "4096",
       "tcp: accepted connections held at once; more are refused."),
   HANDSHAKE_TIMEOUT_MS("sluice.transport.handshakeTimeoutMs", "3000",
