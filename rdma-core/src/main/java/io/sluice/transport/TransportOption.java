@@ -25,6 +25,23 @@ public enum TransportOption {
   MAX_REQUESTS_IN_FLIGHT("sluice.transport.maxRequestsInFlight", "64",
       "Requests one connection may have outstanding; more wait at the sender (flow control)."),
   HANDLER_THREADS("sluice.transport.handlerThreads", "4", "Threads that run message handlers."),
+  IO_THREADS("sluice.transport.ioThreads", "2",
+      "tcp: selector threads that serve every connection, accepted (handshakes, READs, requests) or made (answers)."),
+  MAX_CONNECTIONS("sluice.transport.maxConnections", "4096",
+      "tcp: accepted connections held at once; more are refused."),
+  HANDSHAKE_TIMEOUT_MS("sluice.transport.handshakeTimeoutMs", "3000",
+      "tcp: deadline for an accepted connection to authenticate."),
+  MAX_UNAUTHENTICATED("sluice.transport.maxUnauthenticated", "256",
+      "tcp: accepted connections not yet authenticated; at the bound the oldest is dropped for a new one."),
+  MAX_UNAUTHENTICATED_PER_ADDRESS("sluice.transport.maxUnauthenticatedPerAddress", "32",
+      "tcp: of those, from one source address; beyond it new ones from that address are refused."),
+  ENCRYPTION("sluice.transport.encryption", "false",
+      "Encrypt every tcp frame (READ bodies, messages, set-up) with AES-GCM under keys from the handshake;"
+          + " a connection is encrypted when either side sets it. shm is unaffected; verbs is skipped"
+          + " unless encryption.dataAtRest."),
+  DATA_ENCRYPTED_AT_REST("sluice.transport.encryption.dataAtRest", "false",
+      "The bytes served are already ciphertext (Spark: spark.io.encryption.enabled), so with encryption on"
+          + " verbs may still carry READs."),
   SHM_DIR("sluice.transport.shm.dir", "/dev/shm",
       "Where shm regions live; stale folders of dead processes are removed at start."),
   SHM_ENABLED("sluice.transport.shm.enabled", "true",

@@ -49,9 +49,29 @@ public final class Transports {
         "unknown transport provider '" + name + "'; expected auto, tcp, shm or verbs");
   }
 
+  /**
+   * Why verbs may not carry this configuration's READs, if it may not: verbs cannot encrypt on
+   * the wire, so with {@link TransportOption#ENCRYPTION} on it carries only data that is already
+   * ciphertext ({@link TransportOption#DATA_ENCRYPTED_AT_REST}).
+   */
+  static java.util.Optional<String> verbsRefusal(TransportConfig config) {
+    if (config.booleanValue(TransportOption.ENCRYPTION) && !config.booleanValue(TransportOption.DATA_ENCRYPTED_AT_REST)) {
+      return java.util.Optional.of(TransportOption.ENCRYPTION.key() + "=true and the data is not encrypted at rest ("
+          + TransportOption.DATA_ENCRYPTED_AT_REST.key() + "=false); verbs cannot encrypt on the wire, so peers are"
+          + " read over encrypted tcp (same-host peers over shm)");
+    }
+    return java.util.Optional.empty();
+  }
+
   /** Opens a transport as {@link TransportOption#PROVIDER} says. */
   public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
     String wanted = config.string(TransportOption.PROVIDER).toLowerCase(Locale.ROOT);
+    java.util.Optional<String> noVerbs = verbsRefusal(config);
+    if (wanted.equals("verbs") && noVerbs.isPresent()) {
+      LOG.warn("Sluice transport: provider verbs was configured, but {}", noVerbs.get());
+      wanted = "auto";
+      config = config.with(java.util.Map.of(TransportOption.PROVIDER.key(), "auto"));
+    }
     if (!wanted.equals("auto")) {
       TransportProvider p = provider(wanted);
       p.ensureAvailability();
@@ -63,6 +83,10 @@ public final class Transports {
     for (TransportProvider p : providers()) {
       if (p.name().equals("shm")) {
         continue; // shm is a data path of tcp under auto, not a standalone choice
+      }
+      if (p.name().equals("verbs") && noVerbs.isPresent()) {
+        why.append(why.length() > 0 ? "; " : "").append("verbs skipped: ").append(noVerbs.get());
+        continue;
       }
       if (p.isAvailable()) {
         Transport t;

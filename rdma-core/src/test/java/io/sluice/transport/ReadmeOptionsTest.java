@@ -1,5 +1,6 @@
 package io.sluice.transport;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -17,5 +18,7 @@ class ReadmeOptionsTest {
       String row = "| `" + o.key() + "` | " + shown + " | " + o.description() + " |";
       assertTrue(readme.contains(row), "README.md lacks the row: " + row);
     }
+    long rows = readme.lines().filter(l -> l.startsWith("| `sluice.transport.")).count();
+    assertEquals(TransportOption.values().length, rows, "README.md's table has rows for keys that are not options");
   }
 }

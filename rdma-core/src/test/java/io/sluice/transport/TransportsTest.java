@@ -36,6 +36,19 @@ class TransportsTest {
   }
 
   @Test
+  void withWireEncryptionVerbsCarriesOnlyCiphertext() throws Exception {
+    TransportConfig encrypted = config("verbs").with(Map.of(TransportOption.ENCRYPTION.key(), "true"));
+    assertTrue(Transports.verbsRefusal(encrypted).orElseThrow().contains(TransportOption.DATA_ENCRYPTED_AT_REST.key()));
+    TransportConfig atRest = encrypted.with(Map.of(TransportOption.DATA_ENCRYPTED_AT_REST.key(), "true"));
+    assertEquals(java.util.Optional.empty(), Transports.verbsRefusal(atRest));
+    assertEquals(java.util.Optional.empty(), Transports.verbsRefusal(config("verbs")));
+    // Asked for verbs, but the bytes would cross the wire in clear: encrypted tcp instead.
+    try (Transport t = Transports.open(encrypted, MessageHandler.REJECT_ALL)) {
+      assertEquals("tcp", t.provider());
+    }
+  }
+
+  @Test
   void unknownProviderIsRejected() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> Transports.open(config("carrier-pigeon"), MessageHandler.REJECT_ALL));

@@ -11,7 +11,8 @@ import java.util.Optional;
  * a minute; {@code --quick} shrinks every phase to a smoke test that proves the harness works and
  * says nothing about speed. Immutable.
  *
- * @param providers transport providers to measure, in order ({@code tcp}, {@code shm})
+ * @param providers transport variants to measure, in order ({@code tcp}, {@code tcp-aes}: tcp
+ *     encrypted, {@code shm})
  * @param blockSizes READ sizes for the throughput cells
  * @param depths READs kept in flight for the throughput cells
  * @param latencyBytes size of each READ in the latency cells
@@ -35,14 +36,15 @@ public record BenchOptions(
     int maxLatencySamples,
     Path out,
     boolean quick) {
-  static final List<String> KNOWN_PROVIDERS = List.of("tcp", "shm");
+  static final List<String> KNOWN_PROVIDERS = List.of("tcp", "tcp-aes", "shm");
   static final Path DEFAULT_OUT = Path.of("perf", "results", "transport.json");
   /** Smoke runs write beside the build output, so they never replace a real run's results. */
   static final Path QUICK_OUT = Path.of("perf", "target", "transport-quick.json");
   static final String USAGE =
-      "usage: transport-bench [--quick] [--providers tcp,shm] [--out FILE]\n"
+      "usage: transport-bench [--quick] [--providers tcp,tcp-aes,shm] [--out FILE]\n"
           + "  --quick       tiny smoke run (numbers are meaningless)\n"
-          + "  --providers   comma-separated subset of tcp,shm (default both)\n"
+          + "  --providers   comma-separated subset of tcp,tcp-aes,shm (default all; tcp-aes: tcp with"
+          + " sluice.transport.encryption=true)\n"
           + "  --out FILE    results file (default " + DEFAULT_OUT + ", with --quick " + QUICK_OUT + ")";
 
   public BenchOptions {

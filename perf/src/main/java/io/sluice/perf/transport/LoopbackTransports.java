@@ -8,19 +8,32 @@ import io.sluice.transport.TransportOption;
 import io.sluice.transport.Transports;
 import java.util.Map;
 
-/** How both benchmark JVMs open transports: on loopback, with the run's shared secret. Stateless. */
+/**
+ * How both benchmark JVMs open transports: on loopback, with the run's shared secret. A measured
+ * variant is a provider name, or {@value #TCP_ENCRYPTED}: the tcp provider with {@code
+ * sluice.transport.encryption=true} (AES-GCM on every frame). Stateless.
+ */
 final class LoopbackTransports {
   static final String HOST = "127.0.0.1";
   /** The environment variable that hands the run's secret to the server JVM. */
   static final String SECRET_ENV = "SLUICE_BENCH_SECRET";
 
+  /** The variant that measures encrypted tcp. */
+  static final String TCP_ENCRYPTED = "tcp-aes";
+
   private LoopbackTransports() {}
 
-  static Transport open(String provider, String secret, MessageHandler handler) throws TransportException {
+  /** The provider a variant runs on. */
+  static String providerOf(String variant) {
+    return variant.equals(TCP_ENCRYPTED) ? "tcp" : variant;
+  }
+
+  static Transport open(String variant, String secret, MessageHandler handler) throws TransportException {
     return Transports.open(TransportConfig.of(Map.of(
-        TransportOption.PROVIDER.key(), provider,
+        TransportOption.PROVIDER.key(), providerOf(variant),
         TransportOption.SECRET.key(), secret,
         TransportOption.BIND_HOST.key(), HOST,
-        TransportOption.ADVERTISE_HOST.key(), HOST)), handler);
+        TransportOption.ADVERTISE_HOST.key(), HOST,
+        TransportOption.ENCRYPTION.key(), String.valueOf(variant.equals(TCP_ENCRYPTED)))), handler);
   }
 }

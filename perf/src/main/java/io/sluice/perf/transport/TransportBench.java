@@ -21,8 +21,8 @@ import java.util.Map;
  * ({@link BenchServer}) serves, over loopback. For each block size it measures, in interleaved
  * {@link Rounds} so machine noise hits all alike: a single-thread memcpy, a plain socket stream
  * between the two JVMs, and READ throughput of each provider with 1 and 8 READs in flight. Then
- * the latency of single 4 KiB READs beside a 4 KiB socket ping-pong. tcp figures are paired with the socket
- * baseline, shm throughput with memcpy. It writes {@link ResultsJson} and prints a table.
+ * the latency of single 4 KiB READs beside a 4 KiB socket ping-pong. tcp figures (plain and
+ * {@code tcp-aes}, encrypted) are paired with the socket baseline, shm throughput with memcpy. It writes {@link ResultsJson} and prints a table.
  *
  * <p>Not thread safe; one run at a time per JVM.
  */
@@ -59,7 +59,7 @@ public final class TransportBench {
         o.quick() ? " (--quick: smoke run, figures are meaningless)" : "",
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), o.providers());
     for (String p : o.providers()) {
-      TransportProvider provider = Transports.provider(p);
+      TransportProvider provider = Transports.provider(LoopbackTransports.providerOf(p));
       if (!provider.isAvailable()) {
         throw new TransportUnavailableException("provider " + p + " is unavailable here ("
             + provider.unavailabilityCause().map(Throwable::getMessage).orElse("no reason given")

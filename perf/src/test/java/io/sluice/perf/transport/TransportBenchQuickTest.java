@@ -29,13 +29,17 @@ class TransportBenchQuickTest {
   void quickRunOverTcpWritesEveryMeasurementWithItsBaseline(@TempDir Path dir) throws Exception {
     Map<String, String> expected = new LinkedHashMap<>();
     for (String size : List.of("64KiB", "1MiB", "8MiB")) {
-      expected.put("tcp.read." + size + ".inflight1", "socket.stream." + size);
-      expected.put("tcp.read." + size + ".inflight8", "socket.stream." + size);
+      for (String variant : List.of("tcp", "tcp-aes")) {
+        expected.put(variant + ".read." + size + ".inflight1", "socket.stream." + size);
+        expected.put(variant + ".read." + size + ".inflight8", "socket.stream." + size);
+      }
     }
-    expected.put("tcp.read.4KiB.latency.p50", "socket.pingpong.4KiB.p50");
-    expected.put("tcp.read.4KiB.latency.p99", "socket.pingpong.4KiB.p99");
+    for (String variant : List.of("tcp", "tcp-aes")) {
+      expected.put(variant + ".read.4KiB.latency.p50", "socket.pingpong.4KiB.p50");
+      expected.put(variant + ".read.4KiB.latency.p99", "socket.pingpong.4KiB.p99");
+    }
 
-    String table = runQuick(dir, "tcp", expected);
+    String table = runQuick(dir, "tcp,tcp-aes", expected);
     assertTrue(table.contains("tcp READ 1MiB >= 80% of baseline"), table);
     assertTrue(table.contains("shm READ 1MiB >= 50% of baseline         not measured"), table);
   }

@@ -15,6 +15,12 @@ import java.nio.ByteBuffer;
  * </pre>
  *
  * followed by the payload. Payload layouts are defined next to their frames in {@link Frames}.
+ *
+ * <p>HELLO, CHALLENGE, AUTH and any ERROR before AUTH_OK travel bare. From AUTH_OK on (the
+ * server's first protected frame; the client's first is the one it sends after AUTH_OK), a
+ * {@link RecordLayer#TAG_LENGTH}-byte tag follows the header, and on an encrypted connection the
+ * payload is ciphertext of the same length: header | tag | payload. The payload length in the
+ * header never counts the tag. {@link RecordLayer} defines the tag.
  */
 public record FrameHeader(FrameType type, int payloadLength, long correlationId) {
   public static final int LENGTH = 16;

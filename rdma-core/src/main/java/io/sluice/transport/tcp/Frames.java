@@ -12,41 +12,47 @@ import java.nio.charset.StandardCharsets;
  */
 public final class Frames {
   /** Protocol version spoken in HELLO and CHALLENGE. */
-  public static final int VERSION = 1;
+  public static final int VERSION = 2;
   /** Length of nonces and HMAC-SHA256 proofs. */
   public static final int NONCE_LENGTH = 32;
   /** Largest control payload; anything bigger is a protocol error. */
   public static final int MAX_CONTROL_PAYLOAD = 4096;
   /** Length of the token that proves two processes see the same shm directory. */
-  public static final int SHM_TOKEN_LENGTH = 16;
+  public static final int SHM_TOKEN_LENGTH = io.sluice.transport.shm.ShmArena.TOKEN_LENGTH;
 
   private Frames() {}
 
-  /** HELLO: u16 version, i64 node, nonce. */
-  public record Hello(int version, long node, byte[] nonce) {
-    static final int LENGTH = 2 + 8 + NONCE_LENGTH;
+  /** HELLO: u16 version, i64 node, u8 flags ({@link Handshake#FLAG_ENCRYPT}), nonce. */
+  public record Hello(int version, long node, int flags, byte[] nonce) {
+    static final int LENGTH = 2 + 8 + 1 + NONCE_LENGTH;
 
     public ByteBuffer encode() {
-      return ByteBuffer.allocate(LENGTH).putShort((short) version).putLong(node).put(nonce).flip();
+      return ByteBuffer.allocate(LENGTH).putShort((short) version).putLong(node).put((byte) flags).put(nonce).flip();
     }
 
     public static Hello decode(ByteBuffer in) throws ProtocolException {
+      if (in.remaining() != LENGTH && in.remaining() >= 2 && (in.getShort(in.position()) & 0xffff) != VERSION) {
+        throw new ProtocolException("unsupported protocol version " + (in.getShort(in.position()) & 0xffff)
+            + "; this side speaks " + VERSION);
+      }
       expectLength(FrameType.HELLO, in, LENGTH);
-      return new Hello(in.getShort() & 0xffff, in.getLong(), bytes(in, NONCE_LENGTH));
+      return new Hello(in.getShort() & 0xffff, in.getLong(), readFlags(in), bytes(in, NONCE_LENGTH));
     }
   }
 
-  /** CHALLENGE: u16 version, i64 node, nonce, server proof. */
-  public record Challenge(int version, long node, byte[] nonce, byte[] proof) {
-    static final int LENGTH = 2 + 8 + NONCE_LENGTH + NONCE_LENGTH;
+  /** CHALLENGE: u16 version, i64 node, u8 flags, nonce, server proof. */
+  public record Challenge(int version, long node, int flags, byte[] nonce, byte[] proof) {
+    static final int LENGTH = 2 + 8 + 1 + NONCE_LENGTH + NONCE_LENGTH;
 
     public ByteBuffer encode() {
-      return ByteBuffer.allocate(LENGTH).putShort((short) version).putLong(node).put(nonce).put(proof).flip();
+      return ByteBuffer.allocate(LENGTH).putShort((short) version).putLong(node).put((byte) flags).put(nonce)
+          .put(proof).flip();
     }
 
     public static Challenge decode(ByteBuffer in) throws ProtocolException {
       expectLength(FrameType.CHALLENGE, in, LENGTH);
-      return new Challenge(in.getShort() & 0xffff, in.getLong(), bytes(in, NONCE_LENGTH), bytes(in, NONCE_LENGTH));
+      return new Challenge(in.getShort() & 0xffff, in.getLong(), readFlags(in), bytes(in, NONCE_LENGTH),
+          bytes(in, NONCE_LENGTH));
     }
   }
 
@@ -157,6 +163,14 @@ public final class Frames {
     if (in.hasRemaining()) {
       throw new ProtocolException(type + " payload has " + in.remaining() + " trailing bytes");
     }
+  }
+
+  private static int readFlags(ByteBuffer in) throws ProtocolException {
+    int f = in.get() & 0xff;
+    if ((f & ~Handshake.FLAG_ENCRYPT) != 0) {
+      throw new ProtocolException("unknown handshake flags " + f);
+    }
+    return f;
   }
 
   private static byte[] bytes(ByteBuffer in, int n) throws ProtocolException {

@@ -11,8 +11,8 @@ import java.nio.ByteBuffer;
  * the tcp transport only bounds it by {@link Frames#MAX_CONTROL_PAYLOAD}.
  *
  * <p>Install one with {@link TcpTransportProvider#openCarrier}; send requests with {@link
- * TcpTransportProvider#setupRequest}. Called on the serving session's thread, so it must
- * answer quickly and must be thread safe.
+ * TcpTransportProvider#setupRequest}. Called on a selector thread that serves many
+ * connections, so it must answer quickly and must be thread safe.
  */
 @FunctionalInterface
 public interface ProviderSetup {

@@ -9,7 +9,10 @@ import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.region.Region;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,35 +20,43 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The accepting side of one connection: authenticates the peer, then serves its READs (on this
- * session's own thread: key and bounds check, then one gather write straight from the
- * registered memory) and hands its requests to the transport's handler pool. A peer that breaks
- * the protocol or exceeds its request credit is disconnected with one log line; nothing it sends
- * can affect another session.
+ * The accepting side of one connection: authenticates the peer, then serves its READs (key and
+ * bounds check, then one gather write straight from the registered memory, or from the sealed
+ * copy on an encrypted connection) and hands its requests to the transport's handler pool. A
+ * peer that breaks the protocol, fails a frame's authentication or exceeds its request credit is
+ * disconnected with one log line; nothing it sends can affect another session.
  *
- * <p>Owned by its {@link TcpTransport}; runs on one thread from {@link #run()}.
+ * <p>Owned by its {@link TcpTransport}. Frames are handled on the {@link IoLoop} thread that
+ * owns the socket; handler answers are sent from the handler threads through {@link
+ * SessionSocket#send}, which is thread safe.
  */
-final class ServerSession implements Runnable {
+final class ServerSession implements SessionSocket.Receiver {
   private static final Logger LOG = LoggerFactory.getLogger(ServerSession.class);
+  private static final Runnable NOTHING = () -> { };
+
+  private enum Phase { HELLO, AUTH, OPEN }
 
   private final TcpTransport transport;
-  private final FrameChannel channel;
+  private final SessionSocket socket;
   private final String remote;
-  private final java.net.InetAddress remoteAddress;
+  private final InetAddress remoteAddress;
   private final long authDeadline;
   private final AtomicInteger requestsInFlight = new AtomicInteger();
-  /** Bytes of requests read and not yet answered; when exhausted, this session stops reading. */
-  private final java.util.concurrent.Semaphore requestBytes;
+  /** Bytes of requests read and not yet answered; when a request does not fit, reading pauses. */
+  private final AtomicInteger requestBytesFree;
+  private Phase phase = Phase.HELLO;
   private volatile boolean authenticated;
+  private Frames.Hello hello;
+  private byte[] serverNonce;
   private long peerNode;
 
-  ServerSession(TcpTransport transport, FrameChannel channel, java.net.InetSocketAddress remoteSocket) {
+  ServerSession(TcpTransport transport, SocketChannel channel, IoLoop loop, InetSocketAddress remoteSocket) {
     this.transport = transport;
-    this.channel = channel;
     this.remote = String.valueOf(remoteSocket);
     this.remoteAddress = remoteSocket.getAddress();
-    this.authDeadline = System.nanoTime() + transport.settings().connectTimeoutNanos();
-    this.requestBytes = new java.util.concurrent.Semaphore(requestByteBudget(transport.settings()));
+    this.authDeadline = System.nanoTime() + transport.settings().handshakeTimeoutNanos();
+    this.requestBytesFree = new AtomicInteger(requestByteBudget(transport.settings()));
+    this.socket = new SessionSocket(channel, loop, transport.settings().ioTimeoutNanos(), false, this);
   }
 
   /** Four maximal messages, so one peer's requests cannot pin more than that in this process. */
@@ -53,88 +64,121 @@ final class ServerSession implements Runnable {
     return (int) Math.min(Integer.MAX_VALUE, 4L * s.maxMessageBytes());
   }
 
+  SessionSocket socket() {
+    return socket;
+  }
+
+  InetAddress remoteAddress() {
+    return remoteAddress;
+  }
+
+  boolean isAuthenticated() {
+    return authenticated;
+  }
+
   @Override
-  public void run() {
-    ByteBuffer scratch = ByteBuffer.allocateDirect(64 * 1024);
-    try {
-      authenticate(scratch);
-      authenticated = true;
-      while (true) {
-        FrameHeader h = channel.readHeader(scratch, transport.settings().maxMessageBytes());
-        dispatch(h);
+  public long maxPayload(FrameType type) {
+    return phase == Phase.OPEN && type == FrameType.REQUEST ? transport.settings().maxMessageBytes()
+        : Frames.MAX_CONTROL_PAYLOAD;
+  }
+
+  @Override
+  public boolean admit(FrameHeader h) throws IOException {
+    if (phase != Phase.OPEN || h.type() != FrameType.REQUEST) {
+      return true;
+    }
+    int size = h.payloadLength();
+    while (true) {
+      int free = requestBytesFree.get();
+      if (free < size) {
+        return false; // resumes when an answer returns request memory; the timer bounds the wait
       }
-    } catch (PeerClosedException e) {
-      LOG.debug("session {} ended: {}", remote, e.getMessage());
-    } catch (AuthenticationFailedException e) {
-      LOG.warn("Rejected connection from {}: {}", remote, e.getMessage());
-    } catch (ProtocolException e) {
-      LOG.warn("Closing connection from {}: protocol violation: {}", remote, e.getMessage());
-      sendErrorQuietly(0, ErrorCode.PROTOCOL, e.getMessage());
-    } catch (IOException | RuntimeException e) {
-      if (channel.isOpen() && !transport.isClosing()) {
-        LOG.warn("Closing connection from {}: {}", remote, e.toString());
+      if (requestBytesFree.compareAndSet(free, free - size)) {
+        break;
       }
-    } finally {
-      close();
-      io.sluice.transport.region.DirectMemory.free(scratch);
+    }
+    int limit = transport.settings().maxRequestsInFlight();
+    if (requestsInFlight.incrementAndGet() > limit) {
+      throw new ProtocolException("peer exceeded its credit of " + limit + " requests in flight");
+    }
+    return true;
+  }
+
+  @Override
+  public void frame(FrameHeader h, ByteBuffer payload) throws IOException {
+    switch (phase) {
+      case HELLO -> hello(h, payload);
+      case AUTH -> auth(h, payload);
+      case OPEN -> dispatch(h, payload);
     }
   }
 
-  private void authenticate(ByteBuffer scratch) throws IOException {
-    FrameHeader h = channel.readHeader(scratch, Frames.MAX_CONTROL_PAYLOAD);
+  private void hello(FrameHeader h, ByteBuffer payload) throws IOException {
     if (h.type() != FrameType.HELLO) {
       throw new ProtocolException("expected HELLO, got " + h.type());
     }
-    Frames.Hello hello = Frames.Hello.decode(channel.readPayload(h.payloadLength()));
+    hello = Frames.Hello.decode(payload);
     if (hello.version() != Frames.VERSION) {
-      sendErrorQuietly(0, ErrorCode.PROTOCOL, "unsupported protocol version " + hello.version());
-      throw new ProtocolException("peer speaks protocol version " + hello.version());
+      throw new ProtocolException("unsupported protocol version " + hello.version() + "; this side speaks "
+          + Frames.VERSION);
     }
-    Handshake hs = transport.handshake();
-    byte[] nonce = Handshake.nonce();
+    serverNonce = Handshake.nonce();
     long self = transport.nodeId();
-    byte[] proof = hs.serverProof(hello.nonce(), nonce, self, hello.node());
-    channel.writeFrame(FrameType.CHALLENGE, 0,
-        new Frames.Challenge(Frames.VERSION, self, nonce, proof).encode());
-    h = channel.readHeader(scratch, Frames.MAX_CONTROL_PAYLOAD);
+    byte[] proof = transport.handshake().serverProof(transcript());
+    socket.send(FrameType.CHALLENGE, 0, NOTHING,
+        new Frames.Challenge(Frames.VERSION, self, ownFlags(), serverNonce, proof).encode());
+    phase = Phase.AUTH;
+  }
+
+  private int ownFlags() {
+    return transport.settings().encryption() ? Handshake.FLAG_ENCRYPT : 0;
+  }
+
+  private Handshake.Transcript transcript() {
+    return new Handshake.Transcript(hello.nonce(), serverNonce, hello.node(), transport.nodeId(),
+        hello.flags(), ownFlags());
+  }
+
+  private void auth(FrameHeader h, ByteBuffer payload) throws IOException {
     if (h.type() != FrameType.AUTH) {
       throw new ProtocolException("expected AUTH, got " + h.type());
     }
-    Frames.Auth auth = Frames.Auth.decode(channel.readPayload(h.payloadLength()));
-    if (!Handshake.matches(hs.clientProof(nonce, hello.nonce(), hello.node(), self), auth.proof())) {
-      sendErrorQuietly(0, ErrorCode.AUTHENTICATION_FAILED, "authentication failed");
+    Frames.Auth auth = Frames.Auth.decode(payload);
+    Handshake hs = transport.handshake();
+    Handshake.Transcript t = transcript();
+    if (!Handshake.matches(hs.clientProof(t), auth.proof())) {
+      sendError(0, ErrorCode.AUTHENTICATION_FAILED, "authentication failed");
       throw new AuthenticationFailedException("client proof does not match the shared secret");
     }
+    Handshake.SessionKeys keys = hs.sessionKeys(t);
+    socket.protect(RecordLayer.serverSealer(keys), RecordLayer.serverOpener(keys));
     peerNode = hello.node();
-    channel.writeFrame(FrameType.AUTH_OK, 0);
+    phase = Phase.OPEN;
+    authenticated = true;
+    transport.sessionAuthenticated(this);
+    socket.send(FrameType.AUTH_OK, 0, NOTHING);
   }
 
-  private void dispatch(FrameHeader h) throws IOException {
+  private void dispatch(FrameHeader h, ByteBuffer payload) throws IOException {
     switch (h.type()) {
-      case READ_REQUEST -> {
-        checkControlLength(h);
-        serveRead(h.correlationId(), Frames.ReadRequestFrame.decode(channel.readPayload(h.payloadLength())));
-      }
-      case REQUEST -> acceptRequest(h);
+      case READ_REQUEST -> serveRead(h.correlationId(), Frames.ReadRequestFrame.decode(payload));
+      case REQUEST -> runRequest(h.correlationId(), payload);
       case SHM_HELLO -> {
-        expectEmpty(h);
+        if (payload.hasRemaining()) {
+          throw new ProtocolException(h.type() + " must have no payload");
+        }
         transport.shm().ifPresentOrElse(
-            arena -> write(FrameType.SHM_INFO, h.correlationId(), arena.info().encode()),
+            arena -> socket.send(FrameType.SHM_INFO, h.correlationId(), NOTHING,
+                new Frames.ShmInfo(arena.info().directory(), arena.info().token()).encode()),
             () -> sendError(h.correlationId(), ErrorCode.SHM_UNAVAILABLE, "peer has no shared memory arena"));
       }
-      case SHM_OPEN -> {
-        checkControlLength(h);
-        serveShmOpen(h.correlationId(), Frames.ShmOpen.decode(channel.readPayload(h.payloadLength())));
-      }
-      case VERBS_SETUP -> {
-        checkControlLength(h);
-        serveSetup(h.correlationId(), channel.readPayload(h.payloadLength()));
-      }
+      case SHM_OPEN -> serveShmOpen(h.correlationId(), Frames.ShmOpen.decode(payload));
+      case VERBS_SETUP -> serveSetup(h.correlationId(), payload);
       default -> throw new ProtocolException("unexpected " + h.type() + " from a client");
     }
   }
 
-  private void serveRead(long corr, Frames.ReadRequestFrame req) throws IOException {
+  private void serveRead(long corr, Frames.ReadRequestFrame req) {
     Region region;
     try {
       region = transport.regions().acquire(req.key(), peerNode);
@@ -142,23 +186,22 @@ final class ServerSession implements Runnable {
       sendError(corr, ErrorCode.of(e), e.getMessage());
       return;
     }
-    try {
-      long end = req.offset() + req.length();
-      if (end < 0 || end > region.length()) {
-        TransportException e = new ReadOutOfBoundsException(
-            "READ [" + req.offset() + ", +" + req.length() + ") outside region of " + region.length() + " bytes");
-        sendError(corr, ErrorCode.OUT_OF_BOUNDS, e.getMessage());
-        return;
-      }
-      ByteBuffer data = region.buffer();
-      data.limit((int) end).position((int) req.offset());
-      channel.writeFrame(FrameType.READ_RESPONSE, corr, data);
-    } finally {
+    long end = req.offset() + req.length();
+    if (end < 0 || end > region.length()) {
       region.release();
+      sendError(corr, ErrorCode.OUT_OF_BOUNDS, new ReadOutOfBoundsException(
+          "READ [" + req.offset() + ", +" + req.length() + ") outside region of " + region.length() + " bytes")
+          .getMessage());
+      return;
     }
+    ByteBuffer data = region.buffer();
+    data.limit((int) end).position((int) req.offset());
+    // The region stays retained until its bytes are on the wire (or sealed into a copy); the
+    // socket runs the release then, or when the connection closes first.
+    socket.send(FrameType.READ_RESPONSE, corr, region::release, data);
   }
 
-  private void serveShmOpen(long corr, Frames.ShmOpen open) throws IOException {
+  private void serveShmOpen(long corr, Frames.ShmOpen open) {
     Region region;
     try {
       region = transport.regions().acquire(open.key(), peerNode);
@@ -172,7 +215,7 @@ final class ServerSession implements Runnable {
         sendError(corr, ErrorCode.SHM_UNAVAILABLE, "region is not in shared memory");
         return;
       }
-      write(FrameType.SHM_REGION, corr, new Frames.ShmRegion(
+      socket.send(FrameType.SHM_REGION, corr, NOTHING, new Frames.ShmRegion(
           loc.get().path(), loc.get().fileOffset(), region.length(), loc.get().slot()).encode());
     } finally {
       region.release();
@@ -200,31 +243,12 @@ final class ServerSession implements Runnable {
       sendError(corr, ErrorCode.PROTOCOL, "set-up reply of " + reply.remaining() + " bytes");
       return;
     }
-    write(FrameType.VERBS_SETUP_REPLY, corr, reply);
+    socket.send(FrameType.VERBS_SETUP_REPLY, corr, NOTHING, reply);
   }
 
-  private void acceptRequest(FrameHeader h) throws IOException {
-    int limit = transport.settings().maxRequestsInFlight();
-    if (requestsInFlight.incrementAndGet() > limit) {
-      throw new ProtocolException("peer exceeded its credit of " + limit + " requests in flight");
-    }
-    int size = h.payloadLength();
-    try {
-      if (!requestBytes.tryAcquire(size, transport.settings().ioTimeoutNanos(), java.util.concurrent.TimeUnit.NANOSECONDS)) {
-        throw new TransportTimeoutException("handlers did not free request memory within the I/O deadline");
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new PeerClosedException("interrupted");
-    }
-    ByteBuffer message;
-    try {
-      message = channel.readPayload(size);
-    } catch (IOException e) {
-      requestBytes.release(size);
-      throw e;
-    }
-    long corr = h.correlationId();
+  /** The credit and request memory were taken in {@link #admit}. */
+  private void runRequest(long corr, ByteBuffer message) {
+    int size = message.remaining();
     CompletableFuture<ByteBuffer> reply;
     try {
       reply = transport.runHandler(peerNode, message);
@@ -235,7 +259,8 @@ final class ServerSession implements Runnable {
       // The credit returns before the answer is written: the peer may send its next request
       // as soon as it reads this answer, and must find the credit free by then.
       requestsInFlight.decrementAndGet();
-      requestBytes.release(size);
+      requestBytesFree.addAndGet(size);
+      socket.resumeReading();
       if (error != null) {
         Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
         sendError(corr, ErrorCode.HANDLER_FAILED, String.valueOf(cause));
@@ -246,66 +271,51 @@ final class ServerSession implements Runnable {
             new MessageTooLargeException("response of " + response.remaining() + " bytes exceeds "
                 + transport.settings().maxMessageBytes()).getMessage());
       } else {
-        write(FrameType.RESPONSE, corr, response);
+        socket.send(FrameType.RESPONSE, corr, NOTHING, response);
       }
     });
   }
 
-  private void checkControlLength(FrameHeader h) throws ProtocolException {
-    if (h.payloadLength() > Frames.MAX_CONTROL_PAYLOAD) {
-      throw new ProtocolException(h.type() + " payload of " + h.payloadLength() + " bytes");
-    }
-  }
-
-  private void expectEmpty(FrameHeader h) throws ProtocolException {
-    if (h.payloadLength() != 0) {
-      throw new ProtocolException(h.type() + " must have no payload");
-    }
-  }
-
-  /** Writes a frame from any thread; a failure closes the session (the peer then sees it closed). */
-  private void write(FrameType type, long corr, ByteBuffer payload) {
-    try {
-      channel.writeFrame(type, corr, payload);
-    } catch (IOException e) {
-      if (!(e instanceof PeerClosedException)) {
-        LOG.warn("Closing connection from {}: write failed: {}", remote, e.getMessage());
-      }
-      close();
-    }
-  }
-
   private void sendError(long corr, ErrorCode code, String message) {
-    write(FrameType.ERROR, corr, new Frames.ErrorFrame(code, message).encode());
+    socket.send(FrameType.ERROR, corr, NOTHING, new Frames.ErrorFrame(code, message).encode());
   }
 
-  private void sendErrorQuietly(long corr, ErrorCode code, String message) {
-    try {
-      channel.writeFrame(FrameType.ERROR, corr, new Frames.ErrorFrame(code, message).encode());
-    } catch (IOException | RuntimeException ignored) {
-      // the connection is being closed for another reason already
+  @Override
+  public void closed(IOException cause) {
+    if (cause instanceof AuthenticationFailedException) {
+      LOG.warn("Rejected connection from {}: {}", remote, cause.getMessage());
+    } else if (cause instanceof ProtocolException) {
+      LOG.warn("Closing connection from {}: protocol violation: {}", remote, cause.getMessage());
+    } else if (cause instanceof TransportTimeoutException) {
+      LOG.warn("Closing connection from {}: {}", remote, cause.getMessage());
+    } else if (!(cause instanceof PeerClosedException) && !transport.isClosing()) {
+      LOG.warn("Closing connection from {}: {}", remote, cause.toString());
+    } else {
+      LOG.debug("session {} ended: {}", remote, cause.getMessage());
     }
+    transport.sessionClosed(this);
   }
 
   /** Called by the transport's timer. */
   void checkDeadlines(long now) {
-    if (!authenticated && now - authDeadline > 0 && channel.isOpen()) {
-      LOG.warn("Closing connection from {}: not authenticated within the connect deadline", remote);
-      channel.close();
+    if (!authenticated && now - authDeadline > 0 && socket.isOpen()) {
+      socket.close(new TransportTimeoutException("not authenticated within "
+          + transport.settings().handshakeTimeoutNanos() / 1_000_000 + " ms"));
       return;
     }
-    if (channel.checkStalled(now)) {
-      LOG.warn("Closing connection from {}: socket I/O stalled past the deadline", remote);
-    }
+    socket.checkStalled(now);
+  }
+
+  @Override
+  public void violated(ProtocolException e) {
+    sendError(0, ErrorCode.PROTOCOL, e.getMessage());
   }
 
   boolean isOpen() {
-    return channel.isOpen();
+    return socket.isOpen();
   }
 
   void close() {
-    channel.close();
-    transport.sessionClosed(this);
+    socket.close();
   }
-
 }

@@ -17,7 +17,13 @@ record Settings(
     int maxRequestsInFlight,
     int handlerThreads,
     Path shmDir,
-    boolean shmEnabled) {
+    boolean shmEnabled,
+    int ioThreads,
+    int maxConnections,
+    long handshakeTimeoutNanos,
+    int maxUnauthenticated,
+    int maxUnauthenticatedPerAddress,
+    boolean encryption) {
 
   static Settings from(TransportConfig c) {
     Settings s = new Settings(
@@ -31,12 +37,23 @@ record Settings(
         c.intValue(TransportOption.MAX_REQUESTS_IN_FLIGHT),
         c.intValue(TransportOption.HANDLER_THREADS),
         Path.of(c.string(TransportOption.SHM_DIR)),
-        c.booleanValue(TransportOption.SHM_ENABLED));
+        c.booleanValue(TransportOption.SHM_ENABLED),
+        c.intValue(TransportOption.IO_THREADS),
+        c.intValue(TransportOption.MAX_CONNECTIONS),
+        TimeUnit.MILLISECONDS.toNanos(c.longValue(TransportOption.HANDSHAKE_TIMEOUT_MS)),
+        c.intValue(TransportOption.MAX_UNAUTHENTICATED),
+        c.intValue(TransportOption.MAX_UNAUTHENTICATED_PER_ADDRESS),
+        c.booleanValue(TransportOption.ENCRYPTION));
     positive(TransportOption.CONNECT_TIMEOUT_MS, s.connectTimeoutNanos);
     positive(TransportOption.IO_TIMEOUT_MS, s.ioTimeoutNanos);
     positive(TransportOption.MAX_MESSAGE_BYTES, s.maxMessageBytes);
     positive(TransportOption.MAX_REQUESTS_IN_FLIGHT, s.maxRequestsInFlight);
     positive(TransportOption.HANDLER_THREADS, s.handlerThreads);
+    positive(TransportOption.IO_THREADS, s.ioThreads);
+    positive(TransportOption.MAX_CONNECTIONS, s.maxConnections);
+    positive(TransportOption.HANDSHAKE_TIMEOUT_MS, s.handshakeTimeoutNanos);
+    positive(TransportOption.MAX_UNAUTHENTICATED, s.maxUnauthenticated);
+    positive(TransportOption.MAX_UNAUTHENTICATED_PER_ADDRESS, s.maxUnauthenticatedPerAddress);
     return s;
   }
 

@@ -10,7 +10,8 @@ import io.sluice.transport.ReadRequest;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
-import io.sluice.transport.region.DirectMemory;
+import io.sluice.transport.shm.ShmArena;
+import io.sluice.transport.shm.ShmPeer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -25,17 +26,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The connecting side of a tcp connection. Callers' threads write READ requests and messages
- * (one gather write per batch); one reader thread per connection receives responses, and
- * READ_RESPONSE bytes go from the socket straight into the destination region. Same-host peers
- * are read through {@link ShmPeer} instead, on the caller's thread.
+ * The connecting side of a tcp connection. Callers' threads queue READ requests and messages
+ * (one gather write per batch) on its {@link SessionSocket}; the transport's selector threads
+ * receive the answers (no thread per connection), and READ_RESPONSE bytes go from the socket
+ * straight into the destination region (on an encrypted connection, after their tag checks
+ * out). Same-host peers are read through {@link ShmPeer} instead, on the caller's thread.
  *
  * <p>Deadlines: every READ and request carries one; the transport's timer fails it with {@link
  * TransportTimeoutException} when it passes. A response that arrives after its deadline is
  * discarded, so a destination is never written after its future failed. Requests beyond the
  * credit of {@code maxRequestsInFlight} wait here, not at the peer. Thread safe.
  */
-final class TcpConnection implements Connection {
+final class TcpConnection implements Connection, SessionSocket.Receiver {
   private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
 
   /** One outstanding operation; {@code dest} is null for messages. */
@@ -45,8 +47,14 @@ final class TcpConnection implements Connection {
   /** A request waiting for credit. */
   private record Queued(long corr, ByteBuffer message) {}
 
+  private static final Runnable NOTHING = () -> { };
+
   private final TcpTransport transport;
-  private final FrameChannel channel;
+  private final java.nio.channels.SocketChannel channel;
+  private final SessionSocket socket;
+  private final IoLoop loop;
+  /** The READ whose answer is being received, out of {@code pending}; selector thread only. */
+  private Pending currentRead;
   private final NodeAddress peer;
   private final long peerNode;
   private final AtomicLong nextCorr = new AtomicLong(1);
@@ -59,49 +67,65 @@ final class TcpConnection implements Connection {
   private volatile boolean closed;
   private volatile TransportException closeCause;
 
-  TcpConnection(TcpTransport transport, FrameChannel channel, NodeAddress peer, long peerNode) {
+  /**
+   * Takes over an authenticated socket (non-blocking from here on) with the record protection
+   * its handshake set up; {@link #start} hands it to {@code loop}.
+   */
+  TcpConnection(TcpTransport transport, java.nio.channels.SocketChannel channel, RecordLayer.Sealer sealer,
+      RecordLayer.Opener opener, IoLoop loop, NodeAddress peer, long peerNode) throws IOException {
     this.transport = transport;
     this.channel = channel;
+    this.loop = loop;
+    channel.configureBlocking(false);
+    this.socket = new SessionSocket(channel, loop, transport.settings().ioTimeoutNanos(), true, this);
+    socket.protect(sealer, opener);
     this.peer = peer;
     this.peerNode = peerNode;
     this.credits = transport.settings().maxRequestsInFlight();
   }
 
-  /** Runs the client half of the handshake on the calling thread. @return the peer's node id */
-  static long authenticate(FrameChannel channel, Handshake hs, long self) throws IOException {
-    ByteBuffer scratch = ByteBuffer.allocate(FrameHeader.LENGTH);
+  /**
+   * Runs the client half of the handshake on the calling thread and turns on record protection.
+   *
+   * @param flags {@link Handshake#FLAG_ENCRYPT} to ask for encryption, else 0
+   * @return the peer's node id
+   */
+  static long authenticate(FrameChannel channel, Handshake hs, long self, int flags) throws IOException {
+    ByteBuffer scratch = ByteBuffer.allocate(FrameHeader.LENGTH + RecordLayer.TAG_LENGTH);
     byte[] nonce = Handshake.nonce();
-    channel.writeFrame(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, self, nonce).encode());
+    channel.writeFrame(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, self, flags, nonce).encode());
     FrameHeader h = channel.readHeader(scratch, Frames.MAX_CONTROL_PAYLOAD);
     if (h.type() == FrameType.ERROR) {
-      Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readPayload(h.payloadLength()));
+      Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readBody(h));
       throw e.code().toException(e.message());
     }
     if (h.type() != FrameType.CHALLENGE) {
       throw new AuthenticationFailedException("peer answered HELLO with " + h.type());
     }
-    Frames.Challenge c = Frames.Challenge.decode(channel.readPayload(h.payloadLength()));
-    if (!Handshake.matches(hs.serverProof(nonce, c.nonce(), c.node(), self), c.proof())) {
+    Frames.Challenge c = Frames.Challenge.decode(channel.readBody(h));
+    Handshake.Transcript t = new Handshake.Transcript(nonce, c.nonce(), self, c.node(), flags, c.flags());
+    if (!Handshake.matches(hs.serverProof(t), c.proof())) {
       throw new AuthenticationFailedException("server proof does not match the shared secret");
     }
-    channel.writeFrame(FrameType.AUTH, 0,
-        new Frames.Auth(hs.clientProof(c.nonce(), nonce, self, c.node())).encode());
+    channel.writeFrame(FrameType.AUTH, 0, new Frames.Auth(hs.clientProof(t)).encode());
+    Handshake.SessionKeys keys = hs.sessionKeys(t);
     h = channel.readHeader(scratch, Frames.MAX_CONTROL_PAYLOAD);
     if (h.type() == FrameType.ERROR) {
-      Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readPayload(h.payloadLength()));
+      Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readBody(h));
       throw e.code().toException(e.message());
     }
     if (h.type() != FrameType.AUTH_OK || h.payloadLength() != 0) {
       throw new ProtocolException("expected AUTH_OK, got " + h.type());
     }
+    channel.protect(RecordLayer.clientSealer(keys), RecordLayer.clientOpener(keys));
+    channel.readTag();
+    channel.readBody(h); // checks AUTH_OK's tag: the server holds the same keys
     return c.node();
   }
 
-  /** Starts the reader thread. */
+  /** Hands the socket to its selector thread, which receives the answers from now on. */
   void start() {
-    Thread t = new Thread(this::readLoop, "sluice-tcp-reader-" + peer);
-    t.setDaemon(true);
-    t.start();
+    loop.register(channel, socket);
   }
 
   /** Switches READs to shared memory; called once, before the connection is handed out. */
@@ -139,7 +163,7 @@ final class TcpConnection implements Connection {
       }
       return results;
     }
-    ByteBuffer frames = ByteBuffer.allocate(requests.size() * (FrameHeader.LENGTH + Frames.ReadRequestFrame.LENGTH));
+    List<SessionSocket.Frame> frames = new ArrayList<>(requests.size());
     long deadline = System.nanoTime() + transport.settings().ioTimeoutNanos();
     List<Long> sent = new ArrayList<>(requests.size());
     for (ReadRequest r : requests) {
@@ -152,8 +176,9 @@ final class TcpConnection implements Connection {
       long corr = nextCorr.getAndIncrement();
       pending.put(corr, new Pending(f, deadline, r.local(), r.localOffset(), r.length()));
       f.whenComplete((x, e) -> r.local().release());
-      new FrameHeader(FrameType.READ_REQUEST, Frames.ReadRequestFrame.LENGTH, corr).encode(frames);
-      new Frames.ReadRequestFrame(r.remote().key(), r.remoteOffset(), r.length()).encode(frames);
+      ByteBuffer payload = ByteBuffer.allocate(Frames.ReadRequestFrame.LENGTH);
+      new Frames.ReadRequestFrame(r.remote().key(), r.remoteOffset(), r.length()).encode(payload);
+      frames.add(new SessionSocket.Frame(FrameType.READ_REQUEST, corr, payload.flip()));
       sent.add(corr);
     }
     if (closed) {
@@ -161,11 +186,7 @@ final class TcpConnection implements Connection {
       return results;
     }
     if (!sent.isEmpty()) {
-      try {
-        channel.write(frames.flip());
-      } catch (IOException e) {
-        failOnWriteError(e);
-      }
+      socket.sendAll(frames);
     }
     return results;
   }
@@ -210,17 +231,9 @@ final class TcpConnection implements Connection {
     return corr;
   }
 
-  private void failOnWriteError(IOException e) {
-    fail(e instanceof TransportException te ? te : new PeerClosedException(e.getMessage(), e));
-  }
-
   private void sendRequest(long corr, ByteBuffer message) {
     requestsOnWire.add(corr);
-    try {
-      channel.writeFrame(FrameType.REQUEST, corr, message);
-    } catch (IOException e) {
-      failOnWriteError(e);
-    }
+    socket.send(FrameType.REQUEST, corr, NOTHING, message);
   }
 
   private void answered(long corr) {
@@ -245,89 +258,103 @@ final class TcpConnection implements Connection {
     sendRequest(next.corr(), next.message());
   }
 
-  private void readLoop() {
-    ByteBuffer header = ByteBuffer.allocate(FrameHeader.LENGTH);
-    ByteBuffer discard = ByteBuffer.allocateDirect(64 * 1024);
-    Pending p = null; // the operation whose frame is being received, already out of `pending`
-    try {
-      while (!closed) {
-        p = null;
-        FrameHeader h = channel.readHeader(header, Integer.MAX_VALUE);
-        p = pending.remove(h.correlationId());
-        switch (h.type()) {
-          case READ_RESPONSE -> receiveRead(h, p, discard);
-          case RESPONSE -> {
-            checkMessageLength(h);
-            ByteBuffer body = channel.readPayload(h.payloadLength());
-            if (p != null) {
-              p.future().complete(body);
-            }
-            answered(h.correlationId());
-          }
-          case ERROR -> {
-            if (h.payloadLength() > Frames.MAX_CONTROL_PAYLOAD) {
-              throw new ProtocolException("ERROR payload of " + h.payloadLength() + " bytes");
-            }
-            Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readPayload(h.payloadLength()));
-            answered(h.correlationId());
-            if (p != null) {
-              p.future().completeExceptionally(e.code().toException(e.message()));
-            } else if (h.correlationId() == 0) {
-              throw e.code().toException(e.message());
-            }
-          }
-          case SHM_INFO, SHM_REGION, VERBS_SETUP_REPLY -> {
-            if (h.payloadLength() > Frames.MAX_CONTROL_PAYLOAD) {
-              throw new ProtocolException(h.type() + " payload of " + h.payloadLength() + " bytes");
-            }
-            ByteBuffer body = channel.readPayload(h.payloadLength());
-            if (p != null) {
-              p.future().complete(body);
-            }
-          }
-          default -> throw new ProtocolException("unexpected " + h.type() + " from a server");
-        }
-      }
-    } catch (TransportException e) {
-      if (!closed && e instanceof ProtocolException) {
-        LOG.warn("Closing connection to {}: {}", peer, e.getMessage());
-      }
-      failWith(p, e instanceof ProtocolException || e instanceof TransportTimeoutException
-          ? e : new PeerClosedException("connection to " + peer + " closed: " + e.getMessage(), e));
-    } catch (IOException | RuntimeException e) {
-      failWith(p, new PeerClosedException("connection to " + peer + " failed: " + e, e));
-    } finally {
-      DirectMemory.free(discard);
-    }
+  @Override
+  public boolean admit(FrameHeader h) {
+    return true;
   }
 
-  /** Fails the connection and the operation the reader had taken out of {@code pending}. */
-  private void failWith(Pending current, TransportException cause) {
-    fail(cause);
-    if (current != null) {
-      current.future().completeExceptionally(closedException());
+  @Override
+  public ByteBuffer sink(FrameHeader h) throws ProtocolException {
+    if (h.type() != FrameType.READ_RESPONSE) {
+      return null;
     }
-  }
-
-  private void receiveRead(FrameHeader h, Pending p, ByteBuffer discard) throws IOException {
+    Pending p = pending.remove(h.correlationId());
     if (p == null) {
-      channel.skip(h.payloadLength(), discard); // its deadline passed; drop the bytes
-      return;
+      return SessionSocket.DISCARD; // its deadline passed; drop the bytes
     }
+    currentRead = p;
     if (p.dest() == null || h.payloadLength() != p.length()) {
-      channel.skip(h.payloadLength(), discard);
       throw new ProtocolException("READ_RESPONSE of " + h.payloadLength() + " bytes for a request of " + p.length());
     }
     ByteBuffer dst = p.dest().buffer();
     dst.limit((int) (p.destOffset() + p.length())).position((int) p.destOffset());
-    channel.readFully(dst);
-    p.future().complete(null);
+    return dst;
   }
 
-  private void checkMessageLength(FrameHeader h) throws ProtocolException {
-    if (h.payloadLength() > transport.settings().maxMessageBytes()) {
-      throw new ProtocolException("RESPONSE of " + h.payloadLength() + " bytes exceeds the message limit");
+  @Override
+  public void frame(FrameHeader h, ByteBuffer payload) throws IOException {
+    switch (h.type()) {
+      case READ_RESPONSE -> {
+        Pending p = currentRead;
+        currentRead = null;
+        p.future().complete(null);
+      }
+      case RESPONSE -> {
+        Pending p = pending.remove(h.correlationId());
+        if (p != null) {
+          p.future().complete(payload);
+        }
+        answered(h.correlationId());
+      }
+      case ERROR -> {
+        Frames.ErrorFrame e = Frames.ErrorFrame.decode(payload);
+        Pending p = pending.remove(h.correlationId());
+        answered(h.correlationId());
+        if (p != null) {
+          p.future().completeExceptionally(e.code().toException(e.message()));
+        } else if (h.correlationId() == 0) {
+          throw e.code().toException(e.message());
+        }
+      }
+      case SHM_INFO, SHM_REGION, VERBS_SETUP_REPLY -> {
+        Pending p = pending.remove(h.correlationId());
+        if (p != null) {
+          p.future().complete(payload);
+        }
+      }
+      default -> throw new ProtocolException("unexpected " + h.type() + " from a server");
     }
+  }
+
+  @Override
+  public void violated(ProtocolException e) {
+    if (!closed) {
+      LOG.warn("Closing connection to {}: {}", peer, e.getMessage());
+    }
+  }
+
+  @Override
+  public void closed(IOException cause) {
+    if (!closed) {
+      fail(cause instanceof ProtocolException || cause instanceof TransportTimeoutException
+          ? (TransportException) cause
+          : new PeerClosedException("connection to " + peer + " closed: " + cause.getMessage(), cause));
+    }
+    // The READ being received is failed on the selector thread, after it stopped writing into
+    // the destination: a destination is never written after its future failed.
+    if (loop.inLoop()) {
+      failCurrentRead();
+    } else {
+      loop.execute(this::failCurrentRead);
+    }
+  }
+
+  private void failCurrentRead() {
+    Pending p = currentRead;
+    currentRead = null;
+    if (p != null) {
+      p.future().completeExceptionally(closedException());
+    }
+  }
+
+  /** The largest payload a server may send in a frame of this type; READs are checked against their request. */
+  @Override
+  public long maxPayload(FrameType type) {
+    return switch (type) {
+      case READ_RESPONSE -> Integer.MAX_VALUE;
+      case RESPONSE -> transport.settings().maxMessageBytes();
+      default -> Frames.MAX_CONTROL_PAYLOAD;
+    };
   }
 
   /**
@@ -337,19 +364,55 @@ final class TcpConnection implements Connection {
     CompletableFuture<Object> f = new CompletableFuture<>();
     long corr = expectReply(f);
     if (!closed) {
-      try {
-        channel.writeFrame(type, corr, payload);
-      } catch (IOException e) {
-        failOnWriteError(e);
-      }
+      socket.send(type, corr, NOTHING, payload);
     }
     return f.thenApply(ByteBuffer.class::cast);
   }
 
+  /** The SHM_HELLO / SHM_OPEN set-up of a {@link ShmPeer}, over this connection. */
+  ShmPeer.Carrier shmCarrier() {
+    return new ShmPeer.Carrier() {
+      @Override
+      public CompletableFuture<ShmArena.Info> arena() {
+        return control(FrameType.SHM_HELLO, ByteBuffer.allocate(0)).thenCompose(reply -> {
+          try {
+            Frames.ShmInfo i = Frames.ShmInfo.decode(reply);
+            return CompletableFuture.completedFuture(new ShmArena.Info(i.directory(), i.token()));
+          } catch (ProtocolException e) {
+            return CompletableFuture.failedFuture(e);
+          }
+        });
+      }
+
+      @Override
+      public CompletableFuture<ShmArena.Location> locate(long key) {
+        return control(FrameType.SHM_OPEN, new Frames.ShmOpen(key).encode()).thenCompose(reply -> {
+          try {
+            Frames.ShmRegion r = Frames.ShmRegion.decode(reply);
+            return CompletableFuture.completedFuture(
+                new ShmArena.Location(r.path(), r.fileOffset(), r.length(), r.slot()));
+          } catch (ProtocolException e) {
+            return CompletableFuture.failedFuture(e);
+          }
+        });
+      }
+
+      @Override
+      public boolean isOpen() {
+        return TcpConnection.this.isOpen();
+      }
+
+      @Override
+      public String peerName() {
+        return String.valueOf(peer);
+      }
+    };
+  }
+
   /** Called by the transport's timer. */
   void checkDeadlines(long now) {
-    if (channel.checkStalled(now)) {
-      return; // the reader thread sees the socket close and fails everything
+    if (socket.checkStalled(now)) {
+      return; // closing failed everything
     }
     ShmPeer memory = shm;
     if (memory != null) {
@@ -403,7 +466,7 @@ final class TcpConnection implements Connection {
       closeCause = cause;
     }
     closed = true;
-    channel.close();
+    socket.close(cause);
     TransportException e = cause instanceof PeerClosedException ? cause : closedException();
     for (Long c : new ArrayList<>(pending.keySet())) {
       Pending p = pending.remove(c);

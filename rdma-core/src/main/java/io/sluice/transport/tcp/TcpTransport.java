@@ -13,6 +13,8 @@ import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.region.DirectMemory;
 import io.sluice.transport.region.Region;
 import io.sluice.transport.region.RegionTable;
+import io.sluice.transport.shm.ShmArena;
+import io.sluice.transport.shm.ShmPeer;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -41,14 +43,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The tcp/shm transport endpoint. Threads: one acceptor; one per accepted session (serving READs
- * and reading requests); one reader per outgoing connection; a pool for message handlers; one
- * timer that enforces every deadline. Regions are plain direct buffers, or files in the {@link
- * ShmArena} when same-host peers may read them through shared memory. Thread safe.
+ * The tcp/shm transport endpoint. Threads: one acceptor; {@code ioThreads} selector loops that
+ * serve every connection, accepted (handshake, READs, requests) or made (answers), however many;
+ * a pool for message handlers; a pool that runs outgoing handshakes (one thread per connect in
+ * progress, idle threads end after a minute); one timer that enforces every deadline.
+ * Accepted connections that have not authenticated are bounded by {@link Admission}. Regions are
+ * plain direct buffers, or files in the {@link ShmArena} when same-host peers may read them
+ * through shared memory. Thread safe.
  */
 final class TcpTransport implements Transport {
   private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
-  private static final int MAX_SESSIONS = 4096;
 
   private final Settings settings;
   private final MessageHandler handler;
@@ -62,7 +66,10 @@ final class TcpTransport implements Transport {
   private final ServerSocketChannel listener;
   private final NodeAddress localAddress;
   private final Set<ServerSession> sessions = ConcurrentHashMap.newKeySet();
-  private final Set<Thread> sessionThreads = ConcurrentHashMap.newKeySet();
+  private final Admission<ServerSession> admission;
+  private final IoLoop[] loops;
+  private final Thread acceptor;
+  private final AtomicInteger loopTurn = new AtomicInteger();
   private final Set<TcpConnection> connections = ConcurrentHashMap.newKeySet();
   private final ExecutorService handlerPool;
   private final ExecutorService connectPool;
@@ -102,8 +109,27 @@ final class TcpTransport implements Transport {
     this.handlerPool = Executors.newFixedThreadPool(settings.handlerThreads(), daemon("sluice-handler-" + tag));
     this.connectPool = Executors.newCachedThreadPool(daemon("sluice-connect-" + tag));
     this.timer = Executors.newSingleThreadScheduledExecutor(daemon("sluice-timer-" + tag));
+    this.admission = new Admission<>(settings.maxUnauthenticated(), settings.maxUnauthenticatedPerAddress());
+    this.loops = new IoLoop[settings.ioThreads()];
+    try {
+      for (int i = 0; i < loops.length; i++) {
+        loops[i] = new IoLoop("sluice-io-" + tag + "-" + (i + 1));
+      }
+    } catch (IOException e) {
+      for (IoLoop l : loops) {
+        if (l != null) {
+          l.close();
+        }
+      }
+      closeQuietly(listener);
+      handlerPool.shutdownNow();
+      connectPool.shutdownNow();
+      timer.shutdownNow();
+      arena.ifPresent(ShmArena::close);
+      throw new TransportUnavailableException("cannot open a selector: " + e.getMessage(), e);
+    }
     timer.scheduleWithFixedDelay(this::checkDeadlines, 50, 50, TimeUnit.MILLISECONDS);
-    Thread acceptor = daemon("sluice-acceptor-" + tag).newThread(this::acceptLoop);
+    acceptor = daemon("sluice-acceptor-" + tag).newThread(this::acceptLoop);
     acceptor.start();
   }
 
@@ -292,12 +318,14 @@ final class TcpTransport implements Transport {
         throw new TransportTimeoutException("connecting to " + peer + " took longer than " + timeoutMs + " ms", e);
       }
       socket.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
-      long peerNode = TcpConnection.authenticate(channel, handshake, nodeId);
-      TcpConnection conn = new TcpConnection(this, channel, peer, peerNode);
+      long peerNode = TcpConnection.authenticate(channel, handshake, nodeId,
+          settings.encryption() ? Handshake.FLAG_ENCRYPT : 0);
+      TcpConnection conn = new TcpConnection(this, socket, channel.sealer(), channel.opener(), nextLoop(), peer,
+          peerNode);
       connections.add(conn);
       conn.start();
       if (shmMode != TcpTransportProvider.ShmMode.OFF) {
-        Optional<ShmPeer> memory = ShmPeer.attach(conn, settings.connectTimeoutNanos());
+        Optional<ShmPeer> memory = ShmPeer.attach(conn.shmCarrier(), settings.connectTimeoutNanos());
         if (memory.isPresent()) {
           conn.useShm(memory.get());
         } else if (shmMode == TcpTransportProvider.ShmMode.REQUIRED) {
@@ -332,46 +360,62 @@ final class TcpTransport implements Transport {
         }
         return;
       }
-      String remote;
-      java.net.InetSocketAddress remoteSocket;
+      InetSocketAddress remote;
       try {
-        remoteSocket = (java.net.InetSocketAddress) s.getRemoteAddress();
-        remote = String.valueOf(remoteSocket);
+        remote = (InetSocketAddress) s.getRemoteAddress();
         s.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
+        s.configureBlocking(false);
       } catch (IOException e) {
         closeQuietly(s);
         continue;
       }
-      if (sessions.size() >= MAX_SESSIONS) {
-        LOG.warn("Refusing connection from {}: {} sessions open", remote, MAX_SESSIONS);
+      if (sessions.size() >= settings.maxConnections()) {
+        LOG.warn("Refusing connection from {}: {} connections open ({})", remote, settings.maxConnections(),
+            io.sluice.transport.TransportOption.MAX_CONNECTIONS.key());
         closeQuietly(s);
         continue;
       }
-      ServerSession session = new ServerSession(this, new FrameChannel(s, settings.ioTimeoutNanos()), remoteSocket);
+      IoLoop loop = nextLoop();
+      ServerSession session = new ServerSession(this, s, loop, remote);
+      Admission.Decision<ServerSession> d = admission.admit(session, remote.getAddress());
+      if (!d.admitted()) {
+        LOG.debug("Refusing connection from {}: {} unauthenticated connections from that address", remote,
+            settings.maxUnauthenticatedPerAddress());
+        closeQuietly(s);
+        continue;
+      }
+      d.evicted().ifPresent(old -> old.socket().close(new TransportTimeoutException(
+          "dropped unauthenticated to make room (" + settings.maxUnauthenticated() + " waiting)")));
       sessions.add(session);
       if (closing) {
         session.close();
         return;
       }
-      Thread t = new Thread(() -> {
-        try {
-          session.run();
-        } finally {
-          sessionThreads.remove(Thread.currentThread());
-        }
-      }, "sluice-session-" + remote);
-      sessionThreads.add(t);
-      t.setDaemon(true);
-      t.start();
+      loop.register(s, session.socket());
     }
   }
 
-  private static void closeQuietly(SocketChannel s) {
+  /** The selector loop for a new connection, in turn. */
+  private IoLoop nextLoop() {
+    return loops[Math.floorMod(loopTurn.getAndIncrement(), loops.length)];
+  }
+
+  private static void closeQuietly(java.nio.channels.Channel s) {
     try {
       s.close();
     } catch (IOException ignored) {
       // nothing more to do for a socket we are dropping
     }
+  }
+
+  /** Unauthenticated connections waiting in {@link Admission}; for tests and diagnostics. */
+  int unauthenticatedCount() {
+    return admission.waiting();
+  }
+
+  /** Accepted connections open now. */
+  int sessionCount() {
+    return sessions.size();
   }
 
   CompletableFuture<ByteBuffer> runHandler(long peerNode, ByteBuffer message) {
@@ -398,7 +442,12 @@ final class TcpTransport implements Transport {
     }
   }
 
+  void sessionAuthenticated(ServerSession s) {
+    admission.done(s);
+  }
+
   void sessionClosed(ServerSession s) {
+    admission.done(s);
     sessions.remove(s);
   }
 
@@ -434,19 +483,16 @@ final class TcpTransport implements Transport {
     for (ServerSession s : sessions) {
       s.close();
     }
-    // Their sockets are closed, so a READ being written fails at once; waiting for the session
-    // threads lets the regions they hold be freed before close returns.
+    // Their sockets are closed, so queued READ answers released their regions; stopping the
+    // loops waits for a READ being sealed or written right now.
     long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    for (Thread t : sessionThreads) {
-      long left = waitUntil - System.nanoTime();
-      if (left > 0 && t != Thread.currentThread()) {
-        try {
-          t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          break;
-        }
-      }
+    for (IoLoop l : loops) {
+      l.close(Math.max(1, waitUntil - System.nanoTime()));
+    }
+    try {
+      acceptor.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitUntil - System.nanoTime())));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
     for (Region r : regions.liveRegions()) {
       LOG.warn("Transport closed with a region still registered: {}", r);

@@ -8,14 +8,15 @@ import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportProvider;
 import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.Connection;
+import io.sluice.transport.shm.ShmArena;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.Optional;
 
 /**
- * The two providers built on Java NIO sockets. {@code tcp} serves READs from a responder thread
- * and, unless {@code sluice.transport.shm.enabled=false} or chosen explicitly, reads same-host
+ * The two providers built on Java NIO sockets. {@code tcp} serves READs from a fixed set of
+ * selector threads and, unless {@code sluice.transport.shm.enabled=false} or chosen explicitly, reads same-host
  * peers through shared memory; {@code shm} requires every peer to be on the same host.
  */
 public final class TcpTransportProvider implements TransportProvider {

@@ -146,13 +146,15 @@ class FrameFuzzTest {
       long node = random.nextLong();
       int version = random.nextInt(65536);
 
-      Frames.Hello hello = Frames.Hello.decode(new Frames.Hello(version, node, n1).encode());
-      assertEquals(version, hello.version());
+      Frames.Hello hello = Frames.Hello.decode(new Frames.Hello(Frames.VERSION, node, version & 1, n1).encode());
+      assertEquals(Frames.VERSION, hello.version());
+      assertEquals(version & 1, hello.flags());
       assertEquals(node, hello.node());
       assertArrayEquals(n1, hello.nonce());
 
-      Frames.Challenge ch = Frames.Challenge.decode(new Frames.Challenge(version, node, n1, n2).encode());
+      Frames.Challenge ch = Frames.Challenge.decode(new Frames.Challenge(version, node, version & 1, n1, n2).encode());
       assertEquals(version, ch.version());
+      assertEquals(version & 1, ch.flags());
       assertEquals(node, ch.node());
       assertArrayEquals(n1, ch.nonce());
       assertArrayEquals(n2, ch.proof());

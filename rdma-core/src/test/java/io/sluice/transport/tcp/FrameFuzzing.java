@@ -73,10 +73,10 @@ final class FrameFuzzing {
     Consumer<Object> none = o -> {};
     return List.of(
         new SimpleCodec("HELLO",
-            r -> new Frames.Hello(r.nextInt(65536), r.nextLong(), randomBytes(r, Frames.NONCE_LENGTH)).encode(),
+            r -> new Frames.Hello(Frames.VERSION, r.nextLong(), r.nextInt(2), randomBytes(r, Frames.NONCE_LENGTH)).encode(),
             Frames.Hello::decode, o -> ((Frames.Hello) o).encode(), true, none),
         new SimpleCodec("CHALLENGE",
-            r -> new Frames.Challenge(r.nextInt(65536), r.nextLong(), randomBytes(r, Frames.NONCE_LENGTH),
+            r -> new Frames.Challenge(r.nextInt(65536), r.nextLong(), r.nextInt(2), randomBytes(r, Frames.NONCE_LENGTH),
                 randomBytes(r, Frames.NONCE_LENGTH)).encode(),
             Frames.Challenge::decode, o -> ((Frames.Challenge) o).encode(), true, none),
         new SimpleCodec("AUTH",

@@ -27,6 +27,8 @@ final class RawFrameSocket implements AutoCloseable {
   private final Socket socket;
   private final InputStream in;
   private final OutputStream out;
+  private RecordLayer.Sealer sealer;
+  private RecordLayer.Opener opener;
 
   RawFrameSocket(NodeAddress address) throws IOException {
     this(new Socket(address.host(), address.port()));
@@ -40,12 +42,34 @@ final class RawFrameSocket implements AutoCloseable {
     out = socket.getOutputStream();
   }
 
-  /** Sends one well-formed frame. @return false if the server already closed the socket */
+  /**
+   * Sends one well-formed frame, sealed with this side's key once the handshake is over.
+   *
+   * @return false if the server already closed the socket
+   */
   boolean send(FrameType type, long corr, ByteBuffer payload) {
-    ByteBuffer b = ByteBuffer.allocate(FrameHeader.LENGTH + payload.remaining());
-    new FrameHeader(type, payload.remaining(), corr).encode(b);
-    b.put(payload.duplicate());
-    return sendRaw(b.array());
+    return sendRaw(encode(type, corr, payload));
+  }
+
+  /** The bytes {@link #send} would write; sealing consumes a sequence number. */
+  byte[] encode(FrameType type, long corr, ByteBuffer payload) {
+    ByteBuffer[] parts = sealer != null ? sealer.seal(type, corr, payload)
+        : new ByteBuffer[] {new FrameHeader(type, payload.remaining(), corr).toBuffer(), payload.duplicate()};
+    int n = 0;
+    for (ByteBuffer p : parts) {
+      n += p.remaining();
+    }
+    ByteBuffer b = ByteBuffer.allocate(n);
+    for (ByteBuffer p : parts) {
+      b.put(p.duplicate());
+    }
+    return b.array();
+  }
+
+  /** Turns on record protection as the client ({@code client}) or server of the connection. */
+  void protect(Handshake.SessionKeys keys, boolean client) {
+    sealer = client ? RecordLayer.clientSealer(keys) : RecordLayer.serverSealer(keys);
+    opener = client ? RecordLayer.clientOpener(keys) : RecordLayer.serverOpener(keys);
   }
 
   /** Sends raw bytes. @return false if the server already closed the socket */
@@ -66,16 +90,32 @@ final class RawFrameSocket implements AutoCloseable {
    * @throws ProtocolException if the server sent a malformed header
    */
   Optional<Frame> next() throws ProtocolException {
+    Optional<FrameHeader> h = nextHeader();
+    return h.isEmpty() ? Optional.empty() : body(h.get());
+  }
+
+  private Optional<FrameHeader> nextHeader() throws ProtocolException {
     byte[] head = new byte[FrameHeader.LENGTH];
     if (!readFully(head)) {
       return Optional.empty();
     }
-    FrameHeader h = FrameHeader.decode(ByteBuffer.wrap(head), 64L << 20);
+    return Optional.of(FrameHeader.decode(ByteBuffer.wrap(head), 64L << 20));
+  }
+
+  /** Reads a frame's tag (once protected) and payload, checked and decrypted. */
+  private Optional<Frame> body(FrameHeader h) throws ProtocolException {
+    byte[] tag = new byte[opener != null ? RecordLayer.TAG_LENGTH : 0];
     byte[] payload = new byte[h.payloadLength()];
-    if (!readFully(payload)) {
+    if (!readFully(tag) || !readFully(payload)) {
       return Optional.empty();
     }
-    return Optional.of(new Frame(h, payload));
+    if (opener == null) {
+      return Optional.of(new Frame(h, payload));
+    }
+    ByteBuffer plain = opener.open(h, ByteBuffer.wrap(tag), ByteBuffer.wrap(payload));
+    byte[] bytes = new byte[plain.remaining()];
+    plain.get(bytes);
+    return Optional.of(new Frame(h, bytes));
   }
 
   /** Reads frames until the server closes; fails if it sends one of {@code forbidden} first. */
@@ -97,25 +137,36 @@ final class RawFrameSocket implements AutoCloseable {
   }
 
   /**
-   * Runs the client half of the handshake with {@code secret}.
+   * Runs the client half of the handshake with {@code secret}, unencrypted.
    *
    * @return the server's last frame: AUTH_OK if the server accepted, ERROR or empty otherwise
    */
   Optional<Frame> authenticate(String secret, long node) throws ProtocolException {
+    return authenticate(secret, node, 0);
+  }
+
+  /** Runs the client half of the handshake with {@code flags}; on AUTH_OK, protection is on. */
+  Optional<Frame> authenticate(String secret, long node, int flags) throws ProtocolException {
     Handshake hs = new Handshake(secret);
     byte[] nonce = Handshake.nonce();
-    send(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, node, nonce).encode());
+    send(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, node, flags, nonce).encode());
     Optional<Frame> challenge = next();
     if (challenge.isEmpty() || challenge.get().type() != FrameType.CHALLENGE) {
       return challenge;
     }
     Frames.Challenge c = Frames.Challenge.decode(ByteBuffer.wrap(challenge.get().payload()));
-    send(FrameType.AUTH, 0, new Frames.Auth(hs.clientProof(c.nonce(), nonce, node, c.node())).encode());
-    return next();
+    Handshake.Transcript t = new Handshake.Transcript(nonce, c.nonce(), node, c.node(), flags, c.flags());
+    send(FrameType.AUTH, 0, new Frames.Auth(hs.clientProof(t)).encode());
+    Optional<FrameHeader> h = nextHeader();
+    if (h.isPresent() && h.get().type() == FrameType.AUTH_OK) {
+      protect(hs.sessionKeys(t), true);
+    }
+    return h.isEmpty() ? Optional.empty() : body(h.get());
   }
 
   /**
-   * Runs the server half of the handshake with {@code secret} as node {@code self}.
+   * Runs the server half of the handshake with {@code secret} as node {@code self}; protection
+   * is on afterwards.
    *
    * @return the client's node id
    */
@@ -126,12 +177,14 @@ final class RawFrameSocket implements AutoCloseable {
     }
     Frames.Hello h = Frames.Hello.decode(ByteBuffer.wrap(hello.payload()));
     byte[] nonce = Handshake.nonce();
-    byte[] proof = new Handshake(secret).serverProof(h.nonce(), nonce, self, h.node());
-    send(FrameType.CHALLENGE, 0, new Frames.Challenge(Frames.VERSION, self, nonce, proof).encode());
+    Handshake hs = new Handshake(secret);
+    Handshake.Transcript t = new Handshake.Transcript(h.nonce(), nonce, h.node(), self, h.flags(), 0);
+    send(FrameType.CHALLENGE, 0, new Frames.Challenge(Frames.VERSION, self, 0, nonce, hs.serverProof(t)).encode());
     Frame auth = next().orElseThrow(() -> new AssertionError("client closed before AUTH"));
     if (auth.type() != FrameType.AUTH) {
       throw new AssertionError("expected AUTH, got " + auth.type());
     }
+    protect(hs.sessionKeys(t), false);
     send(FrameType.AUTH_OK, 0, ByteBuffer.allocate(0));
     return h.node();
   }

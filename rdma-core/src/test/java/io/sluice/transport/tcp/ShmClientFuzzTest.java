@@ -1,5 +1,7 @@
 package io.sluice.transport.tcp;
 
+import io.sluice.transport.shm.ShmArena;
+
 import static io.sluice.transport.TransportTestSupport.assertFailsWith;
 import static io.sluice.transport.TransportTestSupport.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -104,7 +104,7 @@ class WireFuzzTest {
     }
     try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
       // A HELLO first, then a READ instead of the proof.
-      raw.send(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, 5, Handshake.nonce()).encode());
+      raw.send(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, 5, 0, Handshake.nonce()).encode());
       raw.send(FrameType.READ_REQUEST, 2, readOfLiveRegion(0, 1024));
       raw.expectClosedWithout(FrameType.READ_RESPONSE, FrameType.AUTH_OK);
     }
@@ -155,7 +155,7 @@ class WireFuzzTest {
     }
     try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
       // Echo the server's own proof back: the labels differ, so it must not pass as the client's.
-      raw.send(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, 78, Handshake.nonce()).encode());
+      raw.send(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, 78, 0, Handshake.nonce()).encode());
       RawFrameSocket.Frame challenge = raw.next().orElseThrow(() -> new AssertionError("no CHALLENGE"));
       assertEquals(FrameType.CHALLENGE, challenge.type());
       Frames.Challenge c = Frames.Challenge.decode(ByteBuffer.wrap(challenge.payload()));

@@ -14,11 +14,16 @@ import org.apache.spark.util.Utils;
 /**
  * Builds the transport's configuration from a SparkConf: {@code spark.shuffle.rdma.transport.X}
  * is passed through as {@code sluice.transport.X}; the secret and the advertised host are filled
- * in from Spark unless set explicitly.
+ * in from Spark unless set explicitly. Spark's security settings are honoured, never dropped:
+ * {@code spark.network.crypto.enabled=true} turns on {@code sluice.transport.encryption} (no
+ * pass-through key can turn it off), and {@code spark.io.encryption.enabled=true} tells the
+ * transport that shuffle files are already ciphertext, so verbs may still carry them.
  */
 final class SparkTransportConfig {
   static final String SPARK_PREFIX = "spark.shuffle.rdma.transport.";
   private static final String TRANSPORT_PREFIX = "sluice.transport.";
+  static final String NETWORK_CRYPTO = "spark.network.crypto.enabled";
+  static final String IO_ENCRYPTION = "spark.io.encryption.enabled";
 
   private SparkTransportConfig() {}
 
@@ -34,9 +39,16 @@ final class SparkTransportConfig {
       String sparkKey = SPARK_PREFIX + key.substring(TRANSPORT_PREFIX.length());
       return conf.contains(sparkKey) ? Optional.of(conf.get(sparkKey)) : Optional.empty();
     };
-    return passThrough.with(java.util.Map.of(
-        TransportOption.SECRET.key(), secret,
-        TransportOption.ADVERTISE_HOST.key(), host));
+    java.util.Map<String, String> fromSpark = new java.util.HashMap<>();
+    fromSpark.put(TransportOption.SECRET.key(), secret);
+    fromSpark.put(TransportOption.ADVERTISE_HOST.key(), host);
+    if (conf.getBoolean(NETWORK_CRYPTO, false)) {
+      fromSpark.put(TransportOption.ENCRYPTION.key(), "true");
+    }
+    if (conf.getBoolean(IO_ENCRYPTION, false)) {
+      fromSpark.put(TransportOption.DATA_ENCRYPTED_AT_REST.key(), "true");
+    }
+    return passThrough.with(fromSpark);
   }
 
   /**

@@ -50,9 +50,10 @@ class RddShuffleTest extends ComparisonSupport {
   }
 
   @Test
-  void unregisteringShufflesReleasesEveryRegistration() {
+  void unregisteringShufflesReleasesEveryRegistration() throws Exception {
     reduceByKey(sc);
     assertTrue(ExecutorProbe.registrations(sc).stream().anyMatch(r -> r[0] > 0), "no map output was registered");
+    awaitNoRunningTasks();
     int lastShuffle = sc.sc().newShuffleId();
     for (int id = 0; id <= lastShuffle; id++) {
       sc.sc().cleaner().get().doCleanupShuffle(id, true);
@@ -60,6 +61,23 @@ class RddShuffleTest extends ComparisonSupport {
     for (long[] r : ExecutorProbe.registrations(sc)) {
       assertEquals(0, r[0], "registered map outputs left on an executor");
       assertEquals(0, r[1], "live transport regions left on an executor");
+    }
+  }
+
+  /**
+   * Map tasks of a stage attempt that Spark abandoned after a fetch failure (an earlier test in
+   * this context) keep running and register their output when they end; a cleanup before that
+   * would miss it. Waits, with a deadline, until no executor runs a task.
+   */
+  private void awaitNoRunningTasks() throws InterruptedException, java.util.concurrent.TimeoutException {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+    while (true) {
+      sc.sc().listenerBus().waitUntilEmpty(10_000);
+      if (Arrays.stream(sc.sc().statusTracker().getExecutorInfos()).allMatch(e -> e.numRunningTasks() == 0)) {
+        return;
+      }
+      assertTrue(System.nanoTime() < deadline, "executors still run tasks after 60 s");
+      Thread.sleep(50);
     }
   }
 

@@ -50,6 +50,24 @@ class SparkTransportConfigTest {
   }
 
   @Test
+  void sparkWireEncryptionTurnsOnTransportEncryptionAndCannotBeOverridden() {
+    SparkConf conf = new SparkConf(false).set("spark.app.id", "app-1")
+        .set("spark.network.crypto.enabled", "true")
+        .set("spark.shuffle.rdma.transport.encryption", "false");
+    TransportConfig t = SparkTransportConfig.from(conf, security(conf));
+    assertEquals(true, t.booleanValue(TransportOption.ENCRYPTION));
+    assertEquals(false, t.booleanValue(TransportOption.DATA_ENCRYPTED_AT_REST));
+
+    SparkConf both = conf.clone().set("spark.io.encryption.enabled", "true");
+    assertEquals(true, SparkTransportConfig.from(both, security(both)).booleanValue(TransportOption.DATA_ENCRYPTED_AT_REST));
+
+    SparkConf plain = new SparkConf(false).set("spark.app.id", "app-1");
+    assertEquals(false, SparkTransportConfig.from(plain, security(plain)).booleanValue(TransportOption.ENCRYPTION));
+    SparkConf asked = plain.clone().set("spark.shuffle.rdma.transport.encryption", "true");
+    assertEquals(true, SparkTransportConfig.from(asked, security(asked)).booleanValue(TransportOption.ENCRYPTION));
+  }
+
+  @Test
   void badShuffleSettingsAreReportedByName() {
     SparkConf conf = new SparkConf(false).set(RdmaShuffleOption.LOCAL_READS.key(), "maybe");
     IllegalArgumentException e =

@@ -1,4 +1,4 @@
-package io.sluice.transport.tcp;
+package io.sluice.transport.shm;
 
 import io.sluice.transport.region.DirectMemory;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.sluice.transport.tcp;
+package io.sluice.transport.shm;
 
 import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.ProtocolException;
@@ -29,18 +29,35 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * READs from a same-host peer through shared memory: the peer's backing file of a key is mapped
- * once (asked for over the connection with SHM_OPEN), then each READ is a bounds check, a check
+ * once (asked for through its {@link Carrier}, the tcp connection's SHM_OPEN), then each READ is a bounds check, a check
  * of the peer's revocation slot, a copy, and the slot check again. The peer's threads do nothing
  * per READ. Mappings of revoked regions are released by {@link #sweep()} (run by the transport's
  * timer) and all of them when the connection closes ({@link #close()}). Thread safe.
  */
-final class ShmPeer {
-  private final TcpConnection connection;
+public final class ShmPeer {
+  /**
+   * How a ShmPeer asks its peer about its memory; the tcp connection implements it with its
+   * SHM_HELLO and SHM_OPEN frames. Futures fail with the peer's error, typed.
+   */
+  public interface Carrier {
+    /** The peer's arena; fails with {@link TransportUnavailableException} if it has none. */
+    CompletableFuture<ShmArena.Info> arena();
+
+    /** Where the peer keeps the region of {@code key}. */
+    CompletableFuture<ShmArena.Location> locate(long key);
+
+    boolean isOpen();
+
+    /** The peer, for messages. */
+    String peerName();
+  }
+
+  private final Carrier connection;
   private final MappedByteBuffer slots;
   private final Map<Long, CompletableFuture<ShmMapping>> mappings = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
-  private ShmPeer(TcpConnection connection, MappedByteBuffer slots) {
+  private ShmPeer(Carrier connection, MappedByteBuffer slots) {
     this.connection = connection;
     this.slots = slots;
   }
@@ -49,12 +66,10 @@ final class ShmPeer {
    * Asks the peer for its arena and checks that this process sees the same folder. Empty if the
    * peer has none or it lives on another host (or is not readable by this user).
    */
-  static Optional<ShmPeer> attach(TcpConnection connection, long timeoutNanos) throws TransportException {
-    Frames.ShmInfo info;
+  public static Optional<ShmPeer> attach(Carrier connection, long timeoutNanos) throws TransportException {
+    ShmArena.Info info;
     try {
-      ByteBuffer reply = connection.control(FrameType.SHM_HELLO, ByteBuffer.allocate(0))
-          .get(timeoutNanos, TimeUnit.NANOSECONDS);
-      info = Frames.ShmInfo.decode(reply);
+      info = connection.arena().get(timeoutNanos, TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
       if (e.getCause() instanceof TransportUnavailableException) {
         return Optional.empty();
@@ -84,7 +99,7 @@ final class ShmPeer {
     }
   }
 
-  CompletableFuture<Void> read(ReadRequest r) {
+  public CompletableFuture<Void> read(ReadRequest r) {
     long key = r.remote().key();
     CompletableFuture<ShmMapping> m = mappings.get(key);
     if (m == null) {
@@ -103,12 +118,12 @@ final class ShmPeer {
 
   /** Asks the peer for the key's backing file and maps it; the map entry goes if that fails. */
   private void open(long key, CompletableFuture<ShmMapping> result) {
-    connection.control(FrameType.SHM_OPEN, new Frames.ShmOpen(key).encode()).whenComplete((reply, error) -> {
+    connection.locate(key).whenComplete((reply, error) -> {
       try {
         if (error != null) {
           throw error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
         }
-        ShmMapping mapping = map(Frames.ShmRegion.decode(reply), key);
+        ShmMapping mapping = map(reply, key);
         if (closed) {
           mapping.drop();
         }
@@ -120,7 +135,7 @@ final class ShmPeer {
     });
   }
 
-  private ShmMapping map(Frames.ShmRegion region, long key) throws TransportException {
+  private ShmMapping map(ShmArena.Location region, long key) throws TransportException {
     if (region.slot() >= ShmArena.SLOTS || region.length() > Integer.MAX_VALUE) {
       throw new ProtocolException("SHM_REGION out of range");
     }
@@ -132,7 +147,7 @@ final class ShmPeer {
     } catch (IOException e) {
       closeQuietly(ch);
       if (!connection.isOpen()) {
-        throw new PeerClosedException("connection to " + connection.peer() + " closed while mapping a region");
+        throw new PeerClosedException("connection to " + connection.peerName() + " closed while mapping a region");
       }
       if (e instanceof NoSuchFileException) {
         throw new RegionRevokedException("the peer's backing file is gone: " + region.path());
@@ -154,7 +169,7 @@ final class ShmPeer {
   private CompletableFuture<Void> copy(ShmMapping m, ReadRequest r) {
     try {
       if (!connection.isOpen()) {
-        throw new PeerClosedException("connection to " + connection.peer() + " is closed");
+        throw new PeerClosedException("connection to " + connection.peerName() + " is closed");
       }
       if (!m.tryAcquire()) {
         throw new RegionRevokedException("region was revoked by its owner");
@@ -220,7 +235,7 @@ final class ShmPeer {
   }
 
   /** Releases the mappings of regions the peer has revoked since they were mapped. */
-  void sweep() {
+  public void sweep() {
     for (CompletableFuture<ShmMapping> f : mappings.values()) {
       ShmMapping m = f.getNow(null);
       if (m != null && !isLive(m)) {
@@ -230,7 +245,7 @@ final class ShmPeer {
   }
 
   /** Releases every mapping; later READs fail because the connection is closed. */
-  void close() {
+  public void close() {
     closed = true;
     for (CompletableFuture<ShmMapping> f : mappings.values()) {
       ShmMapping m = f.getNow(null);

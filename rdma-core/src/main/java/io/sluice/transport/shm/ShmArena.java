@@ -1,4 +1,4 @@
-package io.sluice.transport.tcp;
+package io.sluice.transport.shm;
 
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportUnavailableException;
@@ -33,19 +33,27 @@ import org.slf4j.LoggerFactory;
  * <p>Opening reclaims folders left by processes that no longer exist. Closing deletes the folder.
  * Thread safe.
  */
-final class ShmArena implements AutoCloseable {
+public final class ShmArena implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ShmArena.class);
-  static final int SLOTS = 1 << 17;
-  static final String SLOTS_FILE = "slots";
-  static final String TOKEN_FILE = "token";
+  /** Bytes of the token that proves two processes see the same folder. */
+  public static final int TOKEN_LENGTH = 16;
+  public static final int SLOTS = 1 << 17;
+  public static final String SLOTS_FILE = "slots";
+  public static final String TOKEN_FILE = "token";
   static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
   private static final Pattern FOLDER = Pattern.compile("sluice-(\\d+)-[0-9a-f]+");
 
   /** An allocated region's file and mapping. */
-  record Allocation(Path file, MappedByteBuffer buffer) {}
+  public record Allocation(Path file, MappedByteBuffer buffer) {}
+
+  /** Where an arena lives and the token that proves a reader sees the same folder. */
+  public record Info(String directory, byte[] token) {}
+
+  /** Where a region lives: its backing file, the range in it, and its revocation slot. */
+  public record Location(String path, long fileOffset, long length, int slot) {}
 
   private final Path dir;
-  private final byte[] token = new byte[Frames.SHM_TOKEN_LENGTH];
+  private final byte[] token = new byte[TOKEN_LENGTH];
   private final MappedByteBuffer slots;
   private final BitSet usedSlots = new BitSet(SLOTS);
   private long nextFile;
@@ -62,7 +70,7 @@ final class ShmArena implements AutoCloseable {
   }
 
   /** Opens the arena of node {@code node} under {@code shmDir}, after reclaiming stale ones. */
-  static ShmArena open(Path shmDir, long node) throws TransportException {
+  public static ShmArena open(Path shmDir, long node) throws TransportException {
     if (!Files.isDirectory(shmDir) || !Files.isWritable(shmDir)) {
       throw new TransportUnavailableException("shm directory " + shmDir + " is missing or not writable");
     }
@@ -77,20 +85,20 @@ final class ShmArena implements AutoCloseable {
   }
 
   /** Whether shared memory can be used at all under {@code shmDir}. */
-  static boolean usable(Path shmDir) {
+  public static boolean usable(Path shmDir) {
     return Files.isDirectory(shmDir) && Files.isWritable(shmDir);
   }
 
-  Frames.ShmInfo info() {
-    return new Frames.ShmInfo(dir.toString(), token.clone());
+  public Info info() {
+    return new Info(dir.toString(), token.clone());
   }
 
-  Path directory() {
+  public Path directory() {
     return dir;
   }
 
   /** Creates a zeroed file of {@code length} bytes and maps it read-write. */
-  Allocation allocate(int length) throws IOException {
+  public Allocation allocate(int length) throws IOException {
     Path file;
     synchronized (this) {
       file = dir.resolve("region-" + (nextFile++));
@@ -109,7 +117,7 @@ final class ShmArena implements AutoCloseable {
   }
 
   /** Takes a free slot and publishes {@code key} in it. */
-  int takeSlot(long key) throws TransportException {
+  public int takeSlot(long key) throws TransportException {
     int slot;
     synchronized (usedSlots) {
       slot = usedSlots.nextClearBit(0);
@@ -123,12 +131,12 @@ final class ShmArena implements AutoCloseable {
   }
 
   /** Revokes the slot's key: readers fail from now on. */
-  void revokeSlot(int slot) {
+  public void revokeSlot(int slot) {
     LONGS.setVolatile(slots, slot * 8, 0L);
   }
 
   /** Returns a revoked slot to the free list. */
-  void freeSlot(int slot) {
+  public void freeSlot(int slot) {
     revokeSlot(slot);
     synchronized (usedSlots) {
       usedSlots.clear(slot);
