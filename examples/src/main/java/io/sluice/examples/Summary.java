@@ -63,11 +63,14 @@ public final class Summary {
     System.out.printf("rows: %,d users from %,d raw events; %d features + label%n", sluice.d("rows"),
         sluice.d("events"), sluice.d("features"));
     for (Run r : List.of(sluice, stock)) {
-      System.out.printf("%n[%s] shuffle manager %s, Flight data plane %s%n", r.name(),
-          r.driver().getProperty("shuffleManager"), r.driver().getProperty("flightDataPlane"));
+      String plane = r.driver().getProperty("flightDataPlane");
+      System.out.printf("%n[%s] shuffle manager %s; executors' Flight servers: %s%n", r.name(),
+          r.driver().getProperty("shuffleManager"),
+          plane.equals("grpc") ? "plain gRPC Flight only" : "READ data plane offered (transport " + plane + ")");
       System.out.printf("  shuffle: %.1f MB remote, %.1f MB local; by data path: %s; fetch wait %,d ms%n",
           r.d("shuffleRemoteBytes") / 1e6, r.d("shuffleLocalBytes") / 1e6, r.shufflePaths(), r.d("shuffleFetchWaitMs"));
-      System.out.printf("  Flight to trainer: %.2f GB/s in epoch 1 over %s (%.1f MB per epoch)%n",
+      System.out.printf("  Flight to trainer: %.3f GB/s in epoch 1 (from its start, stream set-up included) over %s"
+          + " (%.1f MB per epoch)%n",
           Double.parseDouble(r.t("epoch.1.gbPerSecond")), r.t("epoch.1.paths"), r.tl("epoch.1.bytes") / 1e6);
       StringBuilder losses = new StringBuilder();
       for (int e = 1; e <= r.epochs(); e++) {
