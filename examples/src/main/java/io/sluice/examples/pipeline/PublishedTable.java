@@ -1,0 +1,55 @@
+package io.sluice.examples.pipeline;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Properties;
+
+/**
+ * Where a feature table is served: the file the driver writes when every executor has published
+ * and the trainer reads. One Flight location per executor, the table's name (its ticket), the
+ * transport's shared secret (empty: plain Flight only), row and feature counts, and when the raw
+ * events started (epoch ms) so the trainer can time the whole path. The file is readable by its
+ * owner only and appears atomically. Immutable.
+ */
+public record PublishedTable(String table, String secret, List<String> locations, long rows, int features,
+    long startedMs) {
+  static final String FILE = "endpoints.properties";
+
+  public void write(Path runDir) throws IOException {
+    Properties p = new Properties();
+    p.setProperty("table", table);
+    p.setProperty("secret", secret);
+    p.setProperty("locations", String.join(",", locations));
+    p.setProperty("rows", Long.toString(rows));
+    p.setProperty("features", Integer.toString(features));
+    p.setProperty("startedMs", Long.toString(startedMs));
+    Path tmp = runDir.resolve(FILE + ".tmp");
+    Files.deleteIfExists(tmp);
+    Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    try (Writer w = Files.newBufferedWriter(tmp)) {
+      p.store(w, "Flight endpoints of the feature table");
+    }
+    Files.move(tmp, runDir.resolve(FILE), StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  public static PublishedTable read(Path runDir) throws IOException {
+    Properties p = new Properties();
+    try (Reader r = Files.newBufferedReader(runDir.resolve(FILE))) {
+      p.load(r);
+    }
+    return new PublishedTable(p.getProperty("table"), p.getProperty("secret", ""),
+        Arrays.asList(p.getProperty("locations").split(",")), Long.parseLong(p.getProperty("rows")),
+        Integer.parseInt(p.getProperty("features")), Long.parseLong(p.getProperty("startedMs")));
+  }
+
+  public static boolean exists(Path runDir) {
+    return Files.exists(runDir.resolve(FILE));
+  }
+}

@@ -1,0 +1,169 @@
+package io.sluice.examples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.examples.pipeline.FeaturePipeline;
+import io.sluice.examples.pipeline.PublishedTable;
+import io.sluice.examples.trainer.Epoch;
+import io.sluice.examples.trainer.TableDigest;
+import io.sluice.examples.trainer.Trainer;
+import io.sluice.flight.SluiceFlightClient;
+import io.sluice.flight.SluiceFlightServer;
+import io.sluice.flight.TableReader;
+import io.sluice.transport.TransportConfig;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.spark.SparkConf;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The pipeline at a tiny scale on a real local-cluster, once with RdmaShuffleManager and executors
+ * serving with the READ data plane, once with Spark's sort shuffle and executors serving plain
+ * Flight: the feature rows are the same bit for bit (sorted) whichever shuffle built them and
+ * whichever Flight path carried them (READ over the transport, gRPC from the same server, gRPC
+ * from a server without the data plane), flight-core's plain FlightClient reads the same rows,
+ * and the trainer's loss goes down epoch by epoch.
+ */
+class FeaturePipelineTest {
+  static final long USERS = 3000;
+
+  /** Rows read one way, sorted, each as user_id and the raw bits of every double. */
+  record Read(String path, List<String> rows) {}
+
+  @Test
+  void sameFeaturesUnderBothShuffleManagersAndFlightPaths() throws Exception {
+    List<Read> sluice = new ArrayList<>();
+    List<Epoch> epochs = new ArrayList<>();
+    runPipeline(true, table -> {
+      sluice.add(readWithSluiceClient(table, true));
+      sluice.add(readWithSluiceClient(table, false));
+      sluice.add(readWithPlainFlightClient(table));
+      epochs.addAll(Trainer.train(table, 3, "127.0.0.1", true, new TableDigest(), e -> { }));
+    });
+    List<Read> stock = new ArrayList<>();
+    runPipeline(false, table -> stock.add(readWithSluiceClient(table, true)));
+
+    assertTrue(Set.of("shm", "tcp").contains(sluice.get(0).path()), "data plane path " + sluice.get(0).path());
+    assertEquals("grpc", sluice.get(1).path());
+    assertEquals("grpc", stock.get(0).path(), "a server without the data plane serves plain Flight");
+    List<String> expected = sluice.get(0).rows();
+    assertEquals(USERS, expected.size());
+    assertEquals(expected, sluice.get(1).rows(), "gRPC path of the same servers");
+    assertEquals(expected, sluice.get(2).rows(), "flight-core FlightClient");
+    assertEquals(expected, stock.get(0).rows(), "features built with Spark's sort shuffle");
+
+    assertEquals(3, epochs.size());
+    assertTrue(epochs.get(1).loss() < epochs.get(0).loss() && epochs.get(2).loss() < epochs.get(1).loss(),
+        "loss by epoch: " + epochs.stream().map(Epoch::loss).toList());
+  }
+
+  interface TableCheck {
+    void accept(PublishedTable table) throws Exception;
+  }
+
+  /** Runs the pipeline on a fresh local-cluster and checks its table while the executors serve it. */
+  static void runPipeline(boolean sluice, TableCheck check) throws Exception {
+    String home = System.getProperty("sluice.test.sparkHome");
+    SparkConf conf = new SparkConf()
+        .setMaster("local-cluster[2,1,1024]")
+        .setAppName("feature-pipeline-test")
+        .set("spark.home", home)
+        .set("spark.executor.extraClassPath", System.getProperty("sluice.test.executorClassPath"))
+        .set("spark.executor.extraJavaOptions", "--add-opens=java.base/java.nio=ALL-UNNAMED")
+        .set("spark.executor.memory", "768m")
+        .set("spark.ui.enabled", "false")
+        .set("spark.driver.host", "127.0.0.1")
+        .set("spark.driver.bindAddress", "127.0.0.1")
+        .set("spark.sql.shuffle.partitions", "6")
+        .set("spark.sql.autoBroadcastJoinThreshold", "-1");
+    if (sluice) {
+      conf.set("spark.shuffle.manager", "org.apache.spark.shuffle.rdma.RdmaShuffleManager");
+    }
+    Path dir = Files.createTempDirectory("pipeline-test");
+    try (SparkSession spark = SparkSession.builder().config(conf).getOrCreate()) {
+      FeaturePipeline.Options o = new FeaturePipeline.Options(dir, USERS, sluice, 2, 60);
+      awaitExecutors(spark, 2);
+      PublishedTable table = FeaturePipeline.run(spark, o, line -> { }).table();
+      assertEquals(USERS, table.rows());
+      assertEquals(2, table.locations().size(), "one endpoint per executor: " + table.locations());
+      check.accept(table);
+    }
+  }
+
+  static void awaitExecutors(SparkSession spark, int count) throws InterruptedException {
+    long deadline = System.nanoTime() + 120_000_000_000L;
+    while (spark.sparkContext().getExecutorIds().size() < count) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(count + " executors did not start within 120 s; logs under "
+            + System.getProperty("sluice.test.sparkHome") + "/work");
+      }
+      Thread.sleep(200);
+    }
+  }
+
+  static Read readWithSluiceClient(PublishedTable table, boolean dataPlane) {
+    Map<String, String> keys = new java.util.HashMap<>(Map.of("sluice.transport.bindHost", "127.0.0.1",
+        "sluice.flight.dataPlane", Boolean.toString(dataPlane)));
+    if (!table.secret().isEmpty()) {
+      keys.put("sluice.transport.secret", table.secret());
+    }
+    List<String> rows = new ArrayList<>();
+    String path = null;
+    try (BufferAllocator allocator = new RootAllocator()) {
+      for (String uri : table.locations()) {
+        try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, new Location(URI.create(uri)),
+                TransportConfig.of(keys));
+             TableReader stream = client.getStream(SluiceFlightServer.ticket(table.table()))) {
+          while (stream.next()) {
+            render(stream.getRoot(), rows);
+          }
+          path = stream.dataPath();
+        }
+      }
+    }
+    Collections.sort(rows);
+    return new Read(path, rows);
+  }
+
+  static Read readWithPlainFlightClient(PublishedTable table) throws Exception {
+    List<String> rows = new ArrayList<>();
+    try (BufferAllocator allocator = new RootAllocator()) {
+      for (String uri : table.locations()) {
+        try (FlightClient client = FlightClient.builder(allocator, new Location(URI.create(uri))).build();
+             FlightStream stream = client.getStream(SluiceFlightServer.ticket(table.table()))) {
+          while (stream.next()) {
+            render(stream.getRoot(), rows);
+          }
+        }
+      }
+    }
+    Collections.sort(rows);
+    return new Read("flight-core", rows);
+  }
+
+  static void render(VectorSchemaRoot batch, List<String> out) {
+    for (int r = 0; r < batch.getRowCount(); r++) {
+      StringBuilder s = new StringBuilder(String.format("%08d", ((BigIntVector) batch.getVector(0)).get(r)));
+      for (int c = 1; c < batch.getFieldVectors().size(); c++) {
+        s.append(' ').append(Long.toHexString(Double.doubleToRawLongBits(((Float8Vector) batch.getVector(c)).get(r))));
+      }
+      out.add(s.toString());
+    }
+  }
+}
