@@ -9,8 +9,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.ForeignAllocation;
-import org.apache.arrow.memory.util.MemoryUtil;
 
 /**
  * Registered memory that READs land in, handed to Arrow as {@link ArrowBuf}s without a copy:
@@ -97,22 +95,11 @@ public final class LandingPool implements AutoCloseable {
      * buffer, whose last release gives the region back to the pool.
      */
     public ArrowBuf wrap(BufferAllocator allocator, long length) {
-      if (length > region.length()) {
-        throw new IllegalArgumentException(length + " bytes wanted of a region of " + region.length());
-      }
       handedOff = true;
-      region.retain(); // the buffer's reference: memory outlives a closed pool or transport
-      long address = MemoryUtil.getByteBufferAddress(region.buffer());
       try {
-        return allocator.wrapForeignAllocation(new ForeignAllocation(length, address) {
-          @Override
-          protected void release0() {
-            region.release();
-            giveBack(region);
-          }
-        });
+        return RegionBuffers.wrap(region, length, allocator, () -> giveBack(region));
       } catch (RuntimeException e) {
-        region.release();
+        handedOff = false;
         release();
         throw e;
       }

@@ -10,7 +10,6 @@ import io.sluice.flight.protocol.IpcBodies;
 import io.sluice.flight.table.FlightTable;
 import io.sluice.flight.table.RegisteredBodies;
 import io.sluice.transport.Connection;
-import io.sluice.transport.ReadRequest;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
 import java.io.IOException;
@@ -18,7 +17,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -125,14 +123,8 @@ public final class BodyReceiver {
     if (length > Integer.MAX_VALUE) {
       throw new IOException("a batch body of " + length + " bytes is over the 2 GiB a region can hold");
     }
-    List<ReadRequest> ranges = new ArrayList<>();
-    for (long off = 0; off < length; off += chunkBytes) {
-      int n = (int) Math.min(chunkBytes, length - off);
-      ranges.add(new ReadRequest(f.body().region(), f.body().offset() + off, into, at + off, n));
-    }
     try {
-      CompletableFuture.allOf(connection.readBatch(ranges).toArray(CompletableFuture[]::new))
-          .get(timeoutNanos, TimeUnit.NANOSECONDS);
+      BodyReads.start(connection, f.body(), into, at, chunkBytes).get(timeoutNanos, TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
       throw new IOException("READ of a batch body failed: " + e.getCause(), e.getCause());
     } catch (TimeoutException e) {

@@ -4,11 +4,8 @@ import io.sluice.flight.memory.LandingPool;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import io.sluice.flight.protocol.DataPlaneProtocol.BodyFrame;
 import io.sluice.transport.Connection;
-import io.sluice.transport.ReadRequest;
 import io.sluice.transport.TransportException;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -119,17 +116,7 @@ final class Prefetcher implements AutoCloseable {
     } catch (TransportException e) {
       return new Fetched(f, Optional.empty(), CompletableFuture.failedFuture(e));
     }
-    List<ReadRequest> ranges = new ArrayList<>();
-    for (long off = 0; off < length; off += chunkBytes) {
-      int n = (int) Math.min(chunkBytes, length - off);
-      ranges.add(new ReadRequest(f.body().region(), f.body().offset() + off, dst.region(), off, n));
-    }
-    CompletableFuture<Void> read;
-    try {
-      read = CompletableFuture.allOf(connection.readBatch(ranges).toArray(CompletableFuture[]::new));
-    } catch (RuntimeException e) {
-      read = CompletableFuture.failedFuture(e);
-    }
+    CompletableFuture<Void> read = BodyReads.start(connection, f.body(), dst.region(), 0, chunkBytes);
     return new Fetched(f, Optional.of(dst), read);
   }
 

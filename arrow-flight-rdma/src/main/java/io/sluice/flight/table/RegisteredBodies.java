@@ -1,5 +1,6 @@
 package io.sluice.flight.table;
 
+import io.sluice.flight.memory.RegionBuffers;
 import io.sluice.flight.protocol.DataPlaneProtocol.BodyRef;
 import io.sluice.flight.protocol.IpcBodies;
 import io.sluice.transport.ReaderGrant;
@@ -12,8 +13,6 @@ import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.ForeignAllocation;
-import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
@@ -136,7 +135,7 @@ public final class RegisteredBodies implements AutoCloseable {
     List<ArrowRecordBatch> batchViews = new ArrayList<>();
     try {
       for (RegisteredRegion r : bodies.segments) {
-        segmentBuffers.add(wrap(r, allocator));
+        segmentBuffers.add(RegionBuffers.wrap(r, r.length(), allocator, () -> { }));
       }
       for (Body b : bodies.dictionaries) {
         dictionaryViews.add(IpcBodies.dictionaryBatch(b.metadata(), view(b, bodies.segments, segmentBuffers)));
@@ -153,23 +152,6 @@ public final class RegisteredBodies implements AutoCloseable {
     }
     segmentBuffers.forEach(ArrowBuf::close); // the views keep their own references
     return FlightTable.of(schema, messageSchema, dictionaryViews, batchViews, codec, bodies);
-  }
-
-  /** A segment as an ArrowBuf; its memory outlives the segment's revocation while views use it. */
-  private static ArrowBuf wrap(RegisteredRegion r, BufferAllocator allocator) {
-    r.retain();
-    long address = MemoryUtil.getByteBufferAddress(r.buffer());
-    try {
-      return allocator.wrapForeignAllocation(new ForeignAllocation(r.length(), address) {
-        @Override
-        protected void release0() {
-          r.release();
-        }
-      });
-    } catch (RuntimeException e) {
-      r.release();
-      throw e;
-    }
   }
 
   /** The body as an ArrowBuf holding a reference of its own (what deserializing consumes). */
