@@ -143,8 +143,11 @@ public final class RdmaShuffleManager implements ShuffleManager {
     synchronized (this) {
       t = transportDecided ? transport : Optional.empty();
     }
+    // Files first: a reducer's range request arriving in between must not register them again
+    // (the registry registers on request). Regions already registered stay readable until revoked.
+    boolean removed = sort.unregisterShuffle(shuffleId);
     t.ifPresent(x -> x.registry().unregisterShuffle(shuffleId));
-    return sort.unregisterShuffle(shuffleId);
+    return removed;
   }
 
   @Override

@@ -54,9 +54,13 @@ class RddShuffleTest extends ComparisonSupport {
     reduceByKey(sc);
     assertTrue(ExecutorProbe.registrations(sc).stream().anyMatch(r -> r[0] > 0), "no map output was registered");
     awaitNoRunningTasks();
+    awaitBlockManagersRegistered();
     int lastShuffle = sc.sc().newShuffleId();
     for (int id = 0; id <= lastShuffle; id++) {
       sc.sc().cleaner().get().doCleanupShuffle(id, true);
+      // The executors' side of that cleanup, also for shuffles the cleaner already dropped on the
+      // driver while an executor's block manager was unknown (after the fetch failure above).
+      sc.sc().env().blockManager().master().removeShuffle(id, true);
     }
     for (long[] r : ExecutorProbe.registrations(sc)) {
       assertEquals(0, r[0], "registered map outputs left on an executor");
@@ -78,6 +82,22 @@ class RddShuffleTest extends ComparisonSupport {
       }
       assertTrue(System.nanoTime() < deadline, "executors still run tasks after 60 s");
       Thread.sleep(50);
+    }
+  }
+
+  /**
+   * A fetch failure makes the driver forget the failing executor's block manager until that
+   * executor's next heartbeat re-registers it, and a shuffle cleanup in between is not sent to it
+   * (Spark's own files would stay behind too). The earlier fetch-failure test causes exactly that;
+   * waits, with a deadline, until every executor's block manager is known again, so the removal
+   * below reaches every executor.
+   */
+  private void awaitBlockManagersRegistered() throws InterruptedException {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+    // The driver's own block manager is listed too.
+    while (sc.sc().env().blockManager().master().getMemoryStatus().size() < LocalCluster.EXECUTORS + 1) {
+      assertTrue(System.nanoTime() < deadline, "executors' block managers did not re-register within 60 s");
+      Thread.sleep(100);
     }
   }
 
