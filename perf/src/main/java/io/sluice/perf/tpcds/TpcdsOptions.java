@@ -1,6 +1,8 @@
 package io.sluice.perf.tpcds;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -21,10 +23,15 @@ import java.util.Map;
  * @param out the results file
  * @param markdown the per-query table
  * @param shuffleJar the shuffle manager's jar, passed to both applications with {@code --jars}
+ * @param sparkConf further {@code key=value} settings for both applications
  */
 public record TpcdsOptions(double scale, String queries, String master, double budgetMinutes,
     int queryTimeoutSeconds, int executors, String executorMemory, int shufflePartitions, Path dataRoot,
-    Path workDir, Path out, Path markdown, String shuffleJar) {
+    Path workDir, Path out, Path markdown, String shuffleJar, List<String> sparkConf) {
+
+  public TpcdsOptions {
+    sparkConf = List.copyOf(sparkConf);
+  }
 
   public static final String USAGE = """
       perf/bin/tpcds [options]
@@ -40,7 +47,8 @@ public record TpcdsOptions(double scale, String queries, String master, double b
         --work-dir DIR         logs and result rows (default perf/target/tpcds)
         --out FILE             results (default perf/results/tpcds.json)
         --markdown FILE        per-query table (default perf/results/tpcds.md)
-        --jar FILE             the shuffle manager's jar (default -Dsluice.spark.jar)""";
+        --jar FILE             the shuffle manager's jar (default -Dsluice.spark.jar)
+        --conf KEY=VALUE       a further Spark setting for both applications (repeatable)""";
 
   /** Parses the command line; {@code env} supplies {@code SLUICE_SPARK_MASTER}. */
   public static TpcdsOptions parse(String[] args, Map<String, String> env, String defaultJar) {
@@ -60,6 +68,7 @@ public record TpcdsOptions(double scale, String queries, String master, double b
     Path out = Path.of("perf/results/tpcds.json");
     Path markdown = Path.of("perf/results/tpcds.md");
     String jar = defaultJar == null ? "" : defaultJar;
+    List<String> conf = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       if (i + 1 >= args.length) {
@@ -80,6 +89,12 @@ public record TpcdsOptions(double scale, String queries, String master, double b
         case "--out" -> out = Path.of(v);
         case "--markdown" -> markdown = Path.of(v);
         case "--jar" -> jar = v;
+        case "--conf" -> {
+          if (v.indexOf('=') <= 0) {
+            throw new IllegalArgumentException("--conf needs KEY=VALUE, got " + v);
+          }
+          conf.add(v);
+        }
         default -> throw new IllegalArgumentException("unknown option " + a + "\n" + USAGE);
       }
     }
@@ -91,7 +106,7 @@ public record TpcdsOptions(double scale, String queries, String master, double b
       throw new IllegalArgumentException("the shuffle manager's jar is needed (--jar or -Dsluice.spark.jar)");
     }
     return new TpcdsOptions(scale, queries, master, budget, timeout, executors, memory, partitions, dataRoot,
-        workDir, out, markdown, jar);
+        workDir, out, markdown, jar, conf);
   }
 
   /** Whether the master is a standalone cluster, where the two applications share the cores. */
