@@ -78,7 +78,7 @@ public final class Report {
     int width = Math.max(900, 60 + 22 * c.categories().size());
     CategoryChart chart = new CategoryChartBuilder().width(width).height(520).title(c.title())
         .yAxisTitle(c.yTitle()).build();
-    chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+    chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
     chart.getStyler().setSeriesColors(new Color[] {SLUICE, BASELINE});
     chart.getStyler().setXAxisLabelRotation(c.categories().size() > 8 ? 90 : 0);
     chart.getStyler().setChartBackgroundColor(Color.WHITE);

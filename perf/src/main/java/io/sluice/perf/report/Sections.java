@@ -37,10 +37,17 @@ public final class Sections {
       case "flight.json" -> new Section("Arrow Flight", fileName, List.of(chart("flight.png",
           "Arrow Flight throughput", "GB/s", "Sluice data plane", "gRPC Flight", m,
           x -> x.unit().equals("GB/s"), Sections::withoutFirstPart)), m, "");
-      case "hadoop-rpc.json" -> new Section("Hadoop RPC", fileName, List.of(chart("hadoop-rpc.png",
-          "Hadoop RPC echo: calls per second", "calls/s", "Sluice RPC engine", "stock (ProtobufRpcEngine2)", m,
-          x -> x.unit().equals("calls/s") && x.name().startsWith("hadoop.sluice."),
-          x -> strip(x.name().replace("hadoop.sluice.echo.", ""), ".calls").replace(".threads", " x"))), m, "");
+      case "hadoop-rpc.json" -> new Section("Hadoop RPC", fileName, List.of(
+          chart("hadoop-rpc.png", "Hadoop RPC echo: calls per second (small messages)", "calls/s",
+              "Sluice RPC engine", "stock (ProtobufRpcEngine2)", m,
+              x -> x.unit().equals("calls/s") && x.name().startsWith("hadoop.sluice.")
+                  && !x.name().contains(".1MiB."),
+              x -> strip(x.name().replace("hadoop.sluice.echo.", ""), ".calls").replace(".threads", " x")),
+          chart("hadoop-rpc-1MiB.png", "Hadoop RPC echo of 1 MiB: throughput", "MiB/s", "Sluice RPC engine",
+              "stock (ProtobufRpcEngine2)", m,
+              x -> x.unit().equals("MiB/s") && x.name().startsWith("hadoop.sluice."),
+              x -> strip(x.name().replace("hadoop.sluice.echo.", ""), ".throughput").replace(".threads", " x"))),
+          m, "");
       case "verbs-lab.json" -> new Section("verbs in the SoftRoCE lab", fileName, List.of(chart("verbs-lab.png",
           "verbs READ throughput (SoftRoCE, emulated)", "MB/s", "verbs READ", "baseline", m,
           x -> x.unit().equals("MB/s"), x -> x.name().replace("verbs.read.", ""))), m, "");
