@@ -24,7 +24,8 @@ import java.util.Set;
  * </pre>
  *
  * Numbers carry six significant digits and never use NaN or infinities (a {@link Measurement}
- * cannot hold them). Names must be unique within one file. Stateless and thread safe.
+ * cannot hold them). Names must be unique within one file. {@link #read} reads the same shape
+ * back (keys in any order, any white space). Stateless and thread safe.
  */
 public final class ResultsJson {
   private static final MathContext DIGITS = new MathContext(6);
@@ -72,6 +73,154 @@ public final class ResultsJson {
           .append(i + 1 < measurements.size() ? "},\n" : "}\n");
     }
     return out.append("]\n").toString();
+  }
+
+  /**
+   * Reads a results file.
+   *
+   * @throws IllegalArgumentException if the text is not a list of measurement objects, with the
+   *     offset of the first problem
+   */
+  public static List<Measurement> read(Path file) throws IOException {
+    return decode(Files.readString(file, StandardCharsets.UTF_8));
+  }
+
+  /** The measurements of a results file's text; see {@link #read}. */
+  public static List<Measurement> decode(String json) {
+    return new Reader(json).measurements();
+  }
+
+  /** A reader for exactly this shape: a list of flat objects with string and number values. */
+  private static final class Reader {
+    private final String text;
+    private int pos;
+
+    Reader(String text) {
+      this.text = text;
+    }
+
+    List<Measurement> measurements() {
+      List<Measurement> out = new java.util.ArrayList<>();
+      expect('[');
+      if (!peek(']')) {
+        do {
+          out.add(measurement());
+        } while (take(','));
+      }
+      expect(']');
+      space();
+      if (pos != text.length()) {
+        throw error("trailing characters");
+      }
+      return out;
+    }
+
+    private Measurement measurement() {
+      java.util.Map<String, Object> fields = new java.util.HashMap<>();
+      int start = pos;
+      expect('{');
+      if (!peek('}')) {
+        do {
+          String key = string();
+          expect(':');
+          space();
+          Object value = pos < text.length() && text.charAt(pos) == '"' ? string() : number();
+          if (fields.put(key, value) != null) {
+            throw error("key " + key + " given twice");
+          }
+        } while (take(','));
+      }
+      expect('}');
+      try {
+        return new Measurement((String) fields.get("name"), (String) fields.get("unit"),
+            (Double) fields.get("value"), (String) fields.get("baseline_name"), (Double) fields.get("baseline_value"));
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException("not a measurement at offset " + start + ": " + e.getMessage(), e);
+      }
+    }
+
+    private String string() {
+      space();
+      if (pos >= text.length() || text.charAt(pos) != '"') {
+        throw error("a string expected");
+      }
+      StringBuilder b = new StringBuilder();
+      pos++;
+      while (pos < text.length()) {
+        char c = text.charAt(pos++);
+        if (c == '"') {
+          return b.toString();
+        }
+        if (c != '\\') {
+          b.append(c);
+          continue;
+        }
+        if (pos >= text.length()) {
+          break;
+        }
+        char e = text.charAt(pos++);
+        switch (e) {
+          case '"', '\\', '/' -> b.append(e);
+          case 'n' -> b.append('\n');
+          case 'r' -> b.append('\r');
+          case 't' -> b.append('\t');
+          case 'b' -> b.append('\b');
+          case 'f' -> b.append('\f');
+          case 'u' -> {
+            if (pos + 4 > text.length()) {
+              throw error("short \\u escape");
+            }
+            b.append((char) Integer.parseInt(text.substring(pos, pos + 4), 16));
+            pos += 4;
+          }
+          default -> throw error("bad escape \\" + e);
+        }
+      }
+      throw error("unterminated string");
+    }
+
+    private Double number() {
+      int start = pos;
+      while (pos < text.length() && "+-0123456789.eE".indexOf(text.charAt(pos)) >= 0) {
+        pos++;
+      }
+      try {
+        return Double.valueOf(text.substring(start, pos));
+      } catch (NumberFormatException e) {
+        pos = start;
+        throw error("a number or string expected");
+      }
+    }
+
+    private void expect(char c) {
+      if (!take(c)) {
+        throw error("'" + c + "' expected");
+      }
+    }
+
+    private boolean take(char c) {
+      space();
+      if (pos < text.length() && text.charAt(pos) == c) {
+        pos++;
+        return true;
+      }
+      return false;
+    }
+
+    private boolean peek(char c) {
+      space();
+      return pos < text.length() && text.charAt(pos) == c;
+    }
+
+    private void space() {
+      while (pos < text.length() && Character.isWhitespace(text.charAt(pos))) {
+        pos++;
+      }
+    }
+
+    private IllegalArgumentException error(String what) {
+      return new IllegalArgumentException(what + " at offset " + pos);
+    }
   }
 
   static String number(double v) {

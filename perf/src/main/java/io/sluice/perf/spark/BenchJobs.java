@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.rdma.bench;
+package io.sluice.perf.spark;
 
 import java.util.ArrayList;
 import java.util.List;

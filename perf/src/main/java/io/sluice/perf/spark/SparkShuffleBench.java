@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.rdma.bench;
+package io.sluice.perf.spark;
 
 import io.sluice.perf.Measurement;
 import io.sluice.perf.ResultsJson;
@@ -9,7 +9,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -111,7 +110,7 @@ public final class SparkShuffleBench {
     SparkConf conf = new SparkConf()
         .setMaster(o.master())
         .setAppName("sluice-shuffle-bench-" + manager)
-        .set("spark.jars", o.jar())
+        .set("spark.jars", o.jar() + "," + SparkApps.ownJar())
         .set("spark.executor.memory", "768m")
         .set("spark.ui.enabled", "false")
         .set("spark.serializer", "org.apache.spark.serializer.KryoSerializer");
@@ -121,7 +120,7 @@ public final class SparkShuffleBench {
     int slices = 8;
     int reducers = 16;
     try (JavaSparkContext sc = new JavaSparkContext(conf)) {
-      awaitExecutors(sc, 2, 120);
+      SparkApps.awaitExecutors(sc.sc(), 2, 120);
       ShuffleReadTotals totals = new ShuffleReadTotals();
       sc.sc().addSparkListener(totals);
       for (String job : List.of("groupby", "sort")) {
@@ -141,21 +140,6 @@ public final class SparkShuffleBench {
             .add(new Sample(seconds, t.fetchWaitMs(), t.remoteBytes()));
         System.out.printf("%-5s %-8s %7.2f s  fetch wait %6d ms  remote %8.1f MB%n", manager, job, seconds,
             t.fetchWaitMs(), t.remoteBytes() / 1048576.0);
-      }
-    }
-  }
-
-  private static void awaitExecutors(JavaSparkContext sc, int count, int seconds) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    while (sc.sc().getExecutorIds().size() < count) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(count + " executors did not start within " + seconds + " s");
-      }
-      try {
-        Thread.sleep(200);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while waiting for executors", e);
       }
     }
   }

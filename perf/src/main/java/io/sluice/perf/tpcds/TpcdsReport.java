@@ -1,0 +1,174 @@
+package io.sluice.perf.tpcds;
+
+import io.sluice.perf.Measurement;
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Turns the outcomes of a TPC-DS run into the results file's measurements and the per-query
+ * markdown table. Names are {@code tpcds.sf<scale>.<query>.<figure>} for RdmaShuffleManager, with
+ * the sort shuffle's figure as baseline under {@code sort_shuffle.tpcds.sf<scale>.<query>.<figure>};
+ * totals use {@code total} in place of the query. Stateless.
+ */
+final class TpcdsReport {
+  /** The goals of the TPC-DS run, judged and printed, never asserted. */
+  static final double TOTAL_GOAL = 0.9;
+  static final double QUERY_GOAL = 1.1;
+  static final double FETCH_WAIT_GOAL = 0.5;
+
+  private TpcdsReport() {}
+
+  /** Run-wide facts shown above the table. */
+  record RunInfo(double scale, String master, int shufflePartitions, int selected, String budgetNote,
+      double generationSeconds, double elapsedSeconds) {}
+
+  static String scaleName(double scale) {
+    return "sf" + BigDecimal.valueOf(scale).stripTrailingZeros().toPlainString();
+  }
+
+  static List<Measurement> measurements(RunInfo info, List<QueryOutcome> outcomes) {
+    String p = "tpcds." + scaleName(info.scale()) + ".";
+    String b = "sort_shuffle." + p;
+    List<Measurement> m = new ArrayList<>();
+    Totals t = totals(outcomes);
+    for (QueryOutcome o : outcomes) {
+      if (!o.measured()) {
+        continue;
+      }
+      QueryRun r = o.rdma().orElseThrow();
+      QueryRun s = o.sort().orElseThrow();
+      String q = o.query() + ".";
+      m.add(new Measurement(p + q + "wall", "s", r.wallSeconds(), b + q + "wall", s.wallSeconds()));
+      m.add(new Measurement(p + q + "fetch_wait", "ms", r.fetchWaitMs(), b + q + "fetch_wait", s.fetchWaitMs()));
+      m.add(new Measurement(p + q + "shuffle_read", "MB", mb(r.readBytes()), b + q + "shuffle_read",
+          mb(s.readBytes())));
+      m.add(new Measurement(p + q + "remote_read", "MB", mb(r.remoteBytes()), b + q + "remote_read",
+          mb(s.remoteBytes())));
+    }
+    if (t.measured() > 0) {
+      m.add(new Measurement(p + "total.wall", "s", t.rdmaWall(), b + "total.wall", t.sortWall()));
+      m.add(new Measurement(p + "total.wall_ratio", "x", t.rdmaWall() / t.sortWall(), b + "total.wall_ratio", 1.0));
+      m.add(new Measurement(p + "total.fetch_wait", "ms", t.rdmaWait(), b + "total.fetch_wait", t.sortWait()));
+      m.add(new Measurement(p + "total.fetch_wait_ratio", "x", ratio(t.rdmaWait(), t.sortWait()),
+          b + "total.fetch_wait_ratio", 1.0));
+      m.add(new Measurement(p + "total.shuffle_read", "MB", mb(t.rdmaRead()), b + "total.shuffle_read",
+          mb(t.sortRead())));
+      m.add(new Measurement(p + "worst.wall_ratio", "x", t.worstRatio(), b + "worst.wall_ratio", 1.0));
+    }
+    m.add(new Measurement(p + "queries_compared", "queries", t.measured(), p + "queries_selected",
+        info.selected()));
+    m.add(new Measurement(p + "result_differences", "queries", t.differences(), p + "result_differences.goal", 0));
+    return m;
+  }
+
+  static String markdown(RunInfo info, List<QueryOutcome> outcomes) {
+    Totals t = totals(outcomes);
+    StringBuilder md = new StringBuilder();
+    md.append("# TPC-DS: RdmaShuffleManager beside Spark's sort shuffle\n\n");
+    md.append(String.format(Locale.ROOT, "Scale factor %s, master `%s`, `spark.sql.shuffle.partitions=%d`, AQE on"
+        + " (Spark's default). %d of %d queries compared", BigDecimal.valueOf(info.scale()).stripTrailingZeros()
+            .toPlainString(), info.master(), info.shufflePartitions(), t.measured(), info.selected()));
+    md.append(info.budgetNote().isEmpty() ? ".\n" : "; " + info.budgetNote() + ".\n");
+    md.append(String.format(Locale.ROOT, "Whole run %.0f s%s.%n%n", info.elapsedSeconds(),
+        info.generationSeconds() > 0
+            ? String.format(Locale.ROOT, ", of which %.0f s generating the data (not cached yet)",
+                info.generationSeconds())
+            : " (data from the cache)"));
+    if (t.measured() > 0) {
+      md.append("| goal | measured | |\n|---|---|---|\n");
+      double total = t.rdmaWall() / t.sortWall();
+      double wait = ratio(t.rdmaWait(), t.sortWait());
+      md.append(goalRow("total wall time at most " + TOTAL_GOAL + "x the sort shuffle", total, TOTAL_GOAL,
+          String.format(Locale.ROOT, "%.1f s against %.1f s", t.rdmaWall(), t.sortWall())));
+      md.append(goalRow("no query slower than " + QUERY_GOAL + "x", t.worstRatio(), QUERY_GOAL,
+          "worst: " + t.worstQuery() + ", " + t.slowerThanGoal() + " queries above"));
+      md.append(goalRow("fetch wait at most " + FETCH_WAIT_GOAL + "x", wait, FETCH_WAIT_GOAL,
+          String.format(Locale.ROOT, "%d ms against %d ms", t.rdmaWait(), t.sortWait())));
+      md.append(String.format(Locale.ROOT, "| zero result differences | %d | %s |%n%n", t.differences(),
+          t.differences() == 0 ? "met" : "missed"));
+    }
+    md.append("| query | sort s | rdma s | ratio | fetch wait sort ms | fetch wait rdma ms | shuffle read MB"
+        + " (sort / rdma) | remote MB (sort / rdma) | rows | first | result |\n");
+    md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
+    for (QueryOutcome o : outcomes) {
+      String result = o.error().map(e -> "failed: " + e)
+          .orElse(o.difference().map(d -> "**differs**: " + d).orElse("equal"));
+      result = result.replace("|", "\\|");
+      if (o.measured()) {
+        QueryRun s = o.sort().orElseThrow();
+        QueryRun r = o.rdma().orElseThrow();
+        md.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f | %.2f | %d | %d | %.1f / %.1f | %.1f / %.1f | %d |"
+            + " %s | %s |%n", o.query(), s.wallSeconds(), r.wallSeconds(), o.ratio(), s.fetchWaitMs(),
+            r.fetchWaitMs(), mb(s.readBytes()), mb(r.readBytes()), mb(s.remoteBytes()), mb(r.remoteBytes()),
+            r.rows(), o.rdmaFirst() ? "rdma" : "sort", result));
+      } else {
+        md.append("| ").append(o.query()).append(" | | | | | | | | | ").append(o.rdmaFirst() ? "rdma" : "sort")
+            .append(" | ").append(result).append(" |\n");
+      }
+    }
+    md.append("\nWall time is the query's `collect()`; fetch wait and bytes are Spark's shuffle read metrics"
+        + " summed over the query's tasks. Results are compared as sorted rows: decimals, integers and strings"
+        + " exactly, doubles within a relative " + ResultRows.DOUBLE_TOLERANCE + ".\n");
+    return md.toString();
+  }
+
+  private static String goalRow(String goal, double measured, double limit, String detail) {
+    return String.format(Locale.ROOT, "| %s | %.2fx (%s) | %s |%n", goal, measured, detail,
+        measured <= limit ? "met" : "missed");
+  }
+
+  /** Sums over the queries that ran under both managers. */
+  record Totals(int measured, double sortWall, double rdmaWall, long sortWait, long rdmaWait, long sortRead,
+      long rdmaRead, double worstRatio, String worstQuery, int slowerThanGoal, int differences) {}
+
+  static Totals totals(List<QueryOutcome> outcomes) {
+    int n = 0;
+    double sortWall = 0;
+    double rdmaWall = 0;
+    long sortWait = 0;
+    long rdmaWait = 0;
+    long sortRead = 0;
+    long rdmaRead = 0;
+    double worst = 0;
+    String worstQuery = "";
+    int slower = 0;
+    int differences = 0;
+    for (QueryOutcome o : outcomes) {
+      if (o.difference().isPresent()) {
+        differences++;
+      }
+      if (!o.measured()) {
+        continue;
+      }
+      n++;
+      QueryRun s = o.sort().orElseThrow();
+      QueryRun r = o.rdma().orElseThrow();
+      sortWall += s.wallSeconds();
+      rdmaWall += r.wallSeconds();
+      sortWait += s.fetchWaitMs();
+      rdmaWait += r.fetchWaitMs();
+      sortRead += s.readBytes();
+      rdmaRead += r.readBytes();
+      if (o.ratio() > worst) {
+        worst = o.ratio();
+        worstQuery = o.query();
+      }
+      if (o.ratio() > QUERY_GOAL) {
+        slower++;
+      }
+    }
+    return new Totals(n, sortWall, rdmaWall, sortWait, rdmaWait, sortRead, rdmaRead, worst, worstQuery, slower,
+        differences);
+  }
+
+  /** value / baseline; a baseline of zero counts as 1 (fetch wait is whole milliseconds). */
+  private static double ratio(double value, double baseline) {
+    return baseline == 0 ? (value == 0 ? 1.0 : value) : value / baseline;
+  }
+
+  private static double mb(long bytes) {
+    return bytes / 1e6;
+  }
+}

@@ -1,0 +1,72 @@
+package io.sluice.perf.report;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.perf.Measurement;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SectionsTest {
+  @Test
+  void tpcdsChartsEveryQueryAndTablesOnlyTheTotals() {
+    List<Measurement> m = List.of(
+        new Measurement("tpcds.sf0.1.q1.wall", "s", 1, "sort_shuffle.tpcds.sf0.1.q1.wall", 2),
+        new Measurement("tpcds.sf0.1.q1.fetch_wait", "ms", 3, "sort_shuffle.tpcds.sf0.1.q1.fetch_wait", 4),
+        new Measurement("tpcds.sf0.1.q14a.wall", "s", 5, "sort_shuffle.tpcds.sf0.1.q14a.wall", 6),
+        new Measurement("tpcds.sf0.1.total.wall", "s", 6, "sort_shuffle.tpcds.sf0.1.total.wall", 8));
+    Section s = Sections.of("tpcds.json", m);
+    BarChart wall = s.charts().get(0);
+    assertEquals(List.of("q1", "q14a"), wall.categories());
+    assertEquals(List.of(1.0, 5.0), wall.values());
+    assertEquals(List.of(2.0, 6.0), wall.baselines());
+    assertTrue(wall.title().endsWith("at SF 0.1"), wall.title());
+    assertEquals(List.of("q1"), s.charts().get(1).categories());
+    assertEquals(List.of("tpcds.sf0.1.total.wall"), s.table().stream().map(Measurement::name).toList());
+  }
+
+  @Test
+  void transportChartsThroughputOnly() {
+    List<Measurement> m = List.of(new Measurement("tcp.read.1MiB.inflight8", "GB/s", 2, "socket.stream.1MiB", 2.5),
+        new Measurement("tcp.read.4KiB.latency.p50", "us", 30, "socket.pingpong.4KiB.p50", 15));
+    Section s = Sections.of("transport.json", m);
+    assertEquals(List.of("tcp 1MiB.inflight8"), s.charts().get(0).categories());
+    assertEquals(2, s.table().size());
+  }
+
+  @Test
+  void unknownFilesGetATableOnly() {
+    Section s = Sections.of("other.json", List.of(new Measurement("a", "s", 1, "b", 2)));
+    assertTrue(s.charts().isEmpty());
+    assertEquals(1, s.table().size());
+  }
+
+  @Test
+  void markdownShowsDrawnChartsTablesAndProblems() {
+    Section s = Sections.of("spark-shuffle.json", List.of(
+        new Measurement("spark_shuffle.sort.128MB.wall", "s", 3, "sort_shuffle.sort.128MB.wall", 4)));
+    assertEquals(List.of("sort.128MB"), s.charts().get(0).categories());
+    String md = ReportMarkdown.of(List.of(s), Set.of("spark-shuffle.png"), List.of("x.json could not be read"));
+    assertTrue(md.contains("![Spark shuffle jobs: wall time](spark-shuffle.png)"), md);
+    assertTrue(md.contains("| spark_shuffle.sort.128MB.wall | s | 3 | sort_shuffle.sort.128MB.wall | 4 | 0.75 |"), md);
+    assertTrue(md.contains("> x.json could not be read"), md);
+    assertFalse(ReportMarkdown.of(List.of(s), Set.of(), List.of()).contains("!["));
+  }
+
+  @Test
+  void drawsAPng(@TempDir Path dir) throws Exception {
+    System.setProperty("java.awt.headless", "true");
+    BarChart c = new BarChart("c.png", "t", "s", "a", "b", List.of("q1", "q2"), List.of(1.0, 2.0), List.of(2.0, 1.0));
+    Path file = dir.resolve("c.png");
+    Report.draw(c, file);
+    byte[] png = Files.readAllBytes(file);
+    assertTrue(png.length > 1000);
+    assertEquals((byte) 0x89, png[0]);
+    assertEquals('P', png[1]);
+  }
+}
