@@ -22,9 +22,34 @@ public final class DataPaths {
 
   private DataPaths() {}
 
-  /** One executor's report: its id, provider and bytes per path. */
-  public record Report(String executorId, String provider, Map<String, Long> bytesReadByPath)
-      implements java.io.Serializable {}
+  /**
+   * One executor's report: its id, provider and bytes per path. Immutable. A class rather than a
+   * record because Spark's Kryo serializer (task results) cannot build records.
+   */
+  public static final class Report implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    private final String executorId;
+    private final String provider;
+    private final TreeMap<String, Long> bytesReadByPath;
+
+    Report(String executorId, String provider, Map<String, Long> bytesReadByPath) {
+      this.executorId = executorId;
+      this.provider = provider;
+      this.bytesReadByPath = new TreeMap<>(bytesReadByPath);
+    }
+
+    public String executorId() {
+      return executorId;
+    }
+
+    public String provider() {
+      return provider;
+    }
+
+    public Map<String, Long> bytesReadByPath() {
+      return java.util.Collections.unmodifiableMap(bytesReadByPath);
+    }
+  }
 
   /**
    * Asks every executor for its report with a job of several tasks per core. Executors that run

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.LongStream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaPairRDD;
@@ -27,7 +28,7 @@ public final class DynamicAllocationCheck {
 
   private DynamicAllocationCheck() {}
 
-  public static void main(String[] args) throws Exception {
+  public static void main(String[] args) throws InterruptedException, TimeoutException {
     long rows = args.length > 0 ? Long.parseLong(args[0]) : 2_000_000L;
     int reducers = args.length > 1 ? Integer.parseInt(args[1]) : 8;
     SparkConf conf = new SparkConf().setAppName("sluice-dynamic-allocation-check");
