@@ -1,8 +1,12 @@
 package org.apache.spark.shuffle.rdma;
 
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.rpc.RpcEndpointRef;
@@ -14,7 +18,8 @@ import scala.reflect.ClassTag$;
 /**
  * An executor's view of the driver's {@link AddressBookEndpoint}: registers this executor's
  * transport once and looks up peers, asking the driver at most once per peer that is found (found
- * entries are cached for the life of the executor; executor ids are never reused).
+ * entries are cached for the life of the executor; executor ids are never reused). Whether a peer
+ * is gone is asked again each time until the answer is yes.
  *
  * <p>Thread safe.
  */
@@ -24,6 +29,7 @@ final class AddressBookClient {
   private final RpcEndpointRef driver;
   private final RpcTimeout timeout;
   private final Map<String, AddressBookMessage.Entry> cache = new ConcurrentHashMap<>();
+  private final Set<String> knownGone = ConcurrentHashMap.newKeySet();
 
   AddressBookClient(RpcEndpointRef driver, long timeoutMs) {
     this.driver = driver;
@@ -49,6 +55,29 @@ final class AddressBookClient {
     Optional<AddressBookMessage.Entry> entry = AddressBookMessage.decodeLookupReply(reply);
     entry.ifPresent(e -> cache.put(executorId, e));
     return entry;
+  }
+
+  /**
+   * Those of {@code executorIds} that the driver no longer counts as active. Asks the driver about
+   * the ones not already known to be gone (at most one request); being gone is final, so those
+   * answers are kept.
+   */
+  Set<String> goneAmong(Collection<String> executorIds) {
+    Set<String> gone = new LinkedHashSet<>();
+    List<String> ask = new ArrayList<>();
+    for (String id : executorIds) {
+      if (knownGone.contains(id)) {
+        gone.add(id);
+      } else if (!ask.contains(id)) {
+        ask.add(id);
+      }
+    }
+    if (!ask.isEmpty()) {
+      Set<String> answer = AddressBookMessage.decodeGone(driver.askSync(AddressBookMessage.gone(ask), timeout, STRING));
+      knownGone.addAll(answer);
+      gone.addAll(answer);
+    }
+    return gone;
   }
 
   /** Every registered executor, for reports. */

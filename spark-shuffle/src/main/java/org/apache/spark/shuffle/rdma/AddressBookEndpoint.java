@@ -4,18 +4,24 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
+import org.apache.spark.ExecutorAllocationClient;
+import org.apache.spark.SparkContext;
+import org.apache.spark.SparkContext$;
 import org.apache.spark.rpc.RpcCallContext;
 import org.apache.spark.rpc.RpcEnv;
 import org.apache.spark.rpc.ThreadSafeRpcEndpoint;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import scala.Option;
 import scala.PartialFunction;
 import scala.runtime.AbstractPartialFunction;
 import scala.runtime.BoxedUnit;
 
 /**
  * Driver-side RPC endpoint where each executor registers its transport address once and reducers
- * look up the executors they read from. Only addresses pass through here, never per-block data.
+ * look up the executors they read from, and ask which of them are gone (with the external shuffle
+ * service, map outputs outlive their executor). Only addresses pass through here, never per-block data.
  * Messages are those of {@link AddressBookMessage}. Thread safe (Spark also delivers messages of
  * a {@link ThreadSafeRpcEndpoint} one at a time).
  */
@@ -24,10 +30,30 @@ final class AddressBookEndpoint implements ThreadSafeRpcEndpoint {
   private static final Logger LOG = LoggerFactory.getLogger(AddressBookEndpoint.class);
 
   private final RpcEnv rpcEnv;
+  private final Predicate<String> isActive;
   private final Map<String, AddressBookMessage.Entry> entries = new ConcurrentHashMap<>();
 
-  AddressBookEndpoint(RpcEnv rpcEnv) {
+  /**
+   * @param isActive whether the driver still counts an executor as active (not removed, not being
+   *     removed or decommissioned); answers "gone" requests
+   */
+  AddressBookEndpoint(RpcEnv rpcEnv, Predicate<String> isActive) {
     this.rpcEnv = rpcEnv;
+    this.isActive = isActive;
+  }
+
+  /**
+   * The scheduler's view of executors, from the active SparkContext: an executor is active while
+   * the scheduler backend (an {@link ExecutorAllocationClient}: standalone, YARN, Kubernetes,
+   * local-cluster) holds it and is not removing it. Without such a backend (local mode) every
+   * executor counts as active.
+   */
+  static boolean activeInScheduler(String executorId) {
+    Option<SparkContext> sc = SparkContext$.MODULE$.getActive();
+    if (sc.isEmpty() || !(sc.get().schedulerBackend() instanceof ExecutorAllocationClient client)) {
+      return true;
+    }
+    return client.isExecutorActive(executorId);
   }
 
   @Override
@@ -71,6 +97,15 @@ final class AddressBookEndpoint implements ThreadSafeRpcEndpoint {
     if (request.startsWith("lookup ")) {
       AddressBookMessage.Entry e = entries.get(request.substring("lookup ".length()).trim());
       return e == null ? AddressBookMessage.UNKNOWN : AddressBookMessage.found(e);
+    }
+    if (request.equals("gone") || request.startsWith("gone ")) {
+      List<String> gone = new ArrayList<>();
+      for (String id : AddressBookMessage.decodeGone(request)) {
+        if (!isActive.test(id)) {
+          gone.add(id);
+        }
+      }
+      return AddressBookMessage.gone(gone);
     }
     if (request.equals("list")) {
       List<AddressBookMessage.Entry> all = new ArrayList<>(entries.values());

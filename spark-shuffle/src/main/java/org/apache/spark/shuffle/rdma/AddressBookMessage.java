@@ -14,6 +14,9 @@ import java.util.Optional;
  *   register &lt;executorId&gt; &lt;host:port&gt; &lt;provider&gt;   reply: "ok"
  *   lookup &lt;executorId&gt;                          reply: "found &lt;host:port&gt; &lt;provider&gt;" or "unknown"
  *   list                                        reply: one "&lt;executorId&gt; &lt;host:port&gt; &lt;provider&gt;" per line
+ *   gone &lt;executorId&gt;...                       reply: "gone" followed by those of the named executors
+ *                                               the driver no longer counts as active (removed or
+ *                                               being removed), space separated
  * </pre>
  */
 final class AddressBookMessage {
@@ -50,6 +53,32 @@ final class AddressBookMessage {
 
   static String list() {
     return "list";
+  }
+
+  /** Asks which of these executors are gone; ids must not contain spaces. */
+  static String gone(java.util.Collection<String> executorIds) {
+    StringBuilder sb = new StringBuilder("gone");
+    for (String id : executorIds) {
+      if (id.isEmpty() || id.contains(" ")) {
+        throw new IllegalArgumentException("executor id must be non-empty and without spaces: '" + id + "'");
+      }
+      sb.append(' ').append(id);
+    }
+    return sb.toString();
+  }
+
+  /** The executor ids of a "gone" request or reply. */
+  static java.util.Set<String> decodeGone(String message) {
+    if (!message.equals("gone") && !message.startsWith("gone ")) {
+      throw new IllegalArgumentException("unexpected address book message '" + message + "'");
+    }
+    java.util.Set<String> ids = new java.util.LinkedHashSet<>();
+    for (String id : message.substring("gone".length()).trim().split(" ")) {
+      if (!id.isEmpty()) {
+        ids.add(id);
+      }
+    }
+    return ids;
   }
 
   static String found(Entry entry) {

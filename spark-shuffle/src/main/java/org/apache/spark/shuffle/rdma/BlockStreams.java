@@ -15,7 +15,8 @@ import scala.Option;
 
 /**
  * The raw block streams of one reduce task: first the blocks this executor wrote (read from its
- * own files, so they overlap with the remote READs already in flight), then the remote ranges of
+ * own files; before each, the READs that arrived range answers allow are issued, so they are in
+ * flight while local blocks are read), then the remote ranges of
  * a {@link RemoteFetcher} split into their blocks. A fetched range's memory is released when the
  * iterator moves past its last block, i.e. after the consumer has read that block's stream.
  *
@@ -73,6 +74,7 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
       RemoteFetcher.Slice s = f.slices.get(nextSlice++);
       return new BlockStream(s.id(), new RegionInputStream(f.view(s)));
     }
+    remote.progress();
     FetchPlan.Block b = local.poll();
     try {
       ManagedBuffer data = resolver.getBlockData(b.id(), Option.empty());

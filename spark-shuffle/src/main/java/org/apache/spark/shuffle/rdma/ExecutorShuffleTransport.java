@@ -103,6 +103,11 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     return addressBook.lookup(peerExecutorId).map(AddressBookMessage.Entry::address);
   }
 
+  /** Those of the given peers that the driver no longer counts as active. */
+  java.util.Set<String> goneAmong(java.util.Collection<String> peerExecutorIds) {
+    return addressBook.goneAmong(peerExecutorIds);
+  }
+
   /** A connection to a peer, shared by every task of this executor. */
   CompletableFuture<Connection> connection(NodeAddress peer) {
     return connections.compute(peer, (address, existing) -> {

@@ -56,7 +56,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
     if (isDriver) {
       SparkEnv env = SparkEnv.get();
       this.addressBookEndpoint = Optional.of(
-          env.rpcEnv().setupEndpoint(AddressBookEndpoint.NAME, new AddressBookEndpoint(env.rpcEnv())));
+          env.rpcEnv().setupEndpoint(AddressBookEndpoint.NAME, new AddressBookEndpoint(env.rpcEnv(), AddressBookEndpoint::activeInScheduler)));
     } else {
       this.addressBookEndpoint = Optional.empty();
     }
@@ -134,7 +134,8 @@ public final class RdmaShuffleManager implements ShuffleManager {
         (int) Math.min(chunk, Integer.MAX_VALUE - 64),
         Math.min(RdmaShuffleOption.MAX_RANGE_BYTES.bytes(conf), Integer.MAX_VALUE - 64),
         RdmaShuffleOption.LOCAL_READS.bool(conf),
-        Math.max(4096, maxMessage / 2));
+        Math.max(4096, maxMessage / 2),
+        conf.getBoolean("spark.shuffle.service.enabled", false));
   }
 
   @Override

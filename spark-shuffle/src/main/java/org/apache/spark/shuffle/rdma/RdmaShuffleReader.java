@@ -1,6 +1,8 @@
 package org.apache.spark.shuffle.rdma;
 
 import java.util.Iterator;
+import java.util.List;
+import java.util.Optional;
 import java.util.function.Supplier;
 import org.apache.spark.InterruptibleIterator;
 import org.apache.spark.ShuffleDependency;
@@ -28,9 +30,10 @@ import scala.math.Ordering;
  * Spark's {@link SerializerManager#wrapStream} (compression, encryption), combined by the
  * dependency's aggregator and sorted by its key ordering with Spark's {@link ExternalSorter}.
  *
- * <p>If any executor holding blocks has no shuffle transport (it fell back to Spark's shuffle),
- * the whole task reads through Spark's sort-shuffle reader instead, which can fetch from every
- * executor. One instance per reduce task; not thread safe.
+ * <p>If any executor holding blocks has no shuffle transport (it fell back to Spark's shuffle), or
+ * is gone while the external shuffle service keeps its output, the whole task reads through
+ * Spark's sort-shuffle reader instead, which can fetch from every executor and shuffle service
+ * ({@link ReadRoute}). One instance per reduce task; not thread safe.
  */
 final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
   private static final Logger LOG = LoggerFactory.getLogger(RdmaShuffleReader.class);
@@ -49,7 +52,7 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
 
   /** Reader limits, read once per executor from the SparkConf. */
   record ReaderSettings(long maxBytesInFlight, int readChunkBytes, long maxRangeBytes, boolean localReads,
-      int maxRequestBytes) {}
+      int maxRequestBytes, boolean shuffleServiceEnabled) {}
 
   RdmaShuffleReader(BaseShuffleHandle<K, ?, C> handle, int startMapIndex, int endMapIndex,
       int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics,
@@ -83,12 +86,13 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
           e.getMessage());
       return sortShuffleReader.get().read();
     }
-    for (FetchPlan.Remote r : plan.remote()) {
-      if (transport.addressOf(r.location().executorId()).isEmpty()) {
-        LOG.info("Shuffle {} reduce {}: executor {} has no shuffle transport; reading through Spark's"
-            + " sort shuffle", shuffleId, startPartition, r.location().executorId());
-        return sortShuffleReader.get().read();
-      }
+    List<String> holders = plan.remote().stream().map(r -> r.location().executorId()).toList();
+    Optional<String> useSparkReader = ReadRoute.sparkReaderReason(holders, settings.shuffleServiceEnabled(),
+        transport::goneAmong, id -> transport.addressOf(id).isPresent());
+    if (useSparkReader.isPresent()) {
+      LOG.info("Shuffle {} reduce {}: {}; reading through Spark's sort shuffle", shuffleId, startPartition,
+          useSparkReader.get());
+      return sortShuffleReader.get().read();
     }
     RemoteFetcher remote = new RemoteFetcher(shuffleId, plan, transport, metrics, settings.maxBytesInFlight(),
         settings.readChunkBytes(), settings.maxRangeBytes(), settings.maxRequestBytes());

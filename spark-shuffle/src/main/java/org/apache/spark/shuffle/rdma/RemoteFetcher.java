@@ -119,6 +119,19 @@ final class RemoteFetcher implements AutoCloseable {
     fill(false);
   }
 
+  /**
+   * Issues whatever READs the range answers received so far and the in-flight bound allow,
+   * without waiting for anything. The consumer calls it between local blocks, so remote data
+   * is on its way while local data is read.
+   *
+   * @throws org.apache.spark.shuffle.FetchFailedException (unchecked) if a range request failed
+   */
+  void progress() {
+    if (!closed) {
+      fill(false);
+    }
+  }
+
   /** Asks for the queries' ranges: one message unless the answer would exceed the message size. */
   private CompletableFuture<List<RangeProtocol.Answer>> requestRanges(
       Connection c, List<RangeProtocol.Query> queries, int maxResponseBytes) {

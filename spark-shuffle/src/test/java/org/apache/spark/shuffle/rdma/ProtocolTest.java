@@ -91,7 +91,7 @@ class ProtocolTest {
 
   @Test
   void addressBookProtocol() {
-    AddressBookEndpoint book = new AddressBookEndpoint(null);
+    AddressBookEndpoint book = new AddressBookEndpoint(null, id -> !id.equals("5"));
     AddressBookMessage.Entry e = new AddressBookMessage.Entry("3", new NodeAddress("10.0.0.5", 4242), "tcp");
     assertEquals(AddressBookMessage.OK, book.answer(AddressBookMessage.register(e)));
     assertEquals(Optional.of(e), AddressBookMessage.decodeLookupReply(book.answer(AddressBookMessage.lookup("3"))));
@@ -101,5 +101,16 @@ class ProtocolTest {
     assertThrows(IllegalArgumentException.class,
         () -> AddressBookMessage.register(new AddressBookMessage.Entry("a b", new NodeAddress("h", 1), "tcp")));
     assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.decodeLookupReply("maybe"));
+  }
+
+  @Test
+  void addressBookNamesGoneExecutors() {
+    AddressBookEndpoint book = new AddressBookEndpoint(null, id -> !id.equals("5") && !id.equals("7"));
+    assertEquals(java.util.Set.of("5", "7"),
+        AddressBookMessage.decodeGone(book.answer(AddressBookMessage.gone(List.of("3", "5", "7", "8")))));
+    assertEquals(java.util.Set.of(), AddressBookMessage.decodeGone(book.answer(AddressBookMessage.gone(List.of("3")))));
+    assertEquals(java.util.Set.of(), AddressBookMessage.decodeGone(book.answer(AddressBookMessage.gone(List.of()))));
+    assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.gone(List.of("a b")));
+    assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.decodeGone("found 3"));
   }
 }
