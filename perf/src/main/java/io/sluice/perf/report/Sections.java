@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
  * table and no chart. Stateless.
  */
 public final class Sections {
-  private static final Pattern TPCDS = Pattern.compile("tpcds\\.(sf[0-9.]+)\\.(q[0-9]+[a-z]?)\\.(wall|fetch_wait)");
+  private static final Pattern TPCDS = Pattern.compile("tpcds\\.(sf[0-9.]+)\\.(q[0-9]+[a-z]?)\\.([a-z_]+)");
 
   /** The files with charts, in report order. */
   public static final List<String> KNOWN = List.of("tpcds.json", "terasort.json", "spark-shuffle.json",
@@ -64,7 +64,11 @@ public final class Sections {
       Matcher q = TPCDS.matcher(x.name());
       if (q.matches()) {
         scale = q.group(1);
-        (q.group(3).equals("wall") ? wall : wait).add(x);
+        if (q.group(3).equals("wall")) {
+          wall.add(x);
+        } else if (q.group(3).equals("fetch_wait")) {
+          wait.add(x);
+        }
       } else {
         summary.add(x);
       }

@@ -19,6 +19,7 @@ class SectionsTest {
         new Measurement("tpcds.sf0.1.q1.wall", "s", 1, "sort_shuffle.tpcds.sf0.1.q1.wall", 2),
         new Measurement("tpcds.sf0.1.q1.fetch_wait", "ms", 3, "sort_shuffle.tpcds.sf0.1.q1.fetch_wait", 4),
         new Measurement("tpcds.sf0.1.q14a.wall", "s", 5, "sort_shuffle.tpcds.sf0.1.q14a.wall", 6),
+        new Measurement("tpcds.sf0.1.q14a.shuffle_read", "MB", 5, "sort_shuffle.tpcds.sf0.1.q14a.shuffle_read", 6),
         new Measurement("tpcds.sf0.1.total.wall", "s", 6, "sort_shuffle.tpcds.sf0.1.total.wall", 8));
     Section s = Sections.of("tpcds.json", m);
     BarChart wall = s.charts().get(0);
