@@ -90,6 +90,10 @@ public final class RdmaNode implements AutoCloseable {
   /** Guards every domain's reference count and peerDomains. */
   private final Object domainLock = new Object();
   private final Map<Long, ProtectionDomain> peerDomains = new HashMap<>();
+  /** Guards the hand-off of the event channel between close() and the CM thread. */
+  private final Object channelLock = new Object();
+  private boolean cmThreadDone;
+  private boolean channelWanted = true;
 
   private RdmaNode(Settings settings, InetSocketAddress bind) throws IOException {
     this.settings = settings;
@@ -262,6 +266,19 @@ public final class RdmaNode implements AutoCloseable {
   }
 
   private void cmLoop() {
+    try {
+      pollEvents();
+    } finally {
+      synchronized (channelLock) {
+        cmThreadDone = true;
+        if (!channelWanted) {
+          freeChannel(); // close() gave up waiting for this thread and left the channel to it
+        }
+      }
+    }
+  }
+
+  private void pollEvents() {
     while (open) {
       try {
         RdmaCmEvent event = ids.next(CM_WAIT_SLICE_MS);
@@ -322,6 +339,9 @@ public final class RdmaNode implements AutoCloseable {
     RdmaQueuePair queuePair = established(id, qp, String.valueOf(source), admission.sizes(), reservation, domain);
     try {
       admission.acceptor().accept(queuePair);
+      if (!queuePair.isOpen()) {
+        return; // closed meanwhile (the node is closing): its id is destroyed, nothing to accept
+      }
       RdmaConnParam param = new RdmaConnParam();
       param.setRetry_count((byte) PreparedConnection.RETRY_COUNT);
       param.setRnr_retry_count((byte) PreparedConnection.RNR_RETRY_COUNT);
@@ -463,8 +483,9 @@ public final class RdmaNode implements AutoCloseable {
   /**
    * Closes every queue pair (outstanding work fails with PeerClosedException), stops the
    * threads and frees the device resources. Regions should be closed first: a domain is
-   * freed only when its last region is. If the rdma_cm thread does not stop, its event
-   * channel is left allocated rather than freed under it.
+   * freed only when its last region is. If the rdma_cm thread does not stop within 5 s (a
+   * callback blocks it), the event channel is not freed under it: the thread frees it when
+   * it stops.
    */
   @Override
   public void close() {
@@ -478,20 +499,15 @@ public final class RdmaNode implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    boolean cmThreadGone = !cmThread.isAlive();
     timer.shutdown();
     try {
       timer.awaitTermination(5, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    admitted.values().forEach(a -> a.domain().release());
-    admitted.clear();
-    if (cmThreadGone) {
-      try {
-        ids.destroy(listenId);
-      } catch (IOException e) {
-        LOG.warn("destroying the listener failed", e);
+    for (Map.Entry<InetSocketAddress, Admission> a : admitted.entrySet()) {
+      if (admitted.remove(a.getKey(), a.getValue())) { // a late connect request may take it meanwhile
+        a.getValue().domain().release();
       }
     }
     // Queue pairs are destroyed on the timer, which has finished: the queues are free now.
@@ -502,10 +518,23 @@ public final class RdmaNode implements AutoCloseable {
       }
     }
     release(localDomain); // the node's own reference; regions still registered keep it
-    if (!cmThreadGone) {
-      // The thread may still be inside rdma_get_cm_event: the channel must outlive it.
-      LOG.error("the rdma_cm thread did not stop within 5 s; its event channel and listener are left allocated");
-      return;
+    synchronized (channelLock) {
+      channelWanted = false;
+      if (cmThreadDone) {
+        freeChannel();
+      } else {
+        // It may be inside rdma_get_cm_event or a callback: it frees the channel when it stops.
+        LOG.warn("the rdma_cm thread did not stop within 5 s; it frees the event channel when it does");
+      }
+    }
+  }
+
+  /** Destroys the listener's id and the event channel; once, by whichever of close() and the CM thread is last. */
+  private void freeChannel() {
+    try {
+      ids.destroy(listenId);
+    } catch (IOException e) {
+      LOG.warn("destroying the listener failed", e);
     }
     try {
       int rc = channel.destroyEventChannel();
@@ -515,5 +544,10 @@ public final class RdmaNode implements AutoCloseable {
     } catch (IOException e) {
       LOG.warn("destroying the event channel failed", e);
     }
+  }
+
+  /** Whether the event channel is still allocated (it outlives a CM thread that did not stop). */
+  boolean eventChannelOpen() {
+    return channel.isOpen();
   }
 }

@@ -491,20 +491,19 @@ public final class RdmaQueuePair implements AutoCloseable {
     long millis = TimeUnit.NANOSECONDS.toMillis(node.readTimeoutNanos());
     boolean failed;
     synchronized (this) {
-      if (pending.future.isDone()) {
-        return;
+      if (pending.future.isDone() || failure != null) {
+        return; // done, or failed with the queue pair already
       }
+      // Fails with the others, once the queue pair is destroyed and cannot land it any more.
+      pending.timedOut = new TransportTimeoutException("READ from " + peer + " did not complete within " + millis + " ms");
       failed = markFailed(new TransportException("the queue pair to " + peer + " was given up: a READ on it did not"
           + " complete within " + millis + " ms"));
-    }
-    // Fails with the others, once the queue pair is destroyed and cannot land it any more.
-    synchronized (this) {
-      pending.timedOut = new TransportTimeoutException("READ from " + peer + " did not complete within " + millis + " ms");
     }
     if (failed) {
       notifyFailure();
     }
   }
+
 
   /** Called by the node on the CM thread for an event that ends the connection (anything but ESTABLISHED). */
   void connectionEnded(String event) {
@@ -612,6 +611,16 @@ public final class RdmaQueuePair implements AutoCloseable {
 
   RdmaCmId cmId() {
     return id;
+  }
+
+  /** DiSNI's queue pair, for posting work this class does not model (lab checks). */
+  IbvQP ibvQp() {
+    return qp;
+  }
+
+  /** Whether the queue pair and its id were destroyed. */
+  synchronized boolean isDestroyed() {
+    return released;
   }
 
   /** Disconnects, fails what is outstanding with PeerClosedException, frees the QP. */

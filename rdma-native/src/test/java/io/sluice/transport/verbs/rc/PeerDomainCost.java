@@ -7,9 +7,10 @@ import java.util.List;
 
 /**
  * What isolating peers in protection domains costs on this device: allocating and freeing a
- * peer's domain (once per peer, at its first queue pair), and registering a region for one more
- * peer (once per region and peer that reads it, at the peer's first look-up of its key), beside
- * registering it in the node's own domain. Prints one {@code PD-COST} line (microseconds, means).
+ * peer's domain (once per peer, at its first queue pair), and registering a region once more
+ * for a peer (once per region and peer that reads it, at the peer's first look-up of its key),
+ * beside registering it in the node's own domain; the two registrations alternate so that both
+ * see the same state of the machine. Prints one {@code PD-COST} line (microseconds, means).
  */
 final class PeerDomainCost {
   private static final int ROUNDS = 16;
@@ -26,30 +27,28 @@ final class PeerDomainCost {
     line.append(String.format(" alloc_free_pd_us=%.0f", (System.nanoTime() - started) / 1e3 / ROUNDS));
     for (int size : SIZES) {
       ByteBuffer memory = ByteBuffer.allocateDirect(size);
-      line.append(String.format(" reg_local_%dk_us=%.0f", size / 1024, registerMicros(node, memory, false)));
-      line.append(String.format(" reg_peer_%dk_us=%.0f", size / 1024, registerMicros(node, memory, true)));
-    }
-    out.println(line);
-  }
-
-  /** Mean time to register {@code memory} once more (for a new peer, or locally), then deregistered. */
-  private static double registerMicros(RdmaNode node, ByteBuffer memory, boolean peer) throws Exception {
-    List<ProtectionDomain> domains = new ArrayList<>();
-    List<RdmaRegion> regions = new ArrayList<>();
-    try {
-      for (int i = 0; i < ROUNDS; i++) {
-        domains.add(peer ? node.peerDomain(2_000 + i) : node.localDomain());
-      }
-      long started = System.nanoTime();
-      for (ProtectionDomain d : domains) {
-        regions.add(peer ? d.registerReadable(memory) : d.registerLocal(memory));
-      }
-      return (System.nanoTime() - started) / 1e3 / ROUNDS;
-    } finally {
-      regions.forEach(RdmaRegion::close);
-      if (peer) {
+      long local = 0;
+      long peer = 0;
+      List<RdmaRegion> regions = new ArrayList<>();
+      List<ProtectionDomain> domains = new ArrayList<>();
+      try {
+        for (int i = 0; i < ROUNDS; i++) {
+          ProtectionDomain d = node.peerDomain(2_000 + i);
+          domains.add(d);
+          long t0 = System.nanoTime();
+          regions.add(node.registerLocal(memory));
+          long t1 = System.nanoTime();
+          regions.add(d.registerReadable(memory));
+          peer += System.nanoTime() - t1;
+          local += t1 - t0;
+        }
+      } finally {
+        regions.forEach(RdmaRegion::close);
         domains.forEach(ProtectionDomain::release);
       }
+      line.append(String.format(" reg_local_%dk_us=%.0f reg_peer_%dk_us=%.0f", size / 1024, local / 1e3 / ROUNDS,
+          size / 1024, peer / 1e3 / ROUNDS));
     }
+    out.println(line);
   }
 }
