@@ -22,15 +22,15 @@ public final class ProtectionDomain {
   private static final int LOCAL_WRITE = 1; // IBV_ACCESS_LOCAL_WRITE
   private static final int REMOTE_READ = 4; // IBV_ACCESS_REMOTE_READ
 
-  private final RdmaNode node;
+  private final ProtectionDomains domains;
   private final IbvPd pd;
   private final long peer;
   private final boolean local;
-  /** References held; guarded by the node's domain lock. 0 means freed. */
+  /** References held; guarded by the owning {@link ProtectionDomains}. 0 means freed. */
   int references = 1;
 
-  ProtectionDomain(RdmaNode node, IbvPd pd, long peer, boolean local) {
-    this.node = node;
+  ProtectionDomain(ProtectionDomains domains, IbvPd pd, long peer, boolean local) {
+    this.domains = domains;
     this.pd = pd;
     this.peer = peer;
     this.local = local;
@@ -71,7 +71,7 @@ public final class ProtectionDomain {
     if (!buffer.isDirect()) {
       throw new IllegalArgumentException("only direct buffers can be registered");
     }
-    node.retain(this);
+    domains.retain(this);
     try {
       IbvMr mr = pd.regMr(buffer, access).execute().free().getMr();
       return new RdmaRegion(mr, buffer, this::release);
@@ -83,7 +83,7 @@ public final class ProtectionDomain {
 
   /** Gives one reference back; the last one frees the domain. Call once per reference. */
   public void release() {
-    node.release(this);
+    domains.release(this);
   }
 
   IbvPd pd() {

@@ -1,7 +1,6 @@
 package io.sluice.transport.verbs.rc;
 
 import com.ibm.disni.verbs.IbvContext;
-import com.ibm.disni.verbs.IbvPd;
 import com.ibm.disni.verbs.IbvQP;
 import com.ibm.disni.verbs.IbvQPInitAttr;
 import com.ibm.disni.verbs.RdmaCmEvent;
@@ -11,7 +10,6 @@ import com.ibm.disni.verbs.RdmaEventChannel;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -87,9 +85,7 @@ public final class RdmaNode implements AutoCloseable {
   private final Map<InetSocketAddress, Admission> admitted = new ConcurrentHashMap<>();
   private final Set<RdmaQueuePair> queuePairs = ConcurrentHashMap.newKeySet();
   private volatile boolean open = true;
-  /** Guards every domain's reference count and peerDomains. */
-  private final Object domainLock = new Object();
-  private final Map<Long, ProtectionDomain> peerDomains = new HashMap<>();
+  private final ProtectionDomains domains;
   /** Guards the hand-off of the event channel between close() and the CM thread. */
   private final Object channelLock = new Object();
   private boolean cmThreadDone;
@@ -106,7 +102,8 @@ public final class RdmaNode implements AutoCloseable {
       throw new IOException(bind + " is not the address of an RDMA device (bind to the device's IP, not a wildcard)");
     }
     this.contextFd = context.getCmd_fd();
-    this.localDomain = new ProtectionDomain(this, context.allocPd(), 0, true);
+    this.domains = new ProtectionDomains(context);
+    this.localDomain = domains.local();
     this.completionQueues = new CompletionQueues(context, settings.cqEntries(), settings.maxCompletionQueues(), this::completed);
     ScheduledThreadPoolExecutor timerPool = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "sluice-verbs-timer");
@@ -153,55 +150,19 @@ public final class RdmaNode implements AutoCloseable {
    * use; the caller owns one reference and {@link ProtectionDomain#release releases} it.
    */
   public ProtectionDomain peerDomain(long peer) throws IOException {
-    synchronized (domainLock) {
-      if (!open) {
-        throw new IOException("the RDMA node is closed");
-      }
-      ProtectionDomain d = peerDomains.get(peer);
-      if (d != null) {
-        d.references++;
-        return d;
-      }
-      d = new ProtectionDomain(this, context.allocPd(), peer, false);
-      peerDomains.put(peer, d);
-      return d;
+    if (!open) {
+      throw new IOException("the RDMA node is closed");
     }
+    return domains.peer(peer);
   }
 
   /** Protection domains of peers that are alive now. */
   public int peerDomainCount() {
-    synchronized (domainLock) {
-      return peerDomains.size();
-    }
+    return domains.peerCount();
   }
 
   void retain(ProtectionDomain d) throws IOException {
-    synchronized (domainLock) {
-      if (d.references <= 0) {
-        throw new IOException("the protection domain is freed (its node closed)");
-      }
-      d.references++;
-    }
-  }
-
-  void release(ProtectionDomain d) {
-    synchronized (domainLock) {
-      if (d.references <= 0) {
-        throw new IllegalStateException("release of a freed protection domain");
-      }
-      if (--d.references > 0) {
-        return;
-      }
-      peerDomains.remove(d.peer(), d);
-      try {
-        int rc = d.pd().deallocPd();
-        if (rc != 0) {
-          LOG.warn("freeing {} failed with errno {}; it stays allocated", d, -rc);
-        }
-      } catch (Exception e) { // DiSNI declares `throws Exception`
-        LOG.warn("freeing {} failed; it stays allocated", d, e);
-      }
-    }
+    domains.retain(d);
   }
 
   /**
@@ -512,12 +473,10 @@ public final class RdmaNode implements AutoCloseable {
     }
     // Queue pairs are destroyed on the timer, which has finished: the queues are free now.
     completionQueues.close();
-    synchronized (domainLock) {
-      if (!peerDomains.isEmpty()) {
-        LOG.warn("RDMA node closed with protection domains of {} peers still referenced", peerDomains.size());
-      }
+    if (domains.peerCount() > 0) {
+      LOG.warn("RDMA node closed with protection domains of {} peers still referenced", domains.peerCount());
     }
-    release(localDomain); // the node's own reference; regions still registered keep it
+    localDomain.release(); // the node's own reference; regions still registered keep it
     synchronized (channelLock) {
       channelWanted = false;
       if (cmThreadDone) {
