@@ -2,6 +2,8 @@
 # Runs rdma-native's JUnit tests inside the lab guest, where the tests that need an RDMA
 # device (ReadCheckOnDeviceTest, the device branch of DisniRuntimeTest) run instead of
 # being skipped. The transport contract runs separately (verbs-contract.sh).
+# Memory window support of the device (ibv_devinfo): what per-peer isolation could build on.
+echo "SLUICE-LAB: MW-SUPPORT $(ibv_devinfo -v -d rxe0 | grep -E 'max_mw|MEM_WINDOW' | tr -s ' \t' ' ' | paste -sd ';' -)"
 cp=/payload/test-classes
 for jar in /payload/lib/*.jar /payload/test-lib/*.jar; do cp="$cp:$jar"; done
 if java -Xmx512m --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Dsluice.rdma.address=10.77.0.1 \

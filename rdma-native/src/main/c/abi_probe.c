@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <infiniband/verbs.h>
@@ -116,24 +117,25 @@ JNIEXPORT jint JNICALL ABI(deviceCount0)(JNIEnv *env, jclass cls) {
 JNIEXPORT jlongArray JNICALL ABI(decodeSendWrs0)(JNIEnv *env, jclass cls, jlong address) {
     (void)cls;
     const char *error = NULL;
-    int count = sluice_decode_send_wrs((uint64_t)address, NULL, 0, &error);
+    int failed = 0;
+    struct ibv_send_wr one;
+    struct ibv_send_wr *wrs = NULL;
+    int count = sluice_decode_send_wrs((uint64_t)address, &one, 1, &wrs, &error, &failed);
     if (count < 0) {
-        sluice_throw_io_msg(env, error);
+        char message[256];
+        snprintf(message, sizeof message, "ibv_post_send: work request %d: %s", failed, error);
+        sluice_throw_io_msg(env, message);
         return NULL;
     }
-    struct ibv_send_wr *wrs = calloc((size_t)(count > 0 ? count : 1), sizeof *wrs);
-    if (wrs == NULL) {
-        sluice_throw_io(env, "decodeSendWrs", ENOMEM);
-        return NULL;
-    }
-    sluice_decode_send_wrs((uint64_t)address, wrs, count, &error);
     size_t total = 0;
     for (int i = 0; i < count; i++) {
         total += DECODED_WR_FIELDS + 3 * (size_t)wrs[i].num_sge;
     }
     jlong *values = calloc(total > 0 ? total : 1, sizeof *values);
     if (values == NULL) {
-        free(wrs);
+        if (wrs != &one) {
+            free(wrs);
+        }
         sluice_throw_io(env, "decodeSendWrs", ENOMEM);
         return NULL;
     }
@@ -154,7 +156,9 @@ JNIEXPORT jlongArray JNICALL ABI(decodeSendWrs0)(JNIEnv *env, jclass cls, jlong 
             values[at++] = (jlong)wr->sg_list[s].lkey;
         }
     }
-    free(wrs);
+    if (wrs != &one) {
+        free(wrs);
+    }
     jlongArray result = (*env)->NewLongArray(env, (jsize)total);
     if (result != NULL) {
         (*env)->SetLongArrayRegion(env, result, 0, (jsize)total, values);

@@ -20,6 +20,8 @@
 #define SLUICE_MAX_RD_ATOMIC 16
 /* Retry counters are 3-bit fields in the connection parameters. */
 #define SLUICE_MAX_RETRY 7
+/* Scatter/gather entries a work request may carry: what the provider ever posts. */
+#define SLUICE_MAX_POSTED_SGE 2
 
 static int read_sockaddr(JNIEnv *env, jlong address, struct sockaddr_in *out) {
     if (address == 0) {
@@ -116,15 +118,14 @@ JNIEXPORT jlong JNICALL DISPATCHER(createQP)(JNIEnv *env, jobject self, jlong id
     attr.cap.max_send_wr = (uint32_t)max_send_wr;
     attr.cap.max_recv_wr = (uint32_t)max_recv_wr;
     attr.cap.max_inline_data = (uint32_t)max_inline;
-    /* DiSNI does not pass SGE limits; allow what the device supports, up to a cap. */
-    struct ibv_device_attr dev;
-    int max_sge = 4;
+    /*
+     * DiSNI does not pass SGE limits. The provider posts one scatter/gather entry per work
+     * request (two in the lab's batch check); a larger limit only makes every work queue
+     * entry bigger.
+     */
     struct ibv_pd *protection = SLUICE_PTR(struct ibv_pd, pd);
-    if (ibv_query_device(protection->context, &dev) == 0) {
-        max_sge = dev.max_sge < 16 ? dev.max_sge : 16;
-    }
-    attr.cap.max_send_sge = (uint32_t)max_sge;
-    attr.cap.max_recv_sge = (uint32_t)max_sge;
+    attr.cap.max_send_sge = SLUICE_MAX_POSTED_SGE;
+    attr.cap.max_recv_sge = SLUICE_MAX_POSTED_SGE;
     if (rdma_create_qp(id, protection, &attr) != 0) {
         sluice_throw_io(env, "rdma_create_qp", errno);
         return -1;
@@ -193,20 +194,28 @@ JNIEXPORT void JNICALL DISPATCHER(resolveRoute)(JNIEnv *env, jobject self, jlong
 /*
  * Waits up to timeout_ms (negative: no limit) for one event. Writes the listening id and
  * the event's id to the two out-addresses and returns the event type, or -1 when no event
- * arrived in time or the channel failed.
+ * arrived in time. A failed channel (error or hang-up on its descriptor, a failed read)
+ * throws IOException instead, so that the caller does not mistake it for a quiet one.
  */
 JNIEXPORT jint JNICALL DISPATCHER(getCmEvent)(JNIEnv *env, jobject self, jlong channel_handle,
                                               jlong listen_id_out, jlong id_out, jint timeout_ms) {
-    (void)env; (void)self;
+    (void)self;
     struct rdma_event_channel *channel = SLUICE_PTR(struct rdma_event_channel, channel_handle);
     if (channel == NULL || listen_id_out == 0 || id_out == 0) {
+        sluice_throw_io_msg(env, "rdma_get_cm_event: channel and result addresses are required");
         return -1;
     }
-    if (!sluice_wait_readable(channel->fd, timeout_ms)) {
+    int ready = sluice_wait_readable(channel->fd, timeout_ms);
+    if (ready < 0) {
+        sluice_throw_io(env, "waiting for an rdma_cm event", -ready);
+        return -1;
+    }
+    if (ready == 0) {
         return -1;
     }
     struct rdma_cm_event *event = NULL;
     if (rdma_get_cm_event(channel, &event) != 0) {
+        sluice_throw_io(env, "rdma_get_cm_event", errno != 0 ? errno : EIO);
         return -1;
     }
     *SLUICE_PTR(uint64_t, listen_id_out) = (uint64_t)(uintptr_t)event->listen_id;
@@ -238,6 +247,11 @@ JNIEXPORT void JNICALL DISPATCHER(connect)(JNIEnv *env, jobject self, jlong id_h
     }
 }
 
+/*
+ * Accepts with the READ depths the requester offered, bounded by this device (librdmacm
+ * applies both bounds when asked for the maximum): reading deeper than the requester can
+ * answer would stall its READs, answering deeper than it asks wastes responder resources.
+ */
 JNIEXPORT void JNICALL DISPATCHER(accept)(JNIEnv *env, jobject self, jlong id_handle, jint retry,
                                           jint rnr_retry) {
     (void)self;
@@ -250,7 +264,8 @@ JNIEXPORT void JNICALL DISPATCHER(accept)(JNIEnv *env, jobject self, jlong id_ha
     memset(&param, 0, sizeof param);
     param.retry_count = clamp_u8(retry, SLUICE_MAX_RETRY);
     param.rnr_retry_count = clamp_u8(rnr_retry, SLUICE_MAX_RETRY);
-    fill_rd_atomic(id, &param);
+    param.responder_resources = RDMA_MAX_RESP_RES;
+    param.initiator_depth = RDMA_MAX_INIT_DEPTH;
     if (rdma_accept(id, &param) != 0) {
         sluice_throw_io(env, "rdma_accept", errno);
     }
@@ -292,7 +307,12 @@ JNIEXPORT jint JNICALL DISPATCHER(destroyQP)(JNIEnv *env, jobject self, jlong id
     if (id == NULL || id->qp == NULL) {
         return -EINVAL;
     }
-    rdma_destroy_qp(id);
+    /* rdma_destroy_qp reports nothing; destroy the queue pair itself to learn the outcome. */
+    int rc = ibv_destroy_qp(id->qp);
+    if (rc != 0) {
+        return -rc;
+    }
+    id->qp = NULL;
     return 0;
 }
 

@@ -119,7 +119,9 @@ void sluice_throw_io_msg(JNIEnv *env, const char *message);
 
 /*
  * Waits until fd is readable, at most timeout_ms (negative: no limit), retrying on EINTR.
- * Returns 1 when readable, 0 on timeout or error (polling.c).
+ * Returns 1 when readable, 0 on timeout, and -errno when the descriptor failed: poll itself
+ * failed, or it reported POLLNVAL (-EBADF), POLLERR (-EIO) or POLLHUP (-EPIPE) without
+ * data (polling.c).
  */
 int sluice_wait_readable(int fd, int timeout_ms);
 
@@ -129,12 +131,14 @@ int sluice_wait_readable(int fd, int timeout_ms);
 
 /*
  * Translates a chain of DiSNI send records, starting at the record at `first`, into
- * libibverbs work requests. On success returns the number of requests written to `out`
- * (at most `capacity`), linked through `next`. On a malformed chain returns -1 and sets
- * *error to a static description. With capacity 0 it only counts and validates.
+ * libibverbs work requests, in one pass. Writes them to `*out`, linked through `next`:
+ * into the caller's `stack` array (room for `stack_capacity`) while they fit, else into
+ * memory allocated here, which the caller frees when `*out != stack`. Returns the number of
+ * requests; on a malformed chain returns -1, sets *error to a static description and
+ * *failed_index to the index of the offending record (nothing to free then).
  */
 struct ibv_send_wr;
-int sluice_decode_send_wrs(uint64_t first, struct ibv_send_wr *out, int capacity,
-                           const char **error);
+int sluice_decode_send_wrs(uint64_t first, struct ibv_send_wr *stack, int stack_capacity,
+                           struct ibv_send_wr **out, const char **error, int *failed_index);
 
 #endif

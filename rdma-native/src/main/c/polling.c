@@ -16,7 +16,20 @@ int sluice_wait_readable(int fd, int timeout_ms) {
     do {
         ready = poll(&pfd, 1, timeout_ms < 0 ? -1 : timeout_ms);
     } while (ready < 0 && errno == EINTR);
-    return ready > 0 && (pfd.revents & POLLIN) != 0;
+    if (ready < 0) {
+        return -errno;
+    }
+    if (ready == 0) {
+        return 0;
+    }
+    /* A broken descriptor never becomes readable: report it, or the caller would spin. */
+    if ((pfd.revents & POLLNVAL) != 0) {
+        return -EBADF;
+    }
+    if ((pfd.revents & POLLIN) != 0) {
+        return 1;
+    }
+    return (pfd.revents & POLLERR) != 0 ? -EIO : -EPIPE;
 }
 
 /*
@@ -43,20 +56,31 @@ JNIEXPORT jint JNICALL DISPATCHER(reqNotifyCQ)(JNIEnv *env, jobject self, jlong 
 /*
  * Waits up to timeout_ms (negative: no limit) for a completion event on the channel.
  * Returns 0 when an event was consumed (the caller acknowledges it with _ackCqEvent) and
- * -1 when none arrived in time or the channel failed.
+ * -1 when none arrived in time. A channel that failed (error or hang-up on its descriptor,
+ * a failed read) throws IOException: it will never deliver an event again.
  */
 JNIEXPORT jint JNICALL DISPATCHER(getCqEvent)(JNIEnv *env, jobject self, jlong channel_handle, jint timeout_ms) {
-    (void)env; (void)self;
+    (void)self;
     struct ibv_comp_channel *channel = SLUICE_PTR(struct ibv_comp_channel, channel_handle);
     if (channel == NULL) {
+        sluice_throw_io_msg(env, "ibv_get_cq_event: no completion channel");
         return -1;
     }
-    if (!sluice_wait_readable(channel->fd, timeout_ms)) {
+    int ready = sluice_wait_readable(channel->fd, timeout_ms);
+    if (ready < 0) {
+        sluice_throw_io(env, "waiting for a completion event", -ready);
+        return -1;
+    }
+    if (ready == 0) {
         return -1;
     }
     struct ibv_cq *cq = NULL;
     void *cq_context = NULL;
-    return ibv_get_cq_event(channel, &cq, &cq_context) == 0 ? 0 : -1;
+    if (ibv_get_cq_event(channel, &cq, &cq_context) != 0) {
+        sluice_throw_io(env, "ibv_get_cq_event", errno != 0 ? errno : EIO);
+        return -1;
+    }
+    return 0;
 }
 
 JNIEXPORT jint JNICALL DISPATCHER(ackCqEvent)(JNIEnv *env, jobject self, jlong cq, jint events) {

@@ -4,6 +4,7 @@
  * records already have libibverbs' layout (abi.c) and are used in place.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <infiniband/verbs.h>
@@ -29,76 +30,110 @@ static int supported_opcode(int32_t opcode) {
     }
 }
 
-int sluice_decode_send_wrs(uint64_t first, struct ibv_send_wr *out, int capacity, const char **error) {
+/* Checks one record; returns NULL when it can be posted, else what is wrong with it. */
+static const char *check_record(const struct disni_send_wr_record *rec) {
+    if (rec->num_sge < 0 || rec->num_sge > SLUICE_MAX_SGE_PER_WR) {
+        return "num_sge out of range";
+    }
+    if (rec->num_sge > 0 && rec->sg_list == 0) {
+        return "num_sge > 0 without a scatter/gather list";
+    }
+    if (!supported_opcode(rec->opcode)) {
+        return "unsupported work request opcode (RDMA write/read and send are supported)";
+    }
+    return NULL;
+}
+
+int sluice_decode_send_wrs(uint64_t first, struct ibv_send_wr *stack, int stack_capacity,
+                           struct ibv_send_wr **out, const char **error, int *failed_index) {
+    struct ibv_send_wr *wrs = stack;
+    int capacity = stack_capacity;
     int count = 0;
-    for (uint64_t at = first; at != 0;) {
-        if (count == SLUICE_MAX_WR_PER_POST) {
-            *error = "too many work requests in one post (or a cyclic chain)";
-            return -1;
-        }
+    for (uint64_t at = first; at != 0; count++) {
         const struct disni_send_wr_record *rec = (const struct disni_send_wr_record *)(uintptr_t)at;
-        if (rec->num_sge < 0 || rec->num_sge > SLUICE_MAX_SGE_PER_WR) {
-            *error = "num_sge out of range";
-            return -1;
-        }
-        if (rec->num_sge > 0 && rec->sg_list == 0) {
-            *error = "num_sge > 0 without a scatter/gather list";
-            return -1;
-        }
-        if (!supported_opcode(rec->opcode)) {
-            *error = "unsupported work request opcode (RDMA write/read and send are supported)";
-            return -1;
-        }
-        if (count < capacity) {
-            struct ibv_send_wr *wr = &out[count];
-            memset(wr, 0, sizeof *wr);
-            wr->wr_id = rec->wr_id;
-            wr->sg_list = (struct ibv_sge *)(uintptr_t)rec->sg_list;
-            wr->num_sge = rec->num_sge;
-            wr->opcode = (enum ibv_wr_opcode)rec->opcode;
-            wr->send_flags = rec->send_flags;
-            wr->imm_data = rec->imm_data;
-            wr->wr.rdma.remote_addr = rec->wr.rdma.remote_addr;
-            wr->wr.rdma.rkey = rec->wr.rdma.rkey;
-            if (count > 0) {
-                out[count - 1].next = wr;
+        *error = count == SLUICE_MAX_WR_PER_POST
+                ? "too many work requests in one post (or a cyclic chain)" : check_record(rec);
+        if (*error == NULL && count == capacity) {
+            /* Grows geometrically; the records already translated move with it. */
+            int grown = capacity < 8 ? 16 : capacity * 2;
+            struct ibv_send_wr *bigger = calloc((size_t)grown, sizeof *bigger);
+            if (bigger == NULL) {
+                *error = "out of memory translating work requests";
+            } else {
+                if (count > 0) {
+                    memcpy(bigger, wrs, (size_t)count * sizeof *bigger);
+                }
+                if (wrs != stack) {
+                    free(wrs);
+                }
+                wrs = bigger;
+                capacity = grown;
+                for (int i = 1; i < count; i++) {
+                    wrs[i - 1].next = &wrs[i];
+                }
             }
         }
-        count++;
+        if (*error != NULL) {
+            if (wrs != stack) {
+                free(wrs);
+            }
+            *failed_index = count;
+            *out = NULL;
+            return -1;
+        }
+        struct ibv_send_wr *wr = &wrs[count];
+        memset(wr, 0, sizeof *wr);
+        wr->wr_id = rec->wr_id;
+        wr->sg_list = (struct ibv_sge *)(uintptr_t)rec->sg_list;
+        wr->num_sge = rec->num_sge;
+        wr->opcode = (enum ibv_wr_opcode)rec->opcode;
+        wr->send_flags = rec->send_flags;
+        wr->imm_data = rec->imm_data;
+        wr->wr.rdma.remote_addr = rec->wr.rdma.remote_addr;
+        wr->wr.rdma.rkey = rec->wr.rdma.rkey;
+        if (count > 0) {
+            wrs[count - 1].next = wr;
+        }
         at = rec->next;
     }
+    *out = wrs;
     return count;
 }
 
+/*
+ * Posts the chain. On failure the IOException names the index of the work request that
+ * was malformed or that ibv_post_send refused, and the wr_id it carried: the ones before
+ * it were posted (and will complete), it and the ones after it were not.
+ */
 JNIEXPORT void JNICALL DISPATCHER(postSend)(JNIEnv *env, jobject self, jlong qp, jlong wr_list) {
     (void)self;
     if (qp == 0 || wr_list == 0) {
         sluice_throw_io_msg(env, "ibv_post_send: queue pair and work request list are required");
         return;
     }
+    struct ibv_send_wr on_stack[SLUICE_STACK_WRS];
+    struct ibv_send_wr *wrs = NULL;
     const char *error = NULL;
-    int count = sluice_decode_send_wrs((uint64_t)wr_list, NULL, 0, &error);
+    int failed = 0;
+    int count = sluice_decode_send_wrs((uint64_t)wr_list, on_stack, SLUICE_STACK_WRS, &wrs, &error, &failed);
+    char message[256];
     if (count < 0) {
-        sluice_throw_io_msg(env, error);
+        snprintf(message, sizeof message, "ibv_post_send: work request %d: %s", failed, error);
+        sluice_throw_io_msg(env, message);
         return;
     }
-    struct ibv_send_wr on_stack[SLUICE_STACK_WRS];
-    struct ibv_send_wr *wrs = on_stack;
-    if (count > SLUICE_STACK_WRS) {
-        wrs = calloc((size_t)count, sizeof *wrs);
-        if (wrs == NULL) {
-            sluice_throw_io(env, "ibv_post_send", ENOMEM);
-            return;
-        }
-    }
-    sluice_decode_send_wrs((uint64_t)wr_list, wrs, count, &error);
     struct ibv_send_wr *bad = NULL;
     int rc = ibv_post_send(SLUICE_PTR(struct ibv_qp, qp), wrs, &bad);
+    if (rc != 0) {
+        long index = bad != NULL ? (long)(bad - wrs) : -1;
+        unsigned long long wr_id = bad != NULL ? (unsigned long long)bad->wr_id : 0;
+        char reason[128];
+        snprintf(message, sizeof message, "ibv_post_send refused work request %ld of %d (wr_id %llu): %s (errno %d)",
+                 index, count, wr_id, strerror_r(rc, reason, sizeof reason), rc);
+        sluice_throw_io_msg(env, message);
+    }
     if (wrs != on_stack) {
         free(wrs);
-    }
-    if (rc != 0) {
-        sluice_throw_io(env, "ibv_post_send", rc);
     }
 }
 

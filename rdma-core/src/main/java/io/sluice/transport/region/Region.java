@@ -29,6 +29,8 @@ public final class Region implements RegisteredRegion {
   private final AtomicBoolean open = new AtomicBoolean(true);
   /** Peers granted access besides {@code reader}, with how many grants each holds. */
   private final java.util.concurrent.ConcurrentHashMap<Long, Integer> granted = new java.util.concurrent.ConcurrentHashMap<>();
+  /** Told the node id of a peer whose last grant was withdrawn; set once by a provider that enforces grants itself. */
+  private volatile java.util.function.LongConsumer withdrawn = peer -> { };
 
   public Region(RemoteDescriptor descriptor, ByteBuffer memory, ShmLocation shm, Runnable revoke, Runnable free) {
     this(descriptor, io.sluice.transport.Transport.ANY_PEER, memory, shm, revoke, free);
@@ -65,12 +67,25 @@ public final class Region implements RegisteredRegion {
   @Override
   public io.sluice.transport.ReaderGrant allowReader(long peerNode) {
     granted.merge(peerNode, 1, Integer::sum);
-    AtomicBoolean withdrawn = new AtomicBoolean();
+    AtomicBoolean closed = new AtomicBoolean();
     return () -> {
-      if (withdrawn.compareAndSet(false, true)) {
+      if (closed.compareAndSet(false, true)) {
         granted.computeIfPresent(peerNode, (k, n) -> n == 1 ? null : n - 1);
+        if (!readableBy(peerNode)) {
+          withdrawn.accept(peerNode);
+        }
       }
     };
+  }
+
+  /**
+   * Calls {@code listener} with a peer's node id each time that peer loses the right to READ
+   * this region because its last grant was closed (after {@link #readableBy} says so). For a
+   * provider whose device checks access itself (verbs), which must then withdraw the peer's
+   * access there too. The listener runs on the thread that closes the grant.
+   */
+  public void onGrantWithdrawn(java.util.function.LongConsumer listener) {
+    this.withdrawn = listener;
   }
 
   @Override

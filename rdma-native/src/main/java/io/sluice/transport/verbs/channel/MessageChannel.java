@@ -3,6 +3,7 @@ package io.sluice.transport.verbs.channel;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.region.DirectMemory;
+import io.sluice.transport.verbs.rc.ProtectionDomain;
 import io.sluice.transport.verbs.rc.RdmaNode;
 import io.sluice.transport.verbs.rc.RdmaQueuePair;
 import io.sluice.transport.verbs.rc.RdmaRead;
@@ -84,7 +85,9 @@ abstract class MessageChannel {
       }
       ByteBuffer memory = ByteBuffer.allocateDirect(capacity);
       try {
-        return new Buffer(memory, peerReadable ? node.register(memory) : node.registerLocal(memory));
+        // In the queue pair's domain: the peer's, so only this peer can READ what is staged.
+        ProtectionDomain domain = queuePair.domain();
+        return new Buffer(memory, peerReadable ? domain.registerReadable(memory) : domain.registerLocal(memory));
       } catch (IOException | RuntimeException e) {
         DirectMemory.free(memory);
         throw e;
@@ -164,7 +167,7 @@ abstract class MessageChannel {
     this.sendSlots = sendSlots;
     this.memory = ByteBuffer.allocateDirect((receiveSlots + sendSlots) * SLOT);
     try {
-      this.region = node.registerLocal(memory);
+      this.region = queuePair.domain().registerLocal(memory);
     } catch (IOException | RuntimeException e) {
       DirectMemory.free(memory);
       throw e;

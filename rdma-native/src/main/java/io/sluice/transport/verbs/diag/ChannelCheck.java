@@ -5,6 +5,7 @@ import io.sluice.transport.verbs.channel.ChannelFrames;
 import io.sluice.transport.verbs.channel.RequestChannel;
 import io.sluice.transport.verbs.channel.ResponderChannel;
 import io.sluice.transport.verbs.rc.PreparedConnection;
+import io.sluice.transport.verbs.rc.ProtectionDomain;
 import io.sluice.transport.verbs.rc.RdmaNode;
 import io.sluice.transport.verbs.rc.RdmaQueuePair;
 import io.sluice.transport.verbs.rc.RdmaRegion;
@@ -81,8 +82,14 @@ final class ChannelCheck {
       release.complete(null);
 
       // 4. A well-behaved requester is still served, inline and staged.
-      RdmaQueuePair good = responder.connect(client, deadline, RequestChannel.sendSlots(CREDIT),
-          RequestChannel.receiveSlots(CREDIT));
+      ProtectionDomain serverDomain = client.peerDomain(SERVER_NODE);
+      RdmaQueuePair good;
+      try {
+        good = responder.connect(client, serverDomain, deadline, RequestChannel.sendSlots(CREDIT),
+            RequestChannel.receiveSlots(CREDIT));
+      } finally {
+        serverDomain.release();
+      }
       RequestChannel channel = RequestChannel.open(client, good, CREDIT, MAX_MESSAGE, timer, timeoutNanos);
       try {
         for (int size : new int[] {5, 100_000}) {
@@ -137,20 +144,32 @@ final class ChannelCheck {
     }
   }
 
+  /** Node ids the two sides give each other (for their protection domains). */
+  private static final long CLIENT_NODE = 7L;
+  private static final long SERVER_NODE = 8L;
+
   /** The answering node: admits each connection for a new responder channel. */
   private record Responder(RdmaNode node, java.util.function.BiFunction<Long, ByteBuffer,
       CompletableFuture<ByteBuffer>> handler) {
 
+    /** A raw requester queue pair in the client's own domain (it sends from local memory). */
     RdmaQueuePair connect(RdmaNode client, long deadline) throws IOException, ExecutionException, TimeoutException {
-      return connect(client, deadline, 8, 8);
+      return connect(client, client.localDomain(), deadline, 8, 8);
     }
 
-    RdmaQueuePair connect(RdmaNode client, long deadline, int sends, int receives)
+    /** A requester queue pair in {@code domain} of the client; each side's queue pair in its peer's domain. */
+    RdmaQueuePair connect(RdmaNode client, ProtectionDomain domain, long deadline, int sends, int receives)
         throws IOException, ExecutionException, TimeoutException {
-      PreparedConnection prepared = await(client.prepare(node.address(), new RdmaQueuePair.Sizes(4, sends, receives)),
-          deadline);
-      node.admit(prepared.source(), new RdmaQueuePair.Sizes(4, ResponderChannel.sendSlots(CREDIT),
-          ResponderChannel.receiveSlots(CREDIT)), qp -> ResponderChannel.open(node, qp, CREDIT, MAX_MESSAGE, 7L, handler));
+      PreparedConnection prepared = await(client.prepare(node.address(), new RdmaQueuePair.Sizes(4, sends, receives),
+          domain), deadline);
+      ProtectionDomain clientDomain = node.peerDomain(CLIENT_NODE);
+      try {
+        node.admit(prepared.source(), new RdmaQueuePair.Sizes(4, ResponderChannel.sendSlots(CREDIT),
+            ResponderChannel.receiveSlots(CREDIT)), clientDomain,
+            qp -> ResponderChannel.open(node, qp, CREDIT, MAX_MESSAGE, CLIENT_NODE, handler));
+      } finally {
+        clientDomain.release();
+      }
       return await(prepared.connect(), deadline);
     }
   }

@@ -4,6 +4,7 @@ import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.verbs.rc.PreparedConnection;
+import io.sluice.transport.verbs.rc.ProtectionDomain;
 import io.sluice.transport.verbs.rc.RdmaNode;
 import io.sluice.transport.verbs.rc.RdmaQueuePair;
 import io.sluice.transport.verbs.rc.RdmaRead;
@@ -38,12 +39,13 @@ final class ReadPathCheck {
     RdmaNode.Settings settings = new RdmaNode.Settings(1024, 2, TimeUnit.SECONDS.toNanos(20), TimeUnit.SECONDS.toNanos(20));
     int wrong = 0;
     RdmaNode server = RdmaNode.open(serverAddress, settings);
+    ProtectionDomain clientDomain = server.peerDomain(CLIENT_NODE);
     try (RdmaNode client = RdmaNode.open(new InetSocketAddress(serverAddress.getAddress(), 0), settings)) {
       ByteBuffer data = ByteBuffer.allocateDirect(SLICE * SLICES);
       Pattern.fill(data);
       ByteBuffer target = ByteBuffer.allocateDirect(SLICE * SLICES);
-      try (RdmaRegion remote = server.register(data); RdmaRegion local = client.register(target)) {
-        RdmaQueuePair qp = connect(client, server, true, deadline);
+      try (RdmaRegion remote = clientDomain.registerReadable(data); RdmaRegion local = client.registerLocal(target)) {
+        RdmaQueuePair qp = connect(client, server, clientDomain, true, deadline);
         List<RdmaRead> reads = new ArrayList<>();
         for (int i = 0; i < SLICES; i++) {
           reads.add(new RdmaRead(remote.address() + (long) i * SLICE, remote.rkey(),
@@ -62,7 +64,7 @@ final class ReadPathCheck {
 
         ByteBuffer readOnly = ByteBuffer.allocateDirect(SLICE);
         Pattern.fill(readOnly);
-        try (RdmaRegion shared = server.register(readOnly.asReadOnlyBuffer())) {
+        try (RdmaRegion shared = clientDomain.registerReadable(readOnly.asReadOnlyBuffer())) {
           Pattern.clear(target);
           await(qp.readBatch(List.of(new RdmaRead(shared.address(), shared.rkey(), local.address(),
               local.lkey(), SLICE))).get(0), deadline);
@@ -71,7 +73,7 @@ final class ReadPathCheck {
         }
 
         ByteBuffer doomed = ByteBuffer.allocateDirect(SLICE);
-        RdmaRegion closed = server.register(doomed);
+        RdmaRegion closed = clientDomain.registerReadable(doomed);
         RdmaRead stale = new RdmaRead(closed.address(), closed.rkey(), local.address(), local.lkey(), 64);
         closed.close();
         wrong += expectFailure("closed region", qp.readBatch(List.of(stale)).get(0),
@@ -79,7 +81,9 @@ final class ReadPathCheck {
         wrong += expectFailure("READ after a failed one", qp.readBatch(List.of(reads.get(0))).get(0),
             PeerClosedException.class, deadline, out);
 
-        RdmaQueuePair second = connect(client, server, true, deadline);
+        RdmaQueuePair second = connect(client, server, clientDomain, true, deadline);
+        clientDomain.release(); // the queue pairs hold their own references
+        clientDomain = null;
         server.close();
         while (second.isOpen() && System.nanoTime() < deadline) {
           Endpoints.sleepQuietly(50);
@@ -91,23 +95,29 @@ final class ReadPathCheck {
             PeerClosedException.class, deadline, out);
       }
     } finally {
+      if (clientDomain != null) {
+        clientDomain.release();
+      }
       server.close();
     }
     return wrong;
   }
 
-  private static RdmaQueuePair connect(RdmaNode client, RdmaNode server, boolean admit, long deadline)
-      throws IOException {
+  /** The node id the server knows the client by (for its protection domain). */
+  private static final long CLIENT_NODE = 1L;
+
+  private static RdmaQueuePair connect(RdmaNode client, RdmaNode server, ProtectionDomain domain, boolean admit,
+      long deadline) throws IOException {
     PreparedConnection prepared = await(client.prepare(server.address(), new RdmaQueuePair.Sizes(16, 0, 0)), deadline);
     if (admit) {
-      server.admit(prepared.source(), new RdmaQueuePair.Sizes(1, 0, 0), qp -> { });
+      server.admit(prepared.source(), new RdmaQueuePair.Sizes(1, 0, 0), domain, qp -> { });
     }
     return await(prepared.connect(), deadline);
   }
 
   private static int expectRefused(RdmaNode client, RdmaNode server, long deadline, PrintStream out) {
     try {
-      connect(client, server, false, deadline);
+      connect(client, server, null, false, deadline);
       out.println("DISNI-CHECK readpath: a connect that was not admitted SUCCEEDED");
       return 1;
     } catch (IOException e) {

@@ -14,6 +14,7 @@ import io.sluice.transport.UnknownKeyException;
 import io.sluice.transport.tcp.TcpTransportProvider;
 import io.sluice.transport.verbs.channel.RequestChannel;
 import io.sluice.transport.verbs.rc.PreparedConnection;
+import io.sluice.transport.verbs.rc.ProtectionDomain;
 import io.sluice.transport.verbs.rc.RdmaNode;
 import io.sluice.transport.verbs.rc.RdmaQueuePair;
 import io.sluice.transport.verbs.rc.RdmaRead;
@@ -43,12 +44,12 @@ final class VerbsConnection implements Connection {
   private static final class Op {
     final ReadRequest request;
     final CompletableFuture<Void> future;
-    final VerbsTransport.Registration local;
+    final Registration local;
     CompletableFuture<SetupMessages.KeyInfo> info;
     SetupMessages.KeyInfo checked;
     int attempts;
 
-    Op(ReadRequest request, CompletableFuture<Void> future, VerbsTransport.Registration local) {
+    Op(ReadRequest request, CompletableFuture<Void> future, Registration local) {
       this.request = request;
       this.future = future;
       this.local = local;
@@ -112,9 +113,29 @@ final class VerbsConnection implements Connection {
     });
   }
 
-  /** Opens a queue pair to the peer's listener after the peer admitted its source for {@code purpose}. */
+  /**
+   * Opens a queue pair to the peer's listener after the peer admitted its source for {@code
+   * purpose}. A message channel's queue pair lives in the peer's protection domain, since the
+   * peer READs the requests staged there; a READ queue pair in the node's own domain, where
+   * the peer can read nothing.
+   */
   private CompletableFuture<RdmaQueuePair> connect(byte purpose, RdmaQueuePair.Sizes sizes) {
-    return node.prepare(peerRdma, sizes)
+    CompletableFuture<PreparedConnection> preparing;
+    if (purpose == SetupMessages.PURPOSE_MESSAGES) {
+      try {
+        ProtectionDomain domain = node.peerDomain(tcp.peerNode());
+        try {
+          preparing = node.prepare(peerRdma, sizes, domain);
+        } finally {
+          domain.release(); // the connection holds its own reference
+        }
+      } catch (java.io.IOException e) {
+        preparing = CompletableFuture.failedFuture(e);
+      }
+    } else {
+      preparing = node.prepare(peerRdma, sizes);
+    }
+    return preparing
         .thenCompose(prepared -> admitAndConnect(purpose, prepared))
         .exceptionallyCompose(error -> CompletableFuture.failedFuture(
             asTransportException(PeerKeys.unwrap(error), "RDMA connection to " + peer())));
@@ -133,6 +154,16 @@ final class VerbsConnection implements Connection {
         prepared.close();
       }
     });
+  }
+
+  /** The queue pair READs go out on, opened again if it died (for the isolation checks). */
+  CompletableFuture<RdmaQueuePair> readQueuePair() {
+    return queuePair.get(closed);
+  }
+
+  /** What this connection learned about the peer's keys. */
+  PeerKeys keys() {
+    return keys;
   }
 
   @Override
@@ -170,7 +201,7 @@ final class VerbsConnection implements Connection {
         f.completeExceptionally(closedException());
         continue;
       }
-      Optional<VerbsTransport.Registration> local = transport.destination(r.local());
+      Optional<Registration> local = transport.destination(r.local());
       if (local.isEmpty() || !local.get().region().tryRetain()) {
         f.completeExceptionally(new IllegalArgumentException(
             "destination is not a live, writable region of this transport"));

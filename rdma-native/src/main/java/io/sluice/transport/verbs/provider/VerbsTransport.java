@@ -19,6 +19,7 @@ import io.sluice.transport.tcp.ProviderSetup;
 import io.sluice.transport.tcp.TcpTransportProvider;
 import io.sluice.transport.verbs.channel.RequestChannel;
 import io.sluice.transport.verbs.channel.ResponderChannel;
+import io.sluice.transport.verbs.rc.ProtectionDomain;
 import io.sluice.transport.verbs.rc.RdmaNode;
 import io.sluice.transport.verbs.rc.RdmaQueuePair;
 import io.sluice.transport.verbs.rc.RdmaRegion;
@@ -49,24 +50,22 @@ import org.slf4j.LoggerFactory;
  * requests and answers as SEND/RECV (a {@link RequestChannel} here, a {@link ResponderChannel}
  * at the peer, which runs this transport's handler on the tcp transport's handler threads),
  * one its READs. A queue pair is accepted only from the source address an authenticated peer
- * admitted over its tcp connection, and only if that source is the peer's own address. Regions are direct or
- * mapped buffers registered with the node for remote READ; a descriptor carries the memory
- * region's address and a key made of the rkey (low 32 bits) and 32 random bits. The key table
- * lets this endpoint tell peers whether a key is live, revoked or unknown; closing a region
- * deregisters its memory region at once, so the device refuses later READs.
+ * admitted over its tcp connection, and only if that source is the peer's own address.
+ *
+ * <p>Regions are direct or mapped buffers; a descriptor carries the address and a random key.
+ * The key table tells an authenticated peer whether a key is live, revoked or unknown, and
+ * answers a live key that the peer may read with the rkey of a memory region registered for
+ * that peer alone, in the peer's protection domain, where the queue pairs serving the peer
+ * live ({@link Registration}). So the device enforces the grants: another peer's rkey, guessed
+ * or stolen, names nothing in a peer's domain. Closing a region deregisters all its memory
+ * regions at once, withdrawing a grant deregisters that peer's; the device refuses later
+ * READs. A peer whose READs the device keeps refusing loses its admission ({@link PeerFaults}).
  *
  * <p>Thread safe. Regions and connections belong to the caller; closing the transport closes
  * what is left (connections, regions, queue pairs, the completion queue, the protection domain).
  */
 final class VerbsTransport implements Transport, ProviderSetup {
   private static final Logger LOG = LoggerFactory.getLogger(VerbsTransport.class);
-
-  /** A registered region of this transport with its memory region; {@code mr} is empty for length 0. */
-  record Registration(Region region, Optional<RdmaRegion> mrIfAny, boolean writable) {
-    RdmaRegion mr() {
-      return mrIfAny.orElseThrow();
-    }
-  }
 
   /** READs a message queue pair may have posted to fetch staged messages; more wait. */
   private static final int STAGED_READS = 8;
@@ -81,6 +80,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
   private final AtomicInteger liveRegions = new AtomicInteger();
   private final Set<VerbsConnection> connections = ConcurrentHashMap.newKeySet();
   private final SecureRandom random = new SecureRandom();
+  private final PeerFaults faults = new PeerFaults(System::nanoTime);
   private final ScheduledExecutorService timer;
   private final Transport tcp;
   private volatile boolean closing;
@@ -212,14 +212,15 @@ final class VerbsTransport implements Transport, ProviderSetup {
    * is told the registration (see {@link #allocateFor}), unless it is {@link #ANY_PEER}.
    */
   private Region register(ByteBuffer memory, ByteBuffer owner, long reader) throws IOException {
-    Optional<RdmaRegion> mr = memory.capacity() == 0 ? Optional.empty() : Optional.of(node.register(memory));
-    long key = newKey(mr.map(RdmaRegion::rkey).orElse(0));
+    Optional<RdmaRegion> mr = memory.capacity() == 0 ? Optional.empty() : Optional.of(node.registerLocal(memory));
+    long key = newKey();
     long address = mr.map(RdmaRegion::address).orElse(0L);
     RemoteDescriptor d = new RemoteDescriptor(tcp.nodeId(), address, memory.capacity(), key);
+    Registration[] registration = new Registration[1];
     Runnable revoke = () -> {
       regions.revoke(key);
       registrations.remove(key);
-      mr.ifPresent(RdmaRegion::close);
+      registration[0].revoke();
     };
     Runnable free = () -> {
       revoke.run(); // a region released to zero without close() is revoked first
@@ -227,18 +228,19 @@ final class VerbsTransport implements Transport, ProviderSetup {
       liveRegions.decrementAndGet();
     };
     Region region = new Region(d, reader, memory, null, revoke, free);
+    registration[0] = new Registration(region, memory, mr);
+    region.onGrantWithdrawn(registration[0]::withdraw);
     liveRegions.incrementAndGet();
-    registrations.put(key, new Registration(region, mr, !memory.isReadOnly()));
+    registrations.put(key, registration[0]);
     regions.add(region);
     return region;
   }
 
-  /** A key no live region uses: the rkey in the low 32 bits, 32 random bits above. */
-  private long newKey(int rkey) {
+  /** A random key no live region uses (never 0). */
+  private long newKey() {
     while (true) {
-      long high = random.nextInt();
-      long key = (high << 32) | (rkey & 0xffff_ffffL);
-      if (high != 0 && !registrations.containsKey(key)) {
+      long key = random.nextLong();
+      if (key != 0 && !registrations.containsKey(key)) {
         return key;
       }
     }
@@ -265,12 +267,11 @@ final class VerbsTransport implements Transport, ProviderSetup {
       byte purpose = SetupMessages.purpose(request);
       InetSocketAddress source = SetupMessages.address(request);
       AdmissionRule.check(source, peerAddress);
-      if (purpose == SetupMessages.PURPOSE_MESSAGES) {
-        node.admit(source, responderSizes(), qp -> ResponderChannel.open(node, qp, credit, maxMessageBytes, peerNode,
-            (peer, message) -> TcpTransportProvider.runHandler(tcp, peer, message)));
-      } else {
-        node.admit(source, new RdmaQueuePair.Sizes(1, 0, 0), qp -> { });
+      if (faults.isBarred(peerNode)) {
+        throw new TransportException("this node no longer admits RDMA queue pairs of peer node " + peerNode
+            + ": the device refused too many of its READs");
       }
+      admit(peerNode, purpose, source);
       return ByteBuffer.allocate(0);
     }
     long key = SetupMessages.key(request);
@@ -280,11 +281,52 @@ final class VerbsTransport implements Transport, ProviderSetup {
       if (r == null || r.region() != region) {
         throw new RegionRevokedException("region was revoked by its owner");
       }
+      Optional<RdmaRegion> mr = r.forPeer(peerNode, node);
       return SetupMessages.keyReply(new SetupMessages.KeyInfo(
-          r.mrIfAny().map(RdmaRegion::address).orElse(0L), region.length(), r.mrIfAny().map(RdmaRegion::rkey).orElse(0)));
+          mr.map(RdmaRegion::address).orElse(0L), region.length(), mr.map(RdmaRegion::rkey).orElse(0)));
     } finally {
       region.release();
     }
+  }
+
+  /**
+   * Admits one queue pair of {@code peerNode} from {@code source}, in the peer's protection
+   * domain: a message channel's, or one that serves the peer's READs (whose faults count).
+   */
+  private void admit(long peerNode, byte purpose, InetSocketAddress source) throws TransportException {
+    try {
+      ProtectionDomain domain = node.peerDomain(peerNode);
+      try {
+        if (purpose == SetupMessages.PURPOSE_MESSAGES) {
+          node.admit(source, responderSizes(), domain, qp -> ResponderChannel.open(node, qp, credit, maxMessageBytes,
+              peerNode, (peer, message) -> TcpTransportProvider.runHandler(tcp, peer, message)));
+        } else {
+          node.admit(source, new RdmaQueuePair.Sizes(1, 0, 0), domain, qp -> qp.onFailure(cause -> {
+            if (qp.faultedByPeer()) {
+              faults.record(peerNode);
+            }
+          }));
+        }
+      } finally {
+        domain.release(); // the admission holds its own reference
+      }
+    } catch (IOException e) {
+      throw new TransportException("cannot admit an RDMA queue pair: " + e.getMessage(), e);
+    }
+  }
+
+  /** How many peers' memory regions the region with {@code key} has (for tests of the isolation). */
+  int peerRegistrations(long key) {
+    Registration r = registrations.get(key);
+    return r == null ? 0 : r.peerRegistrations();
+  }
+
+  RdmaNode node() {
+    return node;
+  }
+
+  boolean barred(long peerNode) {
+    return faults.isBarred(peerNode);
   }
 
   RdmaQueuePair.Sizes readSizes() {

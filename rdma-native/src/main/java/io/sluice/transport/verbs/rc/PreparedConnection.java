@@ -31,6 +31,8 @@ public final class PreparedConnection implements AutoCloseable {
   private final RdmaCmId id;
   private final InetSocketAddress peer;
   private final RdmaQueuePair.Sizes sizes;
+  /** One reference, handed to the queue pair on success and given back otherwise. */
+  private final ProtectionDomain domain;
   private final long deadline;
   private final CompletableFuture<PreparedConnection> prepared = new CompletableFuture<>();
   private final CompletableFuture<RdmaQueuePair> connected = new CompletableFuture<>();
@@ -39,11 +41,13 @@ public final class PreparedConnection implements AutoCloseable {
   private IbvQP qp;
   private CompletionQueues.Reservation reservation;
 
-  PreparedConnection(RdmaNode node, RdmaCmId id, InetSocketAddress peer, RdmaQueuePair.Sizes sizes, long deadline) {
+  PreparedConnection(RdmaNode node, RdmaCmId id, InetSocketAddress peer, RdmaQueuePair.Sizes sizes,
+      ProtectionDomain domain, long deadline) {
     this.node = node;
     this.id = id;
     this.peer = peer;
     this.sizes = sizes;
+    this.domain = domain;
     this.deadline = deadline;
   }
 
@@ -96,10 +100,10 @@ public final class PreparedConnection implements AutoCloseable {
         id.connect(param);
       } else if (state == State.CONNECTING && type == Events.ESTABLISHED) {
         state = State.DONE;
-        RdmaQueuePair queuePair = node.established(id, qp, peer.toString(), sizes, reservation);
+        RdmaQueuePair queuePair = node.established(id, qp, peer.toString(), sizes, reservation, domain);
         connected.complete(queuePair);
       } else if (state != State.DONE) {
-        failLocked(new TransportException("connecting to " + peer + " failed: " + Events.name(type)));
+        failLocked(new TransportException("connecting to " + peer + " failed: " + ConnectionEvents.name(type)));
       }
     } catch (IOException e) {
       failLocked(new TransportException("connecting to " + peer + " failed", e));
@@ -111,7 +115,7 @@ public final class PreparedConnection implements AutoCloseable {
       throw new IOException(peer + " is reachable only through another RDMA device than the node's");
     }
     reservation = node.reserveCompletions(sizes);
-    qp = id.createQP(node.pd(), RdmaNode.queuePairAttributes(sizes, reservation));
+    qp = id.createQP(domain.pd(), RdmaNode.queuePairAttributes(sizes, reservation));
   }
 
   /** Called by the node's timer at the connect deadline. */
@@ -133,7 +137,7 @@ public final class PreparedConnection implements AutoCloseable {
     state = State.DONE;
     prepared.completeExceptionally(cause);
     connected.completeExceptionally(cause);
-    node.abandon(id, qp != null);
+    node.abandon(id, qp != null, domain);
     if (reservation != null) {
       node.returnCompletions(reservation);
       reservation = null;
@@ -149,10 +153,5 @@ public final class PreparedConnection implements AutoCloseable {
     static final int DISCONNECTED = RdmaCmEvent.EventType.RDMA_CM_EVENT_DISCONNECTED.ordinal();
 
     private Events() {}
-
-    static String name(int event) {
-      RdmaCmEvent.EventType[] all = RdmaCmEvent.EventType.values();
-      return event >= 0 && event < all.length ? all[event].name() : "event " + event;
-    }
   }
 }

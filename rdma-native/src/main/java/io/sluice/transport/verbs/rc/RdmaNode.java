@@ -1,11 +1,8 @@
 package io.sluice.transport.verbs.rc;
 
 import com.ibm.disni.verbs.IbvContext;
-import com.ibm.disni.verbs.IbvMr;
-import com.ibm.disni.verbs.IbvPd;
 import com.ibm.disni.verbs.IbvQP;
 import com.ibm.disni.verbs.IbvQPInitAttr;
-import com.ibm.disni.verbs.RdmaCm;
 import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.RdmaConnParam;
@@ -37,6 +34,14 @@ import org.slf4j.LoggerFactory;
  * authenticated control channel, so only authenticated peers ever hold a queue pair that
  * can READ this node's memory.
  *
+ * <p>Isolation: memory a peer may READ lives in that peer's {@link ProtectionDomain}
+ * ({@link #peerDomain}), and so do the queue pairs that serve it; the node's own domain
+ * ({@link #localDomain}) holds only memory no peer may READ. The device therefore refuses a
+ * peer's READ of memory shown to another peer, whatever key it presents.
+ *
+ * <p>rdma_cm ids are created, read from and destroyed through {@link CmIds}, one lock with
+ * event retrieval. Every event other than ESTABLISHED on a connected id ends its queue pair.
+ *
  * <p>Threads: one CM event thread, one thread per completion queue (queues are added as
  * queue pairs need entries, see {@link CompletionQueues}), one timer. Thread safe.
  */
@@ -57,19 +62,19 @@ public final class RdmaNode implements AutoCloseable {
     void accept(RdmaQueuePair queuePair) throws Exception;
   }
 
-  private record Admission(RdmaQueuePair.Sizes sizes, Acceptor acceptor) {}
+  private record Admission(RdmaQueuePair.Sizes sizes, ProtectionDomain domain, Acceptor acceptor) {}
 
   private static final Logger LOG = LoggerFactory.getLogger(RdmaNode.class);
-  private static final int LOCAL_WRITE = 1; // IBV_ACCESS_LOCAL_WRITE
-  private static final int REMOTE_READ = 4; // IBV_ACCESS_REMOTE_READ
-  private static final int CM_WAIT_SLICE_MS = 100;
+  /** Event retrieval holds the id lock this long at most, so id creation waits no longer. */
+  private static final int CM_WAIT_SLICE_MS = 20;
 
   private final Settings settings;
   private final RdmaEventChannel channel;
+  private final CmIds ids;
   private final RdmaCmId listenId;
   private final IbvContext context;
   private final int contextFd;
-  private final IbvPd pd;
+  private final ProtectionDomain localDomain;
   private final CompletionQueues completionQueues;
   private final ScheduledExecutorService timer;
   private final Thread cmThread;
@@ -80,21 +85,25 @@ public final class RdmaNode implements AutoCloseable {
   private final Map<InetSocketAddress, Admission> admitted = new ConcurrentHashMap<>();
   private final Set<RdmaQueuePair> queuePairs = ConcurrentHashMap.newKeySet();
   private volatile boolean open = true;
-  /** Guards registration against the protection domain being freed; guards pdFreed. */
-  private final Object pdLock = new Object();
-  private boolean pdFreed;
+  private final ProtectionDomains domains;
+  /** Guards the hand-off of the event channel between close() and the CM thread. */
+  private final Object channelLock = new Object();
+  private boolean cmThreadDone;
+  private boolean channelWanted = true;
 
   private RdmaNode(Settings settings, InetSocketAddress bind) throws IOException {
     this.settings = settings;
     this.channel = RdmaEventChannel.createEventChannel();
-    this.listenId = channel.createId(RdmaCm.RDMA_PS_TCP);
+    this.ids = new CmIds(channel);
+    this.listenId = ids.create();
     listenId.bindAddr(bind);
     this.context = listenId.getVerbs();
     if (context == null) {
       throw new IOException(bind + " is not the address of an RDMA device (bind to the device's IP, not a wildcard)");
     }
     this.contextFd = context.getCmd_fd();
-    this.pd = context.allocPd();
+    this.domains = new ProtectionDomains(context);
+    this.localDomain = domains.local();
     this.completionQueues = new CompletionQueues(context, settings.cqEntries(), settings.maxCompletionQueues(), this::completed);
     ScheduledThreadPoolExecutor timerPool = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "sluice-verbs-timer");
@@ -124,44 +133,57 @@ public final class RdmaNode implements AutoCloseable {
   }
 
   /**
-   * Registers direct memory for remote READs, and as a local READ destination unless the
-   * buffer is read-only (read-only mappings, such as committed files, cannot be registered
-   * for local writes).
+   * Registers direct memory in the node's own domain, for local use only: a READ destination
+   * when writable. No peer can READ it.
    */
-  public RdmaRegion register(ByteBuffer buffer) throws IOException {
-    if (!buffer.isDirect()) {
-      throw new IllegalArgumentException("only direct buffers can be registered");
-    }
-    return registerWith(buffer, buffer.isReadOnly() ? REMOTE_READ : REMOTE_READ | LOCAL_WRITE);
-  }
-
-  /** Registers writable direct memory for local use only (receives, READ landing): peers cannot READ it. */
   public RdmaRegion registerLocal(ByteBuffer buffer) throws IOException {
-    if (!buffer.isDirect() || buffer.isReadOnly()) {
-      throw new IllegalArgumentException("only writable direct buffers can be registered for local use");
-    }
-    return registerWith(buffer, LOCAL_WRITE);
+    return localDomain.registerLocal(buffer);
   }
 
-  /** Registers under the lock that keeps the protection domain alive (late callers get an IOException). */
-  private RdmaRegion registerWith(ByteBuffer buffer, int access) throws IOException {
-    synchronized (pdLock) {
-      if (pdFreed) {
-        throw new IOException("the RDMA node is closed");
-      }
-      IbvMr mr = pd.regMr(buffer, access).execute().free().getMr();
-      return new RdmaRegion(mr, buffer);
+  /** The node's own protection domain: local memory only, and the queue pairs that READ from peers. */
+  public ProtectionDomain localDomain() {
+    return localDomain;
+  }
+
+  /**
+   * The protection domain of {@code peer} (an authenticated peer's node id), created on first
+   * use; the caller owns one reference and {@link ProtectionDomain#release releases} it.
+   */
+  public ProtectionDomain peerDomain(long peer) throws IOException {
+    if (!open) {
+      throw new IOException("the RDMA node is closed");
     }
+    return domains.peer(peer);
+  }
+
+  /** Protection domains of peers that are alive now. */
+  public int peerDomainCount() {
+    return domains.peerCount();
+  }
+
+  void retain(ProtectionDomain d) throws IOException {
+    domains.retain(d);
   }
 
   /**
    * Lets exactly one connect request from {@code source} (address and port) be accepted
-   * within the connect timeout, with a queue pair of {@code sizes} handed to {@code acceptor}.
+   * within the connect timeout, with a queue pair of {@code sizes} in {@code domain} (which
+   * must be the domain of the peer that asked) handed to {@code acceptor}. The caller keeps
+   * its own reference to the domain.
    */
-  public void admit(InetSocketAddress source, RdmaQueuePair.Sizes sizes, Acceptor acceptor) {
-    Admission admission = new Admission(sizes, acceptor);
-    admitted.put(source, admission);
-    timer.schedule(() -> admitted.remove(source, admission), settings.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
+  public void admit(InetSocketAddress source, RdmaQueuePair.Sizes sizes, ProtectionDomain domain, Acceptor acceptor)
+      throws IOException {
+    retain(domain); // held by the admission, handed to the queue pair or released when it lapses
+    Admission admission = new Admission(sizes, domain, acceptor);
+    Admission replaced = admitted.put(source, admission);
+    if (replaced != null) {
+      replaced.domain().release();
+    }
+    timer.schedule(() -> {
+      if (admitted.remove(source, admission)) {
+        domain.release();
+      }
+    }, settings.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
   }
 
   /**
@@ -170,15 +192,31 @@ public final class RdmaNode implements AutoCloseable {
    * timeout passes.
    */
   public CompletableFuture<PreparedConnection> prepare(InetSocketAddress peer, RdmaQueuePair.Sizes sizes) {
+    return prepare(peer, sizes, localDomain);
+  }
+
+  /**
+   * As {@link #prepare(InetSocketAddress, RdmaQueuePair.Sizes)}, with the queue pair in
+   * {@code domain}: the peer's domain when the queue pair's peer may READ memory through it
+   * (the caller keeps its own reference).
+   */
+  public CompletableFuture<PreparedConnection> prepare(InetSocketAddress peer, RdmaQueuePair.Sizes sizes,
+      ProtectionDomain domain) {
     long deadline = System.nanoTime() + settings.connectTimeoutNanos();
     try {
-      RdmaCmId id = channel.createId(RdmaCm.RDMA_PS_TCP);
-      PreparedConnection connection = new PreparedConnection(this, id, peer, sizes, deadline);
+      retain(domain); // held by the connection, then by its queue pair
+    } catch (IOException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    try {
+      RdmaCmId id = ids.create();
+      PreparedConnection connection = new PreparedConnection(this, id, peer, sizes, domain, deadline);
       routes.put(id, connection::onEvent);
       timer.schedule(connection::deadlinePassed, settings.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
       id.resolveAddr(null, peer, timeoutMillis(deadline));
       return connection.prepared();
     } catch (IOException e) {
+      domain.release();
       return CompletableFuture.failedFuture(e);
     }
   }
@@ -189,9 +227,22 @@ public final class RdmaNode implements AutoCloseable {
   }
 
   private void cmLoop() {
+    try {
+      pollEvents();
+    } finally {
+      synchronized (channelLock) {
+        cmThreadDone = true;
+        if (!channelWanted) {
+          freeChannel(); // close() gave up waiting for this thread and left the channel to it
+        }
+      }
+    }
+  }
+
+  private void pollEvents() {
     while (open) {
       try {
-        RdmaCmEvent event = channel.getCmEvent(CM_WAIT_SLICE_MS);
+        RdmaCmEvent event = ids.next(CM_WAIT_SLICE_MS);
         if (event == null) {
           continue;
         }
@@ -204,7 +255,13 @@ public final class RdmaNode implements AutoCloseable {
             route.accept(event);
           }
         }
-      } catch (IOException | RuntimeException e) {
+      } catch (IOException e) {
+        if (open) {
+          // The channel failed and will deliver nothing more: connects time out from now on.
+          LOG.error("the rdma_cm event channel failed; this node accepts and opens no more queue pairs", e);
+        }
+        return;
+      } catch (RuntimeException e) {
         if (open) {
           LOG.warn("rdma_cm event handling failed", e);
         }
@@ -217,29 +274,35 @@ public final class RdmaNode implements AutoCloseable {
     Admission admission = source == null ? null : admitted.remove(source);
     if (admission == null) {
       LOG.warn("refused an RDMA connect request from {}: not admitted", source);
-      id.destroyId();
+      destroyQuietly(id);
       return;
     }
+    ProtectionDomain domain = admission.domain(); // this reference passes to the queue pair
     CompletionQueues.Reservation reservation;
     IbvQP qp;
     try {
       reservation = completionQueues.reserve(admission.sizes().completions());
     } catch (IOException e) {
       LOG.warn("refused an RDMA connect request from {}: {}", source, e.getMessage());
-      id.destroyId();
+      domain.release();
+      destroyQuietly(id);
       return;
     }
     try {
-      qp = id.createQP(pd, queuePairAttributes(admission.sizes(), reservation));
+      qp = id.createQP(domain.pd(), queuePairAttributes(admission.sizes(), reservation));
     } catch (IOException | RuntimeException e) {
       completionQueues.release(reservation);
+      domain.release();
       LOG.warn("refused an RDMA connect request from {}: creating its queue pair failed", source, e);
-      id.destroyId();
+      destroyQuietly(id);
       return;
     }
-    RdmaQueuePair queuePair = established(id, qp, String.valueOf(source), admission.sizes(), reservation);
+    RdmaQueuePair queuePair = established(id, qp, String.valueOf(source), admission.sizes(), reservation, domain);
     try {
       admission.acceptor().accept(queuePair);
+      if (!queuePair.isOpen()) {
+        return; // closed meanwhile (the node is closing): its id is destroyed, nothing to accept
+      }
       RdmaConnParam param = new RdmaConnParam();
       param.setRetry_count((byte) PreparedConnection.RETRY_COUNT);
       param.setRnr_retry_count((byte) PreparedConnection.RNR_RETRY_COUNT);
@@ -247,6 +310,14 @@ public final class RdmaNode implements AutoCloseable {
     } catch (Exception e) {
       LOG.warn("refused an RDMA connect request from {}", source, e);
       queuePair.close();
+    }
+  }
+
+  private void destroyQuietly(RdmaCmId id) {
+    try {
+      ids.destroy(id);
+    } catch (IOException e) {
+      LOG.warn("destroying a refused rdma_cm id failed", e);
     }
   }
 
@@ -273,37 +344,60 @@ public final class RdmaNode implements AutoCloseable {
     return attr;
   }
 
+  /** Takes over the caller's reference to {@code domain}. */
   RdmaQueuePair established(RdmaCmId id, IbvQP qp, String peer, RdmaQueuePair.Sizes sizes,
-      CompletionQueues.Reservation reservation) {
-    RdmaQueuePair queuePair = new RdmaQueuePair(this, id, qp, peer, sizes, reservation);
+      CompletionQueues.Reservation reservation, ProtectionDomain domain) {
+    RdmaQueuePair queuePair = new RdmaQueuePair(this, id, qp, peer, sizes, reservation, domain);
     queuePairs.add(queuePair);
     routes.put(id, event -> {
-      if (event.getEvent() == PreparedConnection.Events.DISCONNECTED) {
-        queuePair.peerDisconnected();
+      int type = event.getEvent();
+      if (ConnectionEvents.endsConnection(type)) {
+        queuePair.connectionEnded(ConnectionEvents.name(type));
       }
     });
     return queuePair;
   }
 
-  /** Destroys the id (and its QP) of a connection that did not complete; off the caller's lock. */
-  void abandon(RdmaCmId id, boolean hasQueuePair) {
+  /**
+   * Destroys the id (and its QP) of a connection that did not complete, off the caller's lock,
+   * then gives back the connection's domain reference.
+   */
+  void abandon(RdmaCmId id, boolean hasQueuePair, ProtectionDomain domain) {
     routes.remove(id);
     timer.execute(() -> {
       try {
         if (hasQueuePair) {
-          id.destroyQP();
+          int rc = id.destroyQP();
+          if (rc < 0) {
+            throw new IOException("destroying the queue pair failed with errno " + -rc);
+          }
         }
-        id.destroyId();
+        domain.release();
+        ids.destroy(id);
       } catch (IOException e) {
-        LOG.debug("destroying an abandoned connection failed", e);
+        LOG.warn("destroying an abandoned connection failed", e);
       }
     });
+  }
+
+  /** Destroys an id whose queue pair is gone (or never was). */
+  void destroyId(RdmaCmId id) throws IOException {
+    ids.destroy(id);
+  }
+
+  /** rdma_cm ids this node's event channel tracks (the listener's among them). */
+  public int cmIdCount() {
+    return ids.size();
   }
 
   void release(RdmaQueuePair queuePair) {
     queuePairs.remove(queuePair);
     routes.remove(queuePair.cmId());
-    timer.execute(queuePair::destroy);
+    try {
+      timer.execute(queuePair::destroy);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      queuePair.destroy(); // the node is closing: destroy here rather than never
+    }
   }
 
   long nextWrId() {
@@ -341,9 +435,6 @@ public final class RdmaNode implements AutoCloseable {
     return contextFd;
   }
 
-  IbvPd pd() {
-    return pd;
-  }
 
   /** Completion queues opened so far (each has its own thread). */
   public int completionQueueCount() {
@@ -351,8 +442,11 @@ public final class RdmaNode implements AutoCloseable {
   }
 
   /**
-   * Closes every queue pair (outstanding work fails with PeerClosedException), stops the threads and frees the device resources. Regions must be
-   * closed first; the protection domain cannot be freed while any is registered.
+   * Closes every queue pair (outstanding work fails with PeerClosedException), stops the
+   * threads and frees the device resources. Regions should be closed first: a domain is
+   * freed only when its last region is. If the rdma_cm thread does not stop within 5 s (a
+   * callback blocks it), the event channel is not freed under it: the thread frees it when
+   * it stops.
    */
   @Override
   public void close() {
@@ -369,26 +463,50 @@ public final class RdmaNode implements AutoCloseable {
     timer.shutdown();
     try {
       timer.awaitTermination(5, TimeUnit.SECONDS);
-      listenId.destroyId();
-    } catch (IOException e) {
-      LOG.warn("destroying the listener failed", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    // Queue pairs are destroyed on the timer, which has finished: the queues are free now.
-    completionQueues.close();
-    synchronized (pdLock) {
-      pdFreed = true;
-      try {
-        pd.deallocPd();
-      } catch (Exception e) { // DiSNI declares `throws Exception`
-        LOG.warn("freeing the protection domain failed (regions still registered?)", e);
+    for (Map.Entry<InetSocketAddress, Admission> a : admitted.entrySet()) {
+      if (admitted.remove(a.getKey(), a.getValue())) { // a late connect request may take it meanwhile
+        a.getValue().domain().release();
       }
     }
+    // Queue pairs are destroyed on the timer, which has finished: the queues are free now.
+    completionQueues.close();
+    if (domains.peerCount() > 0) {
+      LOG.warn("RDMA node closed with protection domains of {} peers still referenced", domains.peerCount());
+    }
+    localDomain.release(); // the node's own reference; regions still registered keep it
+    synchronized (channelLock) {
+      channelWanted = false;
+      if (cmThreadDone) {
+        freeChannel();
+      } else {
+        // It may be inside rdma_get_cm_event or a callback: it frees the channel when it stops.
+        LOG.warn("the rdma_cm thread did not stop within 5 s; it frees the event channel when it does");
+      }
+    }
+  }
+
+  /** Destroys the listener's id and the event channel; once, by whichever of close() and the CM thread is last. */
+  private void freeChannel() {
     try {
-      channel.destroyEventChannel();
+      ids.destroy(listenId);
+    } catch (IOException e) {
+      LOG.warn("destroying the listener failed", e);
+    }
+    try {
+      int rc = channel.destroyEventChannel();
+      if (rc < 0) {
+        LOG.warn("destroying the event channel failed with errno {}", -rc);
+      }
     } catch (IOException e) {
       LOG.warn("destroying the event channel failed", e);
     }
+  }
+
+  /** Whether the event channel is still allocated (it outlives a CM thread that did not stop). */
+  boolean eventChannelOpen() {
+    return channel.isOpen();
   }
 }

@@ -36,11 +36,15 @@ import org.slf4j.LoggerFactory;
  * the SENDs the caller asks for are signaled; a signaled completion completes everything
  * posted before it. A failed work request reports itself whether signaled or not.
  *
- * <p>A queue pair that sees one failed completion, a timeout or the peer's disconnect is
- * finished: the device moves it to the error state, so it disconnects, fails everything
- * outstanding and every later request, tells its failure listeners, and the caller opens a
- * new one. It disconnects before failing the futures, so a READ or receive that failed never
- * writes its buffer afterwards.
+ * <p>A queue pair that sees one failed completion, a timeout or any rdma_cm event but
+ * ESTABLISHED is finished: it disconnects (the device moves it to the error state), tells its
+ * failure listeners at once, and the caller opens a new one. The futures of work that was
+ * outstanding fail only once the queue pair is destroyed: after ibv_destroy_qp returns the
+ * device no longer touches its buffers, so a READ that failed never lands in a destination
+ * the caller has reused, even if the disconnect itself failed.
+ *
+ * <p>A queue pair lives in one {@link ProtectionDomain} and holds a reference to it until it
+ * is destroyed. {@link #faultedByPeer()} tells whether the peer broke it (see there).
  *
  * <p>Thread safe: work may be posted from any thread; completions arrive on a completion
  * thread of the node, and futures complete there (callbacks must not block).
@@ -106,6 +110,7 @@ public final class RdmaQueuePair implements AutoCloseable {
   private final String peer;
   private final Sizes sizes;
   private final CompletionQueues.Reservation reservation;
+  private final ProtectionDomain domain;
 
   /** Guarded by this. */
   private final ArrayDeque<PendingRead> waiting = new ArrayDeque<>();
@@ -116,7 +121,10 @@ public final class RdmaQueuePair implements AutoCloseable {
   private int readsPosted;
   private int sendsPosted;
   private TransportException failure;
+  private boolean faultedByPeer;
   private boolean released;
+  /** Work whose futures fail once the queue pair is destroyed; guarded by this. */
+  private final List<SendQueueEntry> awaitingDestroy = new ArrayList<>();
 
   /** A work request on the send queue (READ or SEND), completed in posting order. */
   abstract class SendQueueEntry implements WorkRequest {
@@ -139,6 +147,8 @@ public final class RdmaQueuePair implements AutoCloseable {
   final class PendingRead extends SendQueueEntry {
     final RdmaRead read;
     ScheduledFuture<?> timeout;
+    /** Set when this READ passed its deadline: it fails with this instead of the queue pair's cause. */
+    TransportTimeoutException timedOut;
 
     PendingRead(RdmaRead read) {
       this.read = read;
@@ -178,13 +188,34 @@ public final class RdmaQueuePair implements AutoCloseable {
   }
 
   RdmaQueuePair(RdmaNode node, RdmaCmId id, IbvQP qp, String peer, Sizes sizes,
-      CompletionQueues.Reservation reservation) {
+      CompletionQueues.Reservation reservation, ProtectionDomain domain) {
     this.node = node;
     this.id = id;
     this.qp = qp;
     this.peer = peer;
     this.sizes = sizes;
     this.reservation = reservation;
+    this.domain = domain;
+  }
+
+  /** The protection domain this queue pair lives in; memory its work requests name must be registered there. */
+  public ProtectionDomain domain() {
+    return domain;
+  }
+
+  /** The device's view of this queue pair now (state and limits). */
+  public QueuePairQuery.Snapshot query() throws IOException {
+    return QueuePairQuery.query(qp);
+  }
+
+  /**
+   * Whether the queue pair was already in the error state, without this side having failed
+   * it, when its connection ended: the device found a fault in what the peer sent (on a
+   * queue pair that only serves READs, a READ outside what the peer may read). A plain
+   * disconnect by the peer leaves it false.
+   */
+  public synchronized boolean faultedByPeer() {
+    return faultedByPeer;
   }
 
   /** The peer this queue pair is connected to, for messages. */
@@ -460,23 +491,38 @@ public final class RdmaQueuePair implements AutoCloseable {
     long millis = TimeUnit.NANOSECONDS.toMillis(node.readTimeoutNanos());
     boolean failed;
     synchronized (this) {
-      if (pending.future.isDone()) {
-        return;
+      if (pending.future.isDone() || failure != null) {
+        return; // done, or failed with the queue pair already
       }
+      // Fails with the others, once the queue pair is destroyed and cannot land it any more.
+      pending.timedOut = new TransportTimeoutException("READ from " + peer + " did not complete within " + millis + " ms");
       failed = markFailed(new TransportException("the queue pair to " + peer + " was given up: a READ on it did not"
           + " complete within " + millis + " ms"));
     }
-    // Disconnected first: the READ cannot land in its destination any more.
-    pending.future.completeExceptionally(new TransportTimeoutException(
-        "READ from " + peer + " did not complete within " + millis + " ms"));
     if (failed) {
       notifyFailure();
     }
   }
 
-  /** Called by the node when the peer disconnected. */
-  void peerDisconnected() {
-    failWith(new PeerClosedException("the peer " + peer + " disconnected"));
+
+  /** Called by the node on the CM thread for an event that ends the connection (anything but ESTABLISHED). */
+  void connectionEnded(String event) {
+    boolean failed;
+    synchronized (this) {
+      if (failure == null) {
+        try {
+          faultedByPeer = query().failed();
+        } catch (IOException e) {
+          LOG.debug("querying the queue pair to {} failed", peer, e);
+        }
+      }
+      failed = markFailed(event.equals("RDMA_CM_EVENT_DISCONNECTED")
+          ? new PeerClosedException("the peer " + peer + " disconnected")
+          : new PeerClosedException("the connection to " + peer + " ended: " + event));
+    }
+    if (failed) {
+      notifyFailure();
+    }
   }
 
   /** Fails the queue pair unless it already failed. */
@@ -501,9 +547,13 @@ public final class RdmaQueuePair implements AutoCloseable {
     }
     failure = cause;
     try {
-      id.disconnect();
+      int rc = id.disconnect();
+      if (rc < 0) {
+        // The queue pair may still be working: outstanding futures wait for its destruction anyway.
+        LOG.debug("rdma_disconnect from {} failed with errno {}", peer, -rc);
+      }
     } catch (IOException e) {
-      LOG.debug("disconnect from {} failed", peer, e);
+      LOG.debug("rdma_disconnect from {} failed", peer, e);
     }
     for (SendQueueEntry e : sendQueue) {
       if (e instanceof PendingRead r) {
@@ -535,9 +585,16 @@ public final class RdmaQueuePair implements AutoCloseable {
       failureListeners.clear();
     }
     posted.forEach(node::untrack);
-    for (SendQueueEntry e : outstanding) {
-      node.untrack(e);
-      e.future.completeExceptionally(cause);
+    outstanding.forEach(node::untrack);
+    boolean destroyed;
+    synchronized (this) {
+      destroyed = released;
+      if (!destroyed) {
+        awaitingDestroy.addAll(outstanding);
+      }
+    }
+    if (destroyed) {
+      failOutstanding(outstanding, cause);
     }
     for (Consumer<TransportException> listener : listeners) {
       try {
@@ -556,26 +613,57 @@ public final class RdmaQueuePair implements AutoCloseable {
     return id;
   }
 
+  /** DiSNI's queue pair, for posting work this class does not model (lab checks). */
+  IbvQP ibvQp() {
+    return qp;
+  }
+
+  /** Whether the queue pair and its id were destroyed. */
+  synchronized boolean isDestroyed() {
+    return released;
+  }
+
   /** Disconnects, fails what is outstanding with PeerClosedException, frees the QP. */
   @Override
   public void close() {
     failWith(new PeerClosedException("the queue pair to " + peer + " was closed"));
   }
 
-  /** Destroys the QP and the id and returns its completion entries; called by the node once, after failing. */
-  synchronized void destroy() {
-    if (released) {
-      return;
-    }
-    released = true;
-    preparedCalls.forEach(StatefulVerbCall::free);
-    preparedCalls.clear();
-    try {
-      id.destroyQP();
-      id.destroyId();
-    } catch (IOException e) {
-      LOG.warn("destroying the queue pair to {} failed", peer, e);
+  /**
+   * Destroys the QP and the id, returns its completion entries and its domain reference, and
+   * then fails the work that was outstanding; called by the node once, after failing.
+   */
+  void destroy() {
+    List<SendQueueEntry> outstanding;
+    TransportException cause;
+    synchronized (this) {
+      if (released) {
+        return;
+      }
+      released = true;
+      preparedCalls.forEach(StatefulVerbCall::free);
+      preparedCalls.clear();
+      try {
+        int rc = id.destroyQP();
+        if (rc < 0) {
+          LOG.error("destroying the queue pair to {} failed with errno {}", peer, -rc);
+        }
+        node.destroyId(id);
+      } catch (IOException e) {
+        LOG.warn("destroying the queue pair to {} failed", peer, e);
+      }
+      outstanding = new ArrayList<>(awaitingDestroy);
+      awaitingDestroy.clear();
+      cause = failure;
     }
     node.returnCompletions(reservation);
+    domain.release();
+    failOutstanding(outstanding, cause);
+  }
+
+  private static void failOutstanding(List<SendQueueEntry> outstanding, TransportException cause) {
+    for (SendQueueEntry e : outstanding) {
+      e.future.completeExceptionally(e instanceof PendingRead r && r.timedOut != null ? r.timedOut : cause);
+    }
   }
 }

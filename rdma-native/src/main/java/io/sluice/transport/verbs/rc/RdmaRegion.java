@@ -7,20 +7,23 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Direct memory registered with the node's protection domain for local writes and remote
- * READs. Closing deregisters it: from then on the device refuses READs of its key (peers
- * see {@link io.sluice.transport.RegionRevokedException}). The caller keeps the buffer
- * alive while the region is open. Thread safe.
+ * Direct memory registered in one {@link ProtectionDomain}, for local use or for READs by
+ * that domain's peer. Closing deregisters it: from then on the device refuses READs of its
+ * key (peers see {@link io.sluice.transport.RegionRevokedException}) and the region's
+ * reference to its domain is given back. The caller keeps the buffer alive while the region
+ * is open. Thread safe.
  */
 public final class RdmaRegion implements AutoCloseable {
 
   private final IbvMr mr;
   private final ByteBuffer buffer;
+  private final Runnable deregistered;
   private final AtomicBoolean open = new AtomicBoolean(true);
 
-  RdmaRegion(IbvMr mr, ByteBuffer buffer) {
+  RdmaRegion(IbvMr mr, ByteBuffer buffer, Runnable deregistered) {
     this.mr = mr;
     this.buffer = buffer;
+    this.deregistered = deregistered;
   }
 
   /** The registered virtual address of the first byte. */
@@ -51,15 +54,19 @@ public final class RdmaRegion implements AutoCloseable {
     return open.get();
   }
 
-  /** Deregisters the memory. Idempotent. */
+  /**
+   * Deregisters the memory. Idempotent. If the device refuses, the memory region stays (and
+   * keeps its domain): the error says so, and the buffer must then stay alive.
+   */
   @Override
   public void close() {
     if (open.compareAndSet(true, false)) {
       try {
         mr.deregMr().execute().free();
       } catch (IOException e) {
-        throw new UncheckedIOException("ibv_dereg_mr failed", e);
+        throw new UncheckedIOException("ibv_dereg_mr failed; the memory stays registered", e);
       }
+      deregistered.run();
     }
   }
 }

@@ -16,7 +16,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
-/** The library exports exactly the JNI functions DiSNI's NativeDispatcher declares. */
+/**
+ * The library exports exactly the JNI functions DiSNI's NativeDispatcher declares, plus the
+ * project's own ({@link #OWN_NATIVE_CLASSES}).
+ */
 class JniSymbolsTest {
 
   /** JNI short name of a native method (JNI specification, "Resolving Native Method Names"). */
@@ -53,12 +56,20 @@ class JniSymbolsTest {
         .collect(Collectors.toCollection(TreeSet::new));
   }
 
+  /** The project's classes with native methods of their own. */
+  static final java.util.List<String> OWN_NATIVE_CLASSES =
+      java.util.List.of("io.sluice.transport.verbs.abi.NativeAbi", "io.sluice.transport.verbs.rc.QueuePairQuery");
+
   static Set<String> abiSymbols() {
-    Class<?> abi = Reflect.type("io.sluice.transport.verbs.abi.NativeAbi");
-    return Arrays.stream(abi.getDeclaredMethods())
-        .filter(m -> Modifier.isNative(m.getModifiers()))
-        .map(m -> jniName(abi.getName(), m.getName()))
-        .collect(Collectors.toCollection(TreeSet::new));
+    Set<String> out = new TreeSet<>();
+    for (String name : OWN_NATIVE_CLASSES) {
+      Class<?> own = Reflect.type(name);
+      Arrays.stream(own.getDeclaredMethods())
+          .filter(m -> Modifier.isNative(m.getModifiers()))
+          .map(m -> jniName(own.getName(), m.getName()))
+          .forEach(out::add);
+    }
+    return out;
   }
 
   @Test

@@ -147,4 +147,31 @@ class SendWrDecodeTest {
   void emptyChainDecodesToNothing() throws IOException {
     assertEquals(0, runtime.decodeSendWrs(0).length);
   }
+
+  @Test
+  void theMalformedRequestIsNamedByItsIndex() throws Throwable {
+    SVCPostSend call = serialize(List.of(
+        request(1, IbvSendWR.IBV_WR_RDMA_READ, 0, 0x1000, 1, sge(0x5000, 8, 9)),
+        request(2, IbvSendWR.IBV_WR_RDMA_READ, 0, 0x1000, 1, sge(0x5000, 8, 9)),
+        request(3, 5, 0, 0x1000, 1, sge(0x5000, 8, 9))));
+    IOException e = assertThrows(IOException.class, () -> runtime.decodeSendWrs(buffer(call).address()));
+    assertTrue(e.getMessage().contains("work request 2"), e.getMessage());
+  }
+
+  @Test
+  void chainsLongerThanTheStackBufferDecodeInOrder() throws Throwable {
+    List<IbvSendWR> requests = new java.util.ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      requests.add(request(100 + i, IbvSendWR.IBV_WR_RDMA_READ, 0, 0x1000L * i, i, sge(0x5000, 8, 9)));
+    }
+    long[] decoded = runtime.decodeSendWrs(buffer(serialize(requests)).address());
+
+    int perRequest = 8 + 3;
+    assertEquals(40 * perRequest, decoded.length);
+    for (int i = 0; i < 40; i++) {
+      assertEquals(100 + i, decoded[i * perRequest], "wr_id of request " + i);
+      assertEquals(0x1000L * i, decoded[i * perRequest + 5], "remote address of request " + i);
+      assertEquals(i == 39 ? -1 : i + 1, decoded[i * perRequest + 7], "next of request " + i);
+    }
+  }
 }

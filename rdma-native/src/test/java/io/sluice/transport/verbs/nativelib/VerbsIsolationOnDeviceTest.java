@@ -1,0 +1,53 @@
+package io.sluice.transport.verbs.nativelib;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The device keeps peers apart (PeerIsolationCheck) and connections leave nothing behind
+ * (NodeLifecycleCheck); both run inside the DiSNI loader. Needs an RDMA device and its IP
+ * address in {@code -Dsluice.rdma.address=...} (the SoftRoCE lab); skipped otherwise. Their
+ * report lines go to standard output with the lab's marker, so the lab's log keeps them.
+ */
+@Timeout(300)
+class VerbsIsolationOnDeviceTest {
+  private String address;
+  private DisniRuntime runtime;
+
+  @BeforeEach
+  void device() {
+    address = System.getProperty("sluice.rdma.address", "");
+    assumeTrue(!address.isEmpty(), "set -Dsluice.rdma.address to an address of an RDMA device");
+    assumeTrue(Packaging.libraryPackaged(), Packaging.NOT_PACKAGED);
+    runtime = DisniRuntime.get();
+    assumeTrue(runtime.deviceCount() > 0, "no RDMA device");
+  }
+
+  @Test
+  void anotherPeersKeyReadsNothingAndGuessingCostsTheAdmission() {
+    run("io.sluice.transport.verbs.provider.PeerIsolationCheck");
+  }
+
+  @Test
+  void connectionsLeaveNoIdsAndQueuePairsAreSizedForWhatIsPosted() {
+    run("io.sluice.transport.verbs.rc.NodeLifecycleCheck");
+  }
+
+  private void run(String task) {
+    DisniTask check = runtime.newInstance(task, DisniTask.class);
+    ByteArrayOutputStream text = new ByteArrayOutputStream();
+    int status = check.run(List.of(address), new PrintStream(text, true, StandardCharsets.UTF_8));
+    String report = text.toString(StandardCharsets.UTF_8);
+    report.lines().filter(l -> l.startsWith("ISOLATION") || l.startsWith("LIFECYCLE") || l.startsWith("PD-COST"))
+        .forEach(l -> System.out.println("SLUICE-LAB: " + l));
+    assertEquals(0, status, report);
+  }
+}
