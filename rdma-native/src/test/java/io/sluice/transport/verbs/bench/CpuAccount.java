@@ -13,18 +13,25 @@ import java.util.Map;
 /**
  * Where CPU time went between two samples, from Linux's /proc: the machine's split into user,
  * system, softirq (where SoftRoCE does its packet work) and idle, and the busiest threads of
- * this JVM. A cheap profile for a guest without profiling tools. Not thread safe.
+ * this JVM, each as a share of one CPU over the wall-clock time between the samples (like
+ * top; kernel work that a thread's system calls do inline counts as that thread's). A cheap
+ * profile for a guest without profiling tools. Not thread safe.
  */
 final class CpuAccount {
   private static final Path STAT = Path.of("/proc/stat");
   private static final Path TASKS = Path.of("/proc/self/task");
+  /** Clock ticks per second of /proc's figures (USER_HZ, 100 on Linux). */
+  private static final double TICKS_PER_SECOND = 100;
+
+  private final long nanos;
 
   /** Jiffies of the machine: user, nice, system, idle, iowait, irq, softirq, steal. */
   private final long[] machine;
   /** Jiffies (user + system) of each thread of this JVM, by "name (tid)". */
   private final Map<String, Long> threads;
 
-  private CpuAccount(long[] machine, Map<String, Long> threads) {
+  private CpuAccount(long nanos, long[] machine, Map<String, Long> threads) {
+    this.nanos = nanos;
     this.machine = machine;
     this.threads = threads;
   }
@@ -58,7 +65,7 @@ final class CpuAccount {
     } catch (IOException | RuntimeException e) {
       // not Linux
     }
-    return new CpuAccount(machine, threads);
+    return new CpuAccount(System.nanoTime(), machine, threads);
   }
 
   /** One line: the machine's split since {@code before} and this JVM's busiest threads. */
@@ -84,9 +91,10 @@ final class CpuAccount {
       }
     }
     busy.sort(Map.Entry.<String, Long>comparingByValue().reversed());
-    line.append("; JVM threads (% of machine):");
+    double wallTicks = (nanos - before.nanos) / 1e9 * TICKS_PER_SECOND;
+    line.append("; JVM threads (% of one CPU):");
     for (Map.Entry<String, Long> e : busy.subList(0, Math.min(5, busy.size()))) {
-      line.append(String.format(Locale.ROOT, " %s %.0f%%", e.getKey(), 100 * e.getValue() / t));
+      line.append(String.format(Locale.ROOT, " %s %.0f%%", e.getKey(), 100 * e.getValue() / wallTicks));
     }
     return line.toString();
   }

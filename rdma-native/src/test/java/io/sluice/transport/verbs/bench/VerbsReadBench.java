@@ -12,42 +12,40 @@ import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportProvider;
 import io.sluice.transport.tcp.TcpTransportProvider;
 import io.sluice.transport.verbs.VerbsTransportProvider;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A small READ benchmark for the SoftRoCE lab: the verbs provider against the tcp provider in
- * the same run, same JVM, same address, same sizes. For each READ size, rounds alternate
- * between the providers (so drift on a shared host hits both alike) and the median round
- * counts; one 4 KiB READ at a time gives the latency. Request round trips (an echoing handler)
- * are timed too: 256 bytes (one SEND each way on verbs) and 64 KiB (staged and READ on verbs).
- * Every provider's first READ is checked byte for byte. Each READ cell also prints where the
- * CPU time went ({@link CpuAccount}).
+ * A small READ benchmark for the SoftRoCE lab: the verbs provider against the tcp provider and
+ * against perftest ({@code ib_read_bw}, {@code ib_read_lat} on the same device, see
+ * {@link Perftest}) in the same run, same address, same sizes. For each READ size, rounds
+ * alternate between the contenders (so drift on a shared host hits all alike) and the median
+ * round counts; one 4 KiB READ at a time gives the latency (median of each round's median).
+ * Request round trips (an echoing handler) are timed too: 256 bytes (one SEND each way on
+ * verbs) and 64 KiB (staged and READ on verbs), against tcp. Every provider's first READ is
+ * checked byte for byte. Every cell runs once unmeasured first (the JIT compiler's work is heavy
+ * under emulation). Each READ cell also prints where the CPU time went ({@link CpuAccount}), and
+ * each latency round how a READ's time splits: the posting call, until the thread that completes
+ * it runs, and the hand-off to the waiting caller.
  *
  * <pre>
- *   VerbsReadBench ADDRESS [ROUNDS [PERFTEST_FILE]]
+ *   VerbsReadBench ADDRESS [ROUNDS [PERFTEST_DEVICE]]
  * </pre>
  *
- * PERFTEST_FILE holds the figures of perftest's {@code ib_read_bw} and {@code ib_read_lat},
- * measured on the same device in the same run, one {@code NAME VALUE} a line:
- * {@code ib_read_bw.64KiB.inflight16} and {@code ib_read_bw.1MiB.inflight16} in MB/s (10^6
- * bytes), {@code ib_read_lat.4KiB.latency_p50} in microseconds. With it, perftest is the
- * baseline of every READ figure, verbs and tcp, and the goals (verbs at least 0.8x
- * {@code ib_read_bw} at 1 MiB, at most 1.5x {@code ib_read_lat}) are printed, not enforced;
- * without it, tcp is the baseline of verbs. Requests always have tcp as their baseline.
+ * With PERFTEST_DEVICE (the RDMA device that holds ADDRESS), perftest is the baseline of every
+ * READ figure, verbs and tcp, and the goals (verbs at least 0.8x {@code ib_read_bw} at 1 MiB,
+ * 4 KiB latency at most 1.5x {@code ib_read_lat}) are printed, not enforced; without it, tcp is
+ * the baseline of verbs. Requests always have tcp as their baseline.
  *
  * <p>Prints a table and then one line {@code RESULTS <json>}: an array of {"name", "unit",
  * "value", "baseline_name", "baseline_value"} records (the perf/results shape). Exit status 0
@@ -57,7 +55,7 @@ public final class VerbsReadBench {
   private static final int SOURCE_BYTES = 32 << 20;
   private static final int IN_FLIGHT = 16;
   private static final int[] SIZES = {64 << 10, 1 << 20};
-  private static final long BYTES_PER_ROUND = 96L << 20;
+  private static final long BYTES_PER_ROUND = 32L << 20;
   private static final int LATENCY_READS = 400;
   private static final int[] REQUEST_SIZES = {256, 64 << 10};
   private static final long DEADLINE_SECONDS = 120;
@@ -65,38 +63,14 @@ public final class VerbsReadBench {
 
   private VerbsReadBench() {}
 
-  public static void main(String[] args) throws TransportException, IOException {
+  public static void main(String[] args) throws TransportException {
     if (args.length < 1 || args.length > 3) {
-      System.err.println("usage: VerbsReadBench ADDRESS [ROUNDS [PERFTEST_FILE]]");
+      System.err.println("usage: VerbsReadBench ADDRESS [ROUNDS [PERFTEST_DEVICE]]");
       System.exit(2);
     }
     int rounds = args.length >= 2 ? Integer.parseInt(args[1]) : 3;
-    Map<String, Double> perftest = args.length == 3 ? readFigures(Path.of(args[2])) : Map.of();
+    Perftest perftest = args.length == 3 ? new Perftest(args[2], args[0]) : null;
     System.exit(run(args[0], rounds, perftest, System.out));
-  }
-
-  /** {@code NAME VALUE} lines; every name the benchmark compares with must be there. */
-  static Map<String, Double> readFigures(Path file) throws IOException {
-    Map<String, Double> figures = new TreeMap<>();
-    for (String line : Files.readAllLines(file)) {
-      String[] f = line.trim().split("\\s+");
-      if (f.length == 2) {
-        figures.put(f[0], Double.parseDouble(f[1]));
-      } else if (!line.isBlank()) {
-        throw new IllegalArgumentException(file + ": not a NAME VALUE line: " + line);
-      }
-    }
-    List<String> needed = new ArrayList<>();
-    for (int size : SIZES) {
-      needed.add(perftestBandwidth(size));
-    }
-    needed.add(PERFTEST_LATENCY);
-    for (String name : needed) {
-      if (!figures.containsKey(name)) {
-        throw new IllegalArgumentException(file + " has no " + name + " (perftest did not run?)");
-      }
-    }
-    return figures;
   }
 
   private static String perftestBandwidth(int size) {
@@ -107,7 +81,8 @@ public final class VerbsReadBench {
     return size >= 1 << 20 ? (size >> 20) + "MiB" : (size >> 10) + "KiB";
   }
 
-  static int run(String address, int rounds, Map<String, Double> perftest, PrintStream out) throws TransportException {
+  /** Runs the benchmark; {@code perftest} may be null (then tcp is the baseline). */
+  static int run(String address, int rounds, Perftest perftest, PrintStream out) throws TransportException {
     Map<String, String> base = Map.of(
         TransportOption.SECRET.key(), "verbs-bench",
         TransportOption.BIND_HOST.key(), address,
@@ -117,57 +92,83 @@ public final class VerbsReadBench {
     try {
       endpoints.add(Endpoints.open("verbs", new VerbsTransportProvider(), base));
       endpoints.add(Endpoints.open("tcp", TcpTransportProvider.tcp(), base));
+      // Unmeasured warm-up, so that the JIT compiler's work (heavy under emulation) stays out of
+      // the figures as far as it can: every cell once, with less data.
+      for (Endpoints e : endpoints) {
+        for (int size : SIZES) {
+          e.throughput(size, BYTES_PER_ROUND / 4);
+        }
+        e.latency(LATENCY_READS / 2);
+      }
       List<String> json = new ArrayList<>();
       double verbsAt1MiB = 0;
+      double perftestAt1MiB = 0;
       for (int size : SIZES) {
         String label = label(size);
-        double[][] rates = new double[2][rounds];
+        double[][] rates = new double[3][rounds];
         for (int round = 0; round < rounds; round++) {
           for (int p = 0; p < 2; p++) {
             CpuAccount before = CpuAccount.sample();
-            rates[p][round] = endpoints.get(p).throughput(size);
+            rates[p][round] = endpoints.get(p).throughput(size, BYTES_PER_ROUND);
             out.printf(Locale.ROOT, "VERBS-BENCH cpu %s read %s round %d (%.1f MB/s): %s%n", endpoints.get(p).name(),
                 label, round + 1, rates[p][round], CpuAccount.sample().since(before));
+          }
+          if (perftest != null) {
+            CpuAccount before = CpuAccount.sample();
+            rates[2][round] = perftest.readBandwidth(size, IN_FLIGHT, BYTES_PER_ROUND);
+            out.printf(Locale.ROOT, "VERBS-BENCH cpu ib_read_bw read %s round %d (%.1f MB/s): %s%n", label, round + 1,
+                rates[2][round], CpuAccount.sample().since(before).replaceFirst("; JVM threads.*", ""));
           }
         }
         double verbs = median(rates[0]);
         double tcp = median(rates[1]);
-        if (size == 1 << 20) {
-          verbsAt1MiB = verbs;
-        }
         String name = "read." + label + ".inflight" + IN_FLIGHT;
-        if (perftest.isEmpty()) {
+        if (perftest == null) {
           out.printf(Locale.ROOT, "VERBS-BENCH read %-6s x%d in flight: verbs %8.1f MB/s   tcp %8.1f MB/s   (medians of %d rounds)%n",
               label, IN_FLIGHT, verbs, tcp, rounds);
           json.add(record("verbs." + name, "MB/s", verbs, "tcp." + name, tcp));
         } else {
-          double baseline = perftest.get(perftestBandwidth(size));
+          double baseline = median(rates[2]);
           out.printf(Locale.ROOT, "VERBS-BENCH read %-6s x%d in flight: verbs %8.1f MB/s   tcp %8.1f MB/s   ib_read_bw %8.1f MB/s"
               + "   verbs/ib_read_bw %.2f   (medians of %d rounds)%n", label, IN_FLIGHT, verbs, tcp, baseline, verbs / baseline, rounds);
           json.add(record("verbs." + name, "MB/s", verbs, perftestBandwidth(size), baseline));
           json.add(record("tcp." + name, "MB/s", tcp, perftestBandwidth(size), baseline));
+          if (size == 1 << 20) {
+            verbsAt1MiB = verbs;
+            perftestAt1MiB = baseline;
+          }
         }
       }
-      double[] latency = new double[2];
-      for (int p = 0; p < 2; p++) {
-        CpuAccount before = CpuAccount.sample();
-        latency[p] = endpoints.get(p).latencyMicros();
-        out.printf(Locale.ROOT, "VERBS-BENCH cpu %s read 4KiB one at a time (%.0f us): %s%n", endpoints.get(p).name(),
-            latency[p], CpuAccount.sample().since(before));
+      double[][] latencies = new double[3][rounds];
+      for (int round = 0; round < rounds; round++) {
+        for (int p = 0; p < 2; p++) {
+          CpuAccount before = CpuAccount.sample();
+          Latency l = endpoints.get(p).latency(LATENCY_READS);
+          latencies[p][round] = l.total();
+          out.printf(Locale.ROOT, "VERBS-BENCH cpu %s read 4KiB one at a time round %d (%.0f us: post %.0f, until the"
+              + " completing thread %.0f, hand-off to the caller %.0f): %s%n", endpoints.get(p).name(), round + 1,
+              l.total(), l.post(), l.completion(), l.handoff(), CpuAccount.sample().since(before));
+        }
+        if (perftest != null) {
+          CpuAccount before = CpuAccount.sample();
+          latencies[2][round] = perftest.readLatencyMicros(4096, LATENCY_READS);
+          out.printf(Locale.ROOT, "VERBS-BENCH cpu ib_read_lat read 4KiB round %d (%.0f us): %s%n", round + 1,
+              latencies[2][round], CpuAccount.sample().since(before).replaceFirst("; JVM threads.*", ""));
+        }
       }
-      double verbsLatency = latency[0];
-      double tcpLatency = latency[1];
-      if (perftest.isEmpty()) {
+      double verbsLatency = median(latencies[0]);
+      double tcpLatency = median(latencies[1]);
+      if (perftest == null) {
         out.printf(Locale.ROOT, "VERBS-BENCH read 4KiB one at a time, median latency: verbs %.0f us   tcp %.0f us%n",
             verbsLatency, tcpLatency);
         json.add(record("verbs.read.4KiB.latency_p50", "us", verbsLatency, "tcp.read.4KiB.latency_p50", tcpLatency));
       } else {
-        double baseline = perftest.get(PERFTEST_LATENCY);
+        double baseline = median(latencies[2]);
         out.printf(Locale.ROOT, "VERBS-BENCH read 4KiB one at a time, median latency: verbs %.0f us   tcp %.0f us   ib_read_lat %.0f us"
             + "   verbs/ib_read_lat %.2f%n", verbsLatency, tcpLatency, baseline, verbsLatency / baseline);
         json.add(record("verbs.read.4KiB.latency_p50", "us", verbsLatency, PERFTEST_LATENCY, baseline));
         json.add(record("tcp.read.4KiB.latency_p50", "us", tcpLatency, PERFTEST_LATENCY, baseline));
-        double bandwidthRatio = verbsAt1MiB / perftest.get(perftestBandwidth(1 << 20));
+        double bandwidthRatio = verbsAt1MiB / perftestAt1MiB;
         double latencyRatio = verbsLatency / baseline;
         out.printf(Locale.ROOT, "VERBS-BENCH goal READ 1MiB x%d at least 0.8x ib_read_bw: %.2fx, %s%n", IN_FLIGHT,
             bandwidthRatio, bandwidthRatio >= 0.8 ? "met" : "missed");
@@ -185,7 +186,7 @@ public final class VerbsReadBench {
       }
       out.println("RESULTS [" + String.join(", ", json) + "]");
       return 0;
-    } catch (BenchFailure e) {
+    } catch (BenchFailure | IllegalStateException e) {
       out.println("VERBS-BENCH failed: " + e.getMessage());
       return 1;
     } finally {
@@ -205,6 +206,9 @@ public final class VerbsReadBench {
     Arrays.sort(sorted);
     return sorted[sorted.length / 2];
   }
+
+  /** Median microseconds of a READ and of its parts (see {@link Endpoints#latency}). */
+  private record Latency(double total, double post, double completion, double handoff) {}
 
   /** A failed or hung READ; ends the benchmark. */
   private static final class BenchFailure extends RuntimeException {
@@ -244,11 +248,11 @@ public final class VerbsReadBench {
       }
     }
 
-    /** MB/s of READs of {@code size} with {@link #IN_FLIGHT} outstanding. */
-    double throughput(int size) {
+    /** MB/s of READs of {@code size} with {@link #IN_FLIGHT} outstanding, {@code bytes} in all. */
+    double throughput(int size, long bytes) {
       RemoteDescriptor d = source.descriptor();
       int slots = SOURCE_BYTES / size;
-      long reads = BYTES_PER_ROUND / size;
+      long reads = bytes / size;
       List<CompletableFuture<Void>> window = new ArrayList<>();
       long started = System.nanoTime();
       for (long i = 0; i < reads; i++) {
@@ -261,18 +265,31 @@ public final class VerbsReadBench {
       }
       window.forEach(f -> await(f, name + " READ"));
       double seconds = (System.nanoTime() - started) / 1e9;
-      return BYTES_PER_ROUND / 1e6 / seconds;
+      return reads * size / 1e6 / seconds;
     }
 
-    /** Median microseconds of a 4 KiB READ with nothing else in flight. */
-    double latencyMicros() {
-      double[] samples = new double[LATENCY_READS];
-      for (int i = 0; i < LATENCY_READS; i++) {
+    /**
+     * Medians over {@code count} 4 KiB READs with nothing else in flight, in microseconds: the
+     * whole READ, and its parts: the call that posts it, from then until the thread that
+     * completes the future runs its callbacks, and from there until the waiting caller runs.
+     */
+    Latency latency(int count) {
+      double[][] samples = new double[4][count];
+      for (int i = 0; i < count; i++) {
+        AtomicLong completed = new AtomicLong();
         long t0 = System.nanoTime();
-        await(connection.read(source.descriptor(), (long) i * 4096, target, 0, 4096), name + " READ");
-        samples[i] = (System.nanoTime() - t0) / 1e3;
+        CompletableFuture<Void> read = connection.read(source.descriptor(), (long) i * 4096, target, 0, 4096);
+        long posted = System.nanoTime();
+        await(read.whenComplete((v, e) -> completed.set(System.nanoTime())), name + " READ");
+        long woken = System.nanoTime();
+        // A READ that completed before its callback was added runs the callback here: no hand-off.
+        long done = Math.max(completed.get(), posted);
+        samples[0][i] = (woken - t0) / 1e3;
+        samples[1][i] = (posted - t0) / 1e3;
+        samples[2][i] = (done - posted) / 1e3;
+        samples[3][i] = (woken - done) / 1e3;
       }
-      return median(samples);
+      return new Latency(median(samples[0]), median(samples[1]), median(samples[2]), median(samples[3]));
     }
 
     /** Median microseconds of one request of {@code size} bytes echoed back, nothing else in flight. */
