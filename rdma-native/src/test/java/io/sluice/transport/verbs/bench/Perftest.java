@@ -19,6 +19,11 @@ final class Perftest {
   private static final double MIB_IN_MB = 1.048576;
   private static final long RUN_SECONDS = 180;
   private static final long CONNECT_SECONDS = 60;
+  /**
+   * perftest times itself with the CPU's cycle counter and the clock rate in /proc/cpuinfo;
+   * under emulation a run now and then reports 0 or "inf". Such a run is repeated, this often.
+   */
+  private static final int ATTEMPTS = 3;
 
   private final String device;
   private final String address;
@@ -31,17 +36,34 @@ final class Perftest {
 
   /** MB/s (10^6 bytes) of {@code ib_read_bw}: {@code size}-byte READs, {@code inFlight} posted, {@code bytes} in all. */
   double readBandwidth(int size, int inFlight, long bytes) {
-    String[] result = run("ib_read_bw", size, List.of("-t", String.valueOf(inFlight), "-n",
-        String.valueOf(Math.max(5, bytes / size))));
-    // bytes, iterations, peak MB/sec, average MB/sec, message rate
-    return Double.parseDouble(result[3]) * MIB_IN_MB;
+    // columns: bytes, iterations, peak MB/sec, average MB/sec, message rate
+    return measure("ib_read_bw", size, List.of("-t", String.valueOf(inFlight), "-n",
+        String.valueOf(Math.max(5, bytes / size))), 3) * MIB_IN_MB;
   }
 
   /** {@code ib_read_lat}'s typical (median) microseconds of one {@code size}-byte READ over {@code count} READs. */
   double readLatencyMicros(int size, int count) {
-    String[] result = run("ib_read_lat", size, List.of("-n", String.valueOf(count)));
-    // bytes, iterations, t_min, t_max, t_typical, t_avg, ...
-    return Double.parseDouble(result[4]);
+    // columns: bytes, iterations, t_min, t_max, t_typical, t_avg, ...
+    return measure("ib_read_lat", size, List.of("-n", String.valueOf(count)), 4);
+  }
+
+  /** Column {@code column} of the result line, from the first of {@link #ATTEMPTS} runs that reports a sane figure. */
+  private double measure(String tool, int size, List<String> options, int column) {
+    List<String> rejected = new ArrayList<>();
+    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+      String figure = run(tool, size, options)[column];
+      try {
+        double value = Double.parseDouble(figure);
+        if (value > 0 && Double.isFinite(value)) {
+          return value;
+        }
+      } catch (NumberFormatException e) {
+        // "inf", "-nan": rejected below
+      }
+      rejected.add(figure);
+    }
+    throw new IllegalStateException(tool + " -s " + size + " reported no usable figure in " + ATTEMPTS + " runs: "
+        + rejected);
   }
 
   private String[] run(String tool, int size, List<String> options) {
