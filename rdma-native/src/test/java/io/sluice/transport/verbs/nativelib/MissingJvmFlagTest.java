@@ -31,9 +31,9 @@ class MissingJvmFlagTest {
     assertTrue(output.contains(DisniRuntime.REQUIRED_JVM_FLAG), output);
   }
 
-  /** Where this module's classes, DiSNI, slf4j and the transport API were loaded from. */
+  /** Where this module's classes and its lab programs, DiSNI, slf4j and the transport API were loaded from. */
   private static String classPath() {
-    return Stream.of(DisniCheck.class, com.ibm.disni.RdmaEndpoint.class, org.slf4j.LoggerFactory.class,
+    return Stream.of(DisniRuntime.class, DisniCheck.class, com.ibm.disni.RdmaEndpoint.class, org.slf4j.LoggerFactory.class,
             io.sluice.transport.TransportException.class)
         .map(c -> {
           try {

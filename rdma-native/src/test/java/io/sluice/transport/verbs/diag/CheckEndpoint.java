@@ -27,6 +27,8 @@ final class CheckEndpoint extends RdmaActiveEndpoint {
 
   static final int CONTROL_BYTES = 32;
   private static final long RECV_WR_ID = 1;
+  private static final int LOCAL_WRITE = 1; // IBV_ACCESS_LOCAL_WRITE
+  private static final int REMOTE_READ = 4; // IBV_ACCESS_REMOTE_READ
 
   /** A completion copied out of DiSNI's reused IbvWC object. */
   record Completion(long wrId, int opcode, int status, int byteLength) {}
@@ -56,8 +58,12 @@ final class CheckEndpoint extends RdmaActiveEndpoint {
     completions.add(new Completion(wc.getWr_id(), wc.getOpcode(), wc.getStatus(), wc.getByte_len()));
   }
 
+  /**
+   * Registers for local writes (receives, READ destinations) and remote READs, never remote
+   * writes (DiSNI's {@code registerMemory} would grant those too).
+   */
   IbvMr register(ByteBuffer buffer) throws IOException {
-    return registerMemory(buffer).execute().free().getMr();
+    return getPd().regMr(buffer, LOCAL_WRITE | REMOTE_READ).execute().free().getMr();
   }
 
   private void postReceive() throws IOException {
