@@ -24,7 +24,8 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * hands each batch (its buffers transferred, not copied) to the one consuming thread through a
  * queue. The queue is unbounded: a pass holds at most the table, which the trainer reads whole
  * anyway, and the readers never wait for the trainer, so their arrival times measure the Flight
- * hop. Closing cancels the readers and frees undelivered batches.
+ * hop. A reader puts its stream's end in the queue only after closing the stream. Closing cancels
+ * the readers still running and frees undelivered batches.
  *
  * <p>{@link #next} is for one consuming thread; the readers run on the given pool.
  */
@@ -55,27 +56,37 @@ final class FeatureFeed implements AutoCloseable {
   }
 
   private void read(SluiceFlightClient client, Ticket ticket, BufferAllocator allocator) {
-    try (TableReader stream = client.getStream(ticket)) {
-      while (stream.next()) {
-        VectorSchemaRoot root = stream.getRoot();
-        List<FieldVector> moved = new ArrayList<>();
-        long size = 0;
-        for (FieldVector v : root.getFieldVectors()) {
-          size += v.getBufferSize();
-          TransferPair t = v.getTransferPair(allocator);
-          t.transfer();
-          moved.add((FieldVector) t.getTo());
-        }
-        bytes.addAndGet(size);
-        queue.add(new Batch(new VectorSchemaRoot(root.getSchema().getFields(), moved, root.getRowCount())));
-        lastArrivalNanos.set(System.nanoTime());
+    try {
+      String path;
+      try (TableReader stream = client.getStream(ticket)) {
+        path = read(stream, allocator);
       }
-      queue.add(new End(stream.dataPath()));
+      // Only once the stream is closed: a consumer that has seen every end may close the clients.
+      queue.add(new End(path));
     } catch (RuntimeException e) {
       queue.add(new Failure(client.flight().toString(), e));
     } finally {
       finished.countDown();
     }
+  }
+
+  /** Moves every batch of one stream into the queue; returns the stream's data path. */
+  private String read(TableReader stream, BufferAllocator allocator) {
+    while (stream.next()) {
+      VectorSchemaRoot root = stream.getRoot();
+      List<FieldVector> moved = new ArrayList<>();
+      long size = 0;
+      for (FieldVector v : root.getFieldVectors()) {
+        size += v.getBufferSize();
+        TransferPair t = v.getTransferPair(allocator);
+        t.transfer();
+        moved.add((FieldVector) t.getTo());
+      }
+      bytes.addAndGet(size);
+      queue.add(new Batch(new VectorSchemaRoot(root.getSchema().getFields(), moved, root.getRowCount())));
+      lastArrivalNanos.set(System.nanoTime());
+    }
+    return stream.dataPath();
   }
 
   /**
@@ -116,7 +127,11 @@ final class FeatureFeed implements AutoCloseable {
 
   @Override
   public void close() {
-    readers.forEach(f -> f.cancel(true));
+    if (open > 0) {
+      // The consumer stopped early: interrupt the readers still running (every ended reader has
+      // closed its stream already, and interrupting a close could leave its buffers behind).
+      readers.forEach(f -> f.cancel(true));
+    }
     try {
       if (!finished.await(30, TimeUnit.SECONDS)) {
         throw new IllegalStateException("Flight readers did not stop within 30 s");
