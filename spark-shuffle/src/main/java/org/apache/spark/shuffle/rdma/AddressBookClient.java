@@ -1,6 +1,5 @@
 package org.apache.spark.shuffle.rdma;
 
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -64,11 +63,11 @@ final class AddressBookClient {
    */
   Set<String> goneAmong(Collection<String> executorIds) {
     Set<String> gone = new LinkedHashSet<>();
-    List<String> ask = new ArrayList<>();
+    Set<String> ask = new LinkedHashSet<>();
     for (String id : executorIds) {
       if (knownGone.contains(id)) {
         gone.add(id);
-      } else if (!ask.contains(id)) {
+      } else {
         ask.add(id);
       }
     }
