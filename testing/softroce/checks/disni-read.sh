@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs inside the lab guest with the jars of rdma-native in /payload/lib and its test classes
+# Runs inside the lab guest with the jars of transport-verbs in /payload/lib and its test classes
 # (the lab programs, never shipped) in /payload/test-classes: DiSNI over the
 # project's libdisni.so connects with rdma_cm and does RDMA READs, first between two
 # threads of one JVM, then between two JVMs; then the READs and connects that must fail

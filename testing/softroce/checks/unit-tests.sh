@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs rdma-native's JUnit tests inside the lab guest, where the tests that need an RDMA
+# Runs transport-verbs's JUnit tests inside the lab guest, where the tests that need an RDMA
 # device (ReadCheckOnDeviceTest, the device branch of DisniRuntimeTest) run instead of
 # being skipped. The transport contract runs separately (verbs-contract.sh).
 # Memory window support of the device (ibv_devinfo): what per-peer isolation could build on.
@@ -12,8 +12,8 @@ if java -Xmx512m --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Dsluice.rdma.ad
      --class-path "$cp" --select-package io.sluice.transport.verbs \
      --exclude-classname '.*ContractTest' \
      --details=tree --disable-banner --disable-ansi-colors; then
-  echo "SLUICE-LAB: check rdma-native-unit-tests: PASS"
+  echo "SLUICE-LAB: check transport-verbs-unit-tests: PASS"
 else
-  echo "SLUICE-LAB: check rdma-native-unit-tests: FAIL"
+  echo "SLUICE-LAB: check transport-verbs-unit-tests: FAIL"
   exit 1
 fi

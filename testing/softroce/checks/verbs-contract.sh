@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs the transport contract suite on the verbs provider inside the lab guest
-# (VerbsTransportContractTest, rdma-native's tests): two or three transports per case, each
+# (VerbsTransportContractTest, transport-verbs's tests): two or three transports per case, each
 # with its tcp listener and its RDMA listener on 10.77.0.1, real queue pairs and READs; the
 # peer-crash case kills a child JVM mid-READ. The launcher runs from the class path (not
 # --class-path) so that child JVMs inherit it.

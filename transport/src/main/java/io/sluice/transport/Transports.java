@@ -1,0 +1,114 @@
+package io.sluice.transport;
+
+import io.sluice.transport.tcp.TcpTransportProvider;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.ServiceLoader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Entry point: opens a {@link Transport} with the provider the configuration asks for. With
+ * {@code auto}, verbs when it is available, else tcp (which reads same-host peers through shm);
+ * the choice and its reason go to the log in one line.
+ */
+public final class Transports {
+  private static final Logger LOG = LoggerFactory.getLogger(Transports.class);
+
+  private Transports() {}
+
+  /**
+   * Every provider on the class path, in order of preference for {@code auto}: those registered
+   * as {@code META-INF/services/io.sluice.transport.TransportProvider} (the verbs provider of
+   * sluice-transport-verbs), then tcp and shm, which are always present.
+   */
+  public static List<TransportProvider> providers() {
+    List<TransportProvider> list = new ArrayList<>();
+    for (TransportProvider p : ServiceLoader.load(TransportProvider.class, Transports.class.getClassLoader())) {
+      list.add(p);
+    }
+    list.add(TcpTransportProvider.tcp());
+    list.add(TcpTransportProvider.shm());
+    return list;
+  }
+
+  /** The provider with that name. @throws IllegalArgumentException for an unknown name */
+  public static TransportProvider provider(String name) {
+    String wanted = name.toLowerCase(Locale.ROOT).trim();
+    for (TransportProvider p : providers()) {
+      if (p.name().equals(wanted)) {
+        return p;
+      }
+    }
+    if (wanted.equals("verbs")) {
+      throw new IllegalArgumentException(
+          "transport provider 'verbs' is not on the class path: add the sluice-transport-verbs jar");
+    }
+    throw new IllegalArgumentException(
+        "unknown transport provider '" + name + "'; expected auto, tcp, shm or verbs");
+  }
+
+  /**
+   * Why verbs may not carry this configuration's READs, if it may not: verbs cannot encrypt on
+   * the wire, so with {@link TransportOption#ENCRYPTION} on it carries only data that is already
+   * ciphertext ({@link TransportOption#DATA_ENCRYPTED_AT_REST}).
+   */
+  static java.util.Optional<String> verbsRefusal(TransportConfig config) {
+    if (config.booleanValue(TransportOption.ENCRYPTION) && !config.booleanValue(TransportOption.DATA_ENCRYPTED_AT_REST)) {
+      return java.util.Optional.of(TransportOption.ENCRYPTION.key() + "=true and the data is not encrypted at rest ("
+          + TransportOption.DATA_ENCRYPTED_AT_REST.key() + "=false); verbs cannot encrypt on the wire, so peers are"
+          + " read over encrypted tcp (same-host peers over shm)");
+    }
+    return java.util.Optional.empty();
+  }
+
+  /** Opens a transport as {@link TransportOption#PROVIDER} says. */
+  public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
+    String wanted = config.string(TransportOption.PROVIDER).toLowerCase(Locale.ROOT);
+    java.util.Optional<String> noVerbs = verbsRefusal(config);
+    if (wanted.equals("verbs") && noVerbs.isPresent()) {
+      LOG.warn("Sluice transport: provider verbs was configured, but {}", noVerbs.get());
+      wanted = "auto";
+      config = config.with(java.util.Map.of(TransportOption.PROVIDER.key(), "auto"));
+    }
+    if (!wanted.equals("auto")) {
+      TransportProvider p = provider(wanted);
+      p.ensureAvailability();
+      Transport t = p.open(config, handler);
+      LOG.info("Sluice transport: provider {} (configured by {})", t.provider(), TransportOption.PROVIDER.key());
+      return t;
+    }
+    StringBuilder why = new StringBuilder();
+    for (TransportProvider p : providers()) {
+      if (p.name().equals("shm")) {
+        continue; // shm is a data path of tcp under auto, not a standalone choice
+      }
+      if (p.name().equals("verbs") && noVerbs.isPresent()) {
+        why.append(why.length() > 0 ? "; " : "").append("verbs skipped: ").append(noVerbs.get());
+        continue;
+      }
+      if (p.isAvailable()) {
+        Transport t;
+        try {
+          t = p.open(config, handler);
+        } catch (TransportUnavailableException e) {
+          // Available in principle but not usable with this configuration: try the next one.
+          why.append(why.length() > 0 ? "; " : "").append(p.name()).append(" failed to open: ").append(e.getMessage());
+          continue;
+        }
+        String shm = config.booleanValue(TransportOption.SHM_ENABLED)
+            ? "same-host peers read through shm" : "shm disabled by " + TransportOption.SHM_ENABLED.key();
+        LOG.info("Sluice transport: provider {} chosen by auto ({}{})", t.provider(),
+            why.length() == 0 ? "" : why + "; ", shm);
+        return t;
+      }
+      if (why.length() > 0) {
+        why.append("; ");
+      }
+      why.append(p.name()).append(" unavailable: ")
+          .append(p.unavailabilityCause().map(Throwable::getMessage).orElse("unknown"));
+    }
+    throw new TransportUnavailableException("no transport provider is available: " + why);
+  }
+}
