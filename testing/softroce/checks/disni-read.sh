@@ -1,6 +1,6 @@
 #!/bin/sh
-# Runs inside the lab guest with the jars of transport-verbs in /payload/lib and its test classes
-# (the lab programs, never shipped) in /payload/test-classes: DiSNI over the
+# Runs inside the lab guest with the lab programs (testing/lab, never shipped) and transport-verbs
+# in /payload/lib: DiSNI over the
 # project's libdisni.so connects with rdma_cm and does RDMA READs, first between two
 # threads of one JVM, then between two JVMs; then the READs and connects that must fail
 # (wrong rkey, past the end, deregistered region, no listener, refused request); then the
@@ -9,7 +9,7 @@
 java_cmd() {
   java -Xmx512m -XX:+UseSerialGC --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
     -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
-    -cp '/payload/test-classes:/payload/lib/*' io.sluice.transport.verbs.nativelib.DisniCheck "$@"
+    -cp '/payload/lib/*' io.sluice.transport.verbs.nativelib.DisniCheck "$@"
 }
 check() { echo "SLUICE-LAB: check $1: $2"; }
 status=0

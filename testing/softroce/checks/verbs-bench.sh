@@ -7,7 +7,7 @@
 # figures to the host as a "result-file verbs-lab.json" marker line.
 if java -Xmx768m --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
      -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
-     -cp '/payload/test-classes:/payload/lib/*' io.sluice.transport.verbs.bench.VerbsReadBench 10.77.0.1 3 rxe0 \
+     -cp '/payload/lib/*' io.sluice.transport.verbs.bench.VerbsReadBench 10.77.0.1 3 rxe0 \
      > /tmp/bench.log 2>&1; then
   grep VERBS-BENCH /tmp/bench.log | sed "s/^/SLUICE-LAB: /"
   json=$(sed -n 's/^RESULTS //p' /tmp/bench.log)

@@ -83,7 +83,7 @@ abstract class ComparisonSupport {
   /** Bytes the executors' reducers READ so far, per data path ("shm", "tcp", "verbs"). */
   Map<String, Long> bytesReadByPath() {
     Map<String, Long> total = new java.util.TreeMap<>();
-    for (TransportReport r : ShuffleDemo.executorReports(sc)) {
+    for (TransportReport r : TransportReports.collect(sc)) {
       r.bytesReadByPath().forEach((path, n) -> total.merge(path, n, Long::sum));
     }
     return total;

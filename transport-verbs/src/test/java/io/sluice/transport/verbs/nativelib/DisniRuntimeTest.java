@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -38,7 +37,6 @@ class DisniRuntimeTest {
     assertSame(loader, dispatcher.getClassLoader());
     assertNotSame(Reflect.type("com.ibm.disni.verbs.impl.NativeDispatcher"), dispatcher);
     assertSame(DisniTask.class, Class.forName(DisniTask.class.getName(), false, loader));
-    assertTrue(runtime.definesClass("io.sluice.transport.verbs.diag.ReadCheck"));
     assertFalse(runtime.definesClass(DisniRuntime.class.getName()));
     assertFalse(runtime.definesClass("org.slf4j.Logger"));
   }
@@ -79,37 +77,5 @@ class DisniRuntimeTest {
       Object channel = Reflect.call(null, channelType, "createEventChannel", new Class<?>[0]);
       Reflect.call(channel, channelType, "destroyEventChannel", new Class<?>[0]);
     }
-  }
-
-  @Test
-  void newInstanceCreatesInsideTheLoaderAndRejectsOutsiders() {
-    DisniTask check = runtime.newInstance("io.sluice.transport.verbs.diag.ReadCheck", DisniTask.class);
-    assertSame(runtime.classLoader(), check.getClass().getClassLoader());
-    assertThrows(IllegalArgumentException.class,
-        () -> runtime.newInstance(DisniCheck.class.getName(), DisniTask.class));
-    assertThrows(IllegalArgumentException.class,
-        () -> runtime.newInstance("io.sluice.transport.verbs.diag.ReadCheck", Supplier.class));
-    assertThrows(IllegalStateException.class,
-        () -> runtime.newInstance("io.sluice.transport.verbs.NoSuchClass", DisniTask.class));
-  }
-
-  @Test
-  void dataPathWithoutDeviceFailsWithTheLibrdmacmError() {
-    assumeTrue(runtime.deviceCount() <= 0, "an RDMA device is present");
-    DisniTask check = runtime.newInstance("io.sluice.transport.verbs.diag.ReadCheck", DisniTask.class);
-    java.io.ByteArrayOutputStream text = new java.io.ByteArrayOutputStream();
-    int status = check.run(java.util.List.of("readpath", "127.0.0.1", "19196", "4096", "10"),
-        new java.io.PrintStream(text, true));
-    assertEquals(1, status);
-    assertTrue(text.toString().contains("rdma_create_event_channel failed"), text.toString());
-  }
-
-  @Test
-  void checkArgumentsAreValidatedBeforeAnyRdmaWork() {
-    DisniTask check = runtime.newInstance("io.sluice.transport.verbs.diag.ReadCheck", DisniTask.class);
-    java.io.ByteArrayOutputStream text = new java.io.ByteArrayOutputStream();
-    int status = check.run(java.util.List.of("sideways", "127.0.0.1", "1"), new java.io.PrintStream(text, true));
-    assertEquals(1, status);
-    assertTrue(text.toString().contains("unknown mode sideways"), text.toString());
   }
 }

@@ -3,9 +3,7 @@ package io.sluice.transport.verbs.nativelib;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.URISyntaxException;
-import java.net.URL;
-import java.nio.file.Files;
+import io.sluice.transport.ShippedCode;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -14,9 +12,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.jar.JarEntry;
-import java.util.jar.JarFile;
-import java.util.stream.Stream;
 import org.objectweb.asm.ClassReader;
 import org.objectweb.asm.Opcodes;
 import org.objectweb.asm.Type;
@@ -65,25 +60,7 @@ final class RegistrationScan {
   /** Scans the classes of a class folder or jar. */
   static RegistrationScan of(Path classesOrJar) {
     RegistrationScan scan = new RegistrationScan();
-    try {
-      if (Files.isDirectory(classesOrJar)) {
-        try (Stream<Path> files = Files.walk(classesOrJar)) {
-          for (Path f : files.filter(p -> p.toString().endsWith(".class")).toList()) {
-            scan.add(Files.readAllBytes(f));
-          }
-        }
-      } else {
-        try (JarFile jar = new JarFile(classesOrJar.toFile())) {
-          for (JarEntry e : jar.stream().filter(e -> e.getName().endsWith(".class")).toList()) {
-            try (InputStream in = jar.getInputStream(e)) {
-              scan.add(in.readAllBytes());
-            }
-          }
-        }
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read " + classesOrJar, e);
-    }
+    ShippedCode.classFiles(classesOrJar).forEach(scan::add);
     return scan;
   }
 
@@ -101,41 +78,10 @@ final class RegistrationScan {
     return scan;
   }
 
-  /** The folder or jar a class was loaded from. */
-  static Path codeSourceOf(Class<?> type) {
-    URL location = type.getProtectionDomain().getCodeSource().getLocation();
-    try {
-      return Path.of(location.toURI());
-    } catch (URISyntaxException e) {
-      throw new IllegalStateException(location.toString(), e);
-    }
-  }
-
   private void add(byte[] classFile) {
     ClassNode node = new ClassNode();
     new ClassReader(classFile).accept(node, ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
     classes.put(node.name, node);
-  }
-
-  /** Binary names of the scanned classes. */
-  Set<String> classNames() {
-    Set<String> names = new TreeSet<>();
-    classes.keySet().forEach(n -> names.add(n.replace('/', '.')));
-    return names;
-  }
-
-  /** Classes with a {@code public static void main(String[])}: programs, not library code. */
-  List<String> programs() {
-    List<String> found = new ArrayList<>();
-    for (ClassNode c : classes.values()) {
-      for (MethodNode m : c.methods) {
-        if (m.name.equals("main") && m.desc.equals("([Ljava/lang/String;)V")
-            && (m.access & Opcodes.ACC_STATIC) != 0 && (m.access & Opcodes.ACC_PUBLIC) != 0) {
-          found.add(c.name.replace('/', '.'));
-        }
-      }
-    }
-    return found;
   }
 
   /** Every registration site of the scanned classes with the access it can pass. */

@@ -1,4 +1,4 @@
-package io.sluice.transport.demo;
+package io.sluice.examples.demo;
 
 import io.sluice.transport.Connection;
 import io.sluice.transport.MessageHandler;
@@ -31,7 +31,7 @@ import java.util.zip.CRC32;
  * address, descriptor and checksum; the parent READs the region many times, verifies the
  * checksum of the last pass, and prints provider, data path, bytes and throughput.
  *
- * <pre>java -cp ... io.sluice.transport.demo.TransportDemo [provider] [megabytes]</pre>
+ * <pre>java -cp ... io.sluice.examples.demo.TransportDemo [provider] [megabytes]</pre>
  */
 public final class TransportDemo {
   private static final int REGION = 8 << 20;

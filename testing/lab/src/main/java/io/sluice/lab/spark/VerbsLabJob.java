@@ -1,6 +1,12 @@
-package org.apache.spark.shuffle.rdma;
+package io.sluice.lab.spark;
 
 import java.util.ArrayList;
+import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
+import org.apache.spark.shuffle.rdma.ShuffleReadTotals;
+import org.apache.spark.shuffle.rdma.TransportReport;
+import org.apache.spark.shuffle.rdma.TransportReports;
+import io.sluice.perf.spark.SparkApps;
+import java.util.stream.LongStream;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -60,7 +66,7 @@ public final class VerbsLabJob {
     ShuffleReadTotals.Totals read;
     List<String> failures = new ArrayList<>();
     try (JavaSparkContext sc = new JavaSparkContext(conf)) {
-      LocalCluster.awaitExecutors(sc, EXECUTORS, EXECUTOR_START_SECONDS);
+      SparkApps.awaitExecutors(sc.sc(), EXECUTORS, EXECUTOR_START_SECONDS);
       System.out.printf("VERBS-SPARK %d executors up in %.0f s%n", EXECUTORS, (System.nanoTime() - t0) / 1e9);
       ShuffleReadTotals totals = new ShuffleReadTotals();
       sc.sc().addSparkListener(totals);
@@ -74,7 +80,7 @@ public final class VerbsLabJob {
         failures.add("Spark's listener bus did not drain within " + LISTENER_WAIT_MS + " ms");
       }
       read = totals.snapshot();
-      reports = ShuffleDemo.executorReports(sc);
+      reports = TransportReports.collect(sc);
     }
     reports.forEach(r -> System.out.println("VERBS-SPARK   " + r));
     System.out.printf("VERBS-SPARK shuffle read (Spark's metrics): %d B remote in %d blocks, %d B local in %d blocks%n",
@@ -133,7 +139,7 @@ public final class VerbsLabJob {
    * shuffle that moves every row (groupByKey, no map-side combining), sorted on the driver.
    */
   static List<Tuple2<Integer, Long>> job(JavaSparkContext sc, int rows) {
-    List<Tuple2<Integer, Long>> sums = new ArrayList<>(ShuffleDemo.rows(sc, rows, PARTITIONS)
+    List<Tuple2<Integer, Long>> sums = new ArrayList<>(sc.parallelize(LongStream.range(0, rows).boxed().toList(), PARTITIONS)
         .mapToPair(i -> new Tuple2<>((int) (i % KEYS), i))
         .groupByKey(PARTITIONS)
         .mapToPair(t -> {

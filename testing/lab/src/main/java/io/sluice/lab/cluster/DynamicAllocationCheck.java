@@ -1,5 +1,7 @@
-package io.sluice.perf.cluster;
+package io.sluice.lab.cluster;
 
+import io.sluice.perf.cluster.DataPaths;
+import io.sluice.perf.cluster.JobAudit;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;

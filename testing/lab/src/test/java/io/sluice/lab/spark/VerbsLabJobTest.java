@@ -1,9 +1,11 @@
-package org.apache.spark.shuffle.rdma;
+package io.sluice.lab.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
+import org.apache.spark.shuffle.rdma.ShuffleReadTotals;
+import org.apache.spark.shuffle.rdma.TransportReport;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import scala.Tuple2;

@@ -1,6 +1,10 @@
-package org.apache.spark.shuffle.rdma;
+package io.sluice.examples.demo;
 
 import java.util.ArrayList;
+import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
+import org.apache.spark.shuffle.rdma.ShuffleReadTotals;
+import org.apache.spark.shuffle.rdma.TransportReport;
+import org.apache.spark.shuffle.rdma.TransportReports;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -56,7 +60,7 @@ public final class ShuffleDemo {
       System.out.printf("Sluice shuffle demo: %,d rows grouped into %,d keys and sorted in %.1f s; answer %s%n",
           n, groups.size(), seconds, correct ? "correct" : "WRONG");
       System.out.println("shuffle manager: " + sc.getConf().get("spark.shuffle.manager"));
-      for (TransportReport r : executorReports(sc)) {
+      for (TransportReport r : TransportReports.collect(sc)) {
         System.out.println("  " + r);
       }
       System.out.printf("shuffle read: %,d B remote in %,d blocks (every remote byte moved by READ),"
@@ -76,20 +80,6 @@ public final class ShuffleDemo {
     }
     return sc.parallelize(seeds, slices)
         .flatMap(p -> java.util.stream.LongStream.range(n * p / slices, n * (p + 1) / slices).iterator());
-  }
-
-  /** The reports of every executor that runs one of many small tasks, one per executor. */
-  static List<TransportReport> executorReports(JavaSparkContext sc) {
-    List<Integer> slots = new ArrayList<>();
-    for (int i = 0; i < 64; i++) {
-      slots.add(i);
-    }
-    Map<String, TransportReport> byExecutor = new TreeMap<>();
-    for (TransportReport r : sc.parallelize(slots, slots.size())
-        .flatMap(i -> RdmaShuffleManager.localTransportReport().stream().iterator()).collect()) {
-      byExecutor.merge(r.executorId(), r, (a, b) -> a.bytesRead() >= b.bytesRead() ? a : b);
-    }
-    return new ArrayList<>(byExecutor.values());
   }
 
   private static boolean check(List<Tuple2<Integer, Integer>> groups, int rows, int keys) {
