@@ -8,11 +8,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
-/** The README's configuration table lists every {@link TransportOption} with its default. */
+/** The module README's configuration table lists every {@link TransportOption} with its default. */
 class ReadmeOptionsTest {
   @Test
   void everyOptionIsDocumentedWithItsDefault() throws IOException {
-    String readme = Files.readString(Path.of("..", "README.md"));
+    String readme = Files.readString(Path.of("README.md"));
     for (TransportOption o : TransportOption.values()) {
       String shown = o.defaultValue().isEmpty() ? "(empty)" : "`" + o.defaultValue() + "`";
       String row = "| `" + o.key() + "` | " + shown + " | " + o.description() + " |";
