@@ -3,7 +3,7 @@
 # 10.77.0.1 in this one boot: VerbsReadBench runs rounds of the verbs provider, the tcp
 # provider (same JVM) and perftest's ib_read_bw / ib_read_lat (connected through rdma_cm like
 # the provider), alternating, at 64 KiB and 1 MiB with 16 READs in flight and at 4 KiB one at a
-# time. Prints the table, the goals and where the CPU time went in every cell, and hands the
+# time. Prints the table, the ratios and where the CPU time went in every cell, and hands the
 # figures to the host as a "result-file verbs-lab.json" marker line.
 if java -Xmx768m --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
      -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \

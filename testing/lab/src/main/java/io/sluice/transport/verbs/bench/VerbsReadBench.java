@@ -43,9 +43,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * </pre>
  *
  * With PERFTEST_DEVICE (the RDMA device that holds ADDRESS), perftest is the baseline of every
- * READ figure, verbs and tcp, and the goals (verbs at least 0.8x {@code ib_read_bw} at 1 MiB,
- * 4 KiB latency at most 1.5x {@code ib_read_lat}) are printed, not enforced; without it, tcp is
- * the baseline of verbs. Requests always have tcp as their baseline.
+ * READ figure, verbs and tcp, and the ratios to it are printed; without it, tcp is the baseline
+ * of verbs. Requests always have tcp as their baseline.
  *
  * <p>Prints a table and then one line {@code RESULTS <json>}: an array of {"name", "unit",
  * "value", "baseline_name", "baseline_value"} records (the perf/results shape). Exit status 0
@@ -168,12 +167,8 @@ public final class VerbsReadBench {
             + "   verbs/ib_read_lat %.2f%n", verbsLatency, tcpLatency, baseline, verbsLatency / baseline);
         json.add(record("verbs.read.4KiB.latency_p50", "us", verbsLatency, PERFTEST_LATENCY, baseline));
         json.add(record("tcp.read.4KiB.latency_p50", "us", tcpLatency, PERFTEST_LATENCY, baseline));
-        double bandwidthRatio = verbsAt1MiB / perftestAt1MiB;
-        double latencyRatio = verbsLatency / baseline;
-        out.printf(Locale.ROOT, "VERBS-BENCH goal READ 1MiB x%d at least 0.8x ib_read_bw: %.2fx, %s%n", IN_FLIGHT,
-            bandwidthRatio, bandwidthRatio >= 0.8 ? "met" : "missed");
-        out.printf(Locale.ROOT, "VERBS-BENCH goal READ 4KiB latency at most 1.5x ib_read_lat: %.2fx, %s%n",
-            latencyRatio, latencyRatio <= 1.5 ? "met" : "missed");
+        out.printf(Locale.ROOT, "VERBS-BENCH ratios: READ 1MiB x%d verbs/ib_read_bw %.2fx, READ 4KiB latency"
+            + " verbs/ib_read_lat %.2fx%n", IN_FLIGHT, verbsAt1MiB / perftestAt1MiB, verbsLatency / baseline);
       }
       for (int size : REQUEST_SIZES) {
         double verbsRequest = endpoints.get(0).requestMicros(size);
