@@ -1,6 +1,7 @@
 package io.sluice.transport;
 
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * A way to move bytes: tcp, shm or verbs. Availability is a question a provider answers without
@@ -13,6 +14,16 @@ public interface TransportProvider {
 
   /** Why {@link #isAvailable()} is false; empty when available. */
   Optional<Throwable> unavailabilityCause();
+
+  /**
+   * Where {@code auto} tries this provider: lower first, in the order providers are found among
+   * equals. Empty if {@code auto} never chooses it on its own (shm, which {@code auto} uses as a
+   * data path of tcp). The default, 0, puts a provider before tcp (100): a provider on the class
+   * path beside tcp is there to be preferred (verbs).
+   */
+  default OptionalInt autoPreference() {
+    return OptionalInt.of(0);
+  }
 
   /** Opens an endpoint. @throws TransportUnavailableException if the provider cannot run here. */
   Transport open(TransportConfig config, MessageHandler handler) throws TransportException;

@@ -7,8 +7,9 @@ import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 
 /**
- * The one definition of the verbs provider's set-up payloads, carried in the tcp transport's
- * VERBS_SETUP / VERBS_SETUP_REPLY frames. Big-endian. A request starts with a u8 operation:
+ * The one definition of the verbs provider's set-up payloads: the requests and replies of its
+ * control service, carried by the carrier's CONTROL / CONTROL_REPLY frames under {@link
+ * #SERVICE}. Big-endian. A request starts with a u8 operation:
  *
  * <pre>
  *   NODE_INFO (1)  request: nothing more        reply: address of the peer's RDMA listener
@@ -23,6 +24,8 @@ import java.nio.ByteBuffer;
  * reject anything that is not exactly well formed. Stateless.
  */
 final class SetupMessages {
+  /** The control service id of verbs set-up on the carrier. */
+  static final int SERVICE = 2;
   static final byte NODE_INFO = 1;
   static final byte ADMIT = 2;
   static final byte KEY = 3;
