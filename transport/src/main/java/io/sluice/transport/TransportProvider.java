@@ -10,7 +10,10 @@ import java.util.OptionalInt;
 public interface TransportProvider {
   String name();
 
-  boolean isAvailable();
+  /** Whether the provider can run here: true exactly when {@link #unavailabilityCause()} is empty. */
+  default boolean isAvailable() {
+    return unavailabilityCause().isEmpty();
+  }
 
   /** Why {@link #isAvailable()} is false; empty when available. */
   Optional<Throwable> unavailabilityCause();

@@ -25,11 +25,6 @@ public final class ShmTransportProvider implements TransportProvider {
   }
 
   @Override
-  public boolean isAvailable() {
-    return unavailabilityCause().isEmpty();
-  }
-
-  @Override
   public Optional<Throwable> unavailabilityCause() {
     Path dir = Path.of(TransportOption.SHM_DIR.defaultValue());
     return ShmArena.usable(dir) ? Optional.empty()

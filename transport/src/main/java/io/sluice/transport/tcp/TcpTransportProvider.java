@@ -30,11 +30,6 @@ public final class TcpTransportProvider implements TransportProvider {
   }
 
   @Override
-  public boolean isAvailable() {
-    return true;
-  }
-
-  @Override
   public Optional<Throwable> unavailabilityCause() {
     return Optional.empty();
   }

@@ -20,6 +20,7 @@ import io.sluice.transport.Transports;
 import io.sluice.transport.spi.FrameType;
 import io.sluice.transport.spi.Frames;
 import io.sluice.transport.spi.RawFrameSocket;
+import io.sluice.transport.spi.ScriptedClient;
 import io.sluice.transport.spi.ScriptedServer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -44,6 +45,7 @@ class ShmClientFuzzTest {
   private static final long KEY = 0x1234_5678_9abcL;
   private static final int FILE_BYTES = 64 * 1024;
 
+  private ScriptedClient fixture;
   private TransportHarness harness;
   private Transport client;
   private RegisteredRegion dst;
@@ -54,9 +56,10 @@ class ShmClientFuzzTest {
   @BeforeEach
   void start() throws Exception {
     assumeTrue(Transports.provider("shm").isAvailable(), "shm provider unavailable");
-    harness = new TransportHarness("shm", Map.of());
-    client = harness.open(MessageHandler.REJECT_ALL);
-    dst = client.allocate(1 << 20);
+    fixture = ScriptedClient.open("shm", Map.of(), Map.of());
+    harness = fixture.harness();
+    client = fixture.client();
+    dst = fixture.dst();
     // A fake arena as a same-host server would publish it: token, revocation slots, one file.
     arena = harness.scratchShmDir("fake-arena");
     token = TransportTestSupport.randomBytes(new Random(1), ShmArena.TOKEN_LENGTH);
@@ -70,15 +73,8 @@ class ShmClientFuzzTest {
 
   @AfterEach
   void stop() {
-    if (harness == null) {
-      return;
-    }
-    try {
-      if (dst != null) {
-        dst.close();
-      }
-    } finally {
-      harness.close();
+    if (fixture != null) {
+      fixture.close();
     }
   }
 

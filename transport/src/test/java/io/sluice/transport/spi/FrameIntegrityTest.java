@@ -78,21 +78,38 @@ class FrameIntegrityTest {
     return relay.framesFromServer().stream().filter(h -> h.type() == FrameType.READ_RESPONSE).count();
   }
 
-  @ParameterizedTest(name = "encrypted={0}")
-  @ValueSource(booleans = {false, true})
-  void alteredReadRequestIsNotServed(boolean encrypted) throws Exception {
+  /** What a test checks after a READ through an altering relay died of the forgery. */
+  @FunctionalInterface
+  private interface AfterForgery {
+    void check(TamperingRelay relay, RegisteredRegion dst) throws Exception;
+  }
+
+  /**
+   * READs {@code length} bytes through a relay that flips one bit at {@code flipAt} of every
+   * frame of type {@code altered}: the connection must die of the forgery; then {@code after}
+   * checks what was (not) served or delivered.
+   */
+  private void readThroughAlteringRelay(boolean encrypted, FrameType altered, int flipAt, long seed, int length,
+      AfterForgery after) throws Exception {
     Transport server = open(encrypted);
     Transport client = open(encrypted);
     try (RegisteredRegion src = server.allocate(SIZE); RegisteredRegion dst = client.allocate(SIZE);
         TamperingRelay relay = new TamperingRelay(server.localAddress(), (d, h, f) ->
-            h.type() == FrameType.READ_REQUEST ? List.of(TamperingRelay.flipped(f, PAYLOAD + 15))
-                : List.of(f));
+            h.type() == altered ? List.of(TamperingRelay.flipped(f, flipAt)) : List.of(f));
         Connection c = await(client.connect(relay.address()))) {
-      fillPattern(src, 1);
-      assertDiedOfForgery(c, c.read(src.descriptor(), 0, dst, 0, 1024));
+      fillPattern(src, seed);
+      assertDiedOfForgery(c, c.read(src.descriptor(), 0, dst, 0, length));
+      after.check(relay, dst);
+    }
+  }
+
+  @ParameterizedTest(name = "encrypted={0}")
+  @ValueSource(booleans = {false, true})
+  void alteredReadRequestIsNotServed(boolean encrypted) throws Exception {
+    readThroughAlteringRelay(encrypted, FrameType.READ_REQUEST, PAYLOAD + 15, 1, 1024, (relay, dst) -> {
       assertEquals(0, readResponses(relay), "a READ was served on an altered request");
       assertEquals(0, dst.buffer().getLong(0));
-    }
+    });
   }
 
   @ParameterizedTest(name = "encrypted={0}")
@@ -153,18 +170,9 @@ class FrameIntegrityTest {
 
   @Test
   void alteredReadBodyOnAnEncryptedConnectionIsRejectedAndNotDelivered() throws Exception {
-    Transport server = open(true);
-    Transport client = open(true);
-    try (RegisteredRegion src = server.allocate(SIZE); RegisteredRegion dst = client.allocate(SIZE);
-        TamperingRelay relay = new TamperingRelay(server.localAddress(), (d, h, f) ->
-            h.type() == FrameType.READ_RESPONSE ? List.of(TamperingRelay.flipped(f, PAYLOAD + 100))
-                : List.of(f));
-        Connection c = await(client.connect(relay.address()))) {
-      fillPattern(src, 4);
-      assertDiedOfForgery(c, c.read(src.descriptor(), 0, dst, 0, 4096));
-      byte[] zeros = new byte[4096];
-      assertArrayEquals(zeros, TransportTestSupport.bytesOf(dst, 0, 4096), "forged plaintext reached the destination");
-    }
+    readThroughAlteringRelay(true, FrameType.READ_RESPONSE, PAYLOAD + 100, 4, 4096, (relay, dst) ->
+        assertArrayEquals(new byte[4096], TransportTestSupport.bytesOf(dst, 0, 4096),
+            "forged plaintext reached the destination"));
   }
 
   @ParameterizedTest(name = "encrypted={0}")

@@ -48,6 +48,7 @@ class TcpClientFuzzTest {
   /** A descriptor of the scripted server; it never checks keys. */
   private static final RemoteDescriptor FAKE = new RemoteDescriptor(ScriptedServer.NODE, 0, 1 << 20, 77);
 
+  private ScriptedClient fixture;
   private TransportHarness harness;
   private Transport client;
   private RegisteredRegion dst;
@@ -55,30 +56,29 @@ class TcpClientFuzzTest {
   @BeforeEach
   void start() throws Exception {
     assumeTrue(Transports.provider("tcp").isAvailable(), "tcp provider unavailable");
-    harness = new TransportHarness("tcp", Map.of(TransportOption.SHM_ENABLED.key(), "false"));
-    client = harness.open(MessageHandler.REJECT_ALL, Map.of(TransportOption.CONNECT_TIMEOUT_MS.key(), "1000"));
-    dst = client.allocate(1 << 20);
+    fixture = ScriptedClient.open("tcp", Map.of(TransportOption.SHM_ENABLED.key(), "false"),
+        Map.of(TransportOption.CONNECT_TIMEOUT_MS.key(), "1000"));
+    harness = fixture.harness();
+    client = fixture.client();
+    dst = fixture.dst();
   }
 
   @AfterEach
   void stop() {
-    if (harness == null) {
-      return;
-    }
-    try {
-      if (dst != null) {
-        dst.close();
-      }
-    } finally {
-      harness.close();
+    if (fixture != null) {
+      fixture.close();
     }
   }
 
-  @Test
-  void serverDyingMidResponseFailsTheRequest() throws Exception {
+  /**
+   * The server answers a request with a frame of {@code type} that announces {@code announced}
+   * payload bytes, sends {@code sent} of them and dies: the request fails as the peer closing, and
+   * the connection says it is gone.
+   */
+  private void assertCutAnswerFailsTheRequest(FrameType type, int announced, int sent) throws Exception {
     try (ScriptedServer server = ScriptedServer.authenticated(peer -> {
       RawFrameSocket.Frame req = peer.expect(FrameType.REQUEST);
-      peer.sendRaw(truncatedFrame(FrameType.RESPONSE, 100, req.header().correlationId(), 10));
+      peer.sendRaw(truncatedFrame(type, announced, req.header().correlationId(), sent));
     })) {
       Connection c = await(client.connect(server.address()));
       assertFailsWith(PeerClosedException.class, c.request(message("question")));
@@ -87,14 +87,13 @@ class TcpClientFuzzTest {
   }
 
   @Test
+  void serverDyingMidResponseFailsTheRequest() throws Exception {
+    assertCutAnswerFailsTheRequest(FrameType.RESPONSE, 100, 10);
+  }
+
+  @Test
   void serverDyingMidErrorFrameFailsTheRequest() throws Exception {
-    try (ScriptedServer server = ScriptedServer.authenticated(peer -> {
-      RawFrameSocket.Frame req = peer.expect(FrameType.REQUEST);
-      peer.sendRaw(truncatedFrame(FrameType.ERROR, 50, req.header().correlationId(), 5));
-    })) {
-      Connection c = await(client.connect(server.address()));
-      assertFailsWith(PeerClosedException.class, c.request(message("question")));
-    }
+    assertCutAnswerFailsTheRequest(FrameType.ERROR, 50, 5);
   }
 
   @Test

@@ -78,11 +78,11 @@ final class SetupMessages {
   /** The operation of a request; advances past it. */
   static byte operation(ByteBuffer request) throws ProtocolException {
     if (!request.hasRemaining()) {
-      throw new ProtocolException("empty VERBS_SETUP request");
+      throw new ProtocolException("empty verbs set-up request");
     }
     byte op = request.get();
     if (op != NODE_INFO && op != ADMIT && op != KEY) {
-      throw new ProtocolException("unknown VERBS_SETUP operation " + (op & 0xff));
+      throw new ProtocolException("unknown verbs set-up operation " + (op & 0xff));
     }
     return op;
   }
@@ -90,11 +90,11 @@ final class SetupMessages {
   /** Reads an address that must be all that remains. */
   static InetSocketAddress address(ByteBuffer in) throws ProtocolException {
     if (in.remaining() < 1) {
-      throw new ProtocolException("VERBS_SETUP address truncated");
+      throw new ProtocolException("verbs set-up address truncated");
     }
     int n = in.get() & 0xff;
     if ((n != 4 && n != 16) || in.remaining() != n + 2) {
-      throw new ProtocolException("VERBS_SETUP address of " + n + " bytes with " + in.remaining() + " bytes left");
+      throw new ProtocolException("verbs set-up address of " + n + " bytes with " + in.remaining() + " bytes left");
     }
     byte[] ip = new byte[n];
     in.get(ip);
@@ -102,7 +102,7 @@ final class SetupMessages {
     try {
       return new InetSocketAddress(InetAddress.getByAddress(ip), port);
     } catch (UnknownHostException e) {
-      throw new ProtocolException("bad address in VERBS_SETUP: " + e.getMessage());
+      throw new ProtocolException("bad address in a verbs set-up message: " + e.getMessage());
     }
   }
 
