@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * dispatches their readiness and runs tasks handed to it by other threads. A fixed number of
  * these serve all of a transport's accepted connections, however many there are.
  *
- * <p>Owned by its {@link TcpTransport}, which closes it. {@link #register}, {@link #execute} and
+ * <p>Owned by its {@link Carrier}, which closes it. {@link #register}, {@link #execute} and
  * {@link #wakeup} may be called from any thread; everything else runs on the loop's own thread.
  */
 final class IoLoop implements AutoCloseable {

@@ -45,8 +45,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The verbs transport endpoint: a {@link Carrier} (listener, authentication, messages, this
- * transport's set-up as its {@link ControlService}) plus an {@link RdmaNode} on the RDMA device. Each connection has two queue pairs: one carries its
- * requests and answers as SEND/RECV (a {@link RequestChannel} here, a {@link ResponderChannel}
+ * transport's set-up as its {@link ControlService}) plus an {@link RdmaNode} on the RDMA device.
+ * Each connection has two queue pairs: one carries its requests and answers as SEND/RECV (a {@link RequestChannel} here, a {@link ResponderChannel}
  * at the peer, which runs this transport's handler on the carrier's handler threads),
  * one its READs. A queue pair is accepted only from the source address an authenticated peer
  * admitted over its carrier connection, and only if that source is the peer's own address.
