@@ -7,7 +7,6 @@ import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.TransportUnavailableException;
-import io.sluice.transport.region.RegionTable;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -34,8 +33,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The carrier every provider runs on: it listens, authenticates every peer ({@link Handshake}),
  * protects every frame after that ({@link RecordLayer}), carries requests to the message
- * handler, control requests to the {@link ControlService}s registered with it, and, when given
- * a region table, serves READ frames straight from registered memory.
+ * handler, control requests to the {@link ControlService}s registered with it, and READ frames
+ * to its {@link ReadService}, whose bytes it writes straight from registered memory.
  *
  * <p>Threads: one acceptor; {@code ioThreads} selector loops that serve every connection,
  * accepted (handshake, READs, requests) or made (answers), however many; a pool for message
@@ -61,7 +60,7 @@ public final class Carrier implements AutoCloseable {
   private final long nodeId;
   private final MessageHandler handler;
   private final ControlServices services;
-  private final Optional<RegionTable> readable;
+  private final Optional<ReadService> reads;
   private final Handshake handshake;
   private final ServerSocketChannel listener;
   private final NodeAddress localAddress;
@@ -81,17 +80,17 @@ public final class Carrier implements AutoCloseable {
    *
    * @param nodeId the node id of the transport that owns it
    * @param services the control services it serves
-   * @param readable the regions peers may READ with READ frames; empty to answer every READ
-   *     frame with an unknown key (a provider that moves READs on its own data path)
+   * @param reads what READ frames are served from; empty to answer every READ frame with an
+   *     unknown key (a provider that moves READs on its own data path)
    * @throws TransportUnavailableException if it cannot listen or open a selector
    */
   public Carrier(Settings settings, long nodeId, MessageHandler handler, ControlServices services,
-      Optional<RegionTable> readable) throws TransportException {
+      Optional<ReadService> reads) throws TransportException {
     this.settings = settings;
     this.nodeId = nodeId;
     this.handler = handler;
     this.services = services;
-    this.readable = readable;
+    this.reads = reads;
     this.handshake = new Handshake(settings.secret());
     try {
       listener = ServerSocketChannel.open();
@@ -173,8 +172,8 @@ public final class Carrier implements AutoCloseable {
     return services;
   }
 
-  Optional<RegionTable> readable() {
-    return readable;
+  Optional<ReadService> reads() {
+    return reads;
   }
 
   boolean isClosing() {

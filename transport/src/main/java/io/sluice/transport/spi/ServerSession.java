@@ -4,11 +4,9 @@ import io.sluice.transport.AuthenticationFailedException;
 import io.sluice.transport.MessageTooLargeException;
 import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.ProtocolException;
-import io.sluice.transport.ReadOutOfBoundsException;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.UnknownKeyException;
-import io.sluice.transport.region.Region;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -21,12 +19,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The accepting side of one connection: authenticates the peer, then serves its READs (key and
- * bounds check, then one gather write straight from the registered memory, or from the sealed
- * copy on an encrypted connection), hands its requests to the handler pool and its control
- * requests to their {@link ControlService}. A
- * peer that breaks the protocol, fails a frame's authentication or exceeds its request credit is
- * disconnected with one log line; nothing it sends can affect another session.
+ * The accepting side of one connection: authenticates the peer, then serves its READs from the
+ * carrier's {@link ReadService} (one gather write straight from the memory it names, or from
+ * the sealed copy on an encrypted connection), hands its requests to the handler pool and its
+ * control requests to their {@link ControlService}. A peer that breaks the protocol, fails a
+ * frame's authentication or exceeds its request credit is disconnected with one log line;
+ * nothing it sends can affect another session.
  *
  * <p>Owned by its {@link Carrier}. Frames are handled on the {@link IoLoop} thread that
  * owns the socket; handler answers are sent from the handler threads through {@link
@@ -177,30 +175,20 @@ final class ServerSession implements SessionSocket.Receiver {
   }
 
   private void serveRead(long corr, Frames.ReadRequestFrame req) {
-    Region region;
+    ReadService.Bytes bytes;
     try {
-      var table = carrier.readable();
-      if (table.isEmpty()) {
+      var reads = carrier.reads();
+      if (reads.isEmpty()) {
         throw new UnknownKeyException("this endpoint serves no READ frames; its regions are read another way");
       }
-      region = table.get().acquire(req.key(), peerNode);
+      bytes = reads.get().read(peerNode, req.key(), req.offset(), req.length());
     } catch (TransportException e) {
       sendError(corr, ErrorCode.of(e), e.getMessage());
       return;
     }
-    long end = req.offset() + req.length();
-    if (end < 0 || end > region.length()) {
-      region.release();
-      sendError(corr, ErrorCode.OUT_OF_BOUNDS, new ReadOutOfBoundsException(
-          "READ [" + req.offset() + ", +" + req.length() + ") outside region of " + region.length() + " bytes")
-          .getMessage());
-      return;
-    }
-    ByteBuffer data = region.buffer();
-    data.limit((int) end).position((int) req.offset());
-    // The region stays retained until its bytes are on the wire (or sealed into a copy); the
-    // socket runs the release then, or when the connection closes first.
-    socket.send(FrameType.READ_RESPONSE, corr, region::release, data);
+    // The socket runs the release once the bytes are on the wire (or sealed into a copy), or
+    // when the connection closes first.
+    socket.send(FrameType.READ_RESPONSE, corr, bytes.written(), bytes.data());
   }
 
   private void serveControl(long corr, Frames.Control request) {

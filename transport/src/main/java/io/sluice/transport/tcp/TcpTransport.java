@@ -25,7 +25,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The tcp transport: a {@link Carrier} that serves READ frames straight from registered memory
- * on its selector threads, and, with a {@link DataPath}, reads the peers that path reaches
+ * on its selector threads ({@link RegionReads}), and, with a {@link DataPath}, reads the peers that path reaches
  * through it instead (shared memory for same-host peers). Regions are plain direct buffers, or
  * memory the path published. Thread safe.
  */
@@ -48,7 +48,7 @@ final class TcpTransport extends AbstractTransport {
     ControlServices services = path.map(p -> ControlServices.of(p.serviceId(), p.controlService(regions())))
         .orElse(ControlServices.none());
     try {
-      this.carrier = new Carrier(settings, nodeId(), handler, services, Optional.of(regions()));
+      this.carrier = new Carrier(settings, nodeId(), handler, services, Optional.of(new RegionReads(regions())));
     } catch (TransportException | RuntimeException e) {
       path.ifPresent(DataPath::close);
       throw e;
