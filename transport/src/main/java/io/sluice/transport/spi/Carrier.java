@@ -226,7 +226,7 @@ public final class Carrier implements AutoCloseable {
         throw new TransportTimeoutException("connecting to " + peer + " took longer than " + timeoutMs + " ms", e);
       }
       socket.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
-      long peerNode = CarrierConnection.authenticate(channel, handshake, nodeId,
+      long peerNode = ClientHandshake.authenticate(channel, handshake, nodeId,
           settings.encryption() ? Handshake.FLAG_ENCRYPT : 0);
       CarrierConnection conn = new CarrierConnection(this, socket, channel.sealer(), channel.opener(), nextLoop(),
           peer, peerNode);
