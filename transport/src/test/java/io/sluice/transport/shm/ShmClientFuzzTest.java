@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.sluice.transport.Connection;
-import io.sluice.transport.MessageHandler;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.RegisteredRegion;
