@@ -1,6 +1,7 @@
 package io.sluice.transport;
 
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * A way to move bytes: tcp, shm or verbs. Availability is a question a provider answers without
@@ -9,10 +10,23 @@ import java.util.Optional;
 public interface TransportProvider {
   String name();
 
-  boolean isAvailable();
+  /** Whether the provider can run here: true exactly when {@link #unavailabilityCause()} is empty. */
+  default boolean isAvailable() {
+    return unavailabilityCause().isEmpty();
+  }
 
   /** Why {@link #isAvailable()} is false; empty when available. */
   Optional<Throwable> unavailabilityCause();
+
+  /**
+   * Where {@code auto} tries this provider: lower first, in the order providers are found among
+   * equals. Empty if {@code auto} never chooses it on its own (shm, which {@code auto} uses as a
+   * data path of tcp). The default, 0, puts a provider before tcp (100): a provider on the class
+   * path beside tcp is there to be preferred (verbs).
+   */
+  default OptionalInt autoPreference() {
+    return OptionalInt.of(0);
+  }
 
   /** Opens an endpoint. @throws TransportUnavailableException if the provider cannot run here. */
   Transport open(TransportConfig config, MessageHandler handler) throws TransportException;

@@ -1,7 +1,7 @@
 package io.sluice.transport;
 
-import io.sluice.transport.tcp.TcpTransportProvider;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.ServiceLoader;
@@ -19,17 +19,17 @@ public final class Transports {
   private Transports() {}
 
   /**
-   * Every provider on the class path, in order of preference for {@code auto}: those registered
-   * as {@code META-INF/services/io.sluice.transport.TransportProvider} (the verbs provider of
-   * sluice-transport-verbs), then tcp and shm, which are always present.
+   * Every provider registered as {@code META-INF/services/io.sluice.transport.TransportProvider}
+   * (tcp and shm of this jar, verbs of sluice-transport-verbs), in order of preference for {@code
+   * auto} ({@link TransportProvider#autoPreference()}); those auto never chooses on its own come
+   * last.
    */
   public static List<TransportProvider> providers() {
     List<TransportProvider> list = new ArrayList<>();
     for (TransportProvider p : ServiceLoader.load(TransportProvider.class, Transports.class.getClassLoader())) {
       list.add(p);
     }
-    list.add(TcpTransportProvider.tcp());
-    list.add(TcpTransportProvider.shm());
+    list.sort(Comparator.comparingInt(p -> p.autoPreference().orElse(Integer.MAX_VALUE)));
     return list;
   }
 
@@ -81,8 +81,8 @@ public final class Transports {
     }
     StringBuilder why = new StringBuilder();
     for (TransportProvider p : providers()) {
-      if (p.name().equals("shm")) {
-        continue; // shm is a data path of tcp under auto, not a standalone choice
+      if (p.autoPreference().isEmpty()) {
+        continue; // a data path of another provider under auto (shm of tcp), not a choice of its own
       }
       if (p.name().equals("verbs") && noVerbs.isPresent()) {
         why.append(why.length() > 0 ? "; " : "").append("verbs skipped: ").append(noVerbs.get());

@@ -45,14 +45,11 @@ public interface ReadContract extends TransportContractFixture {
 
   @Test
   default void readsAtRegionEdges() throws Exception {
-    Transport server = harness().open(MessageHandler.REJECT_ALL);
-    Transport client = harness().open(MessageHandler.REJECT_ALL);
     int len = (1 << 20) + 13; // odd size: no alignment hides an off-by-one
-    try (RegisteredRegion src = server.allocate(len);
-        RegisteredRegion dst = client.allocate(len + 100);
-        Connection c = TransportHarness.connect(client, server)) {
-      fillPattern(src, SEED);
-      RemoteDescriptor d = src.descriptor();
+    try (ReadFixture setup = ReadFixture.open(harness(), len, len + 100, SEED)) {
+      Connection c = setup.connection();
+      RegisteredRegion dst = setup.dst();
+      RemoteDescriptor d = setup.src().descriptor();
 
       await(c.read(d, 0, dst, 0, 1));
       assertPattern(SEED, 0, dst, 0, 1);
@@ -73,16 +70,13 @@ public interface ReadContract extends TransportContractFixture {
 
   @Test
   default void zeroLengthReadCompletesAndWritesNothing() throws Exception {
-    Transport server = harness().open(MessageHandler.REJECT_ALL);
-    Transport client = harness().open(MessageHandler.REJECT_ALL);
-    try (RegisteredRegion src = server.allocate(4096);
-        RegisteredRegion dst = client.allocate(4096);
-        Connection c = TransportHarness.connect(client, server)) {
-      fillPattern(src, SEED);
+    try (ReadFixture setup = ReadFixture.open(harness(), 4096, 4096, SEED)) {
+      Connection c = setup.connection();
+      RegisteredRegion dst = setup.dst();
       byte[] sentinel = new byte[4096];
       Arrays.fill(sentinel, (byte) 0xA5);
       TransportTestSupport.fill(dst, 0, sentinel);
-      RemoteDescriptor d = src.descriptor();
+      RemoteDescriptor d = setup.src().descriptor();
       await(c.read(d, 0, dst, 0, 0));
       await(c.read(d, 2048, dst, 2048, 0));
       await(c.read(d, 4096, dst, 4096, 0)); // empty range at the very end is in bounds
@@ -119,16 +113,13 @@ public interface ReadContract extends TransportContractFixture {
 
   @Test
   default void batchedReadOfManyRangesIntoOneDestination() throws Exception {
-    Transport server = harness().open(MessageHandler.REJECT_ALL);
-    Transport client = harness().open(MessageHandler.REJECT_ALL);
     Random random = new Random(5);
     int srcLen = 1 << 20;
     int ranges = 300;
-    try (RegisteredRegion src = server.allocate(srcLen);
-        RegisteredRegion dst = client.allocate(ranges * 8192);
-        Connection c = TransportHarness.connect(client, server)) {
-      fillPattern(src, SEED);
-      RemoteDescriptor d = src.descriptor();
+    try (ReadFixture setup = ReadFixture.open(harness(), srcLen, ranges * 8192, SEED)) {
+      Connection c = setup.connection();
+      RegisteredRegion dst = setup.dst();
+      RemoteDescriptor d = setup.src().descriptor();
       List<ReadRequest> requests = new ArrayList<>();
       long[] remoteOffsets = new long[ranges];
       long[] localOffsets = new long[ranges];
@@ -155,13 +146,10 @@ public interface ReadContract extends TransportContractFixture {
 
   @Test
   default void batchFailsOnlyItsBadRanges() throws Exception {
-    Transport server = harness().open(MessageHandler.REJECT_ALL);
-    Transport client = harness().open(MessageHandler.REJECT_ALL);
-    try (RegisteredRegion src = server.allocate(65_536);
-        RegisteredRegion dst = client.allocate(65_536);
-        Connection c = TransportHarness.connect(client, server)) {
-      fillPattern(src, SEED);
-      RemoteDescriptor d = src.descriptor();
+    try (ReadFixture setup = ReadFixture.open(harness(), 65_536, 65_536, SEED)) {
+      Connection c = setup.connection();
+      RegisteredRegion dst = setup.dst();
+      RemoteDescriptor d = setup.src().descriptor();
       RemoteDescriptor forged = new RemoteDescriptor(d.node(), d.address(), d.length(), d.key() ^ 0x1000);
       List<CompletableFuture<Void>> f = c.readBatch(List.of(
           new ReadRequest(d, 0, dst, 0, 1000),
@@ -183,17 +171,14 @@ public interface ReadContract extends TransportContractFixture {
 
   @Test
   default void thousandConcurrentReadsFromSeveralThreads() throws Exception {
-    Transport server = harness().open(MessageHandler.REJECT_ALL);
-    Transport client = harness().open(MessageHandler.REJECT_ALL);
     int threads = 4;
     int perThread = 250;
     int slot = 4096;
     int srcLen = 1 << 20;
-    try (RegisteredRegion src = server.allocate(srcLen);
-        RegisteredRegion dst = client.allocate(threads * perThread * slot);
-        Connection c = TransportHarness.connect(client, server)) {
-      fillPattern(src, SEED);
-      RemoteDescriptor d = src.descriptor();
+    try (ReadFixture setup = ReadFixture.open(harness(), srcLen, threads * perThread * slot, SEED)) {
+      Connection c = setup.connection();
+      RegisteredRegion dst = setup.dst();
+      RemoteDescriptor d = setup.src().descriptor();
       ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
       List<CompletableFuture<Void>> all = java.util.Collections.synchronizedList(new ArrayList<>());
       CountDownLatch start = new CountDownLatch(1);
@@ -241,14 +226,11 @@ public interface ReadContract extends TransportContractFixture {
 
   @Test
   default void largeSingleRead() throws Exception {
-    Transport server = harness().open(MessageHandler.REJECT_ALL);
-    Transport client = harness().open(MessageHandler.REJECT_ALL);
     int len = 32 << 20;
-    try (RegisteredRegion src = server.allocate(len);
-        RegisteredRegion dst = client.allocate(len);
-        Connection c = TransportHarness.connect(client, server)) {
-      fillPattern(src, SEED);
-      await(c.read(src.descriptor(), 0, dst, 0, len));
+    try (ReadFixture setup = ReadFixture.open(harness(), len, len, SEED)) {
+      Connection c = setup.connection();
+      RegisteredRegion dst = setup.dst();
+      await(c.read(setup.src().descriptor(), 0, dst, 0, len));
       assertPattern(SEED, 0, dst, 0, len);
     }
   }

@@ -26,14 +26,11 @@ public interface ReadFailureContract extends TransportContractFixture {
 
   @Test
   default void outOfBoundsReadsFail() throws Exception {
-    Transport server = harness().open(MessageHandler.REJECT_ALL);
-    Transport client = harness().open(MessageHandler.REJECT_ALL);
     int len = 65_536;
-    try (RegisteredRegion src = server.allocate(len);
-        RegisteredRegion dst = client.allocate(len + 1);
-        Connection c = TransportHarness.connect(client, server)) {
-      fillPattern(src, FAILURE_SEED);
-      RemoteDescriptor d = src.descriptor();
+    try (ReadFixture setup = ReadFixture.open(harness(), len, len + 1, FAILURE_SEED)) {
+      Connection c = setup.connection();
+      RegisteredRegion dst = setup.dst();
+      RemoteDescriptor d = setup.src().descriptor();
       long[][] cases = {
         {len - 10, 11},
         {len, 1},

@@ -7,10 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.transport.MessageHandler;
 import io.sluice.transport.TransportConfig;
+import io.sluice.transport.TransportProvider;
 import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.Transports;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -20,6 +22,13 @@ class VerbsTransportProviderTest {
   @Test
   void transportsFindsTheProvider() {
     assertEquals("verbs", Transports.provider("verbs").name());
+  }
+
+  @Test
+  void autoTriesVerbsFirstThenTcpAndNeverShmOnItsOwn() {
+    List<String> names = Transports.providers().stream().map(TransportProvider::name).toList();
+    assertEquals(List.of("verbs", "tcp", "shm"), names);
+    assertTrue(Transports.provider("shm").autoPreference().isEmpty());
   }
 
   @Test

@@ -9,6 +9,8 @@ import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.region.Region;
+import io.sluice.transport.spi.CarrierConnection;
+import io.sluice.transport.spi.PeerPath;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
@@ -29,35 +31,18 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * READs from a same-host peer through shared memory: the peer's backing file of a key is mapped
- * once (asked for through its {@link Carrier}, the tcp connection's SHM_OPEN), then each READ is a bounds check, a check
+ * once (asked for over the carrier connection, an OPEN of {@link ShmMessages}), then each READ is a bounds check, a check
  * of the peer's revocation slot, a copy, and the slot check again. The peer's threads do nothing
  * per READ. Mappings of revoked regions are released by {@link #sweep()} (run by the transport's
  * timer) and all of them when the connection closes ({@link #close()}). Thread safe.
  */
-public final class ShmPeer {
-  /**
-   * How a ShmPeer asks its peer about its memory; the tcp connection implements it with its
-   * SHM_HELLO and SHM_OPEN frames. Futures fail with the peer's error, typed.
-   */
-  public interface Carrier {
-    /** The peer's arena; fails with {@link TransportUnavailableException} if it has none. */
-    CompletableFuture<ShmArena.Info> arena();
-
-    /** Where the peer keeps the region of {@code key}. */
-    CompletableFuture<ShmArena.Location> locate(long key);
-
-    boolean isOpen();
-
-    /** The peer, for messages. */
-    String peerName();
-  }
-
-  private final Carrier connection;
+public final class ShmPeer implements PeerPath {
+  private final CarrierConnection connection;
   private final MappedByteBuffer slots;
   private final Map<Long, CompletableFuture<ShmMapping>> mappings = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
-  private ShmPeer(Carrier connection, MappedByteBuffer slots) {
+  private ShmPeer(CarrierConnection connection, MappedByteBuffer slots) {
     this.connection = connection;
     this.slots = slots;
   }
@@ -66,10 +51,11 @@ public final class ShmPeer {
    * Asks the peer for its arena and checks that this process sees the same folder. Empty if the
    * peer has none or it lives on another host (or is not readable by this user).
    */
-  public static Optional<ShmPeer> attach(Carrier connection, long timeoutNanos) throws TransportException {
+  public static Optional<ShmPeer> attach(CarrierConnection connection, long timeoutNanos) throws TransportException {
     ShmArena.Info info;
     try {
-      info = connection.arena().get(timeoutNanos, TimeUnit.NANOSECONDS);
+      info = ShmMessages.decodeInfo(connection.control(ShmMessages.SERVICE, ShmMessages.hello())
+          .get(timeoutNanos, TimeUnit.NANOSECONDS));
     } catch (ExecutionException e) {
       if (e.getCause() instanceof TransportUnavailableException) {
         return Optional.empty();
@@ -77,7 +63,7 @@ public final class ShmPeer {
       throw e.getCause() instanceof TransportException te ? te
           : new TransportException("shm set-up failed: " + e.getCause(), e.getCause());
     } catch (TimeoutException e) {
-      throw new TransportTimeoutException("peer did not answer SHM_HELLO in time");
+      throw new TransportTimeoutException("peer did not answer the shm HELLO in time");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new PeerClosedException("interrupted during shm set-up");
@@ -99,6 +85,7 @@ public final class ShmPeer {
     }
   }
 
+  @Override
   public CompletableFuture<Void> read(ReadRequest r) {
     long key = r.remote().key();
     CompletableFuture<ShmMapping> m = mappings.get(key);
@@ -118,12 +105,12 @@ public final class ShmPeer {
 
   /** Asks the peer for the key's backing file and maps it; the map entry goes if that fails. */
   private void open(long key, CompletableFuture<ShmMapping> result) {
-    connection.locate(key).whenComplete((reply, error) -> {
+    connection.control(ShmMessages.SERVICE, ShmMessages.open(key)).whenComplete((reply, error) -> {
       try {
         if (error != null) {
           throw error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
         }
-        ShmMapping mapping = map(reply, key);
+        ShmMapping mapping = map(ShmMessages.decodeLocation(reply), key);
         if (closed) {
           mapping.drop();
         }
@@ -137,7 +124,7 @@ public final class ShmPeer {
 
   private ShmMapping map(ShmArena.Location region, long key) throws TransportException {
     if (region.slot() >= ShmArena.SLOTS || region.length() > Integer.MAX_VALUE) {
-      throw new ProtocolException("SHM_REGION out of range");
+      throw new ProtocolException("shm REGION out of range");
     }
     FileChannel ch = null;
     try {
@@ -147,7 +134,7 @@ public final class ShmPeer {
     } catch (IOException e) {
       closeQuietly(ch);
       if (!connection.isOpen()) {
-        throw new PeerClosedException("connection to " + connection.peerName() + " closed while mapping a region");
+        throw new PeerClosedException("connection to " + connection.peer() + " closed while mapping a region");
       }
       if (e instanceof NoSuchFileException) {
         throw new RegionRevokedException("the peer's backing file is gone: " + region.path());
@@ -169,7 +156,7 @@ public final class ShmPeer {
   private CompletableFuture<Void> copy(ShmMapping m, ReadRequest r) {
     try {
       if (!connection.isOpen()) {
-        throw new PeerClosedException("connection to " + connection.peerName() + " is closed");
+        throw new PeerClosedException("connection to " + connection.peer() + " is closed");
       }
       if (!m.tryAcquire()) {
         throw new RegionRevokedException("region was revoked by its owner");
@@ -235,6 +222,7 @@ public final class ShmPeer {
   }
 
   /** Releases the mappings of regions the peer has revoked since they were mapped. */
+  @Override
   public void sweep() {
     for (CompletableFuture<ShmMapping> f : mappings.values()) {
       ShmMapping m = f.getNow(null);
@@ -245,6 +233,7 @@ public final class ShmPeer {
   }
 
   /** Releases every mapping; later READs fail because the connection is closed. */
+  @Override
   public void close() {
     closed = true;
     for (CompletableFuture<ShmMapping> f : mappings.values()) {

@@ -6,118 +6,62 @@ import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportProvider;
-import io.sluice.transport.TransportUnavailableException;
-import io.sluice.transport.Connection;
-import io.sluice.transport.shm.ShmArena;
-import java.nio.ByteBuffer;
-import java.nio.file.Path;
-import java.util.concurrent.CompletableFuture;
+import io.sluice.transport.spi.DataPathFactory;
+import io.sluice.transport.spi.Settings;
 import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.ServiceLoader;
 
 /**
- * The two providers built on Java NIO sockets. {@code tcp} serves READs from a fixed set of
- * selector threads and, unless {@code sluice.transport.shm.enabled=false} or chosen explicitly, reads same-host
- * peers through shared memory; {@code shm} requires every peer to be on the same host.
+ * The {@code tcp} provider, built on Java NIO sockets: READs are served from a fixed set of
+ * selector threads. Chosen by {@code auto}, it also reads same-host peers through the data path
+ * registered as {@code META-INF/services/io.sluice.transport.spi.DataPathFactory} (shared
+ * memory), unless that path's key turns it off; chosen explicitly, it reads every peer over
+ * tcp. Other providers that are a data path beside tcp open their transport with {@link
+ * #openWithPath}. Stateless; thread safe.
  */
 public final class TcpTransportProvider implements TransportProvider {
-  /** How a transport uses shared memory. */
-  enum ShmMode {
-    OFF, PREFERRED, REQUIRED
-  }
-
-  private final String name;
-  private final boolean shm;
-
-  private TcpTransportProvider(String name, boolean shm) {
-    this.name = name;
-    this.shm = shm;
-  }
-
-  public static TcpTransportProvider tcp() {
-    return new TcpTransportProvider("tcp", false);
-  }
-
-  public static TcpTransportProvider shm() {
-    return new TcpTransportProvider("shm", true);
-  }
+  /** Where {@code auto} tries tcp: after providers that move READs without the CPU. */
+  static final int AUTO_PREFERENCE = 100;
 
   @Override
   public String name() {
-    return name;
-  }
-
-  @Override
-  public boolean isAvailable() {
-    return unavailabilityCause().isEmpty();
+    return "tcp";
   }
 
   @Override
   public Optional<Throwable> unavailabilityCause() {
-    if (!shm) {
-      return Optional.empty();
-    }
-    Path dir = Path.of(TransportOption.SHM_DIR.defaultValue());
-    return ShmArena.usable(dir) ? Optional.empty()
-        : Optional.of(new TransportUnavailableException(dir + " is missing or not writable"));
+    return Optional.empty();
+  }
+
+  @Override
+  public OptionalInt autoPreference() {
+    return OptionalInt.of(AUTO_PREFERENCE);
   }
 
   @Override
   public Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
     Settings settings = Settings.from(config);
-    ShmMode mode;
-    if (shm) {
-      mode = ShmMode.REQUIRED;
-    } else if (config.string(TransportOption.PROVIDER).equalsIgnoreCase("auto") && settings.shmEnabled()
-        && ShmArena.usable(settings.shmDir())) {
-      mode = ShmMode.PREFERRED;
-    } else {
-      mode = ShmMode.OFF;
+    Optional<DataPathFactory> path = Optional.empty();
+    if (config.string(TransportOption.PROVIDER).equalsIgnoreCase("auto")) {
+      for (DataPathFactory f : ServiceLoader.load(DataPathFactory.class, TcpTransportProvider.class.getClassLoader())) {
+        if (f.usable(settings)) {
+          path = Optional.of(f);
+          break;
+        }
+      }
     }
-    return new TcpTransport(settings, handler, mode);
+    return new TcpTransport("tcp", settings, handler, path, false);
   }
 
   /**
-   * Opens a tcp transport (no shared memory) for a provider built on it: it listens,
-   * authenticates, carries requests to {@code handler} and serves VERBS_SETUP frames with
-   * {@code setup}. The caller owns the transport; its regions are the caller's business.
-   */
-  public static Transport openCarrier(TransportConfig config, MessageHandler handler, ProviderSetup setup)
-      throws TransportException {
-    return new TcpTransport(Settings.from(config), handler, ShmMode.OFF, Optional.of(setup));
-  }
-
-  /**
-   * Runs the message handler of a transport opened by {@link #openCarrier} on its handler
-   * threads, for a request that arrived on the provider's own data path from the
-   * authenticated peer {@code peerNode}. Completes with the handler's answer, exceptionally
-   * with what the handler threw or failed with (a null answer is a failure).
+   * Opens a tcp transport for the provider named {@code provider} that reads peers through the
+   * data path {@code factory} opens for it.
    *
-   * @throws IllegalArgumentException if {@code carrier} is not a tcp transport
+   * @param required whether a peer the path does not reach is refused at connect
    */
-  public static CompletableFuture<ByteBuffer> runHandler(Transport carrier, long peerNode, ByteBuffer request) {
-    if (!(carrier instanceof TcpTransport tcp)) {
-      throw new IllegalArgumentException("not a tcp transport: " + carrier);
-    }
-    return tcp.runHandler(peerNode, request);
-  }
-
-  /**
-   * Sends a VERBS_SETUP request on a connection of a transport opened by {@link #openCarrier}
-   * and completes with the reply payload, or exceptionally with the peer's error (typed as
-   * its ERROR code says), {@link io.sluice.transport.PeerClosedException} or a timeout after
-   * the I/O deadline.
-   *
-   * @throws IllegalArgumentException if the connection is not a tcp connection, or the
-   *     request exceeds {@link Frames#MAX_CONTROL_PAYLOAD}
-   */
-  public static CompletableFuture<ByteBuffer> setupRequest(Connection connection, ByteBuffer request) {
-    if (!(connection instanceof TcpConnection tcp)) {
-      throw new IllegalArgumentException("not a tcp connection: " + connection);
-    }
-    if (request.remaining() > Frames.MAX_CONTROL_PAYLOAD) {
-      throw new IllegalArgumentException("set-up request of " + request.remaining() + " bytes exceeds "
-          + Frames.MAX_CONTROL_PAYLOAD);
-    }
-    return tcp.control(FrameType.VERBS_SETUP, request);
+  public static Transport openWithPath(String provider, TransportConfig config, MessageHandler handler,
+      DataPathFactory factory, boolean required) throws TransportException {
+    return new TcpTransport(provider, Settings.from(config), handler, Optional.of(factory), required);
   }
 }

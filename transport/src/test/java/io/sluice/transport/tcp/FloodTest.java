@@ -13,6 +13,12 @@ import io.sluice.transport.Transport;
 import io.sluice.transport.TransportHarness;
 import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportTestSupport;
+import io.sluice.transport.spi.Carrier;
+import io.sluice.transport.spi.FrameHeader;
+import io.sluice.transport.spi.FrameType;
+import io.sluice.transport.spi.Frames;
+import io.sluice.transport.spi.RawFrameSocket;
+import io.sluice.transport.spi.Settings;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
@@ -84,7 +90,7 @@ class FloodTest {
 
     Transport server = harness.open(MessageHandler.REJECT_ALL,
         Map.of(TransportOption.HANDSHAKE_TIMEOUT_MS.key(), "1000"));
-    TcpTransport tcp = (TcpTransport) server;
+    Carrier tcp = ((TcpTransport) server).carrier();
     Settings settings = tcp.settings();
     Transport client = harness.open(MessageHandler.REJECT_ALL);
     try (RegisteredRegion src = server.allocate(REGION); RegisteredRegion dst = client.allocate(READ)) {
@@ -197,7 +203,7 @@ class FloodTest {
   /** The unauthenticated flood: bounded in count and in sockets open at once; stops by itself. */
   private final class Flood {
     private final Transport server;
-    private final TcpTransport tcp;
+    private final Carrier tcp;
     int opened;
     int refused;
     long millis;
@@ -205,7 +211,7 @@ class FloodTest {
     int maxServerThreads;
     int maxJvmThreads;
 
-    Flood(Transport server, TcpTransport tcp) {
+    Flood(Transport server, Carrier tcp) {
       this.server = server;
       this.tcp = tcp;
     }

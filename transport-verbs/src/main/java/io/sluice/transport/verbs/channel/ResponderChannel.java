@@ -2,7 +2,7 @@ package io.sluice.transport.verbs.channel;
 
 import io.sluice.transport.MessageTooLargeException;
 import io.sluice.transport.TransportException;
-import io.sluice.transport.tcp.ErrorCode;
+import io.sluice.transport.spi.ErrorCode;
 import io.sluice.transport.verbs.rc.RdmaNode;
 import io.sluice.transport.verbs.rc.RdmaQueuePair;
 import java.io.IOException;

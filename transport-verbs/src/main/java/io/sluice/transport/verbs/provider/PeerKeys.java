@@ -1,10 +1,9 @@
 package io.sluice.transport.verbs.provider;
 
-import io.sluice.transport.Connection;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.UnknownKeyException;
-import io.sluice.transport.tcp.TcpTransportProvider;
+import io.sluice.transport.spi.CarrierConnection;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -13,7 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * What one connection knows about the peer's keys: for each key it read, the registration the
- * owner reported over the authenticated tcp connection (address, live length, rkey), or the
+ * owner reported over the authenticated carrier connection (address, live length, rkey), or the
  * owner's refusal. The first READ of a key asks (one round trip per key and connection); a
  * READ the device refused asks again. Refusals ({@link RegionRevokedException}, {@link
  * UnknownKeyException}) are kept, since keys are never reused; other failures are forgotten so
@@ -24,10 +23,10 @@ import java.util.concurrent.ConcurrentHashMap;
 final class PeerKeys {
   static final int MAX_KEYS = 65_536;
 
-  private final Connection tcp;
+  private final CarrierConnection tcp;
   private final Map<Long, CompletableFuture<SetupMessages.KeyInfo>> known = new ConcurrentHashMap<>();
 
-  PeerKeys(Connection tcp) {
+  PeerKeys(CarrierConnection tcp) {
     this.tcp = tcp;
   }
 
@@ -58,7 +57,7 @@ final class PeerKeys {
     }
     CompletableFuture<java.nio.ByteBuffer> reply;
     try {
-      reply = TcpTransportProvider.setupRequest(tcp, SetupMessages.keyRequest(key));
+      reply = tcp.control(SetupMessages.SERVICE, SetupMessages.keyRequest(key));
     } catch (RuntimeException e) {
       reply = CompletableFuture.failedFuture(e);
     }

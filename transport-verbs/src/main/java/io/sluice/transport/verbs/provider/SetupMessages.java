@@ -7,8 +7,9 @@ import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 
 /**
- * The one definition of the verbs provider's set-up payloads, carried in the tcp transport's
- * VERBS_SETUP / VERBS_SETUP_REPLY frames. Big-endian. A request starts with a u8 operation:
+ * The one definition of the verbs provider's set-up payloads: the requests and replies of its
+ * control service, carried by the carrier's CONTROL / CONTROL_REPLY frames under {@link
+ * #SERVICE}. Big-endian. A request starts with a u8 operation:
  *
  * <pre>
  *   NODE_INFO (1)  request: nothing more        reply: address of the peer's RDMA listener
@@ -23,6 +24,8 @@ import java.nio.ByteBuffer;
  * reject anything that is not exactly well formed. Stateless.
  */
 final class SetupMessages {
+  /** The control service id of verbs set-up on the carrier. */
+  static final int SERVICE = 2;
   static final byte NODE_INFO = 1;
   static final byte ADMIT = 2;
   static final byte KEY = 3;
@@ -75,11 +78,11 @@ final class SetupMessages {
   /** The operation of a request; advances past it. */
   static byte operation(ByteBuffer request) throws ProtocolException {
     if (!request.hasRemaining()) {
-      throw new ProtocolException("empty VERBS_SETUP request");
+      throw new ProtocolException("empty verbs set-up request");
     }
     byte op = request.get();
     if (op != NODE_INFO && op != ADMIT && op != KEY) {
-      throw new ProtocolException("unknown VERBS_SETUP operation " + (op & 0xff));
+      throw new ProtocolException("unknown verbs set-up operation " + (op & 0xff));
     }
     return op;
   }
@@ -87,11 +90,11 @@ final class SetupMessages {
   /** Reads an address that must be all that remains. */
   static InetSocketAddress address(ByteBuffer in) throws ProtocolException {
     if (in.remaining() < 1) {
-      throw new ProtocolException("VERBS_SETUP address truncated");
+      throw new ProtocolException("verbs set-up address truncated");
     }
     int n = in.get() & 0xff;
     if ((n != 4 && n != 16) || in.remaining() != n + 2) {
-      throw new ProtocolException("VERBS_SETUP address of " + n + " bytes with " + in.remaining() + " bytes left");
+      throw new ProtocolException("verbs set-up address of " + n + " bytes with " + in.remaining() + " bytes left");
     }
     byte[] ip = new byte[n];
     in.get(ip);
@@ -99,7 +102,7 @@ final class SetupMessages {
     try {
       return new InetSocketAddress(InetAddress.getByAddress(ip), port);
     } catch (UnknownHostException e) {
-      throw new ProtocolException("bad address in VERBS_SETUP: " + e.getMessage());
+      throw new ProtocolException("bad address in a verbs set-up message: " + e.getMessage());
     }
   }
 

@@ -11,7 +11,7 @@ import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.UnknownKeyException;
-import io.sluice.transport.tcp.TcpTransportProvider;
+import io.sluice.transport.spi.CarrierConnection;
 import io.sluice.transport.verbs.channel.RequestChannel;
 import io.sluice.transport.verbs.rc.PreparedConnection;
 import io.sluice.transport.verbs.rc.ProtectionDomain;
@@ -57,7 +57,7 @@ final class VerbsConnection implements Connection {
   }
 
   private final VerbsTransport transport;
-  private final Connection tcp;
+  private final CarrierConnection tcp;
   private final RdmaNode node;
   private final PeerKeys keys;
   private final Reopening<RdmaQueuePair> queuePair;
@@ -65,7 +65,7 @@ final class VerbsConnection implements Connection {
   private volatile InetSocketAddress peerRdma;
   private volatile boolean closed;
 
-  VerbsConnection(VerbsTransport transport, Connection tcp, RdmaNode node) {
+  VerbsConnection(VerbsTransport transport, CarrierConnection tcp, RdmaNode node) {
     this.transport = transport;
     this.tcp = tcp;
     this.node = node;
@@ -76,7 +76,7 @@ final class VerbsConnection implements Connection {
 
   /** Learns the peer's RDMA listener and opens the message channel and the first READ queue pair. */
   CompletableFuture<Void> start() {
-    return TcpTransportProvider.setupRequest(tcp, SetupMessages.nodeInfoRequest()).thenCompose(reply -> {
+    return tcp.control(SetupMessages.SERVICE, SetupMessages.nodeInfoRequest()).thenCompose(reply -> {
       try {
         peerRdma = SetupMessages.address(reply);
       } catch (ProtocolException e) {
@@ -144,7 +144,7 @@ final class VerbsConnection implements Connection {
   private CompletableFuture<RdmaQueuePair> admitAndConnect(byte purpose, PreparedConnection prepared) {
     CompletableFuture<RdmaQueuePair> connected;
     try {
-      connected = TcpTransportProvider.setupRequest(tcp, SetupMessages.admitRequest(purpose, prepared.source()))
+      connected = tcp.control(SetupMessages.SERVICE, SetupMessages.admitRequest(purpose, prepared.source()))
           .thenCompose(reply -> prepared.connect());
     } catch (RuntimeException e) {
       connected = CompletableFuture.failedFuture(e);

@@ -41,11 +41,6 @@ public final class VerbsOpener implements TransportProvider {
   }
 
   @Override
-  public boolean isAvailable() {
-    return true;
-  }
-
-  @Override
   public Optional<Throwable> unavailabilityCause() {
     return Optional.empty();
   }

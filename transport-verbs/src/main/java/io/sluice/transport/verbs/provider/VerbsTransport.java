@@ -3,20 +3,20 @@ package io.sluice.transport.verbs.provider;
 import io.sluice.transport.Connection;
 import io.sluice.transport.MessageHandler;
 import io.sluice.transport.NodeAddress;
-import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.RemoteDescriptor;
-import io.sluice.transport.Transport;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.region.DirectMemory;
 import io.sluice.transport.region.Region;
-import io.sluice.transport.region.RegionTable;
-import io.sluice.transport.tcp.ProviderSetup;
-import io.sluice.transport.tcp.TcpTransportProvider;
+import io.sluice.transport.spi.AbstractTransport;
+import io.sluice.transport.spi.Carrier;
+import io.sluice.transport.spi.ControlService;
+import io.sluice.transport.spi.ControlServices;
+import io.sluice.transport.spi.Settings;
 import io.sluice.transport.verbs.channel.RequestChannel;
 import io.sluice.transport.verbs.channel.ResponderChannel;
 import io.sluice.transport.verbs.rc.ProtectionDomain;
@@ -40,17 +40,16 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The verbs transport endpoint: a tcp transport (listener, authentication, set-up frames) plus
- * an {@link RdmaNode} on the RDMA device. Each connection has two queue pairs: one carries its
- * requests and answers as SEND/RECV (a {@link RequestChannel} here, a {@link ResponderChannel}
- * at the peer, which runs this transport's handler on the tcp transport's handler threads),
+ * The verbs transport endpoint: a {@link Carrier} (listener, authentication, messages, this
+ * transport's set-up as its {@link ControlService}) plus an {@link RdmaNode} on the RDMA device.
+ * Each connection has two queue pairs: one carries its requests and answers as SEND/RECV (a {@link RequestChannel} here, a {@link ResponderChannel}
+ * at the peer, which runs this transport's handler on the carrier's handler threads),
  * one its READs. A queue pair is accepted only from the source address an authenticated peer
- * admitted over its tcp connection, and only if that source is the peer's own address.
+ * admitted over its carrier connection, and only if that source is the peer's own address.
  *
  * <p>Regions are direct or mapped buffers; a descriptor carries the address and a random key.
  * The key table tells an authenticated peer whether a key is live, revoked or unknown, and
@@ -64,7 +63,7 @@ import org.slf4j.LoggerFactory;
  * <p>Thread safe. Regions and connections belong to the caller; closing the transport closes
  * what is left (connections, regions, queue pairs, the completion queue, the protection domain).
  */
-final class VerbsTransport implements Transport, ProviderSetup {
+final class VerbsTransport extends AbstractTransport implements ControlService {
   private static final Logger LOG = LoggerFactory.getLogger(VerbsTransport.class);
 
   /** READs a message queue pair may have posted to fetch staged messages; more wait. */
@@ -75,15 +74,12 @@ final class VerbsTransport implements Transport, ProviderSetup {
   private final long ioTimeoutNanos;
   private final int credit;
   private final int maxMessageBytes;
-  private final RegionTable regions = new RegionTable();
   private final Map<Long, Registration> registrations = new ConcurrentHashMap<>();
-  private final AtomicInteger liveRegions = new AtomicInteger();
   private final Set<VerbsConnection> connections = ConcurrentHashMap.newKeySet();
   private final SecureRandom random = new SecureRandom();
   private final PeerFaults faults = new PeerFaults(System::nanoTime);
   private final ScheduledExecutorService timer;
-  private final Transport tcp;
-  private volatile boolean closing;
+  private final Carrier tcp;
   /** Set once the device refused a file mapping; later file regions are copied at once. */
   private volatile boolean copyFileRegions;
 
@@ -106,7 +102,8 @@ final class VerbsTransport implements Transport, ProviderSetup {
     timerPool.setRemoveOnCancelPolicy(true); // connect and request deadlines, cancelled when met
     this.timer = timerPool;
     try {
-      this.tcp = TcpTransportProvider.openCarrier(config, handler, this);
+      this.tcp = new Carrier(Settings.from(config), nodeId(), handler, ControlServices.of(SetupMessages.SERVICE, this),
+          Optional.empty());
     } catch (TransportException | RuntimeException e) {
       timer.shutdownNow();
       throw e;
@@ -119,27 +116,13 @@ final class VerbsTransport implements Transport, ProviderSetup {
   }
 
   @Override
-  public long nodeId() {
-    return tcp.nodeId();
-  }
-
-  @Override
   public NodeAddress localAddress() {
     return tcp.localAddress();
   }
 
   @Override
-  public RegisteredRegion allocateFor(long reader, int length) throws TransportException {
-    if (length < 0) {
-      throw new IllegalArgumentException("negative length " + length);
-    }
-    checkOpen();
-    ByteBuffer memory;
-    try {
-      memory = ByteBuffer.allocateDirect(length);
-    } catch (OutOfMemoryError e) {
-      throw new TransportException("cannot allocate " + length + " bytes of direct memory: " + e.getMessage(), e);
-    }
+  protected RegisteredRegion allocateChecked(long reader, int length) throws TransportException {
+    ByteBuffer memory = allocateDirect(length);
     try {
       return register(memory, memory, reader);
     } catch (IOException e) {
@@ -149,29 +132,14 @@ final class VerbsTransport implements Transport, ProviderSetup {
   }
 
   @Override
-  public RegisteredRegion registerFile(Path file, long offset, long length) throws IOException {
-    checkOpen();
-    if (offset < 0 || length < 0 || length > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException("cannot register [" + offset + ", +" + length + ") of " + file
-          + ": offset must be >= 0 and length in 0.." + Integer.MAX_VALUE);
-    }
-    Path abs = file.toAbsolutePath();
+  protected RegisteredRegion registerFileChecked(Path file, long offset, int length) throws IOException {
     if (copyFileRegions) {
-      try (FileChannel ch = FileChannel.open(abs, StandardOpenOption.READ)) {
-        if (offset + length > ch.size()) {
-          throw new IOException("cannot register [" + offset + ", +" + length + ") of " + abs + ": file has " + ch.size() + " bytes");
-        }
+      try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+        checkCovers(ch, file, offset, length);
       }
-      return registerCopy(abs, offset, (int) length);
+      return registerCopy(file, offset, length);
     }
-    MappedByteBuffer mapped;
-    try (FileChannel ch = FileChannel.open(abs, StandardOpenOption.READ)) {
-      long size = ch.size();
-      if (offset + length > size) {
-        throw new IOException("cannot register [" + offset + ", +" + length + ") of " + abs + ": file has " + size + " bytes");
-      }
-      mapped = ch.map(FileChannel.MapMode.READ_ONLY, offset, length);
-    }
+    MappedByteBuffer mapped = mapReadOnly(file, offset, length);
     try {
       return register(mapped, mapped, ANY_PEER);
     } catch (IOException e) {
@@ -182,7 +150,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
         copyFileRegions = true;
       }
     }
-    return registerCopy(abs, offset, (int) length);
+    return registerCopy(file, offset, length);
   }
 
   /** Registers a read-only copy of a file range, for devices that cannot pin the mapping. */
@@ -215,25 +183,22 @@ final class VerbsTransport implements Transport, ProviderSetup {
     Optional<RdmaRegion> mr = memory.capacity() == 0 ? Optional.empty() : Optional.of(node.registerLocal(memory));
     long key = newKey();
     long address = mr.map(RdmaRegion::address).orElse(0L);
-    RemoteDescriptor d = new RemoteDescriptor(tcp.nodeId(), address, memory.capacity(), key);
+    RemoteDescriptor d = new RemoteDescriptor(nodeId(), address, memory.capacity(), key);
     Registration[] registration = new Registration[1];
     Runnable revoke = () -> {
-      regions.revoke(key);
+      regions().revoke(key);
       registrations.remove(key);
       registration[0].revoke();
     };
     Runnable free = () -> {
       revoke.run(); // a region released to zero without close() is revoked first
       DirectMemory.free(owner);
-      liveRegions.decrementAndGet();
     };
-    Region region = new Region(d, reader, memory, null, revoke, free);
+    Region region = newRegion(d, reader, memory, null, revoke, free);
     registration[0] = new Registration(region, memory, mr);
     region.onGrantWithdrawn(registration[0]::withdraw);
-    liveRegions.incrementAndGet();
     registrations.put(key, registration[0]);
-    regions.add(region);
-    return region;
+    return publish(region);
   }
 
   /** A random key no live region uses (never 0). */
@@ -255,7 +220,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
     return Optional.of(r);
   }
 
-  /** Serves the VERBS_SETUP requests of authenticated peers (see {@link SetupMessages}). */
+  /** Serves the set-up requests of authenticated peers (see {@link SetupMessages}). */
   @Override
   public ByteBuffer serve(long peerNode, InetAddress peerAddress, ByteBuffer request) throws TransportException {
     byte op = SetupMessages.operation(request);
@@ -275,7 +240,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
       return ByteBuffer.allocate(0);
     }
     long key = SetupMessages.key(request);
-    Region region = regions.acquire(key, peerNode);
+    Region region = regions().acquire(key, peerNode);
     try {
       Registration r = registrations.get(key);
       if (r == null || r.region() != region) {
@@ -299,7 +264,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
       try {
         if (purpose == SetupMessages.PURPOSE_MESSAGES) {
           node.admit(source, responderSizes(), domain, qp -> ResponderChannel.open(node, qp, credit, maxMessageBytes,
-              peerNode, (peer, message) -> TcpTransportProvider.runHandler(tcp, peer, message)));
+              peerNode, tcp::runHandler));
         } else {
           node.admit(source, new RdmaQueuePair.Sizes(1, 0, 0), domain, qp -> qp.onFailure(cause -> {
             if (qp.faultedByPeer()) {
@@ -350,10 +315,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
   }
 
   @Override
-  public CompletableFuture<Connection> connect(NodeAddress peer) {
-    if (closing) {
-      return CompletableFuture.failedFuture(new PeerClosedException("transport is closed"));
-    }
+  protected CompletableFuture<Connection> connectOpen(NodeAddress peer) {
     CompletableFuture<Connection> result = new CompletableFuture<>();
     var deadline = timer.schedule(() -> result.completeExceptionally(new TransportTimeoutException(
         "connecting to " + peer + " and setting up RDMA took longer than "
@@ -373,7 +335,7 @@ final class VerbsTransport implements Transport, ProviderSetup {
           Throwable cause = PeerKeys.unwrap(e);
           result.completeExceptionally(cause instanceof TransportException ? cause
               : new TransportException("RDMA set-up with " + peer + " failed: " + cause, cause));
-        } else if (!result.complete(vc) || closing) {
+        } else if (!result.complete(vc) || isClosing()) {
           vc.close();
         }
       });
@@ -385,33 +347,20 @@ final class VerbsTransport implements Transport, ProviderSetup {
     connections.remove(c);
   }
 
-  private void checkOpen() throws TransportException {
-    if (closing) {
-      throw new TransportException("transport is closed");
-    }
-  }
-
   @Override
-  public int liveRegionCount() {
-    return liveRegions.get();
-  }
-
-  @Override
-  public void close() {
-    if (closing) {
-      return;
-    }
-    closing = true;
+  protected void stopTraffic() {
     for (VerbsConnection c : connections) {
       c.close();
     }
     tcp.close();
-    for (Region r : regions.liveRegions()) {
-      LOG.warn("Transport closed with a region still registered: {}", r);
-      r.close();
-    }
-    // Regions still referenced elsewhere were revoked above: their memory regions are gone,
-    // so the protection domain can be freed.
+  }
+
+  /**
+   * Regions still referenced elsewhere were revoked before this: their memory regions are gone,
+   * so the protection domain can be freed.
+   */
+  @Override
+  protected void releaseResources() {
     node.close();
     timer.shutdownNow();
   }

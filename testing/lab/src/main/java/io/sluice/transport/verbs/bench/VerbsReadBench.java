@@ -8,9 +8,9 @@ import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
+import io.sluice.transport.Transports;
 import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportProvider;
-import io.sluice.transport.tcp.TcpTransportProvider;
 import io.sluice.transport.verbs.VerbsTransportProvider;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
@@ -90,7 +90,7 @@ public final class VerbsReadBench {
     List<Endpoints> endpoints = new ArrayList<>();
     try {
       endpoints.add(Endpoints.open("verbs", new VerbsTransportProvider(), base));
-      endpoints.add(Endpoints.open("tcp", TcpTransportProvider.tcp(), base));
+      endpoints.add(Endpoints.open("tcp", Transports.provider("tcp"), base));
       // Unmeasured warm-up, so that the JIT compiler's work (heavy under emulation) stays out of
       // the figures as far as it can: every cell once, with less data.
       for (Endpoints e : endpoints) {

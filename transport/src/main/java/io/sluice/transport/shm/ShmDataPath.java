@@ -1,0 +1,96 @@
+package io.sluice.transport.shm;
+
+import io.sluice.transport.TransportException;
+import io.sluice.transport.region.DirectMemory;
+import io.sluice.transport.region.Region;
+import io.sluice.transport.region.RegionTable;
+import io.sluice.transport.spi.CarrierConnection;
+import io.sluice.transport.spi.ControlService;
+import io.sluice.transport.spi.DataPath;
+import io.sluice.transport.spi.PeerPath;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Shared memory as a data path beside tcp: regions are files in this transport's {@link
+ * ShmArena}, each with a revocation slot; its {@link ShmControlService} tells same-host peers
+ * where they are, and a connection to a peer that sees the same folder reads it through a
+ * {@link ShmPeer}. Owned by one transport, which closes it after its regions. Thread safe.
+ */
+final class ShmDataPath implements DataPath {
+  private static final Logger LOG = LoggerFactory.getLogger(ShmDataPath.class);
+
+  private final ShmArena arena;
+
+  ShmDataPath(ShmArena arena) {
+    this.arena = arena;
+  }
+
+  @Override
+  public String name() {
+    return "shm";
+  }
+
+  @Override
+  public int serviceId() {
+    return ShmMessages.SERVICE;
+  }
+
+  @Override
+  public ControlService controlService(RegionTable regions) {
+    return new ShmControlService(arena, regions);
+  }
+
+  @Override
+  public Published allocate(long key, int length) throws TransportException {
+    ShmArena.Allocation a;
+    try {
+      a = arena.allocate(length);
+    } catch (IOException e) {
+      throw new TransportException("cannot allocate " + length + " bytes of shared memory: " + e.getMessage(), e);
+    }
+    int slot;
+    try {
+      slot = arena.takeSlot(key);
+    } catch (TransportException e) {
+      DirectMemory.free(a.buffer());
+      deleteQuietly(a.file());
+      throw e;
+    }
+    return new Published(a.buffer(), new Region.ShmLocation(a.file().toString(), 0, slot),
+        () -> arena.revokeSlot(slot), () -> {
+          arena.freeSlot(slot);
+          deleteQuietly(a.file());
+        });
+  }
+
+  @Override
+  public Published publishFile(long key, Path file, long offset, ByteBuffer mapped) throws TransportException {
+    int slot = arena.takeSlot(key);
+    return new Published(mapped, new Region.ShmLocation(file.toString(), offset, slot),
+        () -> arena.revokeSlot(slot), () -> arena.freeSlot(slot));
+  }
+
+  @Override
+  public Optional<PeerPath> attach(CarrierConnection connection, long timeoutNanos) throws TransportException {
+    return ShmPeer.attach(connection, timeoutNanos).map(PeerPath.class::cast);
+  }
+
+  private static void deleteQuietly(Path file) {
+    try {
+      Files.deleteIfExists(file);
+    } catch (IOException e) {
+      LOG.warn("Could not delete {}: {}", file, e.getMessage());
+    }
+  }
+
+  @Override
+  public void close() {
+    arena.close();
+  }
+}

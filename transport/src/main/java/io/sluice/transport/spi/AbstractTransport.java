@@ -1,0 +1,181 @@
+package io.sluice.transport.spi;
+
+import io.sluice.transport.Connection;
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.PeerClosedException;
+import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.RemoteDescriptor;
+import io.sluice.transport.Transport;
+import io.sluice.transport.TransportException;
+import io.sluice.transport.region.Region;
+import io.sluice.transport.region.RegionTable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The skeleton every provider's transport shares: a random node id, the table of registered
+ * regions, the count of live ones, the checks every call makes, and the order of closing (stop
+ * the traffic, then revoke and free the regions left, logging each as a leak, then release the
+ * provider's resources). A provider says how memory is backed and registered ({@link
+ * #allocateChecked}, {@link #registerFileChecked}), how it connects ({@link #connectOpen}), and
+ * what it stops and releases.
+ *
+ * <p>Thread safe, as subclasses must be.
+ */
+public abstract class AbstractTransport implements Transport {
+  private static final Logger LOG = LoggerFactory.getLogger(AbstractTransport.class);
+
+  private final long nodeId = newNodeId();
+  private final RegionTable regions = new RegionTable();
+  private final AtomicInteger liveRegions = new AtomicInteger();
+  private volatile boolean closing;
+
+  private static long newNodeId() {
+    SecureRandom random = new SecureRandom();
+    long id;
+    do {
+      id = random.nextLong();
+    } while (id == 0 || id == GRANTED_ONLY);
+    return id;
+  }
+
+  @Override
+  public final long nodeId() {
+    return nodeId;
+  }
+
+  /** The regions peers may READ, by key. */
+  protected final RegionTable regions() {
+    return regions;
+  }
+
+  protected final boolean isClosing() {
+    return closing;
+  }
+
+  protected final void checkOpen() throws TransportException {
+    if (closing) {
+      throw new TransportException("transport is closed");
+    }
+  }
+
+  @Override
+  public final RegisteredRegion allocateFor(long reader, int length) throws TransportException {
+    if (length < 0) {
+      throw new IllegalArgumentException("negative length " + length);
+    }
+    checkOpen();
+    return allocateChecked(reader, length);
+  }
+
+  /** Allocates {@code length} (at least 0) zeroed bytes for {@code reader} on an open transport. */
+  protected abstract RegisteredRegion allocateChecked(long reader, int length) throws TransportException;
+
+  /** Allocates {@code length} zeroed bytes of direct memory. */
+  protected static ByteBuffer allocateDirect(int length) throws TransportException {
+    try {
+      return ByteBuffer.allocateDirect(length);
+    } catch (OutOfMemoryError e) {
+      throw new TransportException("cannot allocate " + length + " bytes of direct memory: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public final RegisteredRegion registerFile(Path file, long offset, long length) throws IOException {
+    checkOpen();
+    if (offset < 0 || length < 0 || length > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("cannot register [" + offset + ", +" + length + ") of " + file
+          + ": offset must be >= 0 and length in 0.." + Integer.MAX_VALUE);
+    }
+    return registerFileChecked(file.toAbsolutePath(), offset, (int) length);
+  }
+
+  /** Registers bytes {@code offset .. offset + length} of the absolute path {@code file}, checked. */
+  protected abstract RegisteredRegion registerFileChecked(Path file, long offset, int length) throws IOException;
+
+  /**
+   * Maps {@code length} bytes of {@code file} from {@code offset} read-only.
+   *
+   * @throws IOException if the file is shorter than that range
+   */
+  protected static MappedByteBuffer mapReadOnly(Path file, long offset, int length) throws IOException {
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+      checkCovers(ch, file, offset, length);
+      return ch.map(FileChannel.MapMode.READ_ONLY, offset, length);
+    }
+  }
+
+  /** @throws IOException unless {@code file}, open as {@code ch}, has bytes up to {@code offset + length} */
+  protected static void checkCovers(FileChannel ch, Path file, long offset, int length) throws IOException {
+    long size = ch.size();
+    if (offset + length > size) {
+      throw new IOException("cannot register [" + offset + ", +" + length + ") of " + file + ": file has " + size
+          + " bytes");
+    }
+  }
+
+  /**
+   * A new region, counted live until {@code free} has run. Peers find it once it is {@link
+   * #publish}ed; a provider attaches what it needs in between.
+   */
+  protected final Region newRegion(RemoteDescriptor d, long reader, ByteBuffer memory, Region.ShmLocation location,
+      Runnable revoke, Runnable free) {
+    Region region = new Region(d, reader, memory, location, revoke, () -> {
+      free.run();
+      liveRegions.decrementAndGet();
+    });
+    liveRegions.incrementAndGet();
+    return region;
+  }
+
+  /** Makes {@code region} known to peers by its key. */
+  protected final Region publish(Region region) {
+    regions.add(region);
+    return region;
+  }
+
+  @Override
+  public final CompletableFuture<Connection> connect(NodeAddress peer) {
+    if (closing) {
+      return CompletableFuture.failedFuture(new PeerClosedException("transport is closed"));
+    }
+    return connectOpen(peer);
+  }
+
+  /** Connects to {@code peer} and authenticates, on a transport that was open when asked. */
+  protected abstract CompletableFuture<Connection> connectOpen(NodeAddress peer);
+
+  @Override
+  public final int liveRegionCount() {
+    return liveRegions.get();
+  }
+
+  @Override
+  public final void close() {
+    if (closing) {
+      return;
+    }
+    closing = true;
+    stopTraffic();
+    for (Region r : regions.liveRegions()) {
+      LOG.warn("Transport closed with a region still registered: {}", r);
+      r.close();
+    }
+    releaseResources();
+  }
+
+  /** Closes connections, listeners and threads, so no peer reaches a region any more. */
+  protected abstract void stopTraffic();
+
+  /** Releases what the regions needed until they were freed (a device, an arena, a timer). */
+  protected abstract void releaseResources();
+}

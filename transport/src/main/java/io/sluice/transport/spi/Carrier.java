@@ -1,0 +1,411 @@
+package io.sluice.transport.spi;
+
+import io.sluice.transport.MessageHandler;
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.PeerClosedException;
+import io.sluice.transport.TransportException;
+import io.sluice.transport.TransportOption;
+import io.sluice.transport.TransportTimeoutException;
+import io.sluice.transport.TransportUnavailableException;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The carrier every provider runs on: it listens, authenticates every peer ({@link Handshake}),
+ * protects every frame after that ({@link RecordLayer}), carries requests to the message
+ * handler, control requests to the {@link ControlService}s registered with it, and READ frames
+ * to its {@link ReadService}, whose bytes it writes straight from registered memory.
+ *
+ * <p>Threads: one acceptor; {@code ioThreads} selector loops that serve every connection,
+ * accepted (handshake, READs, requests) or made (answers), however many; a pool for message
+ * handlers; a pool that runs outgoing handshakes (one thread per connect in progress, idle
+ * threads end after a minute); one timer that enforces every deadline. Accepted connections
+ * that have not authenticated are bounded by {@link Admission}.
+ *
+ * <p>Owned by one transport, which closes it. Thread safe.
+ */
+public final class Carrier implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Carrier.class);
+
+  /**
+   * What a transport makes of a new authenticated connection before it is handed out (it asks
+   * for a data path, say); runs on the connecting thread, within the connect deadline.
+   */
+  @FunctionalInterface
+  public interface Upgrade<T> {
+    T apply(CarrierConnection connection) throws IOException;
+  }
+
+  private final Settings settings;
+  private final long nodeId;
+  private final MessageHandler handler;
+  private final ControlServices services;
+  private final Optional<ReadService> reads;
+  private final Handshake handshake;
+  private final ServerSocketChannel listener;
+  private final NodeAddress localAddress;
+  private final Set<ServerSession> sessions = ConcurrentHashMap.newKeySet();
+  private final Admission<ServerSession> admission;
+  private final IoLoop[] loops;
+  private final Thread acceptor;
+  private final AtomicInteger loopTurn = new AtomicInteger();
+  private final Set<CarrierConnection> connections = ConcurrentHashMap.newKeySet();
+  private final ExecutorService handlerPool;
+  private final ExecutorService connectPool;
+  private final ScheduledExecutorService timer;
+  private volatile boolean closing;
+
+  /**
+   * Opens a carrier and starts listening.
+   *
+   * @param nodeId the node id of the transport that owns it
+   * @param services the control services it serves
+   * @param reads what READ frames are served from; empty to answer every READ frame with an
+   *     unknown key (a provider that moves READs on its own data path)
+   * @throws TransportUnavailableException if it cannot listen or open a selector
+   */
+  public Carrier(Settings settings, long nodeId, MessageHandler handler, ControlServices services,
+      Optional<ReadService> reads) throws TransportException {
+    this.settings = settings;
+    this.nodeId = nodeId;
+    this.handler = handler;
+    this.services = services;
+    this.reads = reads;
+    this.handshake = new Handshake(settings.secret());
+    try {
+      listener = ServerSocketChannel.open();
+      listener.bind(new InetSocketAddress(settings.bindHost(), settings.port()), 256);
+    } catch (IOException e) {
+      throw new TransportUnavailableException("cannot listen on " + settings.bindHost() + ":" + settings.port()
+          + ": " + e.getMessage(), e);
+    }
+    int port = listener.socket().getLocalPort();
+    this.localAddress = new NodeAddress(advertisedHost(settings), port);
+    String tag = String.format("%04x", nodeId & 0xffff);
+    this.handlerPool = Executors.newFixedThreadPool(settings.handlerThreads(), daemon("sluice-handler-" + tag));
+    this.connectPool = Executors.newCachedThreadPool(daemon("sluice-connect-" + tag));
+    this.timer = Executors.newSingleThreadScheduledExecutor(daemon("sluice-timer-" + tag));
+    this.admission = new Admission<>(settings.maxUnauthenticated(), settings.maxUnauthenticatedPerAddress());
+    this.loops = new IoLoop[settings.ioThreads()];
+    try {
+      for (int i = 0; i < loops.length; i++) {
+        loops[i] = new IoLoop("sluice-io-" + tag + "-" + (i + 1));
+      }
+    } catch (IOException e) {
+      for (IoLoop l : loops) {
+        if (l != null) {
+          l.close();
+        }
+      }
+      closeQuietly(listener);
+      handlerPool.shutdownNow();
+      connectPool.shutdownNow();
+      timer.shutdownNow();
+      throw new TransportUnavailableException("cannot open a selector: " + e.getMessage(), e);
+    }
+    timer.scheduleWithFixedDelay(this::checkDeadlines, 50, 50, TimeUnit.MILLISECONDS);
+    acceptor = daemon("sluice-acceptor-" + tag).newThread(this::acceptLoop);
+    acceptor.start();
+  }
+
+  private static String advertisedHost(Settings s) {
+    if (!s.advertiseHost().isEmpty()) {
+      return s.advertiseHost();
+    }
+    if (!s.bindHost().equals("0.0.0.0") && !s.bindHost().equals("::")) {
+      return s.bindHost();
+    }
+    try {
+      return InetAddress.getLocalHost().getHostAddress();
+    } catch (IOException e) {
+      return InetAddress.getLoopbackAddress().getHostAddress();
+    }
+  }
+
+  private static ThreadFactory daemon(String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  public Settings settings() {
+    return settings;
+  }
+
+  public long nodeId() {
+    return nodeId;
+  }
+
+  /** The address peers connect to. */
+  public NodeAddress localAddress() {
+    return localAddress;
+  }
+
+  Handshake handshake() {
+    return handshake;
+  }
+
+  ControlServices services() {
+    return services;
+  }
+
+  Optional<ReadService> reads() {
+    return reads;
+  }
+
+  boolean isClosing() {
+    return closing;
+  }
+
+  /** Connects to {@code peer} and authenticates; completes within the connect deadline. */
+  public CompletableFuture<CarrierConnection> connect(NodeAddress peer) {
+    return connect(peer, c -> c);
+  }
+
+  /**
+   * Connects to {@code peer}, authenticates and applies {@code upgrade}, all within the connect
+   * deadline; a connection that misses it, or whose upgrade fails, is closed.
+   */
+  public <T> CompletableFuture<T> connect(NodeAddress peer, Upgrade<T> upgrade) {
+    if (closing) {
+      return CompletableFuture.failedFuture(new PeerClosedException("transport is closed"));
+    }
+    CompletableFuture<T> result = new CompletableFuture<>();
+    try {
+      connectPool.execute(() -> {
+        try {
+          result.complete(doConnect(peer, upgrade));
+        } catch (TransportException e) {
+          result.completeExceptionally(e);
+        } catch (IOException | RuntimeException e) {
+          result.completeExceptionally(new PeerClosedException("cannot connect to " + peer + ": " + e, e));
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      result.completeExceptionally(new PeerClosedException("transport is closed"));
+    }
+    return result;
+  }
+
+  private <T> T doConnect(NodeAddress peer, Upgrade<T> upgrade) throws IOException {
+    long timeoutMs = TimeUnit.NANOSECONDS.toMillis(settings.connectTimeoutNanos());
+    SocketChannel socket = SocketChannel.open();
+    FrameChannel channel = new FrameChannel(socket, settings.ioTimeoutNanos());
+    AtomicBoolean timedOut = new AtomicBoolean();
+    ScheduledFuture<?> deadline = timer.schedule(() -> {
+      timedOut.set(true);
+      channel.close();
+    }, settings.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
+    try {
+      try {
+        socket.socket().connect(new InetSocketAddress(peer.host(), peer.port()), (int) Math.max(1, timeoutMs));
+      } catch (SocketTimeoutException e) {
+        throw new TransportTimeoutException("connecting to " + peer + " took longer than " + timeoutMs + " ms", e);
+      }
+      socket.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
+      long peerNode = ClientHandshake.authenticate(channel, handshake, nodeId,
+          settings.encryption() ? Handshake.FLAG_ENCRYPT : 0);
+      CarrierConnection conn = new CarrierConnection(this, socket, channel.sealer(), channel.opener(), nextLoop(),
+          peer, peerNode);
+      connections.add(conn);
+      conn.start();
+      T upgraded;
+      try {
+        upgraded = upgrade.apply(conn);
+      } catch (IOException | RuntimeException e) {
+        conn.close();
+        throw e;
+      }
+      if (!deadline.cancel(false)) {
+        conn.close();
+        throw new TransportTimeoutException("connecting to " + peer + " took longer than " + timeoutMs + " ms");
+      }
+      return upgraded;
+    } catch (IOException | RuntimeException e) {
+      deadline.cancel(false);
+      channel.close();
+      if (timedOut.get() && !(e instanceof TransportTimeoutException)) {
+        throw new TransportTimeoutException(
+            "connecting to " + peer + " and authenticating took longer than " + timeoutMs + " ms", e);
+      }
+      throw e;
+    }
+  }
+
+  private void acceptLoop() {
+    while (!closing) {
+      SocketChannel s;
+      try {
+        s = listener.accept();
+      } catch (IOException e) {
+        if (!closing) {
+          LOG.warn("Listener on {} failed: {}", localAddress, e.getMessage());
+        }
+        return;
+      }
+      InetSocketAddress remote;
+      try {
+        remote = (InetSocketAddress) s.getRemoteAddress();
+        s.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
+        s.configureBlocking(false);
+      } catch (IOException e) {
+        closeQuietly(s);
+        continue;
+      }
+      if (sessions.size() >= settings.maxConnections()) {
+        LOG.warn("Refusing connection from {}: {} connections open ({})", remote, settings.maxConnections(),
+            TransportOption.MAX_CONNECTIONS.key());
+        closeQuietly(s);
+        continue;
+      }
+      IoLoop loop = nextLoop();
+      ServerSession session = new ServerSession(this, s, loop, remote);
+      Admission.Decision<ServerSession> d = admission.admit(session, remote.getAddress());
+      if (!d.admitted()) {
+        LOG.debug("Refusing connection from {}: {} unauthenticated connections from that address", remote,
+            settings.maxUnauthenticatedPerAddress());
+        closeQuietly(s);
+        continue;
+      }
+      d.evicted().ifPresent(old -> old.socket().close(new TransportTimeoutException(
+          "dropped unauthenticated to make room (" + settings.maxUnauthenticated() + " waiting)")));
+      sessions.add(session);
+      if (closing) {
+        session.close();
+        return;
+      }
+      loop.register(s, session.socket());
+    }
+  }
+
+  /** The selector loop for a new connection, in turn. */
+  private IoLoop nextLoop() {
+    return loops[Math.floorMod(loopTurn.getAndIncrement(), loops.length)];
+  }
+
+  private static void closeQuietly(java.nio.channels.Channel s) {
+    try {
+      s.close();
+    } catch (IOException ignored) {
+      // nothing more to do for a socket we are dropping
+    }
+  }
+
+  /** Unauthenticated connections waiting in {@link Admission}; for tests and diagnostics. */
+  public int unauthenticatedCount() {
+    return admission.waiting();
+  }
+
+  /** Accepted connections open now; for tests and diagnostics. */
+  public int sessionCount() {
+    return sessions.size();
+  }
+
+  /**
+   * Runs the message handler on the handler threads, for a request from the authenticated peer
+   * {@code peerNode} (one that came over a READ-less data path too, such as verbs' message
+   * channels). Completes with the handler's answer, exceptionally with what the handler threw or
+   * failed with (a null answer is a failure).
+   */
+  public CompletableFuture<ByteBuffer> runHandler(long peerNode, ByteBuffer message) {
+    try {
+      return CompletableFuture.supplyAsync(() -> handler.handle(peerNode, message), handlerPool)
+          .thenCompose(f -> f == null
+              ? CompletableFuture.failedFuture(new IllegalStateException("handler returned null")) : f);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.failedFuture(new PeerClosedException("transport is closing"));
+    }
+  }
+
+  private void checkDeadlines() {
+    try {
+      long now = System.nanoTime();
+      for (ServerSession s : sessions) {
+        s.checkDeadlines(now);
+      }
+      for (CarrierConnection c : connections) {
+        c.checkDeadlines(now);
+      }
+    } catch (RuntimeException e) {
+      LOG.error("deadline check failed", e);
+    }
+  }
+
+  void sessionAuthenticated(ServerSession s) {
+    admission.done(s);
+  }
+
+  void sessionClosed(ServerSession s) {
+    admission.done(s);
+    sessions.remove(s);
+  }
+
+  void connectionClosed(CarrierConnection c) {
+    connections.remove(c);
+  }
+
+  /**
+   * Stops listening, closes every connection, stops the selector loops (waiting for a READ being
+   * written right now) and the threads. Idempotent.
+   */
+  @Override
+  public void close() {
+    if (closing) {
+      return;
+    }
+    closing = true;
+    try {
+      listener.close();
+    } catch (IOException ignored) {
+      // the acceptor ends either way
+    }
+    for (CarrierConnection c : connections) {
+      c.close();
+    }
+    for (ServerSession s : sessions) {
+      s.close();
+    }
+    // Their sockets are closed, so queued READ answers released their regions; stopping the
+    // loops waits for a READ being sealed or written right now.
+    long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    for (IoLoop l : loops) {
+      l.close(Math.max(1, waitUntil - System.nanoTime()));
+    }
+    try {
+      acceptor.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitUntil - System.nanoTime())));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    handlerPool.shutdownNow();
+    connectPool.shutdownNow();
+    timer.shutdownNow();
+  }
+
+  @Override
+  public String toString() {
+    return "Carrier[" + localAddress + ", " + services + "]";
+  }
+}

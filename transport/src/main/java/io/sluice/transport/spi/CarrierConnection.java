@@ -1,0 +1,457 @@
+package io.sluice.transport.spi;
+
+import io.sluice.transport.Connection;
+import io.sluice.transport.MessageTooLargeException;
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.PeerClosedException;
+import io.sluice.transport.ProtocolException;
+import io.sluice.transport.ReadRequest;
+import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.TransportException;
+import io.sluice.transport.TransportTimeoutException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The connecting side of a carrier connection. Callers' threads queue READ requests and messages
+ * (one gather write per batch) on its {@link SessionSocket}; the transport's selector threads
+ * receive the answers (no thread per connection), and READ_RESPONSE bytes go from the socket
+ * straight into the destination region (on an encrypted connection, after their tag checks
+ * out). A peer reached on a {@link DataPath} is read through its {@link PeerPath} instead.
+ *
+ * <p>Deadlines: every READ and request carries one; the transport's timer fails it with {@link
+ * TransportTimeoutException} when it passes. A response that arrives after its deadline is
+ * discarded, so a destination is never written after its future failed. Requests beyond the
+ * credit of {@code maxRequestsInFlight} wait here, not at the peer. Thread safe.
+ */
+public final class CarrierConnection implements Connection {
+  private static final Logger LOG = LoggerFactory.getLogger(CarrierConnection.class);
+
+  /** One outstanding operation; {@code dest} is null for messages. */
+  private record Pending(CompletableFuture<Object> future, long deadline, RegisteredRegion dest,
+      long destOffset, int length) {}
+
+  /** A request waiting for credit. */
+  private record Queued(long corr, ByteBuffer message) {}
+
+  private static final Runnable NOTHING = () -> { };
+
+  private final Carrier carrier;
+  private final java.nio.channels.SocketChannel channel;
+  private final SessionSocket socket;
+  private final IoLoop loop;
+  /** The READ whose answer is being received, out of {@code pending}; selector thread only. */
+  private Pending currentRead;
+  private final NodeAddress peer;
+  private final long peerNode;
+  private final AtomicLong nextCorr = new AtomicLong(1);
+  private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
+  private final ArrayDeque<Queued> waitingForCredit = new ArrayDeque<>();
+  /** Requests written to the socket and not yet answered: each holds one credit. */
+  private final java.util.Set<Long> requestsOnWire = ConcurrentHashMap.newKeySet();
+  private int credits;
+  private volatile PeerPath path;
+  private volatile String pathName = "tcp";
+  private volatile boolean closed;
+  private volatile TransportException closeCause;
+
+  /**
+   * Takes over an authenticated socket (non-blocking from here on) with the record protection
+   * its handshake set up; {@link #start} hands it to {@code loop}.
+   */
+  CarrierConnection(Carrier carrier, java.nio.channels.SocketChannel channel, RecordLayer.Sealer sealer,
+      RecordLayer.Opener opener, IoLoop loop, NodeAddress peer, long peerNode) throws IOException {
+    this.carrier = carrier;
+    this.channel = channel;
+    this.loop = loop;
+    channel.configureBlocking(false);
+    this.socket = new SessionSocket(channel, loop, carrier.settings().ioTimeoutNanos(), true, new Receiver());
+    socket.protect(sealer, opener);
+    this.peer = peer;
+    this.peerNode = peerNode;
+    this.credits = carrier.settings().maxRequestsInFlight();
+  }
+
+  /** Hands the socket to its selector thread, which receives the answers from now on. */
+  void start() {
+    loop.register(channel, socket);
+  }
+
+  /**
+   * Sends READs through {@code peerPath} (named {@code name} in {@link #dataPath()}) instead of
+   * READ frames; called once, before the connection is handed out. The connection sweeps the path
+   * on its timer and closes it when it closes.
+   */
+  public void usePath(String name, PeerPath peerPath) {
+    this.pathName = name;
+    this.path = peerPath;
+  }
+
+  @Override
+  public NodeAddress peer() {
+    return peer;
+  }
+
+  @Override
+  public long peerNode() {
+    return peerNode;
+  }
+
+  @Override
+  public String dataPath() {
+    return pathName;
+  }
+
+  @Override
+  public boolean isOpen() {
+    return !closed;
+  }
+
+  @Override
+  public List<CompletableFuture<Void>> readBatch(List<ReadRequest> requests) {
+    List<CompletableFuture<Void>> results = new ArrayList<>(requests.size());
+    PeerPath memory = path;
+    if (memory != null) {
+      for (ReadRequest r : requests) {
+        results.add(closed ? CompletableFuture.failedFuture(closedException()) : memory.read(r));
+      }
+      return results;
+    }
+    List<SessionSocket.Frame> frames = new ArrayList<>(requests.size());
+    long deadline = System.nanoTime() + carrier.settings().ioTimeoutNanos();
+    List<Long> sent = new ArrayList<>(requests.size());
+    for (ReadRequest r : requests) {
+      CompletableFuture<Object> f = new CompletableFuture<>();
+      results.add(f.thenApply(x -> null));
+      if (!r.local().isOpen() || !(r.local() instanceof io.sluice.transport.region.Region local) || !local.tryRetain()) {
+        f.completeExceptionally(new IllegalArgumentException("destination is not a live region of this transport"));
+        continue;
+      }
+      long corr = nextCorr.getAndIncrement();
+      pending.put(corr, new Pending(f, deadline, r.local(), r.localOffset(), r.length()));
+      f.whenComplete((x, e) -> r.local().release());
+      ByteBuffer payload = ByteBuffer.allocate(Frames.ReadRequestFrame.LENGTH);
+      new Frames.ReadRequestFrame(r.remote().key(), r.remoteOffset(), r.length()).encode(payload);
+      frames.add(new SessionSocket.Frame(FrameType.READ_REQUEST, corr, payload.flip()));
+      sent.add(corr);
+    }
+    if (closed) {
+      failAll(sent, closedException());
+      return results;
+    }
+    if (!sent.isEmpty()) {
+      socket.sendAll(frames);
+    }
+    return results;
+  }
+
+  @Override
+  public CompletableFuture<ByteBuffer> request(ByteBuffer message) {
+    int max = carrier.settings().maxMessageBytes();
+    if (message.remaining() > max) {
+      return CompletableFuture.failedFuture(new MessageTooLargeException(
+          "request of " + message.remaining() + " bytes exceeds " + io.sluice.transport.TransportOption.MAX_MESSAGE_BYTES.key() + "=" + max));
+    }
+    ByteBuffer copy = ByteBuffer.allocate(message.remaining()).put(message.duplicate()).flip();
+    CompletableFuture<Object> f = new CompletableFuture<>();
+    long corr = expectReply(f);
+    if (!closed) {
+      boolean sendNow;
+      synchronized (waitingForCredit) {
+        sendNow = credits > 0;
+        if (sendNow) {
+          credits--;
+        } else {
+          waitingForCredit.add(new Queued(corr, copy));
+        }
+      }
+      if (sendNow) {
+        sendRequest(corr, copy);
+      }
+    }
+    return f.thenApply(ByteBuffer.class::cast);
+  }
+
+  /**
+   * Registers {@code f} for the reply to a new correlation id, with the I/O deadline; fails it at
+   * once if the connection is already closed. @return the correlation id
+   */
+  private long expectReply(CompletableFuture<Object> f) {
+    long corr = nextCorr.getAndIncrement();
+    pending.put(corr, new Pending(f, System.nanoTime() + carrier.settings().ioTimeoutNanos(), null, 0, 0));
+    if (closed) {
+      failAll(List.of(corr), closedException());
+    }
+    return corr;
+  }
+
+  private void sendRequest(long corr, ByteBuffer message) {
+    requestsOnWire.add(corr);
+    socket.send(FrameType.REQUEST, corr, NOTHING, message);
+  }
+
+  private void answered(long corr) {
+    if (requestsOnWire.remove(corr)) {
+      returnCredit();
+    }
+  }
+
+  /** A response (or error) to a request arrived: its credit goes to the next waiting request. */
+  private void returnCredit() {
+    Queued next;
+    synchronized (waitingForCredit) {
+      next = waitingForCredit.poll();
+      while (next != null && !pending.containsKey(next.corr())) {
+        next = waitingForCredit.poll(); // timed out while waiting
+      }
+      if (next == null) {
+        credits++;
+        return;
+      }
+    }
+    sendRequest(next.corr(), next.message());
+  }
+
+  private boolean admit(FrameHeader h) {
+    return true;
+  }
+
+  private ByteBuffer sink(FrameHeader h) throws ProtocolException {
+    if (h.type() != FrameType.READ_RESPONSE) {
+      return null;
+    }
+    Pending p = pending.remove(h.correlationId());
+    if (p == null) {
+      return SessionSocket.DISCARD; // its deadline passed; drop the bytes
+    }
+    currentRead = p;
+    if (p.dest() == null || h.payloadLength() != p.length()) {
+      throw new ProtocolException("READ_RESPONSE of " + h.payloadLength() + " bytes for a request of " + p.length());
+    }
+    ByteBuffer dst = p.dest().buffer();
+    dst.limit((int) (p.destOffset() + p.length())).position((int) p.destOffset());
+    return dst;
+  }
+
+  private void frame(FrameHeader h, ByteBuffer payload) throws IOException {
+    switch (h.type()) {
+      case READ_RESPONSE -> {
+        Pending p = currentRead;
+        currentRead = null;
+        p.future().complete(null);
+      }
+      case RESPONSE -> {
+        Pending p = pending.remove(h.correlationId());
+        if (p != null) {
+          p.future().complete(payload);
+        }
+        answered(h.correlationId());
+      }
+      case ERROR -> {
+        Frames.ErrorFrame e = Frames.ErrorFrame.decode(payload);
+        Pending p = pending.remove(h.correlationId());
+        answered(h.correlationId());
+        if (p != null) {
+          p.future().completeExceptionally(e.code().toException(e.message()));
+        } else if (h.correlationId() == 0) {
+          throw e.code().toException(e.message());
+        }
+      }
+      case CONTROL_REPLY -> {
+        Pending p = pending.remove(h.correlationId());
+        if (p != null) {
+          p.future().complete(payload);
+        }
+      }
+      default -> throw new ProtocolException("unexpected " + h.type() + " from a server");
+    }
+  }
+
+  private void violated(ProtocolException e) {
+    if (!closed) {
+      LOG.warn("Closing connection to {}: {}", peer, e.getMessage());
+    }
+  }
+
+  private void closed(IOException cause) {
+    if (!closed) {
+      fail(cause instanceof ProtocolException || cause instanceof TransportTimeoutException
+          ? (TransportException) cause
+          : new PeerClosedException("connection to " + peer + " closed: " + cause.getMessage(), cause));
+    }
+    // The READ being received is failed on the selector thread, after it stopped writing into
+    // the destination: a destination is never written after its future failed.
+    if (loop.inLoop()) {
+      failCurrentRead();
+    } else {
+      loop.execute(this::failCurrentRead);
+    }
+  }
+
+  private void failCurrentRead() {
+    Pending p = currentRead;
+    currentRead = null;
+    if (p != null) {
+      p.future().completeExceptionally(closedException());
+    }
+  }
+
+  /** The largest payload a server may send in a frame of this type; READs are checked against their request. */
+  private long maxPayload(FrameType type) {
+    return switch (type) {
+      case READ_RESPONSE -> Integer.MAX_VALUE;
+      case RESPONSE -> carrier.settings().maxMessageBytes();
+      case CONTROL_REPLY -> Frames.MAX_CONTROL_PAYLOAD;
+      default -> Frames.MAX_CONTROL_PAYLOAD;
+    };
+  }
+
+  /**
+   * Sends a request to the peer's control service {@code service} and completes with its reply,
+   * or exceptionally with the peer's error (typed as its ERROR code says; {@link
+   * io.sluice.transport.TransportUnavailableException} when the peer serves no such service),
+   * {@link PeerClosedException} or a timeout after the I/O deadline.
+   *
+   * @throws IllegalArgumentException for a service id outside 1..255 or a request of more than
+   *     {@link Frames#MAX_CONTROL_PAYLOAD} bytes
+   */
+  public CompletableFuture<ByteBuffer> control(int service, ByteBuffer request) {
+    ByteBuffer payload = new Frames.Control(service, request).encode();
+    CompletableFuture<Object> f = new CompletableFuture<>();
+    long corr = expectReply(f);
+    if (!closed) {
+      socket.send(FrameType.CONTROL, corr, NOTHING, payload);
+    }
+    return f.thenApply(ByteBuffer.class::cast);
+  }
+
+  /** Called by the transport's timer. */
+  void checkDeadlines(long now) {
+    if (socket.checkStalled(now)) {
+      return; // closing failed everything
+    }
+    PeerPath memory = path;
+    if (memory != null) {
+      memory.sweep();
+    }
+    for (Map.Entry<Long, Pending> e : pending.entrySet()) {
+      Pending p = e.getValue();
+      if (now - p.deadline() > 0 && pending.remove(e.getKey(), p)) {
+        p.future().completeExceptionally(new TransportTimeoutException(
+            (p.dest() != null ? "READ" : "request") + " to " + peer + " missed its deadline of "
+                + carrier.settings().ioTimeoutNanos() / 1_000_000 + " ms"));
+        if (p.dest() == null) {
+          forgetQueued(e.getKey());
+        }
+      }
+    }
+  }
+
+  /**
+   * A request that timed out while waiting for credit leaves the queue; one that was sent keeps
+   * its credit until the peer answers, since the peer still counts it.
+   */
+  private void forgetQueued(long corr) {
+    synchronized (waitingForCredit) {
+      waitingForCredit.removeIf(q -> q.corr() == corr);
+    }
+  }
+
+  Optional<TransportException> closeCause() {
+    return Optional.ofNullable(closeCause);
+  }
+
+  private TransportException closedException() {
+    TransportException cause = closeCause;
+    return cause != null && !(cause instanceof PeerClosedException)
+        ? new PeerClosedException("connection to " + peer + " is closed: " + cause.getMessage(), cause)
+        : new PeerClosedException("connection to " + peer + " is closed");
+  }
+
+  private void failAll(List<Long> corrs, TransportException e) {
+    for (long c : corrs) {
+      Pending p = pending.remove(c);
+      if (p != null) {
+        p.future().completeExceptionally(e);
+      }
+    }
+  }
+
+  private void fail(TransportException cause) {
+    if (closeCause == null) {
+      closeCause = cause;
+    }
+    closed = true;
+    socket.close(cause);
+    TransportException e = cause instanceof PeerClosedException ? cause : closedException();
+    for (Long c : new ArrayList<>(pending.keySet())) {
+      Pending p = pending.remove(c);
+      if (p != null) {
+        p.future().completeExceptionally(e);
+      }
+    }
+    synchronized (waitingForCredit) {
+      waitingForCredit.clear();
+    }
+    PeerPath memory = path;
+    if (memory != null) {
+      memory.close();
+    }
+    carrier.connectionClosed(this);
+  }
+
+  @Override
+  public void close() {
+    if (!closed) {
+      fail(new PeerClosedException("connection to " + peer + " closed locally"));
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "CarrierConnection[" + peer + ", " + dataPath() + (closed ? ", closed" : "") + "]";
+  }
+
+  /** The frames of this connection's socket, on its selector thread. */
+  private final class Receiver implements SessionSocket.Receiver {
+    @Override
+    public long maxPayload(FrameType type) {
+      return CarrierConnection.this.maxPayload(type);
+    }
+
+    @Override
+    public boolean admit(FrameHeader h) {
+      return CarrierConnection.this.admit(h);
+    }
+
+    @Override
+    public ByteBuffer sink(FrameHeader h) throws ProtocolException {
+      return CarrierConnection.this.sink(h);
+    }
+
+    @Override
+    public void frame(FrameHeader h, ByteBuffer payload) throws IOException {
+      CarrierConnection.this.frame(h, payload);
+    }
+
+    @Override
+    public void violated(ProtocolException e) {
+      CarrierConnection.this.violated(e);
+    }
+
+    @Override
+    public void closed(IOException cause) {
+      CarrierConnection.this.closed(cause);
+    }
+  }
+}

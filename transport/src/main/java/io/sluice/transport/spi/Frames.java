@@ -1,0 +1,210 @@
+package io.sluice.transport.spi;
+
+import io.sluice.transport.ProtocolException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Payload layouts of the control frames, each with its encoder and a decoder that rejects any
+ * payload that is not exactly well formed. All integers are big-endian; strings are a u16 byte
+ * count followed by UTF-8 ({@link #string}, {@link #putString}). Bulk payloads (READ_RESPONSE data, REQUEST and RESPONSE messages)
+ * are raw bytes and have no layout here; the requests of a control service are laid out by
+ * its provider, with the helpers here.
+ */
+public final class Frames {
+  /** Protocol version spoken in HELLO and CHALLENGE. */
+  public static final int VERSION = 3;
+  /** Length of nonces and HMAC-SHA256 proofs. */
+  public static final int NONCE_LENGTH = 32;
+  /** Largest control payload; anything bigger is a protocol error. */
+  public static final int MAX_CONTROL_PAYLOAD = 4096;
+
+  private Frames() {}
+
+  /** HELLO: u16 version, i64 node, u8 flags ({@link Handshake#FLAG_ENCRYPT}), nonce. */
+  public record Hello(int version, long node, int flags, byte[] nonce) {
+    public static final int LENGTH = 2 + 8 + 1 + NONCE_LENGTH;
+
+    public ByteBuffer encode() {
+      return ByteBuffer.allocate(LENGTH).putShort((short) version).putLong(node).put((byte) flags).put(nonce).flip();
+    }
+
+    public static Hello decode(ByteBuffer in) throws ProtocolException {
+      if (in.remaining() != LENGTH && in.remaining() >= 2 && (in.getShort(in.position()) & 0xffff) != VERSION) {
+        throw new ProtocolException("unsupported protocol version " + (in.getShort(in.position()) & 0xffff)
+            + "; this side speaks " + VERSION);
+      }
+      expectLength(FrameType.HELLO, in, LENGTH);
+      return new Hello(in.getShort() & 0xffff, in.getLong(), readFlags(in), bytes(in, NONCE_LENGTH));
+    }
+  }
+
+  /** CHALLENGE: u16 version, i64 node, u8 flags, nonce, server proof. */
+  public record Challenge(int version, long node, int flags, byte[] nonce, byte[] proof) {
+    public static final int LENGTH = 2 + 8 + 1 + NONCE_LENGTH + NONCE_LENGTH;
+
+    public ByteBuffer encode() {
+      return ByteBuffer.allocate(LENGTH).putShort((short) version).putLong(node).put((byte) flags).put(nonce)
+          .put(proof).flip();
+    }
+
+    public static Challenge decode(ByteBuffer in) throws ProtocolException {
+      expectLength(FrameType.CHALLENGE, in, LENGTH);
+      return new Challenge(in.getShort() & 0xffff, in.getLong(), readFlags(in), bytes(in, NONCE_LENGTH),
+          bytes(in, NONCE_LENGTH));
+    }
+  }
+
+  /** AUTH: client proof. */
+  public record Auth(byte[] proof) {
+    public ByteBuffer encode() {
+      return ByteBuffer.allocate(NONCE_LENGTH).put(proof).flip();
+    }
+
+    public static Auth decode(ByteBuffer in) throws ProtocolException {
+      expectLength(FrameType.AUTH, in, NONCE_LENGTH);
+      return new Auth(bytes(in, NONCE_LENGTH));
+    }
+  }
+
+  /** READ_REQUEST: i64 key, i64 offset, i32 length. */
+  public record ReadRequestFrame(long key, long offset, int length) {
+    public static final int LENGTH = 8 + 8 + 4;
+
+    public void encode(ByteBuffer out) {
+      out.putLong(key).putLong(offset).putInt(length);
+    }
+
+    public static ReadRequestFrame decode(ByteBuffer in) throws ProtocolException {
+      expectLength(FrameType.READ_REQUEST, in, LENGTH);
+      ReadRequestFrame f = new ReadRequestFrame(in.getLong(), in.getLong(), in.getInt());
+      if (f.offset < 0 || f.length < 0) {
+        throw new ProtocolException("READ_REQUEST with negative offset or length");
+      }
+      return f;
+    }
+  }
+
+  /** ERROR: u8 code, string message. */
+  public record ErrorFrame(ErrorCode code, String message) {
+    public ByteBuffer encode() {
+      byte[] text = truncatedUtf8(message, 1024);
+      return ByteBuffer.allocate(1 + 2 + text.length).put(code.id()).putShort((short) text.length).put(text).flip();
+    }
+
+    public static ErrorFrame decode(ByteBuffer in) throws ProtocolException {
+      if (in.remaining() < 3) {
+        throw new ProtocolException("ERROR payload too short: " + in.remaining());
+      }
+      ErrorCode code = ErrorCode.fromId(in.get());
+      String text = string(in);
+      expectConsumed(FrameType.ERROR, in);
+      return new ErrorFrame(code, text);
+    }
+  }
+
+  /**
+   * CONTROL: u8 service id (1..255), then the service's request, at most {@link
+   * #MAX_CONTROL_PAYLOAD} bytes whose layout belongs to the service. A CONTROL_REPLY carries the
+   * service's answer alone (the correlation id ties it to its request), also at most {@link
+   * #MAX_CONTROL_PAYLOAD} bytes.
+   */
+  public record Control(int service, ByteBuffer request) {
+    /** Bytes before the service's request. */
+    public static final int HEADER = 1;
+
+    public Control {
+      checkServiceId(service);
+      if (request.remaining() > MAX_CONTROL_PAYLOAD) {
+        throw new IllegalArgumentException("control request of " + request.remaining() + " bytes exceeds "
+            + MAX_CONTROL_PAYLOAD);
+      }
+    }
+
+    public ByteBuffer encode() {
+      return ByteBuffer.allocate(HEADER + request.remaining()).put((byte) service).put(request.duplicate()).flip();
+    }
+
+    public static Control decode(ByteBuffer in) throws ProtocolException {
+      if (in.remaining() < HEADER || in.remaining() > HEADER + MAX_CONTROL_PAYLOAD) {
+        throw new ProtocolException("CONTROL payload of " + in.remaining() + " bytes outside " + HEADER + ".."
+            + (HEADER + MAX_CONTROL_PAYLOAD));
+      }
+      int service = in.get() & 0xff;
+      if (service == 0) {
+        throw new ProtocolException("CONTROL for service 0");
+      }
+      return new Control(service, in.slice());
+    }
+  }
+
+  /** @throws IllegalArgumentException unless {@code id} is a service id, 1..255 */
+  public static int checkServiceId(int id) {
+    if (id < 1 || id > 255) {
+      throw new IllegalArgumentException("control service id " + id + " outside 1..255");
+    }
+    return id;
+  }
+
+  /**
+   * @throws ProtocolException unless {@code in} holds exactly {@code length} bytes
+   * @param what the payload's name, for the message
+   */
+  public static void expectLength(String what, ByteBuffer in, int length) throws ProtocolException {
+    if (in.remaining() != length) {
+      throw new ProtocolException(what + " payload is " + in.remaining() + " bytes, expected " + length);
+    }
+  }
+
+  /** @throws ProtocolException if bytes are left in {@code in} after {@code what} */
+  public static void expectConsumed(String what, ByteBuffer in) throws ProtocolException {
+    if (in.hasRemaining()) {
+      throw new ProtocolException(what + " payload has " + in.remaining() + " trailing bytes");
+    }
+  }
+
+  private static void expectLength(FrameType type, ByteBuffer in, int length) throws ProtocolException {
+    expectLength(type.name(), in, length);
+  }
+
+  private static void expectConsumed(FrameType type, ByteBuffer in) throws ProtocolException {
+    expectConsumed(type.name(), in);
+  }
+
+  private static int readFlags(ByteBuffer in) throws ProtocolException {
+    int f = in.get() & 0xff;
+    if ((f & ~Handshake.FLAG_ENCRYPT) != 0) {
+      throw new ProtocolException("unknown handshake flags " + f);
+    }
+    return f;
+  }
+
+  /** Reads {@code n} bytes. @throws ProtocolException if fewer remain */
+  public static byte[] bytes(ByteBuffer in, int n) throws ProtocolException {
+    if (in.remaining() < n) {
+      throw new ProtocolException("payload truncated: need " + n + " bytes, have " + in.remaining());
+    }
+    byte[] b = new byte[n];
+    in.get(b);
+    return b;
+  }
+
+  /** Reads a string: u16 byte count, UTF-8. @throws ProtocolException if truncated */
+  public static String string(ByteBuffer in) throws ProtocolException {
+    if (in.remaining() < 2) {
+      throw new ProtocolException("payload truncated before a string length");
+    }
+    int n = in.getShort() & 0xffff;
+    return new String(bytes(in, n), StandardCharsets.UTF_8);
+  }
+
+  /** Writes a string as {@link #string} reads it. */
+  public static ByteBuffer putString(ByteBuffer out, byte[] utf8) {
+    return out.putShort((short) utf8.length).put(utf8);
+  }
+
+  private static byte[] truncatedUtf8(String s, int maxChars) {
+    String t = s == null ? "" : s.length() > maxChars ? s.substring(0, maxChars) : s;
+    return t.getBytes(StandardCharsets.UTF_8);
+  }
+}

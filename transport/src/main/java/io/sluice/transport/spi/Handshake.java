@@ -1,0 +1,105 @@
+package io.sluice.transport.spi;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.Arrays;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * Mutual challenge-response authentication from a shared secret, and the keys of the
+ * connection that follows; the secret never crosses the wire.
+ *
+ * <p>The client sends a nonce and its flags (HELLO); the server answers with its own nonce,
+ * flags and the proof HMAC-SHA256(secret, "sluice/server" | transcript) (CHALLENGE); the client
+ * checks it and answers with HMAC-SHA256(secret, "sluice/client" | transcript) (AUTH); the
+ * server checks that and sends AUTH_OK, the first frame under the record protection of {@link
+ * RecordLayer}. The transcript is both nonces, both node ids and both flag bytes, so neither a
+ * replayed proof nor a stripped encryption flag survives. Distinct labels keep one side's proof
+ * from being replayed as the other's.
+ *
+ * <p>Keys: prk = HMAC-SHA256(secret, "sluice/keys" | transcript); the client-to-server key is
+ * HMAC-SHA256(prk, "sluice/c2s" | mode) and the server-to-client key HMAC-SHA256(prk,
+ * "sluice/s2c" | mode), where mode is "mac" or "aead". Fresh nonces make every connection's keys
+ * fresh; the two directions never share a key. Immutable and thread safe.
+ */
+public final class Handshake {
+  /** HELLO/CHALLENGE flag: this side asks for an encrypted connection. */
+  public static final int FLAG_ENCRYPT = 1;
+
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private final SecretKeySpec key;
+
+  /** What both sides said in HELLO and CHALLENGE; proofs and keys are bound to all of it. */
+  public record Transcript(byte[] clientNonce, byte[] serverNonce, long clientNode, long serverNode,
+      int clientFlags, int serverFlags) {
+    /** Encryption is on when either side asks for it. */
+    public boolean encrypted() {
+      return ((clientFlags | serverFlags) & FLAG_ENCRYPT) != 0;
+    }
+
+    byte[] bytes() {
+      return ByteBuffer.allocate(clientNonce.length + serverNonce.length + 18)
+          .put(clientNonce).put(serverNonce).putLong(clientNode).putLong(serverNode)
+          .put((byte) clientFlags).put((byte) serverFlags).array();
+    }
+  }
+
+  /** The two directions' keys of one connection, and whether they encrypt. */
+  public record SessionKeys(byte[] clientToServer, byte[] serverToClient, boolean encrypted) {}
+
+  public Handshake(String secret) {
+    if (secret == null || secret.isEmpty()) {
+      throw new IllegalArgumentException(
+          "a shared secret is required (" + io.sluice.transport.TransportOption.SECRET.key() + ")");
+    }
+    this.key = new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256");
+  }
+
+  public static byte[] nonce() {
+    byte[] n = new byte[Frames.NONCE_LENGTH];
+    RANDOM.nextBytes(n);
+    return n;
+  }
+
+  public byte[] serverProof(Transcript t) {
+    return hmac(key, "sluice/server", t.bytes());
+  }
+
+  public byte[] clientProof(Transcript t) {
+    return hmac(key, "sluice/client", t.bytes());
+  }
+
+  /** The record keys of the connection this transcript authenticated. */
+  public SessionKeys sessionKeys(Transcript t) {
+    SecretKeySpec prk = new SecretKeySpec(hmac(key, "sluice/keys", t.bytes()), "HmacSHA256");
+    String mode = t.encrypted() ? "aead" : "mac";
+    byte[] c2s = hmac(prk, "sluice/c2s", mode.getBytes(StandardCharsets.US_ASCII));
+    byte[] s2c = hmac(prk, "sluice/s2c", mode.getBytes(StandardCharsets.US_ASCII));
+    if (t.encrypted()) {
+      c2s = Arrays.copyOf(c2s, RecordLayer.AES_KEY_LENGTH);
+      s2c = Arrays.copyOf(s2c, RecordLayer.AES_KEY_LENGTH);
+    }
+    return new SessionKeys(c2s, s2c, t.encrypted());
+  }
+
+  /** Constant-time comparison. */
+  public static boolean matches(byte[] expected, byte[] actual) {
+    return MessageDigest.isEqual(expected, actual);
+  }
+
+  private static byte[] hmac(SecretKeySpec key, String label, byte[] data) {
+    try {
+      Mac mac = Mac.getInstance("HmacSHA256");
+      mac.init(key);
+      mac.update(label.getBytes(StandardCharsets.US_ASCII));
+      mac.update(data);
+      return mac.doFinal();
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("HmacSHA256 unavailable", e);
+    }
+  }
+}

@@ -1,0 +1,20 @@
+package io.sluice.transport.spi;
+
+import io.sluice.transport.ReadRequest;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One connection's way to a peer's memory on a {@link DataPath}: READs go through it instead of
+ * the carrier's READ frames. The connection calls {@link #sweep} from the carrier's timer and
+ * {@link #close} once when it closes. Thread safe.
+ */
+public interface PeerPath {
+  /** Reads what {@code r} asks into its destination; completes when the bytes are there. */
+  CompletableFuture<Void> read(ReadRequest r);
+
+  /** Releases what the path holds for regions the peer has revoked since. */
+  void sweep();
+
+  /** Releases everything; later READs are failed by the connection. */
+  void close();
+}

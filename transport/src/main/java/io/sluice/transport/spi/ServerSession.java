@@ -1,0 +1,291 @@
+package io.sluice.transport.spi;
+
+import io.sluice.transport.AuthenticationFailedException;
+import io.sluice.transport.MessageTooLargeException;
+import io.sluice.transport.PeerClosedException;
+import io.sluice.transport.ProtocolException;
+import io.sluice.transport.TransportException;
+import io.sluice.transport.TransportTimeoutException;
+import io.sluice.transport.UnknownKeyException;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The accepting side of one connection: authenticates the peer, then serves its READs from the
+ * carrier's {@link ReadService} (one gather write straight from the memory it names, or from
+ * the sealed copy on an encrypted connection), hands its requests to the handler pool and its
+ * control requests to their {@link ControlService}. A peer that breaks the protocol, fails a
+ * frame's authentication or exceeds its request credit is disconnected with one log line;
+ * nothing it sends can affect another session.
+ *
+ * <p>Owned by its {@link Carrier}. Frames are handled on the {@link IoLoop} thread that
+ * owns the socket; handler answers are sent from the handler threads through {@link
+ * SessionSocket#send}, which is thread safe.
+ */
+final class ServerSession implements SessionSocket.Receiver {
+  private static final Logger LOG = LoggerFactory.getLogger(ServerSession.class);
+  private static final Runnable NOTHING = () -> { };
+
+  private enum Phase { HELLO, AUTH, OPEN }
+
+  private final Carrier carrier;
+  private final SessionSocket socket;
+  private final String remote;
+  private final InetAddress remoteAddress;
+  private final long authDeadline;
+  private final AtomicInteger requestsInFlight = new AtomicInteger();
+  /** Bytes of requests read and not yet answered; when a request does not fit, reading pauses. */
+  private final AtomicInteger requestBytesFree;
+  private Phase phase = Phase.HELLO;
+  private volatile boolean authenticated;
+  private Frames.Hello hello;
+  private byte[] serverNonce;
+  private long peerNode;
+
+  ServerSession(Carrier carrier, SocketChannel channel, IoLoop loop, InetSocketAddress remoteSocket) {
+    this.carrier = carrier;
+    this.remote = String.valueOf(remoteSocket);
+    this.remoteAddress = remoteSocket.getAddress();
+    this.authDeadline = System.nanoTime() + carrier.settings().handshakeTimeoutNanos();
+    this.requestBytesFree = new AtomicInteger(requestByteBudget(carrier.settings()));
+    this.socket = new SessionSocket(channel, loop, carrier.settings().ioTimeoutNanos(), false, this);
+  }
+
+  /** Four maximal messages, so one peer's requests cannot pin more than that in this process. */
+  static int requestByteBudget(Settings s) {
+    return (int) Math.min(Integer.MAX_VALUE, 4L * s.maxMessageBytes());
+  }
+
+  SessionSocket socket() {
+    return socket;
+  }
+
+  InetAddress remoteAddress() {
+    return remoteAddress;
+  }
+
+  boolean isAuthenticated() {
+    return authenticated;
+  }
+
+  @Override
+  public long maxPayload(FrameType type) {
+    if (phase != Phase.OPEN) {
+      return Frames.MAX_CONTROL_PAYLOAD;
+    }
+    return switch (type) {
+      case REQUEST -> carrier.settings().maxMessageBytes();
+      case CONTROL -> Frames.Control.HEADER + Frames.MAX_CONTROL_PAYLOAD;
+      default -> Frames.MAX_CONTROL_PAYLOAD;
+    };
+  }
+
+  @Override
+  public boolean admit(FrameHeader h) throws IOException {
+    if (phase != Phase.OPEN || h.type() != FrameType.REQUEST) {
+      return true;
+    }
+    int size = h.payloadLength();
+    while (true) {
+      int free = requestBytesFree.get();
+      if (free < size) {
+        return false; // resumes when an answer returns request memory; the timer bounds the wait
+      }
+      if (requestBytesFree.compareAndSet(free, free - size)) {
+        break;
+      }
+    }
+    int limit = carrier.settings().maxRequestsInFlight();
+    if (requestsInFlight.incrementAndGet() > limit) {
+      throw new ProtocolException("peer exceeded its credit of " + limit + " requests in flight");
+    }
+    return true;
+  }
+
+  @Override
+  public void frame(FrameHeader h, ByteBuffer payload) throws IOException {
+    switch (phase) {
+      case HELLO -> hello(h, payload);
+      case AUTH -> auth(h, payload);
+      case OPEN -> dispatch(h, payload);
+    }
+  }
+
+  private void hello(FrameHeader h, ByteBuffer payload) throws IOException {
+    if (h.type() != FrameType.HELLO) {
+      throw new ProtocolException("expected HELLO, got " + h.type());
+    }
+    hello = Frames.Hello.decode(payload);
+    if (hello.version() != Frames.VERSION) {
+      throw new ProtocolException("unsupported protocol version " + hello.version() + "; this side speaks "
+          + Frames.VERSION);
+    }
+    serverNonce = Handshake.nonce();
+    long self = carrier.nodeId();
+    byte[] proof = carrier.handshake().serverProof(transcript());
+    socket.send(FrameType.CHALLENGE, 0, NOTHING,
+        new Frames.Challenge(Frames.VERSION, self, ownFlags(), serverNonce, proof).encode());
+    phase = Phase.AUTH;
+  }
+
+  private int ownFlags() {
+    return carrier.settings().encryption() ? Handshake.FLAG_ENCRYPT : 0;
+  }
+
+  private Handshake.Transcript transcript() {
+    return new Handshake.Transcript(hello.nonce(), serverNonce, hello.node(), carrier.nodeId(),
+        hello.flags(), ownFlags());
+  }
+
+  private void auth(FrameHeader h, ByteBuffer payload) throws IOException {
+    if (h.type() != FrameType.AUTH) {
+      throw new ProtocolException("expected AUTH, got " + h.type());
+    }
+    Frames.Auth auth = Frames.Auth.decode(payload);
+    Handshake hs = carrier.handshake();
+    Handshake.Transcript t = transcript();
+    if (!Handshake.matches(hs.clientProof(t), auth.proof())) {
+      sendError(0, ErrorCode.AUTHENTICATION_FAILED, "authentication failed");
+      throw new AuthenticationFailedException("client proof does not match the shared secret");
+    }
+    Handshake.SessionKeys keys = hs.sessionKeys(t);
+    socket.protect(RecordLayer.serverSealer(keys), RecordLayer.serverOpener(keys));
+    peerNode = hello.node();
+    phase = Phase.OPEN;
+    authenticated = true;
+    carrier.sessionAuthenticated(this);
+    socket.send(FrameType.AUTH_OK, 0, NOTHING);
+  }
+
+  private void dispatch(FrameHeader h, ByteBuffer payload) throws IOException {
+    switch (h.type()) {
+      case READ_REQUEST -> serveRead(h.correlationId(), Frames.ReadRequestFrame.decode(payload));
+      case REQUEST -> runRequest(h.correlationId(), payload);
+      case CONTROL -> serveControl(h.correlationId(), Frames.Control.decode(payload));
+      default -> throw new ProtocolException("unexpected " + h.type() + " from a client");
+    }
+  }
+
+  private void serveRead(long corr, Frames.ReadRequestFrame req) {
+    ReadService.Bytes bytes;
+    try {
+      var reads = carrier.reads();
+      if (reads.isEmpty()) {
+        throw new UnknownKeyException("this endpoint serves no READ frames; its regions are read another way");
+      }
+      bytes = reads.get().read(peerNode, req.key(), req.offset(), req.length());
+    } catch (TransportException e) {
+      sendError(corr, ErrorCode.of(e), e.getMessage());
+      return;
+    }
+    // The socket runs the release once the bytes are on the wire (or sealed into a copy), or
+    // when the connection closes first.
+    socket.send(FrameType.READ_RESPONSE, corr, bytes.written(), bytes.data());
+  }
+
+  private void serveControl(long corr, Frames.Control request) {
+    var service = carrier.services().get(request.service());
+    if (service.isEmpty()) {
+      sendError(corr, ErrorCode.UNAVAILABLE, "this endpoint serves no control service " + request.service());
+      return;
+    }
+    ByteBuffer reply;
+    try {
+      reply = service.get().serve(peerNode, remoteAddress, request.request());
+    } catch (TransportException e) {
+      sendError(corr, ErrorCode.of(e), e.getMessage());
+      return;
+    } catch (RuntimeException e) {
+      LOG.warn("Control service {} failed for {}", request.service(), remote, e);
+      sendError(corr, ErrorCode.PROTOCOL, "control service " + request.service() + " failed: " + e);
+      return;
+    }
+    if (reply.remaining() > Frames.MAX_CONTROL_PAYLOAD) {
+      sendError(corr, ErrorCode.PROTOCOL, "control reply of " + reply.remaining() + " bytes exceeds "
+          + Frames.MAX_CONTROL_PAYLOAD);
+      return;
+    }
+    socket.send(FrameType.CONTROL_REPLY, corr, NOTHING, reply);
+  }
+
+  /** The credit and request memory were taken in {@link #admit}. */
+  private void runRequest(long corr, ByteBuffer message) {
+    int size = message.remaining();
+    CompletableFuture<ByteBuffer> reply;
+    try {
+      reply = carrier.runHandler(peerNode, message);
+    } catch (RuntimeException e) {
+      reply = CompletableFuture.failedFuture(e);
+    }
+    reply.whenComplete((response, error) -> {
+      // The credit returns before the answer is written: the peer may send its next request
+      // as soon as it reads this answer, and must find the credit free by then.
+      requestsInFlight.decrementAndGet();
+      requestBytesFree.addAndGet(size);
+      socket.resumeReading();
+      if (error != null) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        sendError(corr, ErrorCode.HANDLER_FAILED, String.valueOf(cause));
+      } else if (response == null) {
+        sendError(corr, ErrorCode.HANDLER_FAILED, "handler returned no response");
+      } else if (response.remaining() > carrier.settings().maxMessageBytes()) {
+        sendError(corr, ErrorCode.MESSAGE_TOO_LARGE,
+            new MessageTooLargeException("response of " + response.remaining() + " bytes exceeds "
+                + carrier.settings().maxMessageBytes()).getMessage());
+      } else {
+        socket.send(FrameType.RESPONSE, corr, NOTHING, response);
+      }
+    });
+  }
+
+  private void sendError(long corr, ErrorCode code, String message) {
+    socket.send(FrameType.ERROR, corr, NOTHING, new Frames.ErrorFrame(code, message).encode());
+  }
+
+  @Override
+  public void closed(IOException cause) {
+    if (cause instanceof AuthenticationFailedException) {
+      LOG.warn("Rejected connection from {}: {}", remote, cause.getMessage());
+    } else if (cause instanceof ProtocolException) {
+      LOG.warn("Closing connection from {}: protocol violation: {}", remote, cause.getMessage());
+    } else if (cause instanceof TransportTimeoutException) {
+      LOG.warn("Closing connection from {}: {}", remote, cause.getMessage());
+    } else if (!(cause instanceof PeerClosedException) && !carrier.isClosing()) {
+      LOG.warn("Closing connection from {}: {}", remote, cause.toString());
+    } else {
+      LOG.debug("session {} ended: {}", remote, cause.getMessage());
+    }
+    carrier.sessionClosed(this);
+  }
+
+  /** Called by the transport's timer. */
+  void checkDeadlines(long now) {
+    if (!authenticated && now - authDeadline > 0 && socket.isOpen()) {
+      socket.close(new TransportTimeoutException("not authenticated within "
+          + carrier.settings().handshakeTimeoutNanos() / 1_000_000 + " ms"));
+      return;
+    }
+    socket.checkStalled(now);
+  }
+
+  @Override
+  public void violated(ProtocolException e) {
+    sendError(0, ErrorCode.PROTOCOL, e.getMessage());
+  }
+
+  boolean isOpen() {
+    return socket.isOpen();
+  }
+
+  void close() {
+    socket.close();
+  }
+}

@@ -1,0 +1,442 @@
+package io.sluice.transport.spi;
+
+import io.sluice.transport.PeerClosedException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The non-blocking frame I/O of one connection, accepted or (after its handshake) made, driven
+ * by an {@link IoLoop}: it assembles incoming frames (header and tag, then payload; small frames
+ * arrive several to a read, a READ's bytes go straight into their destination) and hands each
+ * whole to its {@link Receiver}, and queues outgoing frames, writing each batch with one gather
+ * write as far as the socket takes it and the rest when the socket is writable again. On the
+ * serving side nothing more is read while anything waits to be written, so a peer that does not
+ * read its answers cannot make this side buffer more than one of them. After {@link #protect},
+ * frames are sealed and opened by {@link RecordLayer}.
+ *
+ * <p>Threads: reading happens on the loop thread, {@link #protect} there or before the socket
+ * is registered; {@link #send}, {@link #resumeReading}, {@link #checkStalled} and {@link #close}
+ * from any thread, under one lock.
+ */
+final class SessionSocket {
+  /** What the connection's protocol does with the frames. Called on the loop thread. */
+  interface Receiver {
+    /** The largest payload a frame of this type may announce now; checked before its tag is read. */
+    long maxPayload(FrameType type);
+
+    /** A header arrived; false pauses reading until {@link #resumeReading} (before its payload). */
+    boolean admit(FrameHeader h) throws IOException;
+
+    /**
+     * Where the payload of an admitted frame goes: null for a new heap buffer; a buffer with
+     * exactly the payload's length remaining (a READ's destination: plain text lands there only
+     * after its check); or {@link #DISCARD} to read, check and drop it (READ_RESPONSE only).
+     */
+    default ByteBuffer sink(FrameHeader h) throws IOException {
+      return null;
+    }
+
+    /**
+     * A whole frame: its plain payload, checked when the connection is protected (for a sink,
+     * the range of the sink it filled). Not called for a discarded frame.
+     */
+    void frame(FrameHeader h, ByteBuffer payload) throws IOException;
+
+    /** The peer broke the protocol; the connection closes right after this returns. */
+    void violated(io.sluice.transport.ProtocolException e);
+
+    /** The connection closed: {@code cause} is why (a protocol violation, the peer, a local close). Once. */
+    void closed(IOException cause);
+  }
+
+  /** One queued frame and what to do once it is written (or dropped). */
+  private record Outgoing(ByteBuffer[] buffers, Runnable done) {
+    boolean written() {
+      return !buffers[buffers.length - 1].hasRemaining();
+    }
+  }
+
+  /** What {@link Receiver#sink} returns for a payload nobody waits for any more. */
+  static final ByteBuffer DISCARD = ByteBuffer.allocate(0);
+
+  /** Frames handled per turn, so one busy peer cannot starve the loop's others. */
+  private static final int FRAMES_PER_TURN = 16;
+  /** Read-ahead per connection: a few control frames. Larger payloads are read in place. */
+  private static final int READ_AHEAD = 1024;
+
+  private final SocketChannel channel;
+  private final IoLoop loop;
+  private final long ioTimeoutNanos;
+  private final Receiver receiver;
+  /** Bytes read and not yet taken by a frame; kept in write mode (position = end of data). */
+  private final ByteBuffer in = ByteBuffer.allocate(READ_AHEAD);
+  private final Runnable readTask = this::readOnLoop;
+  private final PayloadReader payload = new PayloadReader();
+  private final boolean readWhileWriting;
+  private RecordLayer.Opener opener;
+  private volatile long readSince;
+
+  private final ReentrantLock lock = new ReentrantLock();
+  private final ArrayDeque<Outgoing> outbound = new ArrayDeque<>();
+  private SelectionKey key;
+  private RecordLayer.Sealer sealer;
+  private boolean readPaused;
+  /** Reading stopped for a backlog or a pause with frames possibly read ahead; resume runs it. */
+  private boolean readWaiting;
+  private long pausedSince;
+  private long lastWriteProgress;
+  private boolean closed;
+
+  /**
+   * @param readWhileWriting false on the serving side (a peer that does not read its answers
+   *     gets no more served); true on the connecting side, which must always take the answers
+   */
+  SessionSocket(SocketChannel channel, IoLoop loop, long ioTimeoutNanos, boolean readWhileWriting,
+      Receiver receiver) {
+    this.readWhileWriting = readWhileWriting;
+    this.channel = channel;
+    this.loop = loop;
+    this.ioTimeoutNanos = ioTimeoutNanos;
+    this.receiver = receiver;
+  }
+
+  void registered(SelectionKey k) {
+    lock.lock();
+    try {
+      key = k;
+      if (closed) {
+        k.cancel();
+      } else {
+        updateInterest();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Seals every frame sent from now on and checks every frame read from now on. */
+  void protect(RecordLayer.Sealer s, RecordLayer.Opener o) {
+    opener = o;
+    lock.lock();
+    try {
+      sealer = s;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  void onReady(SelectionKey k) {
+    try {
+      if (k.isValid() && k.isWritable()) {
+        lock.lock();
+        try {
+          flushLocked();
+        } finally {
+          lock.unlock();
+        }
+      }
+      if (k.isValid() && k.isReadable()) {
+        readFrames();
+      }
+    } catch (IOException e) {
+      failed(e);
+    }
+  }
+
+  private void readOnLoop() {
+    try {
+      readFrames();
+    } catch (IOException e) {
+      failed(e);
+    }
+  }
+
+  private void failed(IOException e) {
+    if (e instanceof io.sluice.transport.ProtocolException pe) {
+      receiver.violated(pe);
+    }
+    close(e);
+  }
+
+  /** May the loop go on reading? If not, a later resume or drained backlog runs the read task. */
+  private boolean mayRead() {
+    lock.lock();
+    try {
+      if (closed) {
+        return false;
+      }
+      if (readPaused || (!readWhileWriting && !outbound.isEmpty())) {
+        readWaiting = true;
+        return false;
+      }
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void readFrames() throws IOException {
+    boolean socketEmpty = false;
+    for (int n = 0; n < FRAMES_PER_TURN; n++) {
+      if (!mayRead()) {
+        return;
+      }
+      if (!payload.inProgress()) {
+        int need = FrameHeader.LENGTH + (opener != null ? RecordLayer.TAG_LENGTH : 0);
+        if (in.position() < need && !socketEmpty) {
+          socketEmpty = fill();
+        }
+        if (in.position() < FrameHeader.LENGTH) {
+          markPartial(in.position() > 0);
+          return;
+        }
+        FrameHeader h = FrameHeader.decode(in.duplicate().flip(), Integer.MAX_VALUE); // fails before the tag
+        long max = receiver.maxPayload(h.type());
+        if (h.payloadLength() > max) {
+          throw new io.sluice.transport.ProtocolException(
+              h.type() + " payload of " + h.payloadLength() + " bytes exceeds " + max);
+        }
+        if (in.position() < need) {
+          markPartial(true);
+          return;
+        }
+        if (!receiver.admit(h)) {
+          pauseReading();
+          return;
+        }
+        in.flip().position(FrameHeader.LENGTH);
+        ByteBuffer frameTag = in.slice(FrameHeader.LENGTH, need - FrameHeader.LENGTH);
+        in.position(need);
+        payload.start(h, frameTag, receiver.sink(h), opener, in);
+        in.compact();
+      }
+      if (!payload.readFrom(this::read, socketEmpty)) {
+        markPartial(true);
+        return;
+      }
+      markPartial(false);
+      payload.deliver(receiver);
+    }
+    if (in.position() > 0) {
+      loop.execute(readTask); // frames read ahead that no readiness event will announce
+    }
+  }
+
+  /** Reads what the socket has into the read-ahead. @return true if that emptied the socket */
+  private boolean fill() throws IOException {
+    if (read(in) < 0) {
+      throw new PeerClosedException(in.position() > 0 ? "peer closed the connection mid-frame"
+          : "peer closed the connection");
+    }
+    return in.hasRemaining();
+  }
+
+  private int read(ByteBuffer dst) throws IOException {
+    try {
+      return channel.read(dst);
+    } catch (IOException e) {
+      throw new PeerClosedException("connection lost: " + e.getMessage(), e);
+    }
+  }
+
+  private void markPartial(boolean midFrame) {
+    if (!midFrame) {
+      readSince = 0;
+    } else if (readSince == 0) {
+      readSince = System.nanoTime();
+    }
+  }
+
+  private void pauseReading() {
+    lock.lock();
+    try {
+      readPaused = true;
+      readWaiting = true;
+      pausedSince = System.nanoTime();
+      updateInterest();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Reading goes on after a {@link Receiver#admit} said no; from any thread. */
+  void resumeReading() {
+    lock.lock();
+    try {
+      if (readPaused) {
+        readPaused = false;
+        updateInterest();
+        resumeLocked();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Runs the read task once reading is possible again and a turn ended waiting for that. */
+  private void resumeLocked() {
+    if (readWaiting && !readPaused && outbound.isEmpty() && !closed) {
+      readWaiting = false;
+      loop.execute(readTask);
+    }
+  }
+
+  /**
+   * Queues one frame (sealed if protected) and writes as much as the socket takes now. {@code
+   * done} runs once the frame is written or dropped because the connection closed; ownership of
+   * whatever it releases passes here.
+   */
+  void send(FrameType type, long corr, Runnable done, ByteBuffer... payload) {
+    enqueue(List.of(new Frame(type, corr, payload)), done);
+  }
+
+  /** One frame to send with {@link #sendAll}. */
+  record Frame(FrameType type, long correlationId, ByteBuffer... payload) {}
+
+  /** Queues frames to go out together in one gather write (a batch of READ requests). */
+  void sendAll(List<Frame> frames) {
+    enqueue(frames, () -> { });
+  }
+
+  private void enqueue(List<Frame> frames, Runnable done) {
+    IOException failure = null;
+    lock.lock();
+    try {
+      if (closed) {
+        done.run();
+        return;
+      }
+      List<ByteBuffer> buffers = new ArrayList<>(frames.size() * 3);
+      for (Frame f : frames) {
+        Collections.addAll(buffers, seal(f.type(), f.correlationId(), f.payload()));
+      }
+      outbound.add(new Outgoing(buffers.toArray(ByteBuffer[]::new), done));
+      if (outbound.size() == 1) {
+        lastWriteProgress = System.nanoTime();
+        flushLocked();
+      }
+    } catch (IOException e) {
+      failure = e;
+    } finally {
+      lock.unlock();
+    }
+    if (failure != null) {
+      close(failure);
+    }
+  }
+
+  private ByteBuffer[] seal(FrameType type, long corr, ByteBuffer... payload) {
+    if (sealer != null) {
+      return sealer.seal(type, corr, payload);
+    }
+    int length = 0;
+    for (ByteBuffer b : payload) {
+      length += b.remaining();
+    }
+    ByteBuffer[] buffers = new ByteBuffer[payload.length + 1];
+    buffers[0] = new FrameHeader(type, length, corr).toBuffer();
+    System.arraycopy(payload, 0, buffers, 1, payload.length);
+    return buffers;
+  }
+
+  private void flushLocked() throws IOException {
+    Outgoing head;
+    while ((head = outbound.peek()) != null) {
+      long n;
+      try {
+        n = channel.write(head.buffers());
+      } catch (IOException e) {
+        throw new PeerClosedException("connection lost: " + e.getMessage(), e);
+      }
+      if (n > 0) {
+        lastWriteProgress = System.nanoTime();
+      }
+      if (!head.written()) {
+        break;
+      }
+      outbound.poll();
+      head.done().run();
+    }
+    updateInterest();
+    resumeLocked();
+  }
+
+  private void updateInterest() {
+    if (key == null || !key.isValid()) {
+      return;
+    }
+    int ops = outbound.isEmpty() ? (readPaused ? 0 : SelectionKey.OP_READ) : SelectionKey.OP_WRITE;
+    if (key.interestOps() != ops) {
+      key.interestOps(ops);
+      loop.wakeup();
+    }
+  }
+
+  /**
+   * Called by the transport's timer: closes the connection when a frame has been half read, a
+   * write has made no progress, or reading has been paused, for longer than the I/O timeout.
+   *
+   * @return true if it closed the connection
+   */
+  boolean checkStalled(long now) {
+    long r = readSince;
+    boolean stalled;
+    lock.lock();
+    try {
+      stalled = !closed && ((r != 0 && now - r > ioTimeoutNanos)
+          || (!outbound.isEmpty() && now - lastWriteProgress > ioTimeoutNanos)
+          || (readPaused && now - pausedSince > ioTimeoutNanos));
+    } finally {
+      lock.unlock();
+    }
+    if (stalled) {
+      close(new io.sluice.transport.TransportTimeoutException("socket I/O stalled past the deadline"));
+    }
+    return stalled;
+  }
+
+  boolean isOpen() {
+    lock.lock();
+    try {
+      return !closed;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Closes the socket and runs the completion of every frame still queued. From any thread. */
+  void close() {
+    close(new PeerClosedException("connection closed locally"));
+  }
+
+  /** Closes with {@code cause}; the receiver hears of it once, outside the lock. */
+  void close(IOException cause) {
+    lock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      try {
+        channel.close();
+      } catch (IOException ignored) {
+        // the socket is unusable either way
+      }
+      Outgoing o;
+      while ((o = outbound.poll()) != null) {
+        o.done().run();
+      }
+    } finally {
+      lock.unlock();
+    }
+    loop.wakeup();
+    receiver.closed(cause);
+  }
+}

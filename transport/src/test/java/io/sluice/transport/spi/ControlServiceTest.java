@@ -1,0 +1,124 @@
+package io.sluice.transport.spi;
+
+import static io.sluice.transport.TransportTestSupport.assertFailsWith;
+import static io.sluice.transport.TransportTestSupport.await;
+import static io.sluice.transport.TransportTestSupport.message;
+import static io.sluice.transport.TransportTestSupport.text;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.transport.MessageHandler;
+import io.sluice.transport.ProtocolException;
+import io.sluice.transport.RegionRevokedException;
+import io.sluice.transport.TransportConfig;
+import io.sluice.transport.TransportTestSupport;
+import io.sluice.transport.TransportUnavailableException;
+import io.sluice.transport.UnknownKeyException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The hook that lets a provider run its own set-up on the carrier: CONTROL frames reach the
+ * {@link ControlService} registered under their id (never the application's handler), its
+ * exceptions reach the requester typed by their ERROR code, and a carrier without that service
+ * refuses the request without dropping the connection.
+ */
+@Timeout(60)
+class ControlServiceTest {
+  private static final int SERVICE = 7;
+
+  private static Settings settings() {
+    Map<String, String> m = new HashMap<>(TransportTestSupport.baseConfig("tcp", "/dev/shm"));
+    m.put("sluice.transport.shm.enabled", "false");
+    return Settings.from(TransportConfig.of(m));
+  }
+
+  private static Carrier carrier(long node, MessageHandler handler, ControlServices services) throws Exception {
+    return new Carrier(settings(), node, handler, services, Optional.empty());
+  }
+
+  @Test
+  void controlRequestsReachTheirServiceAndNotTheHandler() throws Exception {
+    AtomicInteger handlerCalls = new AtomicInteger();
+    AtomicLong seenPeer = new AtomicLong();
+    AtomicReference<java.net.InetAddress> seenAddress = new AtomicReference<>();
+    MessageHandler echo = (peer, request) -> {
+      handlerCalls.incrementAndGet();
+      return CompletableFuture.completedFuture(message("ok"));
+    };
+    ControlService service = (peer, address, request) -> {
+      seenPeer.set(peer);
+      seenAddress.set(address);
+      byte op = request.get();
+      return switch (op) {
+        case 1 -> ByteBuffer.wrap(("echo:" + StandardCharsets.UTF_8.decode(request)).getBytes(StandardCharsets.UTF_8));
+        case 2 -> throw new RegionRevokedException("revoked here");
+        case 3 -> throw new UnknownKeyException("unknown here");
+        case 5 -> ByteBuffer.allocate(4).putInt(0, 1 + request.remaining());
+        case 6 -> ByteBuffer.allocate(Frames.MAX_CONTROL_PAYLOAD);
+        default -> ByteBuffer.allocate(Frames.MAX_CONTROL_PAYLOAD + 1);
+      };
+    };
+    try (Carrier server = carrier(11, echo, ControlServices.of(SERVICE, service));
+        Carrier client = carrier(22, MessageHandler.REJECT_ALL, ControlServices.none());
+        CarrierConnection c = await(client.connect(server.localAddress()))) {
+      ByteBuffer reply = await(c.control(SERVICE, request(1, "abc")));
+      assertEquals("echo:abc", StandardCharsets.UTF_8.decode(reply).toString());
+      assertEquals(client.nodeId(), seenPeer.get());
+      assertTrue(seenAddress.get().isLoopbackAddress(), "the service is told where the peer connects from: " + seenAddress.get());
+      assertFailsWith(RegionRevokedException.class, c.control(SERVICE, request(2, "")));
+      assertFailsWith(UnknownKeyException.class, c.control(SERVICE, request(3, "")));
+      assertFailsWith(ProtocolException.class, c.control(SERVICE, request(4, "")));
+      assertEquals(0, handlerCalls.get(), "control requests must not reach the message handler");
+      assertTrue(c.isOpen());
+      assertEquals("ok", text(await(c.request(message("hi")))));
+      ByteBuffer largest = ByteBuffer.allocate(Frames.MAX_CONTROL_PAYLOAD).put(0, (byte) 5);
+      assertEquals(Frames.MAX_CONTROL_PAYLOAD, await(c.control(SERVICE, largest)).getInt(0),
+          "a request of the largest size is carried whole");
+      assertEquals(Frames.MAX_CONTROL_PAYLOAD, await(c.control(SERVICE, request(6, ""))).remaining(),
+          "a reply of the largest size is carried whole");
+      assertThrows(IllegalArgumentException.class,
+          () -> c.control(SERVICE, ByteBuffer.allocate(Frames.MAX_CONTROL_PAYLOAD + 1)));
+      assertThrows(IllegalArgumentException.class, () -> c.control(0, request(1, "")));
+      assertThrows(IllegalArgumentException.class, () -> c.control(256, request(1, "")));
+    }
+  }
+
+  @Test
+  void carrierWithoutTheServiceRefusesItAndKeepsTheConnection() throws Exception {
+    ControlService other = (peer, address, request) -> ByteBuffer.allocate(0);
+    try (Carrier server = carrier(11, (peer, request) -> CompletableFuture.completedFuture(message("still here")),
+            ControlServices.of(SERVICE + 1, other));
+        Carrier client = carrier(22, MessageHandler.REJECT_ALL, ControlServices.none());
+        CarrierConnection c = await(client.connect(server.localAddress()))) {
+      assertFailsWith(TransportUnavailableException.class, c.control(SERVICE, request(1, "x")));
+      assertTrue(c.isOpen());
+      assertEquals("still here", text(await(c.request(message("hi")))));
+    }
+  }
+
+  @Test
+  void serviceIdsAreCheckedWhenRegistered() {
+    ControlService s = (peer, address, request) -> request;
+    assertThrows(IllegalArgumentException.class, () -> ControlServices.of(0, s));
+    assertThrows(IllegalArgumentException.class, () -> ControlServices.of(256, s));
+    assertThrows(IllegalArgumentException.class, () -> ControlServices.of(3, s).with(3, s));
+    assertEquals(Optional.of(s), ControlServices.of(3, s).with(4, s).get(4));
+    assertEquals(Optional.empty(), ControlServices.none().get(3));
+  }
+
+  private static ByteBuffer request(int op, String body) {
+    byte[] b = body.getBytes(StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(1 + b.length).put((byte) op).put(b).flip();
+  }
+}

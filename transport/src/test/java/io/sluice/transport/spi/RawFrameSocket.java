@@ -1,0 +1,235 @@
+package io.sluice.transport.spi;
+
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.ProtocolException;
+import io.sluice.transport.TransportTestSupport;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.util.Optional;
+
+/**
+ * A hand-driven end of the carrier's wire protocol, for tests that must send what a real {@link
+ * CarrierConnection} or {@link ServerSession} never would: frames out of order, wrong proofs, cut-off
+ * payloads, garbage. Blocking, with the test deadline on every read. Owned by one thread.
+ */
+public final class RawFrameSocket implements AutoCloseable {
+  /** A frame received from the server. */
+  public record Frame(FrameHeader header, byte[] payload) {
+    public FrameType type() {
+      return header.type();
+    }
+
+    /** The code of an ERROR frame; fails the test for any other frame or a malformed one. */
+    public ErrorCode errorCode() {
+      if (type() != FrameType.ERROR) {
+        throw new AssertionError("expected an ERROR frame, got " + type());
+      }
+      try {
+        return Frames.ErrorFrame.decode(ByteBuffer.wrap(payload)).code();
+      } catch (ProtocolException e) {
+        throw new AssertionError("malformed ERROR frame from the server", e);
+      }
+    }
+  }
+
+  private final Socket socket;
+  private final InputStream in;
+  private final OutputStream out;
+  private RecordLayer.Sealer sealer;
+  private RecordLayer.Opener opener;
+
+  public RawFrameSocket(NodeAddress address) throws IOException {
+    this(new Socket(address.host(), address.port()));
+  }
+
+  public RawFrameSocket(Socket connected) throws IOException {
+    socket = connected;
+    socket.setSoTimeout((int) TransportTestSupport.DEADLINE.toMillis());
+    socket.setTcpNoDelay(true);
+    in = socket.getInputStream();
+    out = socket.getOutputStream();
+  }
+
+  /**
+   * Sends one well-formed frame, sealed with this side's key once the handshake is over.
+   *
+   * @return false if the server already closed the socket
+   */
+  public boolean send(FrameType type, long corr, ByteBuffer payload) {
+    return sendRaw(encode(type, corr, payload));
+  }
+
+  /** The bytes {@link #send} would write; sealing consumes a sequence number. */
+  public byte[] encode(FrameType type, long corr, ByteBuffer payload) {
+    ByteBuffer[] parts = sealer != null ? sealer.seal(type, corr, payload)
+        : new ByteBuffer[] {new FrameHeader(type, payload.remaining(), corr).toBuffer(), payload.duplicate()};
+    int n = 0;
+    for (ByteBuffer p : parts) {
+      n += p.remaining();
+    }
+    ByteBuffer b = ByteBuffer.allocate(n);
+    for (ByteBuffer p : parts) {
+      b.put(p.duplicate());
+    }
+    return b.array();
+  }
+
+  /** Turns on record protection as the client ({@code client}) or server of the connection. */
+  public void protect(Handshake.SessionKeys keys, boolean client) {
+    sealer = client ? RecordLayer.clientSealer(keys) : RecordLayer.serverSealer(keys);
+    opener = client ? RecordLayer.clientOpener(keys) : RecordLayer.serverOpener(keys);
+  }
+
+  /** Sends raw bytes. @return false if the server already closed the socket */
+  public boolean sendRaw(byte[] bytes) {
+    try {
+      out.write(bytes);
+      out.flush();
+      return true;
+    } catch (IOException closed) {
+      return false;
+    }
+  }
+
+  /**
+   * The next frame, or empty when the server closed the socket (EOF or reset).
+   *
+   * @throws AssertionError if the server neither sends nor closes within the deadline
+   * @throws ProtocolException if the server sent a malformed header
+   */
+  public Optional<Frame> next() throws ProtocolException {
+    Optional<FrameHeader> h = nextHeader();
+    return h.isEmpty() ? Optional.empty() : body(h.get());
+  }
+
+  private Optional<FrameHeader> nextHeader() throws ProtocolException {
+    byte[] head = new byte[FrameHeader.LENGTH];
+    if (!readFully(head)) {
+      return Optional.empty();
+    }
+    return Optional.of(FrameHeader.decode(ByteBuffer.wrap(head), 64L << 20));
+  }
+
+  /** Reads a frame's tag (once protected) and payload, checked and decrypted. */
+  private Optional<Frame> body(FrameHeader h) throws ProtocolException {
+    byte[] tag = new byte[opener != null ? RecordLayer.TAG_LENGTH : 0];
+    byte[] payload = new byte[h.payloadLength()];
+    if (!readFully(tag) || !readFully(payload)) {
+      return Optional.empty();
+    }
+    if (opener == null) {
+      return Optional.of(new Frame(h, payload));
+    }
+    ByteBuffer plain = opener.open(h, ByteBuffer.wrap(tag), ByteBuffer.wrap(payload));
+    byte[] bytes = new byte[plain.remaining()];
+    plain.get(bytes);
+    return Optional.of(new Frame(h, bytes));
+  }
+
+  /** Reads frames until the server closes; fails if it sends one of {@code forbidden} first. */
+  public void expectClosedWithout(FrameType... forbidden) throws ProtocolException {
+    for (int frames = 0; ; frames++) {
+      Optional<Frame> f = next();
+      if (f.isEmpty()) {
+        return;
+      }
+      for (FrameType t : forbidden) {
+        if (f.get().type() == t) {
+          throw new AssertionError("server sent " + t + " where it must close the connection");
+        }
+      }
+      if (frames > 1000) {
+        throw new AssertionError("server keeps talking to a misbehaving peer");
+      }
+    }
+  }
+
+  /**
+   * Runs the client half of the handshake with {@code secret}, unencrypted.
+   *
+   * @return the server's last frame: AUTH_OK if the server accepted, ERROR or empty otherwise
+   */
+  public Optional<Frame> authenticate(String secret, long node) throws ProtocolException {
+    return authenticate(secret, node, 0);
+  }
+
+  /** Runs the client half of the handshake with {@code flags}; on AUTH_OK, protection is on. */
+  public Optional<Frame> authenticate(String secret, long node, int flags) throws ProtocolException {
+    Handshake hs = new Handshake(secret);
+    byte[] nonce = Handshake.nonce();
+    send(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, node, flags, nonce).encode());
+    Optional<Frame> challenge = next();
+    if (challenge.isEmpty() || challenge.get().type() != FrameType.CHALLENGE) {
+      return challenge;
+    }
+    Frames.Challenge c = Frames.Challenge.decode(ByteBuffer.wrap(challenge.get().payload()));
+    Handshake.Transcript t = new Handshake.Transcript(nonce, c.nonce(), node, c.node(), flags, c.flags());
+    send(FrameType.AUTH, 0, new Frames.Auth(hs.clientProof(t)).encode());
+    Optional<FrameHeader> h = nextHeader();
+    if (h.isPresent() && h.get().type() == FrameType.AUTH_OK) {
+      protect(hs.sessionKeys(t), true);
+    }
+    return h.isEmpty() ? Optional.empty() : body(h.get());
+  }
+
+  /**
+   * Runs the server half of the handshake with {@code secret} as node {@code self}; protection
+   * is on afterwards.
+   *
+   * @return the client's node id
+   */
+  public long acceptHandshake(String secret, long self) throws ProtocolException {
+    Frame hello = next().orElseThrow(() -> new AssertionError("client closed before HELLO"));
+    if (hello.type() != FrameType.HELLO) {
+      throw new AssertionError("expected HELLO, got " + hello.type());
+    }
+    Frames.Hello h = Frames.Hello.decode(ByteBuffer.wrap(hello.payload()));
+    byte[] nonce = Handshake.nonce();
+    Handshake hs = new Handshake(secret);
+    Handshake.Transcript t = new Handshake.Transcript(h.nonce(), nonce, h.node(), self, h.flags(), 0);
+    send(FrameType.CHALLENGE, 0, new Frames.Challenge(Frames.VERSION, self, 0, nonce, hs.serverProof(t)).encode());
+    Frame auth = next().orElseThrow(() -> new AssertionError("client closed before AUTH"));
+    if (auth.type() != FrameType.AUTH) {
+      throw new AssertionError("expected AUTH, got " + auth.type());
+    }
+    protect(hs.sessionKeys(t), false);
+    send(FrameType.AUTH_OK, 0, ByteBuffer.allocate(0));
+    return h.node();
+  }
+
+  /** The next frame, which must arrive. */
+  public Frame expect(FrameType type) throws ProtocolException {
+    Frame f = next().orElseThrow(() -> new AssertionError("peer closed while " + type + " was expected"));
+    if (f.type() != type) {
+      throw new AssertionError("expected " + type + ", got " + f.type());
+    }
+    return f;
+  }
+
+  private boolean readFully(byte[] b) {
+    int off = 0;
+    try {
+      while (off < b.length) {
+        int n = in.read(b, off, b.length - off);
+        if (n < 0) {
+          return false; // closed, possibly mid-frame
+        }
+        off += n;
+      }
+      return true;
+    } catch (SocketTimeoutException e) {
+      throw new AssertionError("server neither answered nor closed within " + TransportTestSupport.DEADLINE);
+    } catch (IOException reset) {
+      return false;
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    socket.close();
+  }
+}

@@ -1,0 +1,60 @@
+package io.sluice.transport.spi;
+
+import io.sluice.transport.MessageHandler;
+import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.Transport;
+import io.sluice.transport.TransportHarness;
+import java.util.Map;
+
+/**
+ * The side under test when a {@link ScriptedServer} plays the peer: a harness, one client
+ * transport that rejects requests, and a destination of {@link #DESTINATION_BYTES} on it.
+ * Closing it frees the destination and then closes the harness, whose leak check runs last.
+ */
+public final class ScriptedClient implements AutoCloseable {
+  public static final int DESTINATION_BYTES = 1 << 20;
+
+  private final TransportHarness harness;
+  private final Transport client;
+  private final RegisteredRegion dst;
+
+  private ScriptedClient(TransportHarness harness, Transport client, RegisteredRegion dst) {
+    this.harness = harness;
+    this.client = client;
+    this.dst = dst;
+  }
+
+  /** Opens a harness for {@code provider} with {@code harnessOptions}, and the client with {@code clientOptions}. */
+  public static ScriptedClient open(String provider, Map<String, String> harnessOptions,
+      Map<String, String> clientOptions) throws Exception {
+    TransportHarness harness = new TransportHarness(provider, harnessOptions);
+    try {
+      Transport client = harness.open(MessageHandler.REJECT_ALL, clientOptions);
+      return new ScriptedClient(harness, client, client.allocate(DESTINATION_BYTES));
+    } catch (Exception | Error e) {
+      harness.close();
+      throw e;
+    }
+  }
+
+  public TransportHarness harness() {
+    return harness;
+  }
+
+  public Transport client() {
+    return client;
+  }
+
+  public RegisteredRegion dst() {
+    return dst;
+  }
+
+  @Override
+  public void close() {
+    try {
+      dst.close();
+    } finally {
+      harness.close();
+    }
+  }
+}
