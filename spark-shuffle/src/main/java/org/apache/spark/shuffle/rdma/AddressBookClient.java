@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.protocol.AddressBookMessage;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -11,8 +12,8 @@ import java.util.concurrent.TimeUnit;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.rpc.RpcTimeout;
 import scala.concurrent.duration.FiniteDuration;
-import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
+import scala.reflect.ClassTag;
 
 /**
  * An executor's view of the driver's {@link AddressBookEndpoint}: registers this executor's

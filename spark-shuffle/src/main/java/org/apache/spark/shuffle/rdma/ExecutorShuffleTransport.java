@@ -1,5 +1,9 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.TransportReport;
+import io.sluice.spark.shuffle.protocol.AddressBookMessage;
+import io.sluice.spark.shuffle.registry.MapOutputRegistry;
+import io.sluice.spark.shuffle.registry.RangeService;
 import io.sluice.transport.Connection;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.Transport;
@@ -60,7 +64,8 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     RangeService service = new RangeService();
     Transport transport = Transports.open(config, service);
     try {
-      MapOutputRegistry registry = new MapOutputRegistry(transport, resolver, registrationWindowBytes);
+      MapOutputRegistry registry =
+          new MapOutputRegistry(transport, new SparkShuffleFiles(resolver), registrationWindowBytes);
       service.serve(registry);
       addressBook.register(
           new AddressBookMessage.Entry(executorId, transport.localAddress(), transport.provider()));

@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.TransportReport;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportOption;
 import java.util.List;

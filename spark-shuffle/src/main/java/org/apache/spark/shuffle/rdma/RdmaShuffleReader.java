@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.fallback.ReadRoute;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;

@@ -1,5 +1,7 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.protocol.RangeProtocol;
+import io.sluice.spark.shuffle.registry.RangeService;
 import io.sluice.transport.Connection;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.ReadRequest;

@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.rdma;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.spark.shuffle.TransportReport;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.rdma;
+package io.sluice.spark.shuffle.fallback;
 
 import java.util.Collection;
 import java.util.LinkedHashSet;
@@ -20,7 +20,7 @@ import java.util.function.Predicate;
  * </ul>
  * Stateless.
  */
-final class ReadRoute {
+public final class ReadRoute {
   private ReadRoute() {}
 
   /**
@@ -31,7 +31,7 @@ final class ReadRoute {
    * @param goneAmong which of the given executors the driver no longer counts as active
    * @param hasTransport whether an executor registered a shuffle transport
    */
-  static Optional<String> sparkReaderReason(Collection<String> remoteExecutors, boolean shuffleServiceEnabled,
+  public static Optional<String> sparkReaderReason(Collection<String> remoteExecutors, boolean shuffleServiceEnabled,
       Function<Collection<String>, Set<String>> goneAmong, Predicate<String> hasTransport) {
     Set<String> executors = new LinkedHashSet<>(remoteExecutors);
     if (executors.isEmpty()) {
