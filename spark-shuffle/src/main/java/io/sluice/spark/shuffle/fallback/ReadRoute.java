@@ -8,9 +8,10 @@ import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
- * Decides, once per reduce task, whether the task READs its remote blocks or reads the whole task
- * through Spark's sort-shuffle reader. READ needs every executor that holds remote blocks to be
- * alive and to serve them through a transport. Spark's reader is used when one of them
+ * The reduce-task rule of the {@link FallbackPolicy}: whether the task READs its remote blocks or
+ * reads the whole task through Spark's sort-shuffle reader. READ needs every executor that holds
+ * remote blocks to be alive and to serve them through a transport. Spark's reader is used when one
+ * of them
  * <ul>
  *   <li>is gone while its map output stays registered: with the external shuffle service, Spark
  *       keeps a removed executor's output (dynamic allocation removed it) and its host's shuffle
@@ -20,7 +21,7 @@ import java.util.function.Predicate;
  * </ul>
  * Stateless.
  */
-public final class ReadRoute {
+final class ReadRoute {
   private ReadRoute() {}
 
   /**
@@ -31,7 +32,7 @@ public final class ReadRoute {
    * @param goneAmong which of the given executors the driver no longer counts as active
    * @param hasTransport whether an executor registered a shuffle transport
    */
-  public static Optional<String> sparkReaderReason(Collection<String> remoteExecutors, boolean shuffleServiceEnabled,
+  static Optional<String> sparkReaderReason(Collection<String> remoteExecutors, boolean shuffleServiceEnabled,
       Function<Collection<String>, Set<String>> goneAmong, Predicate<String> hasTransport) {
     Set<String> executors = new LinkedHashSet<>(remoteExecutors);
     if (executors.isEmpty()) {
