@@ -1,15 +1,22 @@
 package org.apache.spark.shuffle.rdma;
 
 import io.sluice.spark.shuffle.registry.AddressBook;
+import io.sluice.spark.shuffle.registry.AddressBookClient;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.apache.spark.ExecutorAllocationClient;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkContext$;
 import org.apache.spark.rpc.RpcCallContext;
+import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.rpc.RpcEnv;
+import org.apache.spark.rpc.RpcTimeout;
 import org.apache.spark.rpc.ThreadSafeRpcEndpoint;
 import scala.Option;
 import scala.PartialFunction;
+import scala.concurrent.duration.FiniteDuration;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
 import scala.runtime.AbstractPartialFunction;
 import scala.runtime.BoxedUnit;
 
@@ -20,6 +27,7 @@ import scala.runtime.BoxedUnit;
  */
 final class AddressBookEndpoint implements ThreadSafeRpcEndpoint {
   static final String NAME = "SluiceShuffleAddressBook";
+  private static final ClassTag<String> STRING = ClassTag$.MODULE$.apply(String.class);
 
   private final RpcEnv rpcEnv;
   private final AddressBook book;
@@ -31,6 +39,16 @@ final class AddressBookEndpoint implements ThreadSafeRpcEndpoint {
   AddressBookEndpoint(RpcEnv rpcEnv, Predicate<String> isActive) {
     this.rpcEnv = rpcEnv;
     this.book = new AddressBook(isActive);
+  }
+
+  /**
+   * A client of the address book behind {@code driver} whose every request waits at most {@code
+   * timeoutMs}; a timeout names the lookup timeout setting.
+   */
+  static AddressBookClient client(RpcEndpointRef driver, long timeoutMs) {
+    RpcTimeout timeout = new RpcTimeout(
+        new FiniteDuration(timeoutMs, TimeUnit.MILLISECONDS), RdmaShuffleOption.LOOKUP_TIMEOUT.key());
+    return new AddressBookClient(request -> driver.askSync(request, timeout, STRING));
   }
 
   /**

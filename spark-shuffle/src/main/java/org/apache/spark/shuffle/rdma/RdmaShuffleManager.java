@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.rdma;
 import io.sluice.spark.shuffle.TransportReport;
 import io.sluice.spark.shuffle.fallback.Decision;
 import io.sluice.spark.shuffle.fallback.FallbackPolicy;
+import io.sluice.spark.shuffle.registry.AddressBookClient;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportOption;
 import java.util.List;
@@ -82,7 +83,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
       TransportConfig config = SparkTransportConfig.from(conf, env.securityManager());
       RpcEndpointRef driver = addressBookEndpoint.orElseGet(
           () -> RpcUtils.makeDriverRef(AddressBookEndpoint.NAME, conf, env.rpcEnv()));
-      AddressBookClient book = new AddressBookClient(driver, RdmaShuffleOption.LOOKUP_TIMEOUT.millis(conf));
+      AddressBookClient book = AddressBookEndpoint.client(driver, RdmaShuffleOption.LOOKUP_TIMEOUT.millis(conf));
       // Idle READ destinations kept for reuse: two tasks' worth of bytes in flight.
       long pooled = 2 * RdmaShuffleOption.MAX_BYTES_IN_FLIGHT.bytes(conf);
       transport = Optional.of(ExecutorShuffleTransport.open(env.executorId(), config, resolver(), book, pooled,
@@ -176,7 +177,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
    */
   public List<String> registeredTransports() {
     return addressBookEndpoint
-        .map(ref -> new AddressBookClient(ref, RdmaShuffleOption.LOOKUP_TIMEOUT.millis(conf)).list().stream()
+        .map(ref -> AddressBookEndpoint.client(ref, RdmaShuffleOption.LOOKUP_TIMEOUT.millis(conf)).list().stream()
             .map(e -> e.executorId() + " " + e.address() + " " + e.provider()).toList())
         .orElse(List.of());
   }
