@@ -33,7 +33,8 @@ import scala.math.Ordering;
  * <p>If any executor holding blocks has no shuffle transport (it fell back to Spark's shuffle), or
  * is gone while the external shuffle service keeps its output, the whole task reads through
  * Spark's sort-shuffle reader instead, which can fetch from every executor and shuffle service
- * (the {@link FallbackPolicy} decides, once per task). One instance per reduce task; not thread safe.
+ * (the {@link FallbackPolicy} decides, once per task). One instance per reduce task; not thread
+ * safe.
  */
 final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
   private final BaseShuffleHandle<K, ?, C> handle;

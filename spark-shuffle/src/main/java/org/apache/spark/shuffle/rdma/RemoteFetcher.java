@@ -23,12 +23,13 @@ import org.apache.spark.storage.ShuffleBlockId;
  * executor (sent at once, answered by that executor's {@link RangeService}), then one READ range
  * per map output (split into chunks of at most the READ size, issued as one batch), in plan
  * order, keeping at most {@code maxBytesInFlight} bytes requested and not yet consumed (always at
- * least one range). How requests and READ ranges are cut is the {@link ReadPlanner}'s. Ranges are handed out as {@link Fetched} units whose memory the consumer
- * releases.
+ * least one range). How requests and READ ranges are cut is the {@link ReadPlanner}'s. Ranges are
+ * handed out as {@link Fetched} units whose memory the consumer releases.
  *
  * <p>Sends the range requests when constructed and issues READs from {@link #start}. Not thread
- * safe: one reduce task drives it. Owns every destination region until it hands the unit out; {@link #close} releases whatever is left, waiting for nothing (a region still
- * being read is released when its READ completes).
+ * safe: one reduce task drives it. Owns every destination region until it hands the unit out;
+ * {@link #close} releases whatever is left, waiting for nothing (a region still being read is
+ * released when its READ completes).
  */
 final class RemoteFetcher implements AutoCloseable {
   /** One slice of a fetched range: a block's bytes. */
