@@ -1,5 +1,6 @@
 package io.sluice.examples.pipeline;
 
+import io.sluice.spark.shuffle.TransportReport;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -7,7 +8,6 @@ import java.util.TreeMap;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
 import org.apache.spark.shuffle.rdma.ShuffleReadTotals;
-import org.apache.spark.shuffle.rdma.TransportReport;
 
 /**
  * Where a job's shuffle bytes went: Spark's read metrics (remote and local bytes, fetch wait) and,

@@ -1,37 +1,36 @@
 package org.apache.spark.shuffle.rdma;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import io.sluice.spark.shuffle.registry.AddressBook;
+import io.sluice.spark.shuffle.registry.AddressBookClient;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.apache.spark.ExecutorAllocationClient;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkContext$;
 import org.apache.spark.rpc.RpcCallContext;
+import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.rpc.RpcEnv;
+import org.apache.spark.rpc.RpcTimeout;
 import org.apache.spark.rpc.ThreadSafeRpcEndpoint;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import scala.Option;
 import scala.PartialFunction;
+import scala.concurrent.duration.FiniteDuration;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
 import scala.runtime.AbstractPartialFunction;
 import scala.runtime.BoxedUnit;
 
 /**
- * Driver-side RPC endpoint where each executor registers its transport address once and reducers
- * look up the executors they read from, and ask which of them are gone (with the external shuffle
- * service, map outputs outlive their executor). Only addresses pass through here, never per-block data.
- * Messages are those of {@link AddressBookMessage}. Thread safe (Spark also delivers messages of
- * a {@link ThreadSafeRpcEndpoint} one at a time).
+ * Serves the driver's {@link AddressBook} over Spark's RPC: each request is a plain string, the
+ * reply is the book's answer, and a malformed request fails that call only. Thread safe (Spark
+ * also delivers messages of a {@link ThreadSafeRpcEndpoint} one at a time).
  */
 final class AddressBookEndpoint implements ThreadSafeRpcEndpoint {
   static final String NAME = "SluiceShuffleAddressBook";
-  private static final Logger LOG = LoggerFactory.getLogger(AddressBookEndpoint.class);
+  private static final ClassTag<String> STRING = ClassTag$.MODULE$.apply(String.class);
 
   private final RpcEnv rpcEnv;
-  private final Predicate<String> isActive;
-  private final Map<String, AddressBookMessage.Entry> entries = new ConcurrentHashMap<>();
+  private final AddressBook book;
 
   /**
    * @param isActive whether the driver still counts an executor as active (not removed, not being
@@ -39,7 +38,17 @@ final class AddressBookEndpoint implements ThreadSafeRpcEndpoint {
    */
   AddressBookEndpoint(RpcEnv rpcEnv, Predicate<String> isActive) {
     this.rpcEnv = rpcEnv;
-    this.isActive = isActive;
+    this.book = new AddressBook(isActive);
+  }
+
+  /**
+   * A client of the address book behind {@code driver} whose every request waits at most {@code
+   * timeoutMs}; a timeout names the lookup timeout setting.
+   */
+  static AddressBookClient client(RpcEndpointRef driver, long timeoutMs) {
+    RpcTimeout timeout = new RpcTimeout(
+        new FiniteDuration(timeoutMs, TimeUnit.MILLISECONDS), RdmaShuffleOption.LOOKUP_TIMEOUT.key());
+    return new AddressBookClient(request -> driver.askSync(request, timeout, STRING));
   }
 
   /**
@@ -75,7 +84,7 @@ final class AddressBookEndpoint implements ThreadSafeRpcEndpoint {
           return fallback.apply(message);
         }
         try {
-          context.reply(answer(text));
+          context.reply(book.answer(text));
         } catch (RuntimeException e) {
           context.sendFailure(e);
         }
@@ -84,34 +93,5 @@ final class AddressBookEndpoint implements ThreadSafeRpcEndpoint {
         return unit;
       }
     };
-  }
-
-  /** The reply to one request; public to the package so tests can check the protocol directly. */
-  String answer(String request) {
-    if (request.startsWith("register ")) {
-      AddressBookMessage.Entry e = AddressBookMessage.Entry.decode(request.substring("register ".length()));
-      entries.put(e.executorId(), e);
-      LOG.info("Shuffle transport of executor {} registered at {} ({})", e.executorId(), e.address(), e.provider());
-      return AddressBookMessage.OK;
-    }
-    if (request.startsWith("lookup ")) {
-      AddressBookMessage.Entry e = entries.get(request.substring("lookup ".length()).trim());
-      return e == null ? AddressBookMessage.UNKNOWN : AddressBookMessage.found(e);
-    }
-    if (request.equals("gone") || request.startsWith("gone ")) {
-      List<String> gone = new ArrayList<>();
-      for (String id : AddressBookMessage.decodeGone(request)) {
-        if (!isActive.test(id)) {
-          gone.add(id);
-        }
-      }
-      return AddressBookMessage.gone(gone);
-    }
-    if (request.equals("list")) {
-      List<AddressBookMessage.Entry> all = new ArrayList<>(entries.values());
-      all.sort((a, b) -> a.executorId().compareTo(b.executorId()));
-      return AddressBookMessage.encodeList(all);
-    }
-    throw new IllegalArgumentException("unknown address book request '" + request + "'");
   }
 }

@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.RegionInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayDeque;

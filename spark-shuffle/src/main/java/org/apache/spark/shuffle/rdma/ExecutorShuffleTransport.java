@@ -1,5 +1,11 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.TransportReport;
+import io.sluice.spark.shuffle.fetch.PeerConnections;
+import io.sluice.spark.shuffle.protocol.AddressBookMessage;
+import io.sluice.spark.shuffle.registry.AddressBookClient;
+import io.sluice.spark.shuffle.registry.MapOutputRegistry;
+import io.sluice.spark.shuffle.registry.RangeService;
 import io.sluice.transport.Connection;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.Transport;
@@ -33,13 +39,14 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   private final AddressBookClient addressBook;
   private final long waitDeadlineMs;
   private final DestinationPool destinations;
-  private final Map<NodeAddress, CompletableFuture<Connection>> connections = new ConcurrentHashMap<>();
+  private final PeerConnections connections;
   private final Map<String, LongAdder> bytesReadByPath = new ConcurrentHashMap<>();
 
   private ExecutorShuffleTransport(String executorId, Transport transport, MapOutputRegistry registry,
       AddressBookClient addressBook, long waitDeadlineMs, long pooledDestinationBytes) {
     this.executorId = executorId;
     this.transport = transport;
+    this.connections = new PeerConnections(transport::connect);
     this.destinations = new DestinationPool(transport, pooledDestinationBytes);
     this.registry = registry;
     this.addressBook = addressBook;
@@ -60,7 +67,8 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     RangeService service = new RangeService();
     Transport transport = Transports.open(config, service);
     try {
-      MapOutputRegistry registry = new MapOutputRegistry(transport, resolver, registrationWindowBytes);
+      MapOutputRegistry registry =
+          new MapOutputRegistry(transport, new SparkShuffleFiles(resolver), registrationWindowBytes);
       service.serve(registry);
       addressBook.register(
           new AddressBookMessage.Entry(executorId, transport.localAddress(), transport.provider()));
@@ -110,23 +118,12 @@ final class ExecutorShuffleTransport implements AutoCloseable {
 
   /** A connection to a peer, shared by every task of this executor. */
   CompletableFuture<Connection> connection(NodeAddress peer) {
-    return connections.compute(peer, (address, existing) -> {
-      if (existing != null && !existing.isCompletedExceptionally()
-          && (!existing.isDone() || existing.join().isOpen())) {
-        return existing;
-      }
-      if (existing != null && existing.isDone() && !existing.isCompletedExceptionally()) {
-        existing.join().close();
-      }
-      return transport.connect(address);
-    });
+    return connections.connection(peer);
   }
 
   /** Forgets a connection that failed, so the next task reconnects. */
   void discard(NodeAddress peer, CompletableFuture<Connection> failed) {
-    if (connections.remove(peer, failed)) {
-      failed.thenAccept(Connection::close);
-    }
+    connections.discard(peer, failed);
   }
 
   /** Counts bytes this executor's reducers READ over a data path ("tcp", "shm" or "verbs"). */
@@ -144,8 +141,7 @@ final class ExecutorShuffleTransport implements AutoCloseable {
 
   @Override
   public void close() {
-    connections.values().forEach(f -> f.thenAccept(Connection::close));
-    connections.clear();
+    connections.close();
     destinations.close();
     registry.close();
     transport.close();

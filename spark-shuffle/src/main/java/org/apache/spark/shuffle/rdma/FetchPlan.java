@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.protocol.RangeProtocol;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

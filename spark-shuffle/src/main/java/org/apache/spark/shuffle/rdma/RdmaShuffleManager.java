@@ -1,5 +1,9 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.TransportReport;
+import io.sluice.spark.shuffle.fallback.Decision;
+import io.sluice.spark.shuffle.fallback.FallbackPolicy;
+import io.sluice.spark.shuffle.registry.AddressBookClient;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportOption;
 import java.util.List;
@@ -33,10 +37,10 @@ import org.slf4j.LoggerFactory;
  * executor holding their blocks once for exact ranges, and READ them ({@link RdmaShuffleReader}).
  * The driver keeps an address book of executors' transports ({@link AddressBookEndpoint}).
  *
- * <p>Fallback policy, decided once per executor: if the transport cannot start, this executor
- * behaves exactly as Spark's sort shuffle (logged once), and reducers anywhere that need its
- * blocks read that task through Spark's reader. A job never fails because the transport is
- * missing.
+ * <p>When to use Spark's sort shuffle instead is the {@link FallbackPolicy}'s decision, made once
+ * per process (the transport could not start here), once per shuffle on each executor (getWriter
+ * and getReader) and once per reduce task (in the reader), and logged in one line each. A job
+ * never fails because the transport is missing.
  *
  * <p>Thread safe: Spark calls it from many task threads.
  */
@@ -46,6 +50,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
   private final SparkConf conf;
   private final SortShuffleManager sort;
   private final Optional<RpcEndpointRef> addressBookEndpoint;
+  private final FallbackPolicy fallback = new FallbackPolicy();
   private Optional<ExecutorShuffleTransport> transport; // guarded by this; set once by transport()
   private boolean transportDecided; // guarded by this
   private boolean stopped; // guarded by this
@@ -73,20 +78,21 @@ public final class RdmaShuffleManager implements ShuffleManager {
       return transport;
     }
     SparkEnv env = SparkEnv.get();
+    Optional<String> failure = Optional.empty();
     try {
       TransportConfig config = SparkTransportConfig.from(conf, env.securityManager());
       RpcEndpointRef driver = addressBookEndpoint.orElseGet(
           () -> RpcUtils.makeDriverRef(AddressBookEndpoint.NAME, conf, env.rpcEnv()));
-      AddressBookClient book = new AddressBookClient(driver, RdmaShuffleOption.LOOKUP_TIMEOUT.millis(conf));
+      AddressBookClient book = AddressBookEndpoint.client(driver, RdmaShuffleOption.LOOKUP_TIMEOUT.millis(conf));
       // Idle READ destinations kept for reuse: two tasks' worth of bytes in flight.
       long pooled = 2 * RdmaShuffleOption.MAX_BYTES_IN_FLIGHT.bytes(conf);
       transport = Optional.of(ExecutorShuffleTransport.open(env.executorId(), config, resolver(), book, pooled,
           RdmaShuffleOption.REGISTRATION_WINDOW_BYTES.bytes(conf)));
     } catch (Exception e) {
       // Any failure to start, including bad settings, leaves this executor on Spark's shuffle.
-      LOG.warn("Sluice shuffle transport could not start on executor {}; this executor uses Spark's sort"
-          + " shuffle: {}", env.executorId(), e.toString());
+      failure = Optional.of(e.toString());
     }
+    fallback.decideExecutor(env.executorId(), failure);
     return transport;
   }
 
@@ -99,12 +105,20 @@ public final class RdmaShuffleManager implements ShuffleManager {
     return sort.registerShuffle(shuffleId, dependency);
   }
 
+  /** The fallback policy's decision for a shuffle on this executor, made on its first task here. */
+  private Decision decide(ShuffleHandle handle, Optional<ExecutorShuffleTransport> t) {
+    BaseShuffleHandle<?, ?, ?> base = (BaseShuffleHandle<?, ?, ?>) handle;
+    return fallback.decideShuffle(handle.shuffleId(), SparkEnv.get().executorId(), t.isPresent(),
+        base.dependency().shuffleMergeEnabled());
+  }
+
   @Override
   public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId, TaskContext context,
       ShuffleWriteMetricsReporter metrics) {
     ShuffleWriter<K, V> writer = sort.getWriter(handle, mapId, context, metrics);
     Optional<ExecutorShuffleTransport> t = transport();
-    if (t.isEmpty()) {
+    // The transport is empty after stop(), whatever the shuffle's decision was.
+    if (decide(handle, t).usesSparkShuffle() || t.isEmpty()) {
       return writer;
     }
     return new RegisteringShuffleWriter<>(writer, t.get().registry(), handle.shuffleId(), mapId);
@@ -114,13 +128,13 @@ public final class RdmaShuffleManager implements ShuffleManager {
   public <K, C> ShuffleReader<K, C> getReader(ShuffleHandle handle, int startMapIndex, int endMapIndex,
       int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics) {
     Optional<ExecutorShuffleTransport> t = transport();
-    @SuppressWarnings("unchecked")
-    BaseShuffleHandle<K, ?, C> base = (BaseShuffleHandle<K, ?, C>) handle;
-    if (t.isEmpty() || base.dependency().shuffleMergeEnabled()) {
+    if (decide(handle, t).usesSparkShuffle() || t.isEmpty()) {
       return sort.getReader(handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
     }
+    @SuppressWarnings("unchecked")
+    BaseShuffleHandle<K, ?, C> base = (BaseShuffleHandle<K, ?, C>) handle;
     return new RdmaShuffleReader<>(base, startMapIndex, endMapIndex, startPartition, endPartition, context,
-        metrics, t.get(), readerSettings(), resolver(),
+        metrics, t.get(), readerSettings(), resolver(), fallback,
         () -> sort.getReader(handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics));
   }
 
@@ -148,6 +162,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
     // (the registry registers on request). Regions already registered stay readable until revoked.
     boolean removed = sort.unregisterShuffle(shuffleId);
     t.ifPresent(x -> x.registry().unregisterShuffle(shuffleId));
+    fallback.forgetShuffle(shuffleId);
     return removed;
   }
 
@@ -162,7 +177,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
    */
   public List<String> registeredTransports() {
     return addressBookEndpoint
-        .map(ref -> new AddressBookClient(ref, RdmaShuffleOption.LOOKUP_TIMEOUT.millis(conf)).list().stream()
+        .map(ref -> AddressBookEndpoint.client(ref, RdmaShuffleOption.LOOKUP_TIMEOUT.millis(conf)).list().stream()
             .map(e -> e.executorId() + " " + e.address() + " " + e.provider()).toList())
         .orElse(List.of());
   }

@@ -1,5 +1,7 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.fallback.Decision;
+import io.sluice.spark.shuffle.fallback.FallbackPolicy;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
@@ -16,8 +18,6 @@ import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.util.TaskCompletionListener;
 import org.apache.spark.util.collection.ExternalSorter;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import scala.Option;
 import scala.Product2;
 import scala.Tuple2;
@@ -33,11 +33,10 @@ import scala.math.Ordering;
  * <p>If any executor holding blocks has no shuffle transport (it fell back to Spark's shuffle), or
  * is gone while the external shuffle service keeps its output, the whole task reads through
  * Spark's sort-shuffle reader instead, which can fetch from every executor and shuffle service
- * ({@link ReadRoute}). One instance per reduce task; not thread safe.
+ * (the {@link FallbackPolicy} decides, once per task). One instance per reduce task; not thread
+ * safe.
  */
 final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
-  private static final Logger LOG = LoggerFactory.getLogger(RdmaShuffleReader.class);
-
   private final BaseShuffleHandle<K, ?, C> handle;
   private final int startMapIndex;
   private final int endMapIndex;
@@ -48,6 +47,7 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
   private final ExecutorShuffleTransport transport;
   private final ReaderSettings settings;
   private final IndexShuffleBlockResolver resolver;
+  private final FallbackPolicy fallback;
   private final Supplier<ShuffleReader<K, C>> sortShuffleReader;
 
   /** Reader limits, read once per executor from the SparkConf. */
@@ -57,7 +57,7 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
   RdmaShuffleReader(BaseShuffleHandle<K, ?, C> handle, int startMapIndex, int endMapIndex,
       int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics,
       ExecutorShuffleTransport transport, ReaderSettings settings, IndexShuffleBlockResolver resolver,
-      Supplier<ShuffleReader<K, C>> sortShuffleReader) {
+      FallbackPolicy fallback, Supplier<ShuffleReader<K, C>> sortShuffleReader) {
     this.handle = handle;
     this.startMapIndex = startMapIndex;
     this.endMapIndex = endMapIndex;
@@ -68,6 +68,7 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
     this.transport = transport;
     this.settings = settings;
     this.resolver = resolver;
+    this.fallback = fallback;
     this.sortShuffleReader = sortShuffleReader;
   }
 
@@ -75,28 +76,26 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
   public scala.collection.Iterator<Product2<K, C>> read() {
     SparkEnv env = SparkEnv.get();
     int shuffleId = handle.shuffleId();
-    FetchPlan plan;
+    Optional<FetchPlan> plan = Optional.empty();
+    Optional<String> unsupported = Optional.empty();
     try {
-      plan = FetchPlan.build(
+      plan = Optional.of(FetchPlan.build(
           env.mapOutputTracker().getMapSizesByExecutorId(
               shuffleId, startMapIndex, endMapIndex, startPartition, endPartition),
-          transport.executorId(), settings.localReads());
+          transport.executorId(), settings.localReads()));
     } catch (IllegalArgumentException e) {
-      LOG.info("Shuffle {} reduce {}: {}; reading through Spark's sort shuffle", shuffleId, startPartition,
-          e.getMessage());
+      unsupported = Optional.of(e.getMessage());
+    }
+    List<String> holders = plan.map(p -> p.remote().stream().map(r -> r.location().executorId()).toList())
+        .orElse(List.of());
+    Decision route = fallback.decideReduceTask(shuffleId, startPartition, unsupported, holders,
+        settings.shuffleServiceEnabled(), transport::goneAmong, id -> transport.addressOf(id).isPresent());
+    if (route.usesSparkShuffle()) {
       return sortShuffleReader.get().read();
     }
-    List<String> holders = plan.remote().stream().map(r -> r.location().executorId()).toList();
-    Optional<String> useSparkReader = ReadRoute.sparkReaderReason(holders, settings.shuffleServiceEnabled(),
-        transport::goneAmong, id -> transport.addressOf(id).isPresent());
-    if (useSparkReader.isPresent()) {
-      LOG.info("Shuffle {} reduce {}: {}; reading through Spark's sort shuffle", shuffleId, startPartition,
-          useSparkReader.get());
-      return sortShuffleReader.get().read();
-    }
-    RemoteFetcher remote = new RemoteFetcher(shuffleId, plan, transport, metrics, settings.maxBytesInFlight(),
+    RemoteFetcher remote = new RemoteFetcher(shuffleId, plan.get(), transport, metrics, settings.maxBytesInFlight(),
         settings.readChunkBytes(), settings.maxRangeBytes(), settings.maxRequestBytes());
-    BlockStreams streams = new BlockStreams(shuffleId, plan, resolver, remote, metrics);
+    BlockStreams streams = new BlockStreams(shuffleId, plan.get(), resolver, remote, metrics);
     context.addTaskCompletionListener((TaskCompletionListener) ctx -> streams.close());
     remote.start();
     return combineAndSort(records(streams, env.serializerManager()));

@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.registry.MapOutputRegistry;
 import java.io.IOException;
 import org.apache.spark.scheduler.MapStatus;
 import org.apache.spark.shuffle.ShuffleWriter;

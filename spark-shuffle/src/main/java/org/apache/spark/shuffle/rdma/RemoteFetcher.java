@@ -1,10 +1,12 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.fetch.ReadPlanner;
+import io.sluice.spark.shuffle.protocol.RangeProtocol;
+import io.sluice.spark.shuffle.registry.RangeService;
 import io.sluice.transport.Connection;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.ReadRequest;
 import io.sluice.transport.RegisteredRegion;
-import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.TransportException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -21,12 +23,13 @@ import org.apache.spark.storage.ShuffleBlockId;
  * executor (sent at once, answered by that executor's {@link RangeService}), then one READ range
  * per map output (split into chunks of at most the READ size, issued as one batch), in plan
  * order, keeping at most {@code maxBytesInFlight} bytes requested and not yet consumed (always at
- * least one range). Ranges are handed out as {@link Fetched} units whose memory the consumer
- * releases.
+ * least one range). How requests and READ ranges are cut is the {@link ReadPlanner}'s. Ranges are
+ * handed out as {@link Fetched} units whose memory the consumer releases.
  *
  * <p>Sends the range requests when constructed and issues READs from {@link #start}. Not thread
- * safe: one reduce task drives it. Owns every destination region until it hands the unit out; {@link #close} releases whatever is left, waiting for nothing (a region still
- * being read is released when its READ completes).
+ * safe: one reduce task drives it. Owns every destination region until it hands the unit out;
+ * {@link #close} releases whatever is left, waiting for nothing (a region still being read is
+ * released when its READ completes).
  */
 final class RemoteFetcher implements AutoCloseable {
   /** One slice of a fetched range: a block's bytes. */
@@ -135,17 +138,7 @@ final class RemoteFetcher implements AutoCloseable {
   /** Asks for the queries' ranges: one message unless the answer would exceed the message size. */
   private CompletableFuture<List<RangeProtocol.Answer>> requestRanges(
       Connection c, List<RangeProtocol.Query> queries, int maxResponseBytes) {
-    List<List<RangeProtocol.Query>> batches = new ArrayList<>();
-    List<RangeProtocol.Query> batch = new ArrayList<>();
-    for (RangeProtocol.Query q : queries) {
-      batch.add(q);
-      if (batch.size() > 1 && RangeProtocol.responseBytes(batch) > maxResponseBytes) {
-        batch.remove(batch.size() - 1);
-        batches.add(batch);
-        batch = new ArrayList<>(List.of(q));
-      }
-    }
-    batches.add(batch);
+    List<List<RangeProtocol.Query>> batches = ReadPlanner.requests(queries, maxResponseBytes);
     List<CompletableFuture<List<RangeProtocol.Answer>>> parts = new ArrayList<>();
     for (List<RangeProtocol.Query> b : batches) {
       parts.add(c.request(RangeProtocol.encodeRequest(shuffleId, b))
@@ -242,31 +235,18 @@ final class RemoteFetcher implements AutoCloseable {
     for (int i = 0; i < answers.size(); i++) {
       FetchPlan.MapRange map = s.remote.maps().get(i);
       RangeProtocol.Answer a = answers.get(i);
-      List<Slice> slices = new ArrayList<>();
-      long unitStart = -1;
-      long unitEnd = -1;
-      for (int p = 0; p < map.endPartition() - map.startPartition(); p++) {
-        long len = a.length(p);
-        if (len == 0) {
-          continue;
-        }
-        if (len > Integer.MAX_VALUE - 64) {
-          throw failed(s, map, map.startPartition() + p, "block of " + len + " bytes exceeds 2 GiB", null);
-        }
-        if (unitStart >= 0 && a.start(p) + len - unitStart > maxRangeBytes) {
-          unissued.add(new Unit(s, map, a, unitStart, unitEnd - unitStart, slices));
-          slices = new ArrayList<>();
-          unitStart = -1;
-        }
-        if (unitStart < 0) {
-          unitStart = a.start(p);
-        }
-        ShuffleBlockId id = new ShuffleBlockId(shuffleId, map.mapId(), map.startPartition() + p);
-        slices.add(new Slice(id, a.start(p) - unitStart, len));
-        unitEnd = a.start(p) + len;
+      List<ReadPlanner.Unit> units;
+      try {
+        units = ReadPlanner.units(a, map.startPartition(), maxRangeBytes);
+      } catch (ReadPlanner.BlockTooLargeException e) {
+        throw failed(s, map, e.partition(), e.getMessage(), null);
       }
-      if (!slices.isEmpty()) {
-        unissued.add(new Unit(s, map, a, unitStart, unitEnd - unitStart, slices));
+      for (ReadPlanner.Unit unit : units) {
+        List<Slice> slices = new ArrayList<>(unit.blocks().size());
+        for (ReadPlanner.Block b : unit.blocks()) {
+          slices.add(new Slice(new ShuffleBlockId(shuffleId, map.mapId(), b.partition()), b.offset(), b.length()));
+        }
+        unissued.add(new Unit(s, map, a, unit.start(), unit.length(), slices));
       }
     }
   }

@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.rdma;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.spark.shuffle.TransportReport;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,33 +20,46 @@ import org.junit.jupiter.api.TestInstance;
 
 /**
  * Runs a list of jobs on local-cluster under Spark's default shuffle, then under
- * RdmaShuffleManager with the same settings, and requires identical results. Subclasses say which
- * settings and jobs; each job returns a value with a meaningful equals (lists keep Spark's
- * order where the job defines one).
+ * RdmaShuffleManager with the same settings, and requires identical results. Subclasses pass a
+ * name, their settings and their jobs; each job returns a value with a meaningful equals (lists
+ * keep Spark's order where the job defines one).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class ComparisonSupport {
   /** A named job. */
   record Job(String name, Function<JavaSparkContext, Object> run) {}
 
+  private final String name;
+  private final Map<String, String> settings;
+  private final List<Job> jobs;
   private final Map<String, Object> baseline = new LinkedHashMap<>();
   JavaSparkContext sc;
   final ShuffleMetricsListener metrics = new ShuffleMetricsListener();
 
-  abstract String name();
+  /**
+   * @param name names the two applications ("-sort", "-rdma")
+   * @param settings set on both applications
+   * @param jobs run under both shuffle managers, in this order
+   */
+  ComparisonSupport(String name, Map<String, String> settings, List<Job> jobs) {
+    this.name = name;
+    this.settings = Map.copyOf(settings);
+    this.jobs = List.copyOf(jobs);
+  }
 
-  abstract SparkConf configure(SparkConf conf);
-
-  abstract List<Job> jobs();
+  private SparkConf configure(SparkConf conf) {
+    settings.forEach(conf::set);
+    return conf;
+  }
 
   @BeforeAll
   void runBaselineThenStartRdma() {
-    try (JavaSparkContext sort = LocalCluster.start(configure(LocalCluster.conf(name() + "-sort", false)))) {
-      for (Job j : jobs()) {
+    try (JavaSparkContext sort = LocalCluster.start(configure(LocalCluster.conf(name + "-sort", false)))) {
+      for (Job j : jobs) {
         baseline.put(j.name(), j.run().apply(sort));
       }
     }
-    sc = LocalCluster.start(configure(LocalCluster.conf(name() + "-rdma", true)));
+    sc = LocalCluster.start(configure(LocalCluster.conf(name + "-rdma", true)));
     sc.sc().addSparkListener(metrics);
   }
 
@@ -64,10 +78,9 @@ abstract class ComparisonSupport {
     }
   }
 
-
   @TestFactory
   Stream<DynamicTest> sameResultsAsSortShuffle() {
-    return jobs().stream().map(j -> DynamicTest.dynamicTest(j.name(), () -> {
+    return jobs.stream().map(j -> DynamicTest.dynamicTest(j.name(), () -> {
       Object got = j.run().apply(sc);
       assertEquals(baseline.get(j.name()), got, j.name() + " under RdmaShuffleManager");
     }));

@@ -50,7 +50,7 @@ class ExecutorKillTest {
         }
       });
       int n = 200_000;
-      Map<Integer, Long> got = new TreeMap<>(sc.parallelize(RddShuffleTest.range(n), 8)
+      Map<Integer, Long> got = new TreeMap<>(sc.parallelize(RddJobs.range(n), 8)
           .mapToPair(i -> new Tuple2<>(i % 1000, (long) i))
           .reduceByKey(Long::sum, 8)
           .mapPartitions(it -> {
@@ -63,7 +63,7 @@ class ExecutorKillTest {
           .mapToPair(t -> t)
           .collectAsMap());
       Map<Integer, Long> expected = new TreeMap<>();
-      RddShuffleTest.range(n).forEach(i -> expected.merge(i % 1000, (long) i, Long::sum));
+      RddJobs.range(n).forEach(i -> expected.merge(i % 1000, (long) i, Long::sum));
       assertTrue(killed.get().isPresent(), "no executor was killed");
       assertFalse(ProcessHandle.of(killed.get().get()).map(ProcessHandle::isAlive).orElse(false),
           "killed executor still alive");

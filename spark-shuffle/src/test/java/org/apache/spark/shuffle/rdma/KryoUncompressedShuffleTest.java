@@ -3,11 +3,12 @@ package org.apache.spark.shuffle.rdma;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.ShuffleDependency;
-import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.junit.jupiter.api.Test;
 import scala.Tuple2;
@@ -17,38 +18,29 @@ import scala.Tuple2;
  * serialized-sort writer), with tiny READ limits and small registration windows.
  */
 class KryoUncompressedShuffleTest extends ComparisonSupport {
-  @Override
-  String name() {
-    return "rdd-kryo";
-  }
-
-  @Override
-  SparkConf configure(SparkConf conf) {
-    return conf.set("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
-        .set("spark.shuffle.compress", "false")
-        .set("spark.shuffle.spill.compress", "false")
+  KryoUncompressedShuffleTest() {
+    super("rdd-kryo", Map.of(
+        "spark.serializer", "org.apache.spark.serializer.KryoSerializer",
+        "spark.shuffle.compress", "false",
+        "spark.shuffle.spill.compress", "false",
         // Tiny limits: ranges split at block boundaries, READs split into chunks, one range in flight.
-        .set(RdmaShuffleOption.MAX_RANGE_BYTES.key(), "4k")
-        .set(RdmaShuffleOption.READ_CHUNK_BYTES.key(), "64k")
-        .set(RdmaShuffleOption.MAX_BYTES_IN_FLIGHT.key(), "8k")
+        RdmaShuffleOption.MAX_RANGE_BYTES.key(), "4k",
+        RdmaShuffleOption.READ_CHUNK_BYTES.key(), "64k",
+        RdmaShuffleOption.MAX_BYTES_IN_FLIGHT.key(), "8k",
         // Data files of more than 256 KiB (the big records) are registered as several windows.
-        .set(RdmaShuffleOption.REGISTRATION_WINDOW_BYTES.key(), "256k");
+        RdmaShuffleOption.REGISTRATION_WINDOW_BYTES.key(), "256k"), jobs());
   }
 
-  @Override
-  List<Job> jobs() {
-    return List.of(
-        new Job("reduceByKey", RddShuffleTest::reduceByKey),
-        new Job("groupByKey", RddShuffleTest::groupByKey),
-        new Job("sortByKey", RddShuffleTest::sortByKey),
-        new Job("join", RddShuffleTest::join),
-        new Job("repartition of 1 row", sc -> sc.parallelize(List.of(42), 3).repartition(5).collect()),
-        new Job("records over 16 MiB", RddShuffleTest::bigRecords));
+  private static List<Job> jobs() {
+    List<Job> jobs = new ArrayList<>(RddJobs.keyedShuffles());
+    jobs.add(RddJobs.repartitionOfOneRow());
+    jobs.add(new Job("records over 16 MiB", RddJobs::bigRecords));
+    return jobs;
   }
 
   @Test
   void readsWentThroughTheTransport() throws Exception {
-    RddShuffleTest.join(sc);
+    RddJobs.join(sc);
     assertTransportsActive();
     assertRemoteBytesMoved();
   }

@@ -5,44 +5,31 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
-import org.apache.spark.HashPartitioner;
-import org.apache.spark.SparkConf;
+import java.util.Map;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.JavaPairRDD;
-import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.Test;
 import scala.Tuple2;
 
 /** RDD shuffles with Spark's Java serializer and compression on (the defaults). */
 class RddShuffleTest extends ComparisonSupport {
-  @Override
-  String name() {
-    return "rdd-java";
+  RddShuffleTest() {
+    super("rdd-java", Map.of("spark.shuffle.compress", "true"), jobs());
   }
 
-  @Override
-  SparkConf configure(SparkConf conf) {
-    return conf.set("spark.shuffle.compress", "true");
-  }
-
-  @Override
-  List<Job> jobs() {
-    return List.of(
-        new Job("reduceByKey", RddShuffleTest::reduceByKey),
-        new Job("groupByKey", RddShuffleTest::groupByKey),
-        new Job("sortByKey", RddShuffleTest::sortByKey),
-        new Job("join", RddShuffleTest::join),
-        new Job("repartition of 0 rows", sc -> sc.parallelize(List.<Integer>of(), 3).repartition(5).collect()),
-        new Job("repartition of 1 row", sc -> sc.parallelize(List.of(42), 3).repartition(5).collect()),
-        new Job("records over 16 MiB", RddShuffleTest::bigRecords),
-        new Job("2100 partitions", RddShuffleTest::manyPartitions));
+  private static List<Job> jobs() {
+    List<Job> jobs = new ArrayList<>(RddJobs.keyedShuffles());
+    jobs.add(new Job("repartition of 0 rows", sc -> sc.parallelize(List.<Integer>of(), 3).repartition(5).collect()));
+    jobs.add(RddJobs.repartitionOfOneRow());
+    jobs.add(new Job("records over 16 MiB", RddJobs::bigRecords));
+    jobs.add(new Job("2100 partitions", RddJobs::manyPartitions));
+    return jobs;
   }
 
   @Test
   void readsWentThroughTheTransport() throws Exception {
-    reduceByKey(sc);
+    RddJobs.reduceByKey(sc);
     assertTransportsActive();
     assertRemoteBytesMoved();
     // Both executors run on this host: with the default provider their READs go through shm.
@@ -51,7 +38,7 @@ class RddShuffleTest extends ComparisonSupport {
 
   @Test
   void unregisteringShufflesReleasesEveryRegistration() throws Exception {
-    reduceByKey(sc);
+    RddJobs.reduceByKey(sc);
     assertTrue(ExecutorProbe.registrations(sc).stream().anyMatch(r -> r[0] > 0), "no map output was registered");
     awaitNoRunningTasks();
     awaitBlockManagersRegistered();
@@ -103,13 +90,13 @@ class RddShuffleTest extends ComparisonSupport {
 
   @Test
   void lostMapOutputBecomesFetchFailureAndIsRecomputed() throws Exception {
-    JavaPairRDD<Integer, Long> sums = sc.parallelize(range(20_000), 4)
+    JavaPairRDD<Integer, Long> sums = sc.parallelize(RddJobs.range(20_000), 4)
         .mapToPair(i -> new Tuple2<>(i % 97, (long) i)).reduceByKey(Long::sum, 5);
     List<Tuple2<Integer, Long>> first = new ArrayList<>(sums.collect());
     int shuffleId = ((org.apache.spark.ShuffleDependency<?, ?, ?>) sums.rdd().dependencies().head()).shuffleId();
     // Every executor forgets the output (registrations revoked, files deleted) while the driver
     // still lists it: the next read must fail over the transport and Spark must recompute it.
-    sc.parallelize(range(16), 16).foreach(i -> SparkEnv.get().shuffleManager().unregisterShuffle(shuffleId));
+    sc.parallelize(RddJobs.range(16), 16).foreach(i -> SparkEnv.get().shuffleManager().unregisterShuffle(shuffleId));
     long failuresBefore = metrics.fetchFailures.get();
     List<Tuple2<Integer, Long>> second = new ArrayList<>(sums.collect());
     first.sort((a, b) -> a._1().compareTo(b._1()));
@@ -117,82 +104,5 @@ class RddShuffleTest extends ComparisonSupport {
     assertEquals(first, second);
     sc.sc().listenerBus().waitUntilEmpty(10_000);
     assertTrue(metrics.fetchFailures.get() > failuresBefore, "no fetch failure was reported");
-  }
-
-  static List<Integer> range(int n) {
-    List<Integer> out = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
-      out.add(i);
-    }
-    return out;
-  }
-
-  static Object reduceByKey(JavaSparkContext sc) {
-    List<String> out = new ArrayList<>(sc.parallelize(range(20_000), 4)
-        .mapToPair(i -> new Tuple2<>(i % 97, (long) i)).reduceByKey(Long::sum, 5)
-        .map(t -> t._1() + "=" + t._2()).collect());
-    Collections.sort(out);
-    return out;
-  }
-
-  static Object groupByKey(JavaSparkContext sc) {
-    List<String> out = new ArrayList<>(sc.parallelize(range(10_000), 4)
-        .mapToPair(i -> new Tuple2<>("k" + (i % 53), i)).groupByKey(3)
-        .map(t -> {
-          List<Integer> values = new ArrayList<>();
-          t._2().forEach(values::add);
-          Collections.sort(values);
-          return t._1() + "=" + values;
-        }).collect());
-    Collections.sort(out);
-    return out;
-  }
-
-  static Object sortByKey(JavaSparkContext sc) {
-    // Spark defines the order of sortByKey's result, so the list is compared as is.
-    return sc.parallelize(range(30_000), 4)
-        .mapToPair(i -> new Tuple2<>((i * 7919L) % 100_003, "v" + i)).sortByKey(true, 6)
-        .map(t -> t._1() + ":" + t._2()).collect();
-  }
-
-  static Object join(JavaSparkContext sc) {
-    JavaPairRDD<Integer, String> left = sc.parallelize(range(5_000), 3).mapToPair(i -> new Tuple2<>(i % 700, "l" + i));
-    JavaPairRDD<Integer, String> right = sc.parallelize(range(3_000), 2).mapToPair(i -> new Tuple2<>(i % 500, "r" + i));
-    List<String> out = new ArrayList<>(left.join(right, 4).map(t -> t._1() + ":" + t._2()._1() + "," + t._2()._2())
-        .collect());
-    Collections.sort(out);
-    return out;
-  }
-
-  static Object bigRecords(JavaSparkContext sc) {
-    List<String> out = new ArrayList<>(sc.parallelize(List.of(1, 2, 3), 3)
-        .map(seed -> {
-          byte[] b = new byte[17 * 1024 * 1024 + seed];
-          for (int i = 0; i < b.length; i++) {
-            b[i] = (byte) (i * 31 + seed);
-          }
-          return b;
-        })
-        .repartition(2)
-        .map(b -> b.length + "#" + Arrays.hashCode(b)).collect());
-    Collections.sort(out);
-    return out;
-  }
-
-  static Object manyPartitions(JavaSparkContext sc) {
-    // More than 2000 reduce partitions: map tasks report HighlyCompressedMapStatus. The narrow
-    // coalesce keeps the task count small while every one of the 2100 partitions is still read.
-    return sc.parallelize(range(50_000), 4).mapToPair(i -> new Tuple2<>(i, (long) i))
-        .partitionBy(new HashPartitioner(2100))
-        .mapPartitionsWithIndex((idx, it) -> {
-          long sum = 0;
-          int n = 0;
-          while (it.hasNext()) {
-            sum += it.next()._2();
-            n++;
-          }
-          return List.of(idx + ":" + n + ":" + sum).iterator();
-        }, true)
-        .coalesce(4).collect();
   }
 }

@@ -1,5 +1,6 @@
 package io.sluice.lab.spark;
 
+import io.sluice.spark.shuffle.TransportReport;
 import java.util.ArrayList;
 import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
 import org.apache.spark.shuffle.rdma.ShuffleReadTotals;

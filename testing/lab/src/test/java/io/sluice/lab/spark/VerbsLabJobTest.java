@@ -3,6 +3,7 @@ package io.sluice.lab.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.spark.shuffle.TransportReport;
 import java.util.List;
 import org.apache.spark.shuffle.rdma.ShuffleReadTotals;
 import org.apache.spark.shuffle.rdma.TransportReport;

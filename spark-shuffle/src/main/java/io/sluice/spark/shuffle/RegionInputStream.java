@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.rdma;
+package io.sluice.spark.shuffle;
 
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -7,10 +7,10 @@ import java.nio.ByteBuffer;
  * An InputStream over a view of off-heap memory. It does not own the memory: whoever owns the
  * region keeps it alive until the stream has been read. Not thread safe.
  */
-final class RegionInputStream extends InputStream {
+public final class RegionInputStream extends InputStream {
   private final ByteBuffer buf;
 
-  RegionInputStream(ByteBuffer view) {
+  public RegionInputStream(ByteBuffer view) {
     this.buf = view;
   }
 

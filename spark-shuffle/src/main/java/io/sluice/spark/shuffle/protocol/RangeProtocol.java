@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.rdma;
+package io.sluice.spark.shuffle.protocol;
 
 import io.sluice.transport.RemoteDescriptor;
 import java.nio.ByteBuffer;
@@ -20,8 +20,8 @@ import java.util.List;
  * has just that one). Offsets are positions in the data file, as the index file holds them:
  * partition {@code p} is {@code [offset[p - start], offset[p - start + 1])}. Stateless.
  */
-final class RangeProtocol {
-  static final int VERSION = 2;
+public final class RangeProtocol {
+  public static final int VERSION = 2;
   /** Bound on the windows of one answer (a file of 1 PiB in 1 GiB windows). */
   private static final int MAX_WINDOWS = 1 << 20;
   private static final int QUERY_BYTES = 16;
@@ -29,28 +29,28 @@ final class RangeProtocol {
   private RangeProtocol() {}
 
   /** Partitions {@code [startPartition, endPartition)} of one map output. */
-  record Query(long mapId, int startPartition, int endPartition) {
-    Query {
+  public record Query(long mapId, int startPartition, int endPartition) {
+    public Query {
       if (startPartition < 0 || endPartition <= startPartition) {
         throw new IllegalArgumentException(
             "bad partition range [" + startPartition + ", " + endPartition + ") of map " + mapId);
       }
     }
 
-    int partitions() {
+    public int partitions() {
       return endPartition - startPartition;
     }
   }
 
   /** One READ's worth of a range: {@code length} bytes at {@code offset} of one window. */
-  record Piece(RemoteDescriptor window, long offset, long rangeOffset, int length) {}
+  public record Piece(RemoteDescriptor window, long offset, long rangeOffset, int length) {}
 
   /**
    * Where a query's partitions are: the windows of the registered data file and
    * partitions() + 1 offsets in the file.
    */
-  record Answer(List<RemoteDescriptor> windows, long[] offsets) {
-    Answer {
+  public record Answer(List<RemoteDescriptor> windows, long[] offsets) {
+    public Answer {
       windows = List.copyOf(windows);
       if (windows.isEmpty()) {
         throw new IllegalArgumentException("an answer needs at least one window");
@@ -63,16 +63,16 @@ final class RangeProtocol {
       }
     }
 
-    long start(int i) {
+    public long start(int i) {
       return offsets[i];
     }
 
-    long length(int i) {
+    public long length(int i) {
       return offsets[i + 1] - offsets[i];
     }
 
     /** Bytes of the data file its windows cover. */
-    long fileLength() {
+    public long fileLength() {
       return RangeProtocol.fileLength(windows);
     }
 
@@ -84,7 +84,7 @@ final class RangeProtocol {
      * The READs for file bytes {@code [start, start + length)}: pieces of at most {@code
      * maxPiece} bytes that never cross a window boundary, in order.
      */
-    List<Piece> pieces(long start, long length, int maxPiece) {
+    public List<Piece> pieces(long start, long length, int maxPiece) {
       if (start < 0 || length < 0 || start + length > fileLength()) {
         throw new IllegalArgumentException("range [" + start + ", +" + length + ") outside a file of "
             + fileLength() + " bytes");
@@ -104,12 +104,12 @@ final class RangeProtocol {
   }
 
   /** Bytes of the data file that windows cover: all but the last have the first one's length. */
-  static long fileLength(List<RemoteDescriptor> windows) {
+  public static long fileLength(List<RemoteDescriptor> windows) {
     return windows.get(0).length() * (windows.size() - 1) + windows.get(windows.size() - 1).length();
   }
 
   /** Bytes of a response to these queries. */
-  static long responseBytes(List<Query> queries) {
+  public static long responseBytes(List<Query> queries) {
     long n = 4;
     for (Query q : queries) {
       n += 4 + RemoteDescriptor.ENCODED_LENGTH + 8L * (q.partitions() + 1);
@@ -117,7 +117,7 @@ final class RangeProtocol {
     return n;
   }
 
-  static ByteBuffer encodeRequest(int shuffleId, List<Query> queries) {
+  public static ByteBuffer encodeRequest(int shuffleId, List<Query> queries) {
     ByteBuffer b = ByteBuffer.allocate(12 + QUERY_BYTES * queries.size());
     b.putInt(VERSION).putInt(shuffleId).putInt(queries.size());
     for (Query q : queries) {
@@ -127,9 +127,9 @@ final class RangeProtocol {
   }
 
   /** A decoded request. */
-  record Request(int shuffleId, List<Query> queries) {}
+  public record Request(int shuffleId, List<Query> queries) {}
 
-  static Request decodeRequest(ByteBuffer in) {
+  public static Request decodeRequest(ByteBuffer in) {
     if (in.remaining() < 12) {
       throw new IllegalArgumentException("range request too short: " + in.remaining() + " bytes");
     }
@@ -150,7 +150,7 @@ final class RangeProtocol {
     return new Request(shuffleId, queries);
   }
 
-  static ByteBuffer encodeResponse(List<Answer> answers) {
+  public static ByteBuffer encodeResponse(List<Answer> answers) {
     long size = 4;
     for (Answer a : answers) {
       size += 4 + (long) RemoteDescriptor.ENCODED_LENGTH * a.windows().size() + 8L * a.offsets().length;
@@ -171,7 +171,7 @@ final class RangeProtocol {
   }
 
   /** Decodes a response to {@code queries}, checking it has exactly their shape. */
-  static List<Answer> decodeResponse(ByteBuffer in, List<Query> queries) {
+  public static List<Answer> decodeResponse(ByteBuffer in, List<Query> queries) {
     if (in.remaining() < 4 || in.getInt() != queries.size()) {
       throw new IllegalArgumentException("range response does not answer " + queries.size() + " queries");
     }

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.rdma;
+package io.sluice.spark.shuffle;
 
 import java.io.Serializable;
 import java.util.Map;

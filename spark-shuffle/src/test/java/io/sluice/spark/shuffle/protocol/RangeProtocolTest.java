@@ -1,18 +1,16 @@
-package org.apache.spark.shuffle.rdma;
+package io.sluice.spark.shuffle.protocol;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.sluice.transport.NodeAddress;
 import io.sluice.transport.RemoteDescriptor;
 import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-/** Round trips and malformed input for the range protocol and the address book messages; no sockets. */
-class ProtocolTest {
+/** Round trips and malformed input for the range protocol; no sockets. */
+class RangeProtocolTest {
   private static final RemoteDescriptor REGION = new RemoteDescriptor(7, 0, 1000, 0x1234);
   private static final List<RemoteDescriptor> ONE = List.of(REGION);
 
@@ -87,30 +85,5 @@ class ProtocolTest {
     ByteBuffer wrongShape = RangeProtocol.encodeResponse(
         List.of(new RangeProtocol.Answer(ONE, new long[] {0, 50})));
     assertThrows(IllegalArgumentException.class, () -> RangeProtocol.decodeResponse(wrongShape, one));
-  }
-
-  @Test
-  void addressBookProtocol() {
-    AddressBookEndpoint book = new AddressBookEndpoint(null, id -> !id.equals("5"));
-    AddressBookMessage.Entry e = new AddressBookMessage.Entry("3", new NodeAddress("10.0.0.5", 4242), "tcp");
-    assertEquals(AddressBookMessage.OK, book.answer(AddressBookMessage.register(e)));
-    assertEquals(Optional.of(e), AddressBookMessage.decodeLookupReply(book.answer(AddressBookMessage.lookup("3"))));
-    assertEquals(Optional.empty(), AddressBookMessage.decodeLookupReply(book.answer(AddressBookMessage.lookup("4"))));
-    assertEquals(List.of(e), AddressBookMessage.decodeList(book.answer(AddressBookMessage.list())));
-    assertThrows(IllegalArgumentException.class, () -> book.answer("forget 3"));
-    assertThrows(IllegalArgumentException.class,
-        () -> AddressBookMessage.register(new AddressBookMessage.Entry("a b", new NodeAddress("h", 1), "tcp")));
-    assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.decodeLookupReply("maybe"));
-  }
-
-  @Test
-  void addressBookNamesGoneExecutors() {
-    AddressBookEndpoint book = new AddressBookEndpoint(null, id -> !id.equals("5") && !id.equals("7"));
-    assertEquals(java.util.Set.of("5", "7"),
-        AddressBookMessage.decodeGone(book.answer(AddressBookMessage.gone(List.of("3", "5", "7", "8")))));
-    assertEquals(java.util.Set.of(), AddressBookMessage.decodeGone(book.answer(AddressBookMessage.gone(List.of("3")))));
-    assertEquals(java.util.Set.of(), AddressBookMessage.decodeGone(book.answer(AddressBookMessage.gone(List.of()))));
-    assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.gone(List.of("a b")));
-    assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.decodeGone("found 3"));
   }
 }

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.rdma;
+package io.sluice.spark.shuffle.protocol;
 
 import io.sluice.transport.NodeAddress;
 import java.util.ArrayList;
@@ -19,19 +19,19 @@ import java.util.Optional;
  *                                               being removed), space separated
  * </pre>
  */
-final class AddressBookMessage {
-  static final String OK = "ok";
-  static final String UNKNOWN = "unknown";
+public final class AddressBookMessage {
+  public static final String OK = "ok";
+  public static final String UNKNOWN = "unknown";
 
   private AddressBookMessage() {}
 
   /** An executor's registered transport endpoint. */
-  record Entry(String executorId, NodeAddress address, String provider) {
-    String encode() {
+  public record Entry(String executorId, NodeAddress address, String provider) {
+    public String encode() {
       return executorId + " " + address + " " + provider;
     }
 
-    static Entry decode(String line) {
+    public static Entry decode(String line) {
       String[] parts = line.trim().split(" ");
       if (parts.length != 3) {
         throw new IllegalArgumentException("malformed address book entry '" + line + "'");
@@ -40,23 +40,23 @@ final class AddressBookMessage {
     }
   }
 
-  static String register(Entry entry) {
+  public static String register(Entry entry) {
     if (entry.executorId().contains(" ") || entry.provider().contains(" ")) {
       throw new IllegalArgumentException("executor id and provider must not contain spaces: " + entry);
     }
     return "register " + entry.encode();
   }
 
-  static String lookup(String executorId) {
+  public static String lookup(String executorId) {
     return "lookup " + executorId;
   }
 
-  static String list() {
+  public static String list() {
     return "list";
   }
 
   /** Asks which of these executors are gone; ids must not contain spaces. */
-  static String gone(java.util.Collection<String> executorIds) {
+  public static String gone(java.util.Collection<String> executorIds) {
     StringBuilder sb = new StringBuilder("gone");
     for (String id : executorIds) {
       if (id.isEmpty() || id.contains(" ")) {
@@ -68,7 +68,7 @@ final class AddressBookMessage {
   }
 
   /** The executor ids of a "gone" request or reply. */
-  static java.util.Set<String> decodeGone(String message) {
+  public static java.util.Set<String> decodeGone(String message) {
     if (!message.equals("gone") && !message.startsWith("gone ")) {
       throw new IllegalArgumentException("unexpected address book message '" + message + "'");
     }
@@ -81,12 +81,12 @@ final class AddressBookMessage {
     return ids;
   }
 
-  static String found(Entry entry) {
+  public static String found(Entry entry) {
     return "found " + entry.encode();
   }
 
   /** Decodes a lookup reply. */
-  static Optional<Entry> decodeLookupReply(String reply) {
+  public static Optional<Entry> decodeLookupReply(String reply) {
     if (reply.equals(UNKNOWN)) {
       return Optional.empty();
     }
@@ -96,7 +96,7 @@ final class AddressBookMessage {
     return Optional.of(Entry.decode(reply.substring("found ".length())));
   }
 
-  static String encodeList(List<Entry> entries) {
+  public static String encodeList(List<Entry> entries) {
     StringBuilder sb = new StringBuilder();
     for (Entry e : entries) {
       sb.append(e.encode()).append('\n');
@@ -104,7 +104,7 @@ final class AddressBookMessage {
     return sb.toString();
   }
 
-  static List<Entry> decodeList(String reply) {
+  public static List<Entry> decodeList(String reply) {
     List<Entry> out = new ArrayList<>();
     for (String line : reply.split("\n")) {
       if (!line.isBlank()) {

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.rdma;
+package io.sluice.spark.shuffle.fallback;
 
 import java.util.Collection;
 import java.util.LinkedHashSet;
@@ -8,9 +8,10 @@ import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
- * Decides, once per reduce task, whether the task READs its remote blocks or reads the whole task
- * through Spark's sort-shuffle reader. READ needs every executor that holds remote blocks to be
- * alive and to serve them through a transport. Spark's reader is used when one of them
+ * The reduce-task rule of the {@link FallbackPolicy}: whether the task READs its remote blocks or
+ * reads the whole task through Spark's sort-shuffle reader. READ needs every executor that holds
+ * remote blocks to be alive and to serve them through a transport. Spark's reader is used when one
+ * of them
  * <ul>
  *   <li>is gone while its map output stays registered: with the external shuffle service, Spark
  *       keeps a removed executor's output (dynamic allocation removed it) and its host's shuffle

@@ -1,5 +1,6 @@
-package org.apache.spark.shuffle.rdma;
+package io.sluice.spark.shuffle.registry;
 
+import io.sluice.spark.shuffle.protocol.RangeProtocol;
 import io.sluice.transport.MessageHandler;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -16,10 +17,10 @@ import java.util.concurrent.CompletableFuture;
  * the registry is bound once after opening; no peer knows the address before that, and a request
  * arriving earlier is refused. Thread safe.
  */
-final class RangeService implements MessageHandler {
+public final class RangeService implements MessageHandler {
   private volatile MapOutputRegistry registry;
 
-  void serve(MapOutputRegistry registry) {
+  public void serve(MapOutputRegistry registry) {
     this.registry = registry;
   }
 

@@ -1,5 +1,6 @@
-package org.apache.spark.shuffle.rdma;
+package io.sluice.spark.shuffle.registry;
 
+import io.sluice.spark.shuffle.protocol.RangeProtocol;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.Transport;
@@ -13,42 +14,41 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import scala.Option;
 
 /**
  * The committed map outputs of this executor that peers may READ: each data file is registered
  * (mapped read-only) once, when its writer commits, or on the first request for it, in
  * consecutive windows of at most {@code windowBytes} (a region is at most 2 GiB; see {@link
  * RangeProtocol} for how reducers address them). Answers range
- * queries from the index files Spark's {@link IndexShuffleBlockResolver} wrote.
+ * queries from the index files that Spark's sort-shuffle writers committed ({@link ShuffleFiles}
+ * says where they are).
  *
  * <p>Owns every region it registers; {@link #unregisterShuffle} and {@link #close} revoke them.
  * Thread safe: registration and revocation take the registry's lock, answering reads only the
  * index file.
  */
-final class MapOutputRegistry implements AutoCloseable {
+public final class MapOutputRegistry implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(MapOutputRegistry.class);
 
   private final Transport transport;
-  private final IndexShuffleBlockResolver resolver;
+  private final ShuffleFiles files;
   private final Map<Integer, Map<Long, List<RegisteredRegion>>> regions = new HashMap<>();
   private final long windowBytes;
   private boolean closed;
 
-  MapOutputRegistry(Transport transport, IndexShuffleBlockResolver resolver, long windowBytes) {
+  public MapOutputRegistry(Transport transport, ShuffleFiles files, long windowBytes) {
     if (windowBytes <= 0 || windowBytes > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("registration window of " + windowBytes + " bytes; must be 1.." + Integer.MAX_VALUE);
     }
     this.transport = transport;
-    this.resolver = resolver;
+    this.files = files;
     this.windowBytes = windowBytes;
   }
 
   /** Registers the committed data file of a map output; a no-op if it already is. Returns its windows. */
-  List<RemoteDescriptor> register(int shuffleId, long mapId) throws IOException {
+  public List<RemoteDescriptor> register(int shuffleId, long mapId) throws IOException {
     synchronized (this) {
       if (closed) {
         throw new IOException("shuffle transport of this executor is closed");
@@ -58,12 +58,12 @@ final class MapOutputRegistry implements AutoCloseable {
       if (existing != null) {
         return descriptors(existing);
       }
-      File data = resolver.getDataFile(shuffleId, mapId);
+      File data = files.dataFile(shuffleId, mapId);
       long length = data.isFile() ? data.length() : 0;
       if (length == 0) {
         // A map task without records commits only its index file (Spark writes no empty data
         // file). Nothing to read: reducers never ask for empty blocks.
-        File index = resolver.getIndexFile(shuffleId, mapId, Option.empty());
+        File index = files.indexFile(shuffleId, mapId);
         if (!index.isFile()) {
           throw new NoSuchFileException(index.getPath(), null,
               "no committed output of shuffle " + shuffleId + " map " + mapId + " on this executor");
@@ -91,7 +91,7 @@ final class MapOutputRegistry implements AutoCloseable {
   }
 
   /** Registers without failing the map task: a file that cannot be registered now is retried on request. */
-  void registerQuietly(int shuffleId, long mapId) {
+  public void registerQuietly(int shuffleId, long mapId) {
     try {
       register(shuffleId, mapId);
     } catch (IOException | RuntimeException e) {
@@ -100,9 +100,9 @@ final class MapOutputRegistry implements AutoCloseable {
   }
 
   /** The region and exact offsets of a query's partitions. */
-  RangeProtocol.Answer describe(int shuffleId, RangeProtocol.Query q) throws IOException {
+  public RangeProtocol.Answer describe(int shuffleId, RangeProtocol.Query q) throws IOException {
     List<RemoteDescriptor> windows = register(shuffleId, q.mapId());
-    File index = resolver.getIndexFile(shuffleId, q.mapId(), Option.empty());
+    File index = files.indexFile(shuffleId, q.mapId());
     long[] offsets = new long[q.partitions() + 1];
     try (FileChannel ch = FileChannel.open(index.toPath(), StandardOpenOption.READ)) {
       long needed = 8L * (q.endPartition() + 1);
@@ -131,7 +131,7 @@ final class MapOutputRegistry implements AutoCloseable {
   }
 
   /** Revokes every region of a shuffle. */
-  synchronized void unregisterShuffle(int shuffleId) {
+  public synchronized void unregisterShuffle(int shuffleId) {
     Map<Long, List<RegisteredRegion>> maps = regions.remove(shuffleId);
     if (maps != null) {
       maps.values().forEach(windows -> windows.forEach(RegisteredRegion::close));
@@ -139,12 +139,12 @@ final class MapOutputRegistry implements AutoCloseable {
   }
 
   /** Regions (data-file windows) currently registered for one shuffle. */
-  synchronized int registeredCount(int shuffleId) {
+  public synchronized int registeredCount(int shuffleId) {
     return regions.getOrDefault(shuffleId, Map.of()).values().stream().mapToInt(List::size).sum();
   }
 
   /** Regions currently registered: a leak check for tests. */
-  synchronized int registeredCount() {
+  public synchronized int registeredCount() {
     return regions.values().stream().flatMap(m -> m.values().stream()).mapToInt(List::size).sum();
   }
 

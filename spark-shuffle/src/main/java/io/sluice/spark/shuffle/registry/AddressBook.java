@@ -1,0 +1,66 @@
+package io.sluice.spark.shuffle.registry;
+
+import io.sluice.spark.shuffle.protocol.AddressBookMessage;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The driver's table of executors' shuffle transports: each executor registers its transport
+ * address once, reducers look up the executors they read from and ask which of them are gone
+ * (with the external shuffle service, map outputs outlive their executor). Requests and replies
+ * are those of {@link AddressBookMessage}; only addresses pass through here, never per-block data.
+ *
+ * <p>Thread safe.
+ */
+public final class AddressBook {
+  private static final Logger LOG = LoggerFactory.getLogger(AddressBook.class);
+
+  private final Predicate<String> isActive;
+  private final Map<String, AddressBookMessage.Entry> entries = new ConcurrentHashMap<>();
+
+  /**
+   * @param isActive whether the driver still counts an executor as active (not removed, not being
+   *     removed or decommissioned); answers "gone" requests
+   */
+  public AddressBook(Predicate<String> isActive) {
+    this.isActive = isActive;
+  }
+
+  /**
+   * The reply to one request.
+   *
+   * @throws IllegalArgumentException for a request this book does not know, or a malformed one
+   */
+  public String answer(String request) {
+    if (request.startsWith("register ")) {
+      AddressBookMessage.Entry e = AddressBookMessage.Entry.decode(request.substring("register ".length()));
+      entries.put(e.executorId(), e);
+      LOG.info("Shuffle transport of executor {} registered at {} ({})", e.executorId(), e.address(), e.provider());
+      return AddressBookMessage.OK;
+    }
+    if (request.startsWith("lookup ")) {
+      AddressBookMessage.Entry e = entries.get(request.substring("lookup ".length()).trim());
+      return e == null ? AddressBookMessage.UNKNOWN : AddressBookMessage.found(e);
+    }
+    if (request.equals("gone") || request.startsWith("gone ")) {
+      List<String> gone = new ArrayList<>();
+      for (String id : AddressBookMessage.decodeGone(request)) {
+        if (!isActive.test(id)) {
+          gone.add(id);
+        }
+      }
+      return AddressBookMessage.gone(gone);
+    }
+    if (request.equals("list")) {
+      List<AddressBookMessage.Entry> all = new ArrayList<>(entries.values());
+      all.sort((a, b) -> a.executorId().compareTo(b.executorId()));
+      return AddressBookMessage.encodeList(all);
+    }
+    throw new IllegalArgumentException("unknown address book request '" + request + "'");
+  }
+}

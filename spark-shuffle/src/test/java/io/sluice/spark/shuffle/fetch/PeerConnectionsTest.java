@@ -1,0 +1,145 @@
+package io.sluice.spark.shuffle.fetch;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.transport.Connection;
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.ReadRequest;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+/** The executor's shared connections to its peers; no transport, no Spark. */
+class PeerConnectionsTest {
+  private static final NodeAddress A = new NodeAddress("10.0.0.1", 7001);
+  private static final NodeAddress B = new NodeAddress("10.0.0.2", 7002);
+
+  /** A connection that only knows whether it is open. */
+  private static final class FakeConnection implements Connection {
+    private final NodeAddress peer;
+    private boolean open = true;
+
+    FakeConnection(NodeAddress peer) {
+      this.peer = peer;
+    }
+
+    @Override
+    public NodeAddress peer() {
+      return peer;
+    }
+
+    @Override
+    public long peerNode() {
+      return peer.port();
+    }
+
+    @Override
+    public String dataPath() {
+      return "tcp";
+    }
+
+    @Override
+    public boolean isOpen() {
+      return open;
+    }
+
+    @Override
+    public List<CompletableFuture<Void>> readBatch(List<ReadRequest> requests) {
+      throw new UnsupportedOperationException("no READs in this test");
+    }
+
+    @Override
+    public CompletableFuture<ByteBuffer> request(ByteBuffer message) {
+      throw new UnsupportedOperationException("no requests in this test");
+    }
+
+    @Override
+    public void close() {
+      open = false;
+    }
+  }
+
+  private final List<CompletableFuture<Connection>> opened = new ArrayList<>();
+  private final List<CompletableFuture<Connection>> pending = new ArrayList<>();
+
+  private PeerConnections connections(boolean completeAtOnce) {
+    return new PeerConnections(peer -> {
+      CompletableFuture<Connection> f = new CompletableFuture<>();
+      if (completeAtOnce) {
+        f.complete(new FakeConnection(peer));
+      } else {
+        pending.add(f);
+      }
+      opened.add(f);
+      return f;
+    });
+  }
+
+  @Test
+  void onePeerSharesOneConnection() {
+    try (PeerConnections c = connections(true)) {
+      CompletableFuture<Connection> a = c.connection(A);
+      assertSame(a, c.connection(A));
+      assertNotSame(a, c.connection(B));
+      assertEquals(2, opened.size());
+    }
+  }
+
+  @Test
+  void aConnectionBeingOpenedIsShared() {
+    try (PeerConnections c = connections(false)) {
+      CompletableFuture<Connection> a = c.connection(A);
+      assertSame(a, c.connection(A));
+      assertEquals(1, opened.size());
+    }
+  }
+
+  @Test
+  void aFailedOrClosedConnectionIsOpenedAgain() {
+    try (PeerConnections c = connections(false)) {
+      CompletableFuture<Connection> failed = c.connection(A);
+      failed.completeExceptionally(new IOException("refused"));
+      CompletableFuture<Connection> second = c.connection(A);
+      assertNotSame(failed, second);
+      second.complete(new FakeConnection(A));
+      second.join().close();
+      CompletableFuture<Connection> third = c.connection(A);
+      assertNotSame(second, third);
+      assertEquals(3, opened.size());
+    }
+  }
+
+  @Test
+  void aDiscardedConnectionIsClosedAndReplaced() {
+    try (PeerConnections c = connections(true)) {
+      CompletableFuture<Connection> a = c.connection(A);
+      c.discard(A, a);
+      assertFalse(a.join().isOpen(), "a discarded connection is closed");
+      CompletableFuture<Connection> again = c.connection(A);
+      assertNotSame(a, again);
+      assertTrue(again.join().isOpen());
+      // Discarding a connection that was already replaced leaves the new one alone.
+      c.discard(A, a);
+      assertSame(again, c.connection(A));
+    }
+  }
+
+  @Test
+  void closeClosesEveryConnectionIncludingThoseStillOpening() {
+    PeerConnections c = connections(false);
+    CompletableFuture<Connection> a = c.connection(A);
+    CompletableFuture<Connection> b = c.connection(B);
+    a.complete(new FakeConnection(A));
+    c.close();
+    assertFalse(a.join().isOpen());
+    b.complete(new FakeConnection(B));
+    assertFalse(b.join().isOpen(), "a connection that completes after close is closed");
+  }
+}

@@ -1,0 +1,38 @@
+package io.sluice.spark.shuffle.registry;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.sluice.spark.shuffle.protocol.AddressBookMessage;
+import io.sluice.transport.NodeAddress;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** The driver's address book answering the address book messages, and malformed messages; no Spark, no sockets. */
+class AddressBookTest {
+  @Test
+  void addressBookProtocol() {
+    AddressBook book = new AddressBook(id -> !id.equals("5"));
+    AddressBookMessage.Entry e = new AddressBookMessage.Entry("3", new NodeAddress("10.0.0.5", 4242), "tcp");
+    assertEquals(AddressBookMessage.OK, book.answer(AddressBookMessage.register(e)));
+    assertEquals(Optional.of(e), AddressBookMessage.decodeLookupReply(book.answer(AddressBookMessage.lookup("3"))));
+    assertEquals(Optional.empty(), AddressBookMessage.decodeLookupReply(book.answer(AddressBookMessage.lookup("4"))));
+    assertEquals(List.of(e), AddressBookMessage.decodeList(book.answer(AddressBookMessage.list())));
+    assertThrows(IllegalArgumentException.class, () -> book.answer("forget 3"));
+    assertThrows(IllegalArgumentException.class,
+        () -> AddressBookMessage.register(new AddressBookMessage.Entry("a b", new NodeAddress("h", 1), "tcp")));
+    assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.decodeLookupReply("maybe"));
+  }
+
+  @Test
+  void addressBookNamesGoneExecutors() {
+    AddressBook book = new AddressBook(id -> !id.equals("5") && !id.equals("7"));
+    assertEquals(java.util.Set.of("5", "7"),
+        AddressBookMessage.decodeGone(book.answer(AddressBookMessage.gone(List.of("3", "5", "7", "8")))));
+    assertEquals(java.util.Set.of(), AddressBookMessage.decodeGone(book.answer(AddressBookMessage.gone(List.of("3")))));
+    assertEquals(java.util.Set.of(), AddressBookMessage.decodeGone(book.answer(AddressBookMessage.gone(List.of()))));
+    assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.gone(List.of("a b")));
+    assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.decodeGone("found 3"));
+  }
+}
