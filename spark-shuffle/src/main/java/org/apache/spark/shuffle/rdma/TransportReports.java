@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.TransportReport;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -4,7 +4,6 @@ import io.sluice.spark.shuffle.TransportReport;
 import java.util.ArrayList;
 import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
 import org.apache.spark.shuffle.rdma.ShuffleReadTotals;
-import org.apache.spark.shuffle.rdma.TransportReport;
 import org.apache.spark.shuffle.rdma.TransportReports;
 import io.sluice.perf.spark.SparkApps;
 import java.util.stream.LongStream;

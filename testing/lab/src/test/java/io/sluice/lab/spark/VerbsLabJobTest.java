@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sluice.spark.shuffle.TransportReport;
 import java.util.List;
 import org.apache.spark.shuffle.rdma.ShuffleReadTotals;
-import org.apache.spark.shuffle.rdma.TransportReport;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import scala.Tuple2;
