@@ -236,6 +236,13 @@ public final class RegisteredAllocator implements AutoCloseable {
     }
   }
 
+  /** True once this allocator or an ancestor was closed or shut down: it hands out nothing more. */
+  public boolean isClosed() {
+    synchronized (lock) {
+      return closedHere();
+    }
+  }
+
   /** True while some thread of this tree waits for room. */
   public boolean hasWaiters() {
     synchronized (lock) {
