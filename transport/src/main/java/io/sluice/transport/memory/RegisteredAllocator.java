@@ -43,15 +43,15 @@ public final class RegisteredAllocator implements AutoCloseable {
   private final Map<RegisteredRegion, Long> outstanding = new IdentityHashMap<>(); // guarded by lock
   private final TreeMap<Long, ArrayDeque<RegisteredRegion>> idle = new TreeMap<>(); // guarded by lock
   private final Set<RegisteredAllocator> children = new LinkedHashSet<>(); // guarded by lock
-  private final int[] treeWaiters; // shared by the tree; guarded by lock
   private long allocated; // bytes held by this node and its descendants, idle included; guarded by lock
   private long peak; // guarded by lock
   private long idleBytes; // guarded by lock
   private int idleCount; // guarded by lock
+  private int waiting; // threads waiting for this node to have room; guarded by lock
   private boolean closed; // guarded by lock
 
   private RegisteredAllocator(String name, RegisteredAllocator parent, Transport transport, Object lock,
-      int[] treeWaiters, AllocatorOptions options) {
+      AllocatorOptions options) {
     if (name == null || name.isBlank()) {
       throw new IllegalArgumentException("an allocator needs a name");
     }
@@ -59,7 +59,6 @@ public final class RegisteredAllocator implements AutoCloseable {
     this.parent = parent;
     this.transport = transport;
     this.lock = lock;
-    this.treeWaiters = treeWaiters;
     this.options = options;
   }
 
@@ -68,7 +67,7 @@ public final class RegisteredAllocator implements AutoCloseable {
     if (transport == null) {
       throw new IllegalArgumentException("allocator '" + name + "' needs a transport");
     }
-    return new RegisteredAllocator(name, null, transport, new Object(), new int[1], options);
+    return new RegisteredAllocator(name, null, transport, new Object(), options);
   }
 
   /** The root of a new tree over {@code transport}: no limit, no reuse. */
@@ -84,7 +83,7 @@ public final class RegisteredAllocator implements AutoCloseable {
   public RegisteredAllocator newChild(String childName, AllocatorOptions childOptions) {
     synchronized (lock) {
       checkOpen();
-      RegisteredAllocator child = new RegisteredAllocator(childName, this, transport, lock, treeWaiters, childOptions);
+      RegisteredAllocator child = new RegisteredAllocator(childName, this, transport, lock, childOptions);
       children.add(child);
       return child;
     }
@@ -142,7 +141,7 @@ public final class RegisteredAllocator implements AutoCloseable {
     try {
       synchronized (lock) {
         checkOpen();
-        RegisteredRegion reused = takeIdle(length);
+        RegisteredRegion reused = takeIdle(length, reclaimed);
         if (reused != null) {
           return reused;
         }
@@ -174,8 +173,9 @@ public final class RegisteredAllocator implements AutoCloseable {
 
   /**
    * Takes back a region from {@link #allocate}: kept idle for the next request when this
-   * allocator reuses regions of its size and has idle room, nobody in the tree waits for memory,
-   * and the region is still open; freed otherwise.
+   * allocator reuses regions of its size and has idle room, nobody waits for room that freeing
+   * it would make (in this allocator or an ancestor), and the region is still open; freed
+   * otherwise.
    *
    * @throws IllegalArgumentException if the region is not out from this allocator
    */
@@ -184,7 +184,7 @@ public final class RegisteredAllocator implements AutoCloseable {
     synchronized (lock) {
       size = takeOutstanding(region);
       if (!closedHere() && region.isOpen() && options.sizes().keeps(size)
-          && idleBytes + size <= options.maxIdleBytes() && treeWaiters[0] == 0) {
+          && idleBytes + size <= options.maxIdleBytes() && !waitedOn()) {
         idle.computeIfAbsent(size, s -> new ArrayDeque<>()).addLast(region);
         idleBytes += size;
         idleCount++;
@@ -243,10 +243,10 @@ public final class RegisteredAllocator implements AutoCloseable {
     }
   }
 
-  /** True while some thread of this tree waits for room. */
+  /** True while some thread waits for room in this allocator or one of its descendants. */
   public boolean hasWaiters() {
     synchronized (lock) {
-      return treeWaiters[0] > 0;
+      return waitersInSubtree() > 0;
     }
   }
 
@@ -380,19 +380,28 @@ public final class RegisteredAllocator implements AutoCloseable {
     return size;
   }
 
-  private RegisteredRegion takeIdle(long length) {
-    Map.Entry<Long, ArrayDeque<RegisteredRegion>> e = idle.ceilingEntry(Math.max(length, 1));
-    if (e == null || e.getKey() > options.sizes().largestReused(length)) {
-      return null;
+  /** The smallest idle region that serves {@code length} bytes; revoked ones go to {@code dropped}. */
+  private RegisteredRegion takeIdle(long length, List<RegisteredRegion> dropped) {
+    while (true) {
+      Map.Entry<Long, ArrayDeque<RegisteredRegion>> e = idle.ceilingEntry(Math.max(length, 1));
+      if (e == null || e.getKey() > options.sizes().largestReused(length)) {
+        return null;
+      }
+      RegisteredRegion r = e.getValue().pollFirst();
+      if (e.getValue().isEmpty()) {
+        idle.remove(e.getKey());
+      }
+      idleBytes -= e.getKey();
+      idleCount--;
+      if (!r.isOpen()) {
+        // revoked while idle (its transport closed): no use as memory, so its bytes go back
+        uncharge(e.getKey());
+        dropped.add(r);
+        continue;
+      }
+      outstanding.put(r, e.getKey());
+      return r;
     }
-    RegisteredRegion r = e.getValue().pollFirst();
-    if (e.getValue().isEmpty()) {
-      idle.remove(e.getKey());
-    }
-    idleBytes -= e.getKey();
-    idleCount--;
-    outstanding.put(r, e.getKey());
-    return r;
   }
 
   /** Charges {@code size} to this node and its ancestors, freeing idle regions or waiting for room. */
@@ -415,11 +424,11 @@ public final class RegisteredAllocator implements AutoCloseable {
       if (left <= 0) {
         throw new TimeoutException("registered memory stayed full: " + state + ", " + size + " more wanted");
       }
-      treeWaiters[0]++;
+      full.waiting++;
       try {
         lock.wait(Math.max(1, left / 1_000_000));
       } finally {
-        treeWaiters[0]--;
+        full.waiting--;
       }
       checkOpen();
     }
@@ -427,6 +436,23 @@ public final class RegisteredAllocator implements AutoCloseable {
       a.allocated += size;
       a.peak = Math.max(a.peak, a.allocated);
     }
+  }
+
+  private boolean waitedOn() {
+    for (RegisteredAllocator a = this; a != null; a = a.parent) {
+      if (a.waiting > 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private int waitersInSubtree() {
+    int n = waiting;
+    for (RegisteredAllocator c : children) {
+      n += c.waitersInSubtree();
+    }
+    return n;
   }
 
   private RegisteredAllocator firstFull(long size) {

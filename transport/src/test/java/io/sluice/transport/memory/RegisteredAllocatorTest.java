@@ -179,6 +179,30 @@ class RegisteredAllocatorTest {
   }
 
   @Test
+  void aWaiterElsewhereDoesNotStopReuseWhereFreeingCannotHelpIt() throws Exception {
+    try (RegisteredAllocator root = RegisteredAllocator.root("root", transport);
+        RegisteredAllocator full = root.newChild("full", AllocatorOptions.DEFAULTS.withLimit(KIB64));
+        RegisteredAllocator other = root.newChild("other", pooled(Long.MAX_VALUE, Long.MAX_VALUE))) {
+      RegisteredRegion taken = full.allocate(KIB64);
+      CompletableFuture<RegisteredRegion> waiting = CompletableFuture.supplyAsync(() -> {
+        try {
+          return full.allocate(1, System.nanoTime() + TransportTestSupport.DEADLINE.toNanos());
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      TransportTestSupport.eventually("the allocation waits", TransportTestSupport.DEADLINE, full::hasWaiters);
+      assertTrue(root.hasWaiters(), "a parent sees the waits below it");
+      assertFalse(other.hasWaiters());
+      RegisteredRegion r = other.allocate(1);
+      other.release(r);
+      assertEquals(1, other.idleCount(), "the waiter is bound by 'full' alone: the region is kept");
+      full.release(taken);
+      full.release(waiting.get(TransportTestSupport.DEADLINE.toSeconds(), TimeUnit.SECONDS));
+    }
+  }
+
+  @Test
   void idleRegionsInTheWayAreFreedForRoom() throws Exception {
     try (RegisteredAllocator root = RegisteredAllocator.root("root", transport, AllocatorOptions.DEFAULTS.withLimit(2 * KIB64));
         RegisteredAllocator a = root.newChild("a", pooled(Long.MAX_VALUE, Long.MAX_VALUE))) {
@@ -237,12 +261,17 @@ class RegisteredAllocatorTest {
   }
 
   @Test
-  void aFailedRegistrationGivesItsBytesBack() throws Exception {
-    try (RegisteredAllocator root = RegisteredAllocator.root("root", transport, AllocatorOptions.DEFAULTS.withLimit(KIB64))) {
+  void aFailedRegistrationGivesItsBytesBackAndRevokedIdleRegionsAreNotHandedOut() throws Exception {
+    try (RegisteredAllocator root = RegisteredAllocator.root("root", transport, pooled(KIB64, KIB64))) {
+      RegisteredRegion idle = root.allocate(1);
+      root.release(idle);
+      assertEquals(KIB64, root.allocatedBytes());
       transport.close();
+      assertFalse(idle.isOpen());
       TransportException e = assertThrows(TransportException.class, () -> root.allocate(KIB64));
       assertTrue(e.getMessage().contains("closed"), e.getMessage());
       assertEquals(0, root.allocatedBytes());
+      assertEquals(0, root.idleCount());
     }
   }
 }
