@@ -66,7 +66,15 @@ public final class Staging implements AutoCloseable {
       throw new IllegalArgumentException("a batch body needs " + needed + " bytes of registered memory, more than "
           + budgetKey + " = " + memory.limit() + " allows");
     }
-    RegisteredRegion region = memory.allocate(length, deadline);
+    RegisteredRegion region;
+    try {
+      region = memory.allocate(length, deadline);
+    } catch (IllegalStateException e) {
+      if (!memory.isClosed()) {
+        throw e;
+      }
+      throw new CancellationException("stream closed");
+    }
     synchronized (this) {
       if (closed) {
         memory.free(region);

@@ -8,6 +8,7 @@ import io.sluice.transport.Connection;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
 import io.sluice.transport.memory.RegisteredAllocator;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.SocketTimeoutException;
@@ -117,7 +118,7 @@ final class ServerConnection implements AutoCloseable {
     try {
       Body body;
       if (size > context.settings().readThreshold()) {
-        requestRegion = requestBodies.allocate(size);
+        requestRegion = allocate(requestBodies, size, what);
         // Encoded into an array and copied in bulk: protobuf writes a direct buffer a byte at a time.
         byte[] bytes = new byte[size];
         write(header, request, CodedOutputStream.newInstance(bytes));
@@ -160,7 +161,7 @@ final class ServerConnection implements AutoCloseable {
     if (remote.length() > context.settings().maxDataLength()) {
       throw new IOException(what + ": response of " + remote.length() + " bytes exceeds ipc.maximum.data.length");
     }
-    RegisteredRegion landing = context.landing().allocate(remote.length());
+    RegisteredRegion landing = allocate(context.landing(), remote.length(), what);
     boolean landed = false;
     try {
       await(connection.read(remote.descriptor(), 0, landing, 0, remote.length()),
@@ -224,6 +225,23 @@ final class ServerConnection implements AutoCloseable {
         retireNow();
       }
       throw CallFailures.translate(e, what);
+    }
+  }
+
+  /**
+   * A region of {@code pool}. A pool closes with its connection or client, so a call that finds
+   * it closed fails as it would on the closed connection itself.
+   */
+  private static RegisteredRegion allocate(RegisteredAllocator pool, long length, String what) throws IOException {
+    try {
+      return pool.allocate(length);
+    } catch (IllegalStateException e) {
+      if (!pool.isClosed()) {
+        throw e;
+      }
+      EOFException closed = new EOFException(what + ": the connection closed (" + e.getMessage() + ")");
+      closed.initCause(e);
+      throw closed;
     }
   }
 
