@@ -5,6 +5,7 @@ import io.sluice.flight.protocol.DataPlaneOffer;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import io.sluice.transport.Connection;
 import io.sluice.transport.Transport;
+import io.sluice.transport.memory.RegisteredAllocator;
 import java.nio.ByteBuffer;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -18,15 +19,17 @@ import java.util.concurrent.TimeoutException;
 public final class DataPlaneSession implements AutoCloseable {
   private final Transport transport;
   private final Connection connection;
+  private final RegisteredAllocator memory;
   private final LandingPool landing;
   private final DataPlaneOffer offer;
   private final long timeoutNanos;
 
-  DataPlaneSession(Transport transport, Connection connection, LandingPool landing, DataPlaneOffer offer,
+  DataPlaneSession(Transport transport, Connection connection, long landingIdleBytes, DataPlaneOffer offer,
       long timeoutNanos) {
     this.transport = transport;
     this.connection = connection;
-    this.landing = landing;
+    this.memory = RegisteredAllocator.root("flight session with " + offer.address(), transport);
+    this.landing = new LandingPool(memory, landingIdleBytes);
     this.offer = offer;
     this.timeoutNanos = timeoutNanos;
   }
@@ -43,6 +46,11 @@ public final class DataPlaneSession implements AutoCloseable {
 
   public Connection connection() {
     return connection;
+  }
+
+  /** The registered memory of this session: its landing pool and its puts' staging. */
+  public RegisteredAllocator memory() {
+    return memory;
   }
 
   public LandingPool landing() {
@@ -66,5 +74,6 @@ public final class DataPlaneSession implements AutoCloseable {
   public void close() {
     connection.close();
     landing.close();
+    memory.shutdown(); // regions still in vectors or puts are freed when they come back
   }
 }

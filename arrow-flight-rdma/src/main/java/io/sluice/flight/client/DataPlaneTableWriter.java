@@ -3,7 +3,6 @@ package io.sluice.flight.client;
 import io.sluice.flight.FlightOption;
 import io.sluice.flight.TableWriter;
 import io.sluice.flight.memory.Staging;
-import io.sluice.flight.memory.StagingBudget;
 import io.sluice.flight.plane.BodySender;
 import io.sluice.flight.plane.FrameLink;
 import io.sluice.flight.protocol.DataPlaneProtocol;
@@ -46,7 +45,7 @@ final class DataPlaneTableWriter implements TableWriter {
     this.root = root;
     this.dataPath = session.dataPath();
     FrameLink link = new FrameLink(exchange.getReader(), exchange.getWriter(), allocator);
-    this.staging = new Staging(session.transport(), session.serverNode(), new StagingBudget(budgetBytes),
+    this.staging = new Staging(session.memory(), session.serverNode(), budgetBytes,
         FlightOption.STAGING_BYTES.key(), window, timeoutNanos);
     this.sender = new BodySender(staging, link);
     this.ackReader = new Thread(() -> readAcknowledgements(link), "sluice-flight-put-acks");

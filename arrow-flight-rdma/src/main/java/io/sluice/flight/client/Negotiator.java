@@ -1,7 +1,6 @@
 package io.sluice.flight.client;
 
 import io.sluice.flight.FlightOption;
-import io.sluice.flight.memory.LandingPool;
 import io.sluice.flight.protocol.DataPlaneOffer;
 import io.sluice.transport.Connection;
 import io.sluice.transport.MessageHandler;
@@ -84,7 +83,7 @@ public final class Negotiator implements AutoCloseable {
       c.close();
       return none("the transport at " + offer.address() + " is not the one the Flight server named");
     }
-    DataPlaneSession s = new DataPlaneSession(t.get(), c, new LandingPool(t.get(), LANDING_IDLE_BYTES), offer,
+    DataPlaneSession s = new DataPlaneSession(t.get(), c, LANDING_IDLE_BYTES, offer,
         ioTimeoutNanos);
     return new Outcome(Optional.of(s), "");
   }

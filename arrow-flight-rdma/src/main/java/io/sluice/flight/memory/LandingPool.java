@@ -3,10 +3,8 @@ package io.sluice.flight.memory;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
-import java.util.ArrayDeque;
-import java.util.Deque;
-import java.util.Map;
-import java.util.TreeMap;
+import io.sluice.transport.memory.AllocatorOptions;
+import io.sluice.transport.memory.RegisteredAllocator;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 
@@ -15,66 +13,42 @@ import org.apache.arrow.memory.BufferAllocator;
  * {@link #acquire} gives a region of at least the asked size; {@link Landing#wrap} turns it into
  * an ArrowBuf of the caller's allocator (the allocator accounts for it, so its leak checks see
  * it), and when Arrow releases the last reference the region comes back here for the next body.
- * Regions are kept by size class; idle memory beyond {@code maxIdleBytes} is freed.
+ * The regions come from a child of the session's {@link RegisteredAllocator}, registered for no
+ * peer (landing memory is only ever a local READ destination), sized by {@link BodySizes} and
+ * reused for bodies up to twice smaller; idle memory beyond {@code maxIdleBytes} is freed.
  *
  * <p>Thread safe. A region in use keeps one reference of its own, so closing the pool or the
- * transport never frees memory that a vector still points into.
+ * transport never frees memory that a vector still points into; such a region is freed when
+ * Arrow releases it.
  */
 public final class LandingPool implements AutoCloseable {
-  private final Transport transport;
-  private final long maxIdleBytes;
-  private final TreeMap<Long, Deque<RegisteredRegion>> idle = new TreeMap<>();
-  private long idleBytes;
-  private boolean closed;
+  private final RegisteredAllocator memory;
 
-  public LandingPool(Transport transport, long maxIdleBytes) {
-    this.transport = transport;
-    this.maxIdleBytes = maxIdleBytes;
+  public LandingPool(RegisteredAllocator parent, long maxIdleBytes) {
+    this.memory = parent.newChild("landing", AllocatorOptions.DEFAULTS.withReader(Transport.GRANTED_ONLY)
+        .withReuse(BodySizes.LANDING, maxIdleBytes));
   }
 
-  /** Registered memory for a body of {@code length} bytes. */
+  /**
+   * Registered memory for a body of {@code length} bytes.
+   *
+   * @throws IllegalStateException if the pool is closed
+   */
   public Landing acquire(long length) throws TransportException {
     if (length > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("a batch body of " + length + " bytes is over the 2 GiB a region can hold");
     }
-    long size = Staging.regionSize(length);
-    synchronized (this) {
-      if (closed) {
-        throw new IllegalStateException("landing pool closed");
-      }
-      Map.Entry<Long, Deque<RegisteredRegion>> e = idle.ceilingEntry(size);
-      if (e != null && e.getKey() <= 2 * size) {
-        RegisteredRegion r = e.getValue().pollFirst();
-        if (e.getValue().isEmpty()) {
-          idle.remove(e.getKey());
-        }
-        idleBytes -= r.length();
-        return new Landing(r);
-      }
-    }
-    // Landing memory is only ever a local READ destination: no peer may READ it.
-    return new Landing(transport.allocateFor(Transport.GRANTED_ONLY, (int) size));
+    return new Landing(memory.allocate(length));
   }
 
-  private void giveBack(RegisteredRegion r) {
-    synchronized (this) {
-      if (!closed && r.isOpen() && idleBytes + r.length() <= maxIdleBytes) {
-        idle.computeIfAbsent(r.length(), k -> new ArrayDeque<>()).addLast(r);
-        idleBytes += r.length();
-        return;
-      }
-    }
-    r.close();
+  /** Regions kept for the next body. */
+  public int idleCount() {
+    return memory.idleCount();
   }
 
   @Override
   public void close() {
-    synchronized (this) {
-      closed = true;
-      idle.values().forEach(q -> q.forEach(RegisteredRegion::close));
-      idle.clear();
-      idleBytes = 0;
-    }
+    memory.shutdown();
   }
 
   /** One region taken from the pool; goes back through {@link #release} or its ArrowBuf. */
@@ -97,7 +71,7 @@ public final class LandingPool implements AutoCloseable {
     public ArrowBuf wrap(BufferAllocator allocator, long length) {
       handedOff = true;
       try {
-        return RegionBuffers.wrap(region, length, allocator, () -> giveBack(region));
+        return RegionBuffers.wrap(region, length, allocator, () -> memory.release(region));
       } catch (RuntimeException e) {
         handedOff = false;
         release();
@@ -109,7 +83,7 @@ public final class LandingPool implements AutoCloseable {
     public void release() {
       if (!handedOff) {
         handedOff = true;
-        giveBack(region);
+        memory.release(region);
       }
     }
   }

@@ -4,10 +4,11 @@ import io.sluice.flight.plane.AckWindow;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
+import io.sluice.transport.memory.AllocatorOptions;
+import io.sluice.transport.memory.RegisteredAllocator;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeoutException;
@@ -16,34 +17,32 @@ import java.util.concurrent.TimeoutException;
  * The registered memory a data-plane put sends bodies from: regions allocated for the one
  * peer that may READ them ({@link Transport#allocateFor}), each holding one body until the reader
  * acknowledges it, then reused for a later body. At most {@code window} bodies wait for
- * acknowledgement; regions are paid for from a {@link StagingBudget} shared with other streams,
- * and an idle region goes back to the budget as soon as another stream waits for memory.
+ * acknowledgement; regions come from a child of the session's {@link RegisteredAllocator} whose
+ * limit is the staging budget, and an idle region is freed as soon as anyone in that tree waits
+ * for memory.
  *
  * <p>Thread safe: the producing thread calls {@link #acquire}, the acknowledging thread {@link
  * #acknowledge}, anyone {@link #cancel}. {@link #close()} revokes every region at once (a READ
  * still being served keeps its memory alive until it finishes) and returns the memory.
  */
 public final class Staging implements AutoCloseable {
-  private static final int MIN_REGION = 64 << 10;
-  private static final long MB = 1 << 20;
-
-  private final Transport transport;
-  private final long reader;
-  private final StagingBudget budget;
+  private final RegisteredAllocator memory;
   private final String budgetKey;
   private final AckWindow window;
-  private final Deque<RegisteredRegion> idle = new ArrayDeque<>();
   private final Deque<Slot> inFlight = new ArrayDeque<>();
   private boolean closed;
 
   /** A region holding the body numbered {@code sequence}. */
   public record Slot(long sequence, RegisteredRegion region) {}
 
-  public Staging(Transport transport, long reader, StagingBudget budget, String budgetKey, int window,
+  /**
+   * Staging under {@code parent} for bodies that only the peer {@code reader} may READ, holding at
+   * most {@code budgetBytes} (the value of the setting {@code budgetKey}).
+   */
+  public Staging(RegisteredAllocator parent, long reader, long budgetBytes, String budgetKey, int window,
       long timeoutNanos) {
-    this.transport = transport;
-    this.reader = reader;
-    this.budget = budget;
+    this.memory = parent.newChild("staging for node " + reader, AllocatorOptions.DEFAULTS.withLimit(budgetBytes)
+        .withReader(reader).withReuse(BodySizes.STAGING, budgetBytes));
     this.budgetKey = budgetKey;
     this.window = new AckWindow(window, timeoutNanos);
   }
@@ -62,16 +61,23 @@ public final class Staging implements AutoCloseable {
     }
     long deadline = System.nanoTime() + window.timeoutNanos();
     long sequence = window.next();
-    RegisteredRegion region;
-    synchronized (this) {
-      region = takeIdle(length);
+    long needed = Math.max(length, 1);
+    if (needed > memory.limit()) {
+      throw new IllegalArgumentException("a batch body needs " + needed + " bytes of registered memory, more than "
+          + budgetKey + " = " + memory.limit() + " allows");
     }
-    if (region == null) {
-      region = allocate(length, deadline);
+    RegisteredRegion region;
+    try {
+      region = memory.allocate(length, deadline);
+    } catch (IllegalStateException e) {
+      if (!memory.isClosed()) {
+        throw e;
+      }
+      throw new CancellationException("stream closed");
     }
     synchronized (this) {
       if (closed) {
-        free(region);
+        memory.free(region);
         throw new CancellationException("stream closed");
       }
       Slot slot = new Slot(sequence, region);
@@ -84,12 +90,7 @@ public final class Staging implements AutoCloseable {
   public synchronized void acknowledge(long sequence) {
     window.acknowledge(sequence);
     while (!inFlight.isEmpty() && inFlight.peekFirst().sequence() <= sequence) {
-      idle.addLast(inFlight.removeFirst().region());
-    }
-    if (budget.hasWaiters()) {
-      // Another stream (or this one's producer) waits for memory: give back what sits idle.
-      idle.forEach(this::free);
-      idle.clear();
+      memory.release(inFlight.removeFirst().region());
     }
   }
 
@@ -117,6 +118,15 @@ public final class Staging implements AutoCloseable {
     return window.unacknowledged();
   }
 
+  /** Bytes of registered memory this stream holds now, and the most it ever held. */
+  public long heldBytes() {
+    return memory.allocatedBytes();
+  }
+
+  public long peakBytes() {
+    return memory.peakBytes();
+  }
+
   @Override
   public void close() {
     List<RegisteredRegion> all = new ArrayList<>();
@@ -125,63 +135,11 @@ public final class Staging implements AutoCloseable {
         return;
       }
       closed = true;
-      all.addAll(idle);
       inFlight.forEach(s -> all.add(s.region()));
-      idle.clear();
       inFlight.clear();
     }
     window.cancel(new CancellationException("stream closed"));
-    all.forEach(this::free);
-  }
-
-  /** The smallest idle region that fits, or null; too-small idle regions are freed for room. */
-  private RegisteredRegion takeIdle(long length) {
-    RegisteredRegion best = null;
-    for (RegisteredRegion r : idle) {
-      if (r.length() >= length && (best == null || r.length() < best.length())) {
-        best = r;
-      }
-    }
-    if (best != null) {
-      idle.remove(best);
-      return best;
-    }
-    for (Iterator<RegisteredRegion> it = idle.iterator(); it.hasNext(); ) {
-      free(it.next());
-      it.remove();
-    }
-    return null;
-  }
-
-  private RegisteredRegion allocate(long length, long deadline)
-      throws TimeoutException, InterruptedException, TransportException {
-    long size = regionSize(length);
-    if (size > budget.limit()) {
-      size = Math.max(length, 1);
-    }
-    budget.acquire(size, deadline, budgetKey);
-    try {
-      return transport.allocateFor(reader, (int) size);
-    } catch (TransportException | RuntimeException e) {
-      budget.release(size);
-      throw e;
-    }
-  }
-
-  private void free(RegisteredRegion r) {
-    long size = r.length();
-    r.close();
-    budget.release(size);
-  }
-
-  /** Powers of two up to 8 MiB (so regions are reused across batch sizes), then whole MiB. */
-  static long regionSize(long length) {
-    if (length <= MIN_REGION) {
-      return MIN_REGION;
-    }
-    if (length <= 8 * MB) {
-      return Long.highestOneBit(length - 1) << 1;
-    }
-    return Math.min(Integer.MAX_VALUE, (length + MB - 1) / MB * MB);
+    all.forEach(memory::free);
+    memory.shutdown(); // a producer still registering frees its region when it sees the close
   }
 }

@@ -1,8 +1,8 @@
 package io.sluice.flight.table;
 
+import io.sluice.transport.memory.AbstractReferenceCounted;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.compression.CommonsCompressionFactory;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -22,10 +22,10 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * {@link #retain()}s it, so a table replaced or removed while being read lives until its last
  * stream ends.
  *
- * <p>Immutable once built, hence thread safe; reference counting follows the transport's
- * contract (starts at 1, freed at 0).
+ * <p>Immutable once built, hence thread safe; reference counting follows {@link
+ * AbstractReferenceCounted} (starts at 1, freed at 0).
  */
-public final class FlightTable implements AutoCloseable {
+public final class FlightTable extends AbstractReferenceCounted implements AutoCloseable {
   private final Schema schema;
   private final Schema messageSchema;
   private final List<ArrowDictionaryBatch> dictionaries;
@@ -34,7 +34,6 @@ public final class FlightTable implements AutoCloseable {
   private final long rows;
   private final long bodyBytes;
   private final java.util.Optional<RegisteredBodies> registered;
-  private final AtomicInteger refCnt = new AtomicInteger(1);
 
   private FlightTable(Schema schema, Schema messageSchema, List<ArrowDictionaryBatch> dictionaries,
       List<ArrowRecordBatch> batches, CompressionUtil.CodecType codec, RegisteredBodies registered) {
@@ -109,36 +108,24 @@ public final class FlightTable implements AutoCloseable {
     return bodyBytes;
   }
 
-  /** Adds a reference unless the table was freed. */
-  public boolean tryRetain() {
-    while (true) {
-      int n = refCnt.get();
-      if (n <= 0) {
-        return false;
-      }
-      if (refCnt.compareAndSet(n, n + 1)) {
-        return true;
-      }
-    }
-  }
-
+  @Override
   public FlightTable retain() {
-    if (!tryRetain()) {
-      throw new IllegalStateException("table already freed");
-    }
+    super.retain();
     return this;
   }
 
-  /** Drops a reference; releases the buffers when none remain. */
-  public void release() {
-    int n = refCnt.decrementAndGet();
-    if (n == 0) {
-      registered.ifPresent(RegisteredBodies::close);
-      dictionaries.forEach(ArrowDictionaryBatch::close);
-      batches.forEach(ArrowRecordBatch::close);
-    } else if (n < 0) {
-      throw new IllegalStateException("release of a freed table");
-    }
+  /** Releases the buffers once the last reference is gone. */
+  @Override
+  protected void deallocate() {
+    registered.ifPresent(RegisteredBodies::close);
+    dictionaries.forEach(ArrowDictionaryBatch::close);
+    batches.forEach(ArrowRecordBatch::close);
+  }
+
+  @Override
+  public String toString() {
+    return "FlightTable[" + rows + " rows in " + batches.size() + " batches, " + bodyBytes + " body bytes"
+        + (registered.isPresent() ? ", registered" : "") + "]";
   }
 
   /** Drops the publisher's reference. */

@@ -7,6 +7,7 @@ import io.sluice.transport.NodeAddress;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
+import io.sluice.transport.memory.RegisteredAllocator;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -23,11 +24,11 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class CallerConnections implements AutoCloseable {
   private final Transport transport;
-  private final RegionPool landing;
+  private final RegisteredAllocator landing;
   private final Map<Long, CompletableFuture<Connection>> connections = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
-  CallerConnections(Transport transport, RegionPool landing) {
+  CallerConnections(Transport transport, RegisteredAllocator landing) {
     this.transport = transport;
     this.landing = landing;
   }
@@ -37,8 +38,8 @@ final class CallerConnections implements AutoCloseable {
     return connection(callerNode, callerAddress).thenCompose(c -> {
       RegisteredRegion region;
       try {
-        region = landing.acquire(body.length());
-      } catch (TransportException e) {
+        region = landing.allocate(body.length());
+      } catch (TransportException | RuntimeException e) {
         return CompletableFuture.failedFuture(e);
       }
       return c.read(body.descriptor(), 0, region, 0, body.length())
@@ -51,7 +52,7 @@ final class CallerConnections implements AutoCloseable {
             if (t == null) {
               landing.release(region);
             } else {
-              region.close(); // a failed READ may still land late: never reuse it
+              landing.free(region); // a failed READ may still land late: never reuse it
             }
           });
     });

@@ -6,6 +6,7 @@ import io.sluice.transport.NodeAddress;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.Transports;
+import io.sluice.transport.memory.RegisteredAllocator;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.Map;
@@ -44,12 +45,14 @@ final class ClientContext implements AutoCloseable {
   private final Map<Key, ServerConnection> connections = new ConcurrentHashMap<>();
   private final Map<Key, Object> openLocks = new ConcurrentHashMap<>();
   private final ScheduledExecutorService reaper;
-  private final RegionPool landing;
+  private final RegisteredAllocator memory;
+  private final RegisteredAllocator landing;
 
   ClientContext(EngineSettings settings) throws TransportException {
     this.settings = settings;
     this.transport = Transports.open(settings.transportConfig(), MessageHandler.REJECT_ALL);
-    this.landing = new RegionPool(transport, RegionPool.DESTINATION_IDLE_BYTES);
+    this.memory = RegisteredAllocator.root("RPC client", transport);
+    this.landing = RpcRegions.pool(memory, "response landing", RpcRegions.DESTINATION_IDLE_BYTES);
     this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "sluice-rpc-idle-connections");
       t.setDaemon(true);
@@ -67,8 +70,13 @@ final class ClientContext implements AutoCloseable {
     return transport;
   }
 
+  /** The registered memory of this client, whose pools its connections take. */
+  RegisteredAllocator memory() {
+    return memory;
+  }
+
   /** Where response bodies are READ to. */
-  RegionPool landing() {
+  RegisteredAllocator landing() {
     return landing;
   }
 
@@ -159,7 +167,7 @@ final class ClientContext implements AutoCloseable {
       c.close();
     }
     connections.clear();
-    landing.close();
+    memory.shutdown(); // a call still under way frees its region when it ends
     transport.close();
   }
 }

@@ -2,7 +2,7 @@ package io.sluice.hadoop.rpc;
 
 import io.sluice.hadoop.rpc.RpcFrames.Remote;
 import io.sluice.transport.RegisteredRegion;
-import io.sluice.transport.Transport;
+import io.sluice.transport.memory.RegisteredAllocator;
 import java.io.IOException;
 import org.apache.hadoop.ipc.SluiceCallOutcome;
 import java.util.Iterator;
@@ -26,25 +26,25 @@ final class ResponseBodies implements AutoCloseable {
 
   /** The regions shown to one peer node, reused only for later bodies to that node. */
   private static final class PeerPool {
-    final RegionPool regions;
+    final RegisteredAllocator regions;
     volatile long lastUsedNanos = System.nanoTime();
 
-    PeerPool(RegionPool regions) {
+    PeerPool(RegisteredAllocator regions) {
       this.regions = regions;
     }
   }
 
   private static final long PEER_IDLE_BYTES = 16L << 20;
 
-  private final Transport transport;
+  private final RegisteredAllocator memory;
   private final long lifetimeNanos;
   private final AtomicLong nextId = new AtomicLong(1);
   private final Map<Long, Entry> bodies = new ConcurrentHashMap<>();
   private final Map<Long, PeerPool> peers = new ConcurrentHashMap<>();
   private final ScheduledExecutorService sweeper;
 
-  ResponseBodies(Transport transport, long lifetimeMs) {
-    this.transport = transport;
+  ResponseBodies(RegisteredAllocator memory, long lifetimeMs) {
+    this.memory = memory;
     this.lifetimeNanos = TimeUnit.MILLISECONDS.toNanos(lifetimeMs);
     this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "sluice-rpc-response-sweeper");
@@ -60,16 +60,29 @@ final class ResponseBodies implements AutoCloseable {
     int length = outcome.bodyLength();
     // Regions are reused only for the same peer node, which sees nothing there that is not sent
     // to it, and only after it released them (its READ is done).
-    PeerPool pool = peers.computeIfAbsent(owner, node -> new PeerPool(new RegionPool(transport, PEER_IDLE_BYTES)));
-    pool.lastUsedNanos = System.nanoTime();
-    RegisteredRegion region = pool.regions.acquire(length);
+    PeerPool pool;
+    RegisteredRegion region;
+    while (true) {
+      pool = peers.computeIfAbsent(owner,
+          node -> new PeerPool(RpcRegions.pool(memory, "response bodies to node " + node, PEER_IDLE_BYTES)));
+      pool.lastUsedNanos = System.nanoTime();
+      try {
+        region = pool.regions.allocate(length);
+        break;
+      } catch (IllegalStateException e) {
+        if (!pool.regions.isClosed()) {
+          throw e;
+        }
+        peers.remove(owner, pool); // the sweeper retired it just now: take a fresh one
+      }
+    }
     try {
       outcome.writeBody(region.buffer());
       long id = nextId.getAndIncrement();
       bodies.put(id, new Entry(owner, region, pool, System.nanoTime() + lifetimeNanos));
       return new Remote(region.descriptor(), length, id);
     } catch (IOException | RuntimeException e) {
-      region.close();
+      pool.regions.free(region);
       throw e;
     }
   }
@@ -94,12 +107,12 @@ final class ResponseBodies implements AutoCloseable {
     for (Iterator<Map.Entry<Long, Entry>> it = bodies.entrySet().iterator(); it.hasNext(); ) {
       Map.Entry<Long, Entry> e = it.next();
       if (now - e.getValue().deadlineNanos() > 0 && bodies.remove(e.getKey(), e.getValue())) {
-        e.getValue().region().close(); // never released: revoke it
+        e.getValue().pool().regions.free(e.getValue().region()); // never released: revoke it
       }
     }
     for (Map.Entry<Long, PeerPool> p : peers.entrySet()) {
       if (now - p.getValue().lastUsedNanos > lifetimeNanos && peers.remove(p.getKey(), p.getValue())) {
-        p.getValue().regions.close();
+        p.getValue().regions.shutdown();
       }
     }
   }
@@ -110,13 +123,13 @@ final class ResponseBodies implements AutoCloseable {
     for (Long id : bodies.keySet()) {
       Entry e = bodies.remove(id);
       if (e != null) {
-        e.region().close();
+        e.pool().regions.free(e.region());
       }
     }
     for (Long node : peers.keySet()) {
       PeerPool p = peers.remove(node);
       if (p != null) {
-        p.regions.close();
+        p.regions.shutdown();
       }
     }
   }

@@ -7,6 +7,8 @@ import io.sluice.hadoop.rpc.RpcFrames.Response;
 import io.sluice.transport.Connection;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
+import io.sluice.transport.memory.RegisteredAllocator;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.SocketTimeoutException;
@@ -44,7 +46,7 @@ final class ServerConnection implements AutoCloseable {
   private final Connection connection; // null: the server has no transport, use the stock path
   private final long maxIdleNanos;
   /** Request bodies this connection's server READs; shown to that node only. Null on the stock path. */
-  private final RegionPool requestBodies;
+  private final RegisteredAllocator requestBodies;
   private int inFlight; // guarded by this
   private long lastUsedNanos; // guarded by this
   private boolean retired; // guarded by this
@@ -57,7 +59,8 @@ final class ServerConnection implements AutoCloseable {
     this.connection = connection;
     this.maxIdleNanos = TimeUnit.MILLISECONDS.toNanos(maxIdleMs);
     this.lastUsedNanos = System.nanoTime();
-    this.requestBodies = connection == null ? null : new RegionPool(context.transport(), REQUEST_IDLE_BYTES);
+    this.requestBodies = connection == null ? null
+        : RpcRegions.pool(context.memory(), "request bodies to " + key.address(), REQUEST_IDLE_BYTES);
   }
 
   /** True when the server offers no transport and calls take the stock path. */
@@ -115,7 +118,7 @@ final class ServerConnection implements AutoCloseable {
     try {
       Body body;
       if (size > context.settings().readThreshold()) {
-        requestRegion = requestBodies.acquire(size);
+        requestRegion = allocate(requestBodies, size, what);
         // Encoded into an array and copied in bulk: protobuf writes a direct buffer a byte at a time.
         byte[] bytes = new byte[size];
         write(header, request, CodedOutputStream.newInstance(bytes));
@@ -144,7 +147,7 @@ final class ServerConnection implements AutoCloseable {
         if (answered) {
           requestBodies.release(requestRegion);
         } else {
-          requestRegion.close(); // the server may still READ it: revoke, never reuse
+          requestBodies.free(requestRegion); // the server may still READ it: revoke, never reuse
         }
       }
     }
@@ -158,7 +161,7 @@ final class ServerConnection implements AutoCloseable {
     if (remote.length() > context.settings().maxDataLength()) {
       throw new IOException(what + ": response of " + remote.length() + " bytes exceeds ipc.maximum.data.length");
     }
-    RegisteredRegion landing = context.landing().acquire(remote.length());
+    RegisteredRegion landing = allocate(context.landing(), remote.length(), what);
     boolean landed = false;
     try {
       await(connection.read(remote.descriptor(), 0, landing, 0, remote.length()),
@@ -171,7 +174,7 @@ final class ServerConnection implements AutoCloseable {
       if (landed) {
         context.landing().release(landing);
       } else {
-        landing.close(); // a READ that failed or timed out may still land: never reuse it
+        context.landing().free(landing); // a READ that failed or timed out may still land: never reuse it
       }
       readBodies.add(remote.id());
     }
@@ -225,6 +228,23 @@ final class ServerConnection implements AutoCloseable {
     }
   }
 
+  /**
+   * A region of {@code pool}. A pool closes with its connection or client, so a call that finds
+   * it closed fails as it would on the closed connection itself.
+   */
+  private static RegisteredRegion allocate(RegisteredAllocator pool, long length, String what) throws IOException {
+    try {
+      return pool.allocate(length);
+    } catch (IllegalStateException e) {
+      if (!pool.isClosed()) {
+        throw e;
+      }
+      EOFException closed = new EOFException(what + ": the connection closed (" + e.getMessage() + ")");
+      closed.initCause(e);
+      throw closed;
+    }
+  }
+
   private synchronized void retireNow() {
     retired = true;
   }
@@ -259,7 +279,7 @@ final class ServerConnection implements AutoCloseable {
     if (connection != null) {
       flushReleases();
       connection.close();
-      requestBodies.close();
+      requestBodies.shutdown(); // a call still under way frees its region when it ends
     }
   }
 }

@@ -12,6 +12,7 @@ import io.sluice.transport.NodeAddress;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.Transports;
+import io.sluice.transport.memory.RegisteredAllocator;
 import java.io.IOException;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
@@ -48,7 +49,7 @@ final class TransportCallService implements AutoCloseable {
   private final RPC.Server server;
   private final EngineSettings settings;
   private final CallerIdentities callerIdentities;
-  private final RegionPool landing;
+  private final RegisteredAllocator memory;
   private final ResponseBodies responses;
   private final CallerConnections callers;
   private final Transport transport;
@@ -64,9 +65,10 @@ final class TransportCallService implements AutoCloseable {
     this.settings = settings;
     this.callerIdentities = new CallerIdentities(server, callerLifetimeMs);
     this.transport = Transports.open(settings.transportConfig(), this::handle);
-    this.landing = new RegionPool(transport, RegionPool.DESTINATION_IDLE_BYTES);
-    this.responses = new ResponseBodies(transport, 2 * settings.ioTimeoutMs());
-    this.callers = new CallerConnections(transport, landing);
+    this.memory = RegisteredAllocator.root("RPC server", transport);
+    this.responses = new ResponseBodies(memory, 2 * settings.ioTimeoutMs());
+    this.callers = new CallerConnections(transport,
+        RpcRegions.pool(memory, "request landing", RpcRegions.DESTINATION_IDLE_BYTES));
     this.ready = true;
   }
 
@@ -215,7 +217,7 @@ final class TransportCallService implements AutoCloseable {
     try {
       callers.close();
       responses.close();
-      landing.close();
+      memory.shutdown(); // a READ still under way frees its region when it ends
     } finally {
       transport.close();
     }

@@ -2,20 +2,21 @@ package io.sluice.transport.region;
 
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.RemoteDescriptor;
+import io.sluice.transport.memory.AbstractReferenceCounted;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The registered region of the tcp and shm providers: a direct or mapped buffer, a descriptor,
  * and the reference count. The transport that made it supplies two hooks: {@code revoke} runs
  * once at {@link #close()} (it removes the key from the serving table at once), {@code free} runs
  * once when the last reference goes (it frees or unmaps the memory and deletes backing files).
+ * The count follows {@link AbstractReferenceCounted}.
  *
  * <p>Thread safe. Serving threads call {@link #tryRetain()} before touching the memory and
  * {@link #release()} after, so a region closed mid-READ is freed only when that READ is done.
  */
-public final class Region implements RegisteredRegion {
+public final class Region extends AbstractReferenceCounted implements RegisteredRegion {
   /** Where a region lives in shared memory, for peers on the same host; empty path if none. */
   public record ShmLocation(String path, long fileOffset, int slot) {}
 
@@ -25,7 +26,6 @@ public final class Region implements RegisteredRegion {
   private final ShmLocation shm;
   private final Runnable revoke;
   private final Runnable free;
-  private final AtomicInteger refCnt = new AtomicInteger(1);
   private final AtomicBoolean open = new AtomicBoolean(true);
   /** Peers granted access besides {@code reader}, with how many grants each holds. */
   private final java.util.concurrent.ConcurrentHashMap<Long, Integer> granted = new java.util.concurrent.ConcurrentHashMap<>();
@@ -100,7 +100,7 @@ public final class Region implements RegisteredRegion {
 
   @Override
   public ByteBuffer buffer() {
-    if (refCnt.get() <= 0) {
+    if (refCnt() <= 0) {
       throw new IllegalStateException("region already freed");
     }
     return memory.duplicate().clear();
@@ -113,42 +113,13 @@ public final class Region implements RegisteredRegion {
 
   @Override
   public Region retain() {
-    if (!tryRetain()) {
-      throw new IllegalStateException("retain of a freed region");
-    }
+    super.retain();
     return this;
   }
 
-  /** Adds a reference unless the region is already freed. */
-  public boolean tryRetain() {
-    while (true) {
-      int n = refCnt.get();
-      if (n <= 0) {
-        return false;
-      }
-      if (refCnt.compareAndSet(n, n + 1)) {
-        return true;
-      }
-    }
-  }
-
   @Override
-  public boolean release() {
-    int n = refCnt.decrementAndGet();
-    if (n == 0) {
-      free.run();
-      return true;
-    }
-    if (n < 0) {
-      refCnt.incrementAndGet();
-      throw new IllegalStateException("release of a freed region");
-    }
-    return false;
-  }
-
-  @Override
-  public int refCnt() {
-    return Math.max(0, refCnt.get());
+  protected void deallocate() {
+    free.run();
   }
 
   @Override

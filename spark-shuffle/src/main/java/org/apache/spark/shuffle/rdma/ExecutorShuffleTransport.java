@@ -13,6 +13,9 @@ import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportOption;
 import io.sluice.transport.Transports;
+import io.sluice.transport.memory.AllocatorOptions;
+import io.sluice.transport.memory.RegionSizes;
+import io.sluice.transport.memory.RegisteredAllocator;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -32,13 +35,19 @@ import org.slf4j.LoggerFactory;
  */
 final class ExecutorShuffleTransport implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ExecutorShuffleTransport.class);
+  /**
+   * READ destinations come in power-of-two sizes from 64 KiB to 1 GiB (above that, the exact
+   * length, never kept): registering fresh memory for every range costs more than the READ
+   * itself on a fast path, so a region a reduce task gives back serves the next range of its size.
+   */
+  static final RegionSizes DESTINATION_SIZES = RegionSizes.powersOfTwo(64 << 10, 1 << 30);
 
   private final String executorId;
   private final Transport transport;
   private final MapOutputRegistry registry;
   private final AddressBookClient addressBook;
   private final long waitDeadlineMs;
-  private final DestinationPool destinations;
+  private final RegisteredAllocator destinations;
   private final PeerConnections connections;
   private final Map<String, LongAdder> bytesReadByPath = new ConcurrentHashMap<>();
 
@@ -47,7 +56,8 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     this.executorId = executorId;
     this.transport = transport;
     this.connections = new PeerConnections(transport::connect);
-    this.destinations = new DestinationPool(transport, pooledDestinationBytes);
+    this.destinations = destinations(transport, "shuffle READ destinations of executor " + executorId,
+        pooledDestinationBytes);
     this.registry = registry;
     this.addressBook = addressBook;
     this.waitDeadlineMs = waitDeadlineMs;
@@ -96,8 +106,18 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     return registry;
   }
 
+  /**
+   * READ destinations shared by this executor's reduce tasks, with at most {@code maxIdleBytes}
+   * of them kept idle for reuse. A task gives a destination back with {@link
+   * RegisteredAllocator#release} once its bytes are consumed, and frees it with {@link
+   * RegisteredAllocator#free} when its READ failed (a late write may still be pending for it).
+   */
+  static RegisteredAllocator destinations(Transport transport, String name, long maxIdleBytes) {
+    return RegisteredAllocator.root(name, transport, AllocatorOptions.DEFAULTS.withReuse(DESTINATION_SIZES, maxIdleBytes));
+  }
+
   /** READ destinations shared by this executor's reduce tasks. */
-  DestinationPool destinations() {
+  RegisteredAllocator destinations() {
     return destinations;
   }
 
@@ -142,7 +162,7 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   @Override
   public void close() {
     connections.close();
-    destinations.close();
+    destinations.shutdown(); // a destination still being read is freed when its task lets go
     registry.close();
     transport.close();
   }

@@ -166,7 +166,7 @@ final class RemoteFetcher implements AutoCloseable {
     try {
       awaitCountingFetchWait(f.done());
     } catch (Throwable t) {
-      f.done().whenComplete((v, e) -> f.destination().close());
+      f.done().whenComplete((v, e) -> transport.destinations().free(f.destination()));
       bytesInFlight -= f.unit().length();
       throw failed(f.unit().source(), f.unit().map(), firstReduce(f.unit()), "READ failed", t);
     }
@@ -255,7 +255,7 @@ final class RemoteFetcher implements AutoCloseable {
     Connection c = u.source().connection.join(); // done: its range answer arrived over it
     RegisteredRegion destination;
     try {
-      destination = transport.destinations().acquire((int) u.length());
+      destination = transport.destinations().allocate(u.length());
     } catch (TransportException | RuntimeException e) {
       throw failed(u.source(), u.map(), firstReduce(u), "no memory for a READ destination", e);
     }
@@ -267,7 +267,7 @@ final class RemoteFetcher implements AutoCloseable {
     try {
       done = CompletableFuture.allOf(c.readBatch(reads).toArray(CompletableFuture[]::new));
     } catch (RuntimeException e) {
-      destination.close();
+      transport.destinations().free(destination);
       throw failed(u.source(), u.map(), firstReduce(u), "READ could not be issued", e);
     }
     issued.add(new InFlight(u, destination, done));
@@ -293,7 +293,7 @@ final class RemoteFetcher implements AutoCloseable {
     }
     closed = true;
     for (InFlight f : issued) {
-      f.done().whenComplete((v, e) -> f.destination().close());
+      f.done().whenComplete((v, e) -> transport.destinations().free(f.destination()));
     }
     issued.clear();
     unissued.clear();

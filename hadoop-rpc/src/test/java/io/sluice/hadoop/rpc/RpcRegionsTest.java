@@ -10,11 +10,12 @@ import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.Transports;
+import io.sluice.transport.memory.RegisteredAllocator;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** Regions are reused by size class, bounded, and all freed on close. */
-class RegionPoolTest {
+class RpcRegionsTest {
   private static Transport open() throws Exception {
     return Transports.open(TransportConfig.of(Map.of("sluice.transport.secret", "s", "sluice.transport.provider", "tcp",
         "sluice.transport.bindHost", "127.0.0.1")), MessageHandler.REJECT_ALL);
@@ -22,17 +23,22 @@ class RegionPoolTest {
 
   @Test
   void regionsAreReusedBySizeClassAndFreedOnClose() throws Exception {
-    try (Transport transport = open()) {
-      RegionPool pool = new RegionPool(transport, RegionPool.DESTINATION_IDLE_BYTES);
-      RegisteredRegion small = pool.acquire(100);
-      assertEquals(64 << 10, small.length(), "the smallest class is 64 KiB");
-      RegisteredRegion mib = pool.acquire((1 << 20) - 3);
-      assertEquals(1 << 20, mib.length());
-      pool.release(mib);
-      assertSame(mib, pool.acquire(1 << 20), "a released region of the class is reused");
-      assertNotSame(mib, pool.acquire(1 << 20), "a region is handed out to one user at a time");
-      pool.release(small);
-      pool.close();
+    try (Transport transport = open(); RegisteredAllocator root = RegisteredAllocator.root("rpc", transport)) {
+      RegisteredRegion small;
+      try (RegisteredAllocator pool = RpcRegions.pool(root, "destinations", RpcRegions.DESTINATION_IDLE_BYTES)) {
+        small = pool.allocate(100);
+        assertEquals(64 << 10, small.length(), "the smallest class is 64 KiB");
+        RegisteredRegion mib = pool.allocate((1 << 20) - 3);
+        assertEquals(1 << 20, mib.length());
+        pool.release(mib);
+        RegisteredRegion again = pool.allocate(1 << 20);
+        assertSame(mib, again, "a released region of the class is reused");
+        RegisteredRegion other = pool.allocate(1 << 20);
+        assertNotSame(mib, other, "a region is handed out to one user at a time");
+        pool.release(small);
+        pool.release(again);
+        pool.release(other);
+      }
       assertTrue(small.refCnt() == 0, "closing the pool frees its idle regions");
     }
   }
@@ -41,13 +47,14 @@ class RegionPoolTest {
   void idleMemoryIsBoundedAndHugeRegionsAreNotKept() throws Exception {
     try (Transport transport = open()) {
       int before = transport.liveRegionCount();
-      try (RegionPool pool = new RegionPool(transport, RegionPool.DESTINATION_IDLE_BYTES)) {
-        RegisteredRegion huge = pool.acquire((64 << 20) + 1);
+      try (RegisteredAllocator root = RegisteredAllocator.root("rpc", transport);
+          RegisteredAllocator pool = RpcRegions.pool(root, "destinations", RpcRegions.DESTINATION_IDLE_BYTES)) {
+        RegisteredRegion huge = pool.allocate((64 << 20) + 1);
         pool.release(huge);
         assertEquals(0, huge.refCnt(), "regions above 64 MiB are freed at once");
         RegisteredRegion[] many = new RegisteredRegion[5];
         for (int i = 0; i < many.length; i++) {
-          many[i] = pool.acquire(16 << 20);
+          many[i] = pool.allocate(16 << 20);
         }
         for (RegisteredRegion r : many) {
           pool.release(r);
