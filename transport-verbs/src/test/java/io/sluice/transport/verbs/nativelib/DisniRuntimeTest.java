@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import org.junit.jupiter.api.BeforeAll;
@@ -19,9 +18,7 @@ class DisniRuntimeTest {
 
   @BeforeAll
   static void load() {
-    assumeTrue(Packaging.libraryPackaged(), Packaging.NOT_PACKAGED);
-    assertTrue(DisniRuntime.isAvailable(), () -> "not loadable: " + DisniRuntime.unavailabilityCause());
-    runtime = DisniRuntime.get();
+    runtime = Packaging.loadedRuntime();
   }
 
   @Test

@@ -1,5 +1,8 @@
 package io.sluice.transport.verbs.nativelib;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 /** Whether this build packaged libdisni.so (it is skipped without the verbs headers). */
 final class Packaging {
 
@@ -10,5 +13,15 @@ final class Packaging {
 
   static boolean libraryPackaged() {
     return Packaging.class.getClassLoader().getResource(LibraryFile.resourceName()) != null;
+  }
+
+  /**
+   * The JVM's DiSNI runtime for a test that needs the library: skips the test where the build
+   * packaged none, fails it where the packaged library does not load.
+   */
+  static DisniRuntime loadedRuntime() {
+    assumeTrue(libraryPackaged(), NOT_PACKAGED);
+    assertTrue(DisniRuntime.isAvailable(), () -> "not loadable: " + DisniRuntime.unavailabilityCause());
+    return DisniRuntime.get();
   }
 }

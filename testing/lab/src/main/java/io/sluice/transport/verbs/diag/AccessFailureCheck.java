@@ -13,12 +13,9 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.LinkedList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * READs the device must refuse: with a wrong rkey, past the end of a region, and of a
@@ -55,15 +52,8 @@ final class AccessFailureCheck {
       for (Case c : Case.values()) {
         wrong += readOne(clientGroup, address, c, deadline, out) ? 0 : 1;
       }
-      serving.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      Endpoints.awaitServerSide(serving, deadline - System.nanoTime());
       return wrong;
-    } catch (ExecutionException e) {
-      throw new IOException("server side failed", e.getCause());
-    } catch (TimeoutException e) {
-      throw new IOException("server side did not finish in time", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException("interrupted", e);
     } finally {
       serverThread.shutdownNow();
       served.forEach(endpoint -> Endpoints.closeQuietly(endpoint::close));

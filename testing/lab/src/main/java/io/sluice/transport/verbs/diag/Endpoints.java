@@ -83,6 +83,23 @@ final class Endpoints {
     void close() throws IOException, InterruptedException;
   }
 
+  /**
+   * Waits at most {@code timeoutNanos} for the server side's task; its failure, a timeout or an
+   * interrupt becomes an {@link IOException} that says which.
+   */
+  static void awaitServerSide(Future<?> serverSide, long timeoutNanos) throws IOException {
+    try {
+      serverSide.get(Math.max(0, timeoutNanos), TimeUnit.NANOSECONDS);
+    } catch (ExecutionException e) {
+      throw new IOException("server side failed", e.getCause());
+    } catch (TimeoutException e) {
+      throw new IOException("server side did not finish in time", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted", e);
+    }
+  }
+
   static void closeQuietly(Closer closer) {
     try {
       closer.close();

@@ -14,12 +14,10 @@ import java.util.ArrayList;
 import java.util.LinkedList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * End-to-end check of DiSNI over the project's libdisni.so: a server registers a region
@@ -112,11 +110,7 @@ public final class ReadCheck implements DisniTask {
         throw new IOException("the server side did not start listening in time");
       }
       read(options, out);
-      served.get(options.timeoutNanos(), TimeUnit.NANOSECONDS);
-    } catch (ExecutionException e) {
-      throw new IOException("server side failed", e.getCause());
-    } catch (TimeoutException e) {
-      throw new IOException("server side did not finish in time", e);
+      Endpoints.awaitServerSide(served, options.timeoutNanos());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted", e);

@@ -21,9 +21,7 @@ class DisniTaskTest {
 
   @BeforeAll
   static void load() {
-    assumeTrue(Packaging.libraryPackaged(), Packaging.NOT_PACKAGED);
-    assertTrue(DisniRuntime.isAvailable(), () -> "not loadable: " + DisniRuntime.unavailabilityCause());
-    runtime = DisniRuntime.get();
+    runtime = Packaging.loadedRuntime();
   }
 
   @Test
