@@ -7,48 +7,33 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.transport.MessageHandler;
+import io.sluice.transport.LoopbackTransport;
 import io.sluice.transport.RegisteredRegion;
-import io.sluice.transport.Transport;
-import io.sluice.transport.TransportConfig;
-import io.sluice.transport.Transports;
 import io.sluice.transport.memory.RegisteredAllocator;
 import io.sluice.transport.region.Region;
-import java.util.Map;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Landing memory: body sizes, reuse for bodies up to twice smaller, hand-off to Arrow. */
 class LandingPoolTest {
   private static final int KIB = 1 << 10;
   private static final int MIB = 1 << 20;
 
-  private Transport transport;
-
-  @BeforeEach
-  void open() throws Exception {
-    transport = Transports.open(TransportConfig.of(Map.of("sluice.transport.provider", "tcp",
-        "sluice.transport.secret", "landing-test", "sluice.transport.bindHost", "127.0.0.1")), MessageHandler.REJECT_ALL);
-  }
-
-  @AfterEach
-  void close() {
-    transport.close();
-  }
+  @RegisterExtension
+  final LoopbackTransport loopback = new LoopbackTransport("landing-test");
 
   @Test
   void bodiesLandInRegionsOfTheirSizeClassThatNoPeerMayRead() throws Exception {
-    try (RegisteredAllocator root = RegisteredAllocator.root("session", transport);
+    try (RegisteredAllocator root = RegisteredAllocator.root("session", loopback.transport());
         LandingPool pool = new LandingPool(root, 256L * MIB)) {
       assertLands(pool, 100, 64 * KIB);
       assertLands(pool, 3 * MIB, 4 * MIB);
       assertLands(pool, 8 * MIB + 1, 9 * MIB);
       LandingPool.Landing l = pool.acquire(10);
-      assertFalse(((Region) l.region()).readableBy(transport.nodeId() + 1), "landing memory is for no peer");
+      assertFalse(((Region) l.region()).readableBy(loopback.transport().nodeId() + 1), "landing memory is for no peer");
       l.release();
       IllegalArgumentException huge = assertThrows(IllegalArgumentException.class,
           () -> pool.acquire(Integer.MAX_VALUE + 1L));
@@ -64,7 +49,7 @@ class LandingPoolTest {
 
   @Test
   void idleRegionsServeBodiesUpToTwiceSmallerWithinTheIdleBound() throws Exception {
-    try (RegisteredAllocator root = RegisteredAllocator.root("session", transport);
+    try (RegisteredAllocator root = RegisteredAllocator.root("session", loopback.transport());
         LandingPool pool = new LandingPool(root, MIB + 64 * KIB)) {
       LandingPool.Landing first = pool.acquire(MIB);
       RegisteredRegion region = first.region();
@@ -85,7 +70,7 @@ class LandingPoolTest {
 
   @Test
   void aRegionInArrowsHandsOutlivesItsPoolAndGoesAwayWithTheBuffer() throws Exception {
-    try (RegisteredAllocator root = RegisteredAllocator.root("session", transport);
+    try (RegisteredAllocator root = RegisteredAllocator.root("session", loopback.transport());
         BufferAllocator arrow = new RootAllocator()) {
       LandingPool pool = new LandingPool(root, MIB);
       LandingPool.Landing l = pool.acquire(1000);

@@ -6,21 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.transport.MessageHandler;
+import io.sluice.transport.LoopbackTransport;
 import io.sluice.transport.RegisteredRegion;
-import io.sluice.transport.Transport;
-import io.sluice.transport.TransportConfig;
-import io.sluice.transport.Transports;
 import io.sluice.transport.memory.RegisteredAllocator;
 import io.sluice.transport.region.Region;
-import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Staging memory: the budget bounds it, the producer waits for room, acknowledged regions are reused. */
 class StagingTest {
@@ -29,22 +24,12 @@ class StagingTest {
   private static final long TIMEOUT_NANOS = TimeUnit.MILLISECONDS.toNanos(300);
   private static final String KEY = "sluice.flight.stagingBytes";
 
-  private Transport transport;
-
-  @BeforeEach
-  void open() throws Exception {
-    transport = Transports.open(TransportConfig.of(Map.of("sluice.transport.provider", "tcp",
-        "sluice.transport.secret", "staging-test", "sluice.transport.bindHost", "127.0.0.1")), MessageHandler.REJECT_ALL);
-  }
-
-  @AfterEach
-  void close() {
-    transport.close();
-  }
+  @RegisterExtension
+  final LoopbackTransport loopback = new LoopbackTransport("staging-test");
 
   @Test
   void acknowledgedRegionsAreReusedAndOnlyTheReaderMayReadThem() throws Exception {
-    try (RegisteredAllocator root = RegisteredAllocator.root("session", transport);
+    try (RegisteredAllocator root = RegisteredAllocator.root("session", loopback.transport());
         Staging staging = new Staging(root, READER, 1 << 20, KEY, 4, TIMEOUT_NANOS)) {
       Staging.Slot a = staging.acquire(100);
       assertEquals(KIB64, a.region().length());
@@ -64,7 +49,7 @@ class StagingTest {
 
   @Test
   void theProducerWaitsForRoomUntilTheDeadline() throws Exception {
-    try (RegisteredAllocator root = RegisteredAllocator.root("session", transport);
+    try (RegisteredAllocator root = RegisteredAllocator.root("session", loopback.transport());
         Staging staging = new Staging(root, READER, 2 * KIB64, KEY, 8, TIMEOUT_NANOS)) {
       Staging.Slot first = staging.acquire(KIB64);
       Staging.Slot second = staging.acquire(KIB64);
@@ -96,7 +81,7 @@ class StagingTest {
 
   @Test
   void aBodyTheBudgetCannotHoldIsRefusedNamingTheSetting() throws Exception {
-    try (RegisteredAllocator root = RegisteredAllocator.root("session", transport);
+    try (RegisteredAllocator root = RegisteredAllocator.root("session", loopback.transport());
         Staging staging = new Staging(root, READER, 100 << 10, KEY, 4, TIMEOUT_NANOS)) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> staging.acquire((100 << 10) + 1));
       assertEquals("a batch body needs 102401 bytes of registered memory, more than " + KEY + " = 102400 allows",
@@ -108,13 +93,13 @@ class StagingTest {
 
   @Test
   void closeRevokesRegionsInFlightAndCancelsTheProducer() throws Exception {
-    try (RegisteredAllocator root = RegisteredAllocator.root("session", transport)) {
+    try (RegisteredAllocator root = RegisteredAllocator.root("session", loopback.transport())) {
       Staging staging = new Staging(root, READER, 1 << 20, KEY, 4, TIMEOUT_NANOS);
       Staging.Slot s = staging.acquire(10);
       staging.close();
       assertFalse(s.region().isOpen());
       assertThrows(CancellationException.class, () -> staging.acquire(10));
-      assertEquals(0, transport.liveRegionCount());
+      assertEquals(0, loopback.transport().liveRegionCount());
     }
   }
 }

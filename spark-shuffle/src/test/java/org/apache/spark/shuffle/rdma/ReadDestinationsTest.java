@@ -5,23 +5,19 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.transport.MessageHandler;
+import io.sluice.transport.LoopbackTransport;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
-import io.sluice.transport.TransportConfig;
-import io.sluice.transport.Transports;
 import io.sluice.transport.memory.RegionSizes;
 import io.sluice.transport.memory.RegisteredAllocator;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class ReadDestinationsTest {
   private static final int MIN_CLASS = 64 * 1024;
 
-  private static Transport open() throws Exception {
-    return Transports.open(TransportConfig.of(Map.of("sluice.transport.provider", "tcp",
-        "sluice.transport.secret", "pool-test", "sluice.transport.bindHost", "127.0.0.1")), MessageHandler.REJECT_ALL);
-  }
+  @RegisterExtension
+  final LoopbackTransport loopback = new LoopbackTransport("pool-test");
 
   @Test
   void sizeClassesArePowersOfTwoFromTheMinimum() {
@@ -35,31 +31,30 @@ class ReadDestinationsTest {
 
   @Test
   void releasedRegionsAreReusedUpToTheIdleBound() throws Exception {
-    try (Transport t = open()) {
-      RegisteredAllocator pool = ExecutorShuffleTransport.destinations(t, "destinations", 3 * MIN_CLASS);
-      RegisteredRegion a = pool.allocate(100);
-      assertEquals(MIN_CLASS, a.length());
-      pool.release(a);
-      assertEquals(1, pool.idleCount());
-      assertSame(a, pool.allocate(MIN_CLASS), "a released region of the class is reused");
-      assertEquals(0, pool.idleCount());
+    Transport t = loopback.transport();
+    RegisteredAllocator pool = ExecutorShuffleTransport.destinations(t, "destinations", 3 * MIN_CLASS);
+    RegisteredRegion a = pool.allocate(100);
+    assertEquals(MIN_CLASS, a.length());
+    pool.release(a);
+    assertEquals(1, pool.idleCount());
+    assertSame(a, pool.allocate(MIN_CLASS), "a released region of the class is reused");
+    assertEquals(0, pool.idleCount());
 
-      RegisteredRegion big = pool.allocate(4 * MIN_CLASS);
-      pool.release(a);
-      pool.release(big); // over the idle bound: freed, not kept
-      assertFalse(big.isOpen());
-      assertEquals(1, pool.idleCount());
-      assertEquals(1, t.liveRegionCount());
+    RegisteredRegion big = pool.allocate(4 * MIN_CLASS);
+    pool.release(a);
+    pool.release(big); // over the idle bound: freed, not kept
+    assertFalse(big.isOpen());
+    assertEquals(1, pool.idleCount());
+    assertEquals(1, t.liveRegionCount());
 
-      RegisteredRegion late = pool.allocate(2 * MIN_CLASS);
-      assertEquals(2, t.liveRegionCount());
-      pool.shutdown();
-      assertFalse(a.isOpen());
-      assertTrue(late.isOpen(), "a region still in a task's hands outlives the pool");
-      assertEquals(1, t.liveRegionCount());
-      pool.release(late); // after close: freed at once
-      assertFalse(late.isOpen());
-      assertTrue(t.liveRegionCount() == 0);
-    }
+    RegisteredRegion late = pool.allocate(2 * MIN_CLASS);
+    assertEquals(2, t.liveRegionCount());
+    pool.shutdown();
+    assertFalse(a.isOpen());
+    assertTrue(late.isOpen(), "a region still in a task's hands outlives the pool");
+    assertEquals(1, t.liveRegionCount());
+    pool.release(late); // after close: freed at once
+    assertFalse(late.isOpen());
+    assertTrue(t.liveRegionCount() == 0);
   }
 }
