@@ -3,8 +3,10 @@ package io.sluice.perf.flight;
 import io.sluice.flight.SluiceFlightClient;
 import io.sluice.flight.SluiceFlightServer;
 import io.sluice.flight.table.FlightTable;
-import io.sluice.perf.Measurement;
-import io.sluice.perf.ResultsJson;
+import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.Measurement;
+import io.sluice.perf.bench.ResultTable;
+import io.sluice.perf.bench.ResultsFile;
 import io.sluice.transport.TransportProvider;
 import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.Transports;
@@ -36,7 +38,8 @@ import org.apache.arrow.memory.RootAllocator;
  * baseline) and with SluiceFlightClient over tcp and shm. Every
  * move is checked so a broken path cannot look fast: a get by its rows, their order, a hash of
  * the id column and the bytes of the name column; a put by the rows the server stored. Throughput is table body bytes over the time of
- * the median round. It writes {@link ResultsJson} and prints a table with the goals of issue 9.
+ * the median round. It writes a {@link ResultsFile}
+ * and prints a {@link ResultTable} with every round.
  *
  * <p>Not thread safe; one run at a time per JVM.
  */
@@ -44,33 +47,14 @@ public final class FlightBench {
   static final String GBPS = "GB/s";
   static final String GRPC = "grpc";
   static final List<String> PROVIDERS = List.of("tcp", "shm");
-  /** The goals of issue 9 on the 2-core reference machine: data plane over gRPC Flight, per provider. */
-  static final Map<String, Double> GOALS = Map.of("shm", 10.0, "tcp", 4.0);
 
   private FlightBench() {}
 
   public static void main(String[] args) {
-    if (List.of(args).contains("--help")) {
-      System.out.println(FlightBenchOptions.USAGE);
-      return;
-    }
-    FlightBenchOptions options;
-    try {
-      options = FlightBenchOptions.parse(args);
-    } catch (IllegalArgumentException e) {
-      System.err.println(e.getMessage());
-      System.exit(2);
-      return;
-    }
-    try {
-      run(options, System.out);
-    } catch (IOException | RuntimeException e) {
-      System.err.println("Flight benchmark failed: " + e);
-      e.printStackTrace();
-      System.exit(1);
-    }
-    // gRPC's and the transports' threads must not keep a finished benchmark alive.
-    System.exit(0);
+    Cli.main("Flight benchmark", args, FlightBenchOptions::parse, o -> {
+      run(o, System.out);
+      return 0;
+    });
   }
 
   static String name(String operation, String path) {
@@ -170,9 +154,9 @@ public final class FlightBench {
         results.add(new Measurement(name(op, p), GBPS, median(rounds.get(name(op, p))), name(op, GRPC), baseline));
       }
     }
-    ResultsJson.write(o.out(), results);
+    ResultsFile.write(o.out(), results);
     out.println();
-    FlightResultTable.print(out, results, rounds);
+    ResultTable.print(out, results, rounds);
     out.println("results written to " + o.out().toAbsolutePath());
     return results;
   }

@@ -4,6 +4,7 @@ import io.sluice.transport.MessageHandler;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
+import io.sluice.perf.bench.Cli;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -24,14 +25,10 @@ public final class BenchServer {
   private BenchServer() {}
 
   public static void main(String[] args) {
-    try {
+    Cli.run("benchmark server", () -> {
       run(args);
-    } catch (IOException | RuntimeException e) {
-      System.err.println("benchmark server failed: " + e);
-      e.printStackTrace();
-      System.exit(1);
-    }
-    System.exit(0);
+      return 0;
+    });
   }
 
   private static void run(String[] args) throws IOException {

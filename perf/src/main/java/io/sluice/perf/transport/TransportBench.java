@@ -1,7 +1,9 @@
 package io.sluice.perf.transport;
 
-import io.sluice.perf.Measurement;
-import io.sluice.perf.ResultsJson;
+import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.Measurement;
+import io.sluice.perf.bench.ResultTable;
+import io.sluice.perf.bench.ResultsFile;
 import io.sluice.transport.TransportProvider;
 import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.Transports;
@@ -22,7 +24,8 @@ import java.util.Map;
  * {@link Rounds} so machine noise hits all alike: a single-thread memcpy, a plain socket stream
  * between the two JVMs, and READ throughput of each provider with 1 and 8 READs in flight. Then
  * the latency of single 4 KiB READs beside a 4 KiB socket ping-pong. tcp figures (plain and
- * {@code tcp-aes}, encrypted) are paired with the socket baseline, shm throughput with memcpy. It writes {@link ResultsJson} and prints a table.
+ * {@code tcp-aes}, encrypted) are paired with the socket baseline, shm throughput with memcpy. It
+ * writes a {@link ResultsFile} and prints a {@link ResultTable}.
  *
  * <p>Not thread safe; one run at a time per JVM.
  */
@@ -30,27 +33,10 @@ public final class TransportBench {
   private TransportBench() {}
 
   public static void main(String[] args) {
-    if (List.of(args).contains("--help")) {
-      System.out.println(BenchOptions.USAGE);
-      return;
-    }
-    BenchOptions options;
-    try {
-      options = BenchOptions.parse(args);
-    } catch (IllegalArgumentException e) {
-      System.err.println(e.getMessage());
-      System.exit(2);
-      return;
-    }
-    try {
-      run(options, System.out);
-    } catch (IOException | RuntimeException e) {
-      System.err.println("transport benchmark failed: " + e);
-      e.printStackTrace();
-      System.exit(1);
-    }
-    // The providers' worker threads must not keep a finished benchmark alive.
-    System.exit(0);
+    Cli.main("transport benchmark", args, BenchOptions::parse, o -> {
+      run(o, System.out);
+      return 0;
+    });
   }
 
   /** Runs the benchmark, writes {@link BenchOptions#out()}, prints progress and the table; returns the results. */
@@ -84,9 +70,9 @@ public final class TransportBench {
         clients.values().forEach(ProviderClient::close);
       }
     }
-    ResultsJson.write(o.out(), results);
+    ResultsFile.write(o.out(), results);
     out.println();
-    ResultTable.print(out, results, Goal.TRANSPORT, o.depths());
+    ResultTable.print(out, results);
     out.println("results written to " + o.out().toAbsolutePath());
     return results;
   }

@@ -3,7 +3,7 @@ package io.sluice.perf.hadoop;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.perf.JsonParser;
+import io.sluice.perf.bench.JsonRecords;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -37,7 +37,7 @@ class HadoopRpcBenchQuickTest {
         }
       }
     }
-    List<?> records = (List<?>) JsonParser.parse(Files.readString(out));
+    List<?> records = JsonRecords.parse(Files.readString(out));
     List<String> names = new ArrayList<>();
     for (Object o : records) {
       Map<?, ?> r = (Map<?, ?>) o;
@@ -46,8 +46,8 @@ class HadoopRpcBenchQuickTest {
       assertEquals(expected.get(name), r.get("baseline_name"), "baseline of " + name);
       String unit = name.endsWith(".calls") ? "calls/s" : name.endsWith(".throughput") ? "MiB/s" : "us";
       assertEquals(unit, r.get("unit"), "unit of " + name);
-      assertTrue((Double) r.get("value") > 0, name + " has a positive value");
-      assertTrue((Double) r.get("baseline_value") > 0, name + " has a positive baseline");
+      assertTrue(JsonRecords.number(r, "value") > 0, name + " has a positive value");
+      assertTrue(JsonRecords.number(r, "baseline_value") > 0, name + " has a positive baseline");
     }
     assertEquals(List.copyOf(expected.keySet()), names);
   }
