@@ -67,8 +67,13 @@ public final class TeraSort {
       @Mixin
       Cli.Help help;
 
-      @Option(names = "--size-mb", paramLabel = "N", description = "Input size in 10^6 bytes (default 256).")
-      long sizeMb = 256;
+      @Option(names = "--quick", description = "Smoke run: 20 MB, results to perf/target/terasort-quick.json"
+          + " unless --out says otherwise (the figures are meaningless).")
+      boolean quick;
+
+      @Option(names = "--size-mb", paramLabel = "N",
+          description = "Input size in 10^6 bytes (default 256; 20 with --quick).")
+      Long sizeMb;
 
       @Option(names = "--maps", paramLabel = "N",
           description = "Map tasks (default: one per 64 MB, at least 2 per executor).")
@@ -89,7 +94,7 @@ public final class TeraSort {
       Path dir = Path.of("/tmp/sluice-terasort");
 
       @Option(names = "--out", paramLabel = "FILE", description = "Results file (default perf/results/terasort.json).")
-      Path out = Path.of("perf/results/terasort.json");
+      Path out;
 
       @Option(names = "--managers", split = ",", paramLabel = "LIST", description = "sort, rdma or both (default sort,rdma).")
       List<String> managers = List.of(SORT, RDMA);
@@ -101,7 +106,9 @@ public final class TeraSort {
 
     static Options parse(String[] args) {
       Flags f = Cli.parse(new Flags(), args);
-      if (f.sizeMb <= 0 || f.rounds <= 0 || f.executors <= 0 || f.maps < 0 || f.reducers < 0) {
+      long sizeMb = f.sizeMb != null ? f.sizeMb : f.quick ? 20 : 256;
+      Path out = f.out != null ? f.out : Path.of(f.quick ? "perf/target/terasort-quick.json" : "perf/results/terasort.json");
+      if (sizeMb <= 0 || f.rounds <= 0 || f.executors <= 0 || f.maps < 0 || f.reducers < 0) {
         throw new IllegalArgumentException("--size-mb, --rounds and --executors must be positive");
       }
       List<String> managers = f.managers.stream().map(String::trim).toList();
@@ -110,9 +117,9 @@ public final class TeraSort {
           throw new IllegalArgumentException("--managers takes sort and rdma, not " + m);
         }
       }
-      int parts = (int) Math.max(2L * f.executors, (f.sizeMb + 63) / 64);
-      return new Options(f.sizeMb, f.maps > 0 ? f.maps : parts, f.reducers > 0 ? f.reducers : parts, f.rounds,
-          f.executors, f.dir, f.out, managers, f.check);
+      int parts = (int) Math.max(2L * f.executors, (sizeMb + 63) / 64);
+      return new Options(sizeMb, f.maps > 0 ? f.maps : parts, f.reducers > 0 ? f.reducers : parts, f.rounds,
+          f.executors, f.dir, out, managers, f.check);
     }
   }
 
