@@ -5,6 +5,7 @@ import io.sluice.flight.SluiceFlightServer;
 import io.sluice.flight.table.FlightTable;
 import io.sluice.perf.bench.Cli;
 import io.sluice.perf.bench.Measurement;
+import io.sluice.perf.bench.Median;
 import io.sluice.perf.bench.ResultTable;
 import io.sluice.perf.bench.ResultsFile;
 import io.sluice.transport.TransportProvider;
@@ -15,7 +16,6 @@ import java.io.InterruptedIOException;
 import java.io.PrintStream;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -149,9 +149,9 @@ public final class FlightBench {
     }
     List<Measurement> results = new ArrayList<>();
     for (String op : o.operations()) {
-      double baseline = median(rounds.get(name(op, GRPC)));
+      double baseline = Median.of(rounds.get(name(op, GRPC)));
       for (String p : PROVIDERS) {
-        results.add(new Measurement(name(op, p), GBPS, median(rounds.get(name(op, p))), name(op, GRPC), baseline));
+        results.add(new Measurement(name(op, p), GBPS, Median.of(rounds.get(name(op, p))), name(op, GRPC), baseline));
       }
     }
     ResultsFile.write(o.out(), results);
@@ -231,12 +231,5 @@ public final class FlightBench {
     if (!t.dataPath().equals(path)) {
       throw new IllegalStateException("a stream meant for " + path + " went over " + t.dataPath());
     }
-  }
-
-  static double median(double[] values) {
-    double[] sorted = values.clone();
-    Arrays.sort(sorted);
-    int n = sorted.length;
-    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   }
 }

@@ -1,8 +1,8 @@
 package io.sluice.perf.flight;
 
 import io.sluice.flight.SluiceFlightServer;
-import java.io.BufferedReader;
 import io.sluice.perf.bench.Cli;
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.InterruptedIOException;

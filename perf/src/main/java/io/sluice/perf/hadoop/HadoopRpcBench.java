@@ -5,6 +5,7 @@ import io.sluice.hadoop.rpc.SluiceRpcServer;
 import io.sluice.perf.bench.ByteSize;
 import io.sluice.perf.bench.Cli;
 import io.sluice.perf.bench.Measurement;
+import io.sluice.perf.bench.Median;
 import io.sluice.perf.bench.ResultTable;
 import io.sluice.perf.bench.ResultsFile;
 import java.io.IOException;
@@ -114,8 +115,8 @@ public final class HadoopRpcBench {
       for (int threads : options.threads()) {
         String sluice = cell("sluice", size, threads);
         String stock = cell("stock", size, threads);
-        double sluiceRate = median(rates.get(sluice));
-        double stockRate = median(rates.get(stock));
+        double sluiceRate = Median.of(rates.get(sluice));
+        double stockRate = Median.of(rates.get(stock));
         results.add(new Measurement(sluice + ".calls", "calls/s", sluiceRate, stock + ".calls", stockRate));
         EchoCell.Result sluicePooled = new EchoCell.Result(sluiceRate, pool(latencies.get(sluice)));
         EchoCell.Result stockPooled = new EchoCell.Result(stockRate, pool(latencies.get(stock)));
@@ -136,7 +137,7 @@ public final class HadoopRpcBench {
         double reference = RpcCallBenchmarkRun.callsPerSecond(8, SERVER_HANDLERS, size, options.referenceSeconds());
         String stock = cell("stock", size, 8);
         results.add(new Measurement("hadoop.RPCCallBenchmark.protobuf.echo." + label(size) + ".threads8.calls",
-            "calls/s", reference, stock + ".calls", median(rates.get(stock))));
+            "calls/s", reference, stock + ".calls", Median.of(rates.get(stock))));
       }
     }
     ResultsFile.write(options.out(), results);
@@ -164,12 +165,6 @@ public final class HadoopRpcBench {
     return size == 0 ? "0B" : ByteSize.label(size);
   }
 
-  private static double median(List<Double> values) {
-    List<Double> sorted = new ArrayList<>(values);
-    sorted.sort(Double::compare);
-    int n = sorted.size();
-    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
-  }
 
   private static long[] pool(List<long[]> parts) {
     return parts.stream().flatMapToLong(java.util.Arrays::stream).toArray();

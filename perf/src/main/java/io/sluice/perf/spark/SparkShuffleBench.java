@@ -2,12 +2,12 @@ package io.sluice.perf.spark;
 
 import io.sluice.perf.bench.Cli;
 import io.sluice.perf.bench.Measurement;
+import io.sluice.perf.bench.Median;
 import io.sluice.perf.bench.ResultTable;
 import io.sluice.perf.bench.ResultsFile;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -102,12 +102,12 @@ public final class SparkShuffleBench {
     for (String job : List.of("groupby", "sort")) {
       List<Sample> rdma = samples.get(RDMA + "." + job);
       List<Sample> sort = samples.get(SORT + "." + job);
-      double rdmaWall = median(rdma.stream().mapToDouble(Sample::wallSeconds).toArray());
-      double sortWall = median(sort.stream().mapToDouble(Sample::wallSeconds).toArray());
-      double rdmaWait = median(rdma.stream().mapToDouble(Sample::fetchWaitMs).toArray());
-      double sortWait = median(sort.stream().mapToDouble(Sample::fetchWaitMs).toArray());
-      double rdmaMb = median(rdma.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
-      double sortMb = median(sort.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
+      double rdmaWall = Median.of(rdma.stream().mapToDouble(Sample::wallSeconds).toArray());
+      double sortWall = Median.of(sort.stream().mapToDouble(Sample::wallSeconds).toArray());
+      double rdmaWait = Median.of(rdma.stream().mapToDouble(Sample::fetchWaitMs).toArray());
+      double sortWait = Median.of(sort.stream().mapToDouble(Sample::fetchWaitMs).toArray());
+      double rdmaMb = Median.of(rdma.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
+      double sortMb = Median.of(sort.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
       String prefix = "spark_shuffle." + job + "." + o.sizeMb() + "MB";
       String base = "sort_shuffle." + job + "." + o.sizeMb() + "MB";
       results.add(new Measurement(prefix + ".wall", "s", rdmaWall, base + ".wall", sortWall));
@@ -159,12 +159,5 @@ public final class SparkShuffleBench {
             t.fetchWaitMs(), t.remoteBytes() / 1048576.0);
       }
     }
-  }
-
-  private static double median(double[] values) {
-    double[] v = values.clone();
-    Arrays.sort(v);
-    int n = v.length;
-    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
   }
 }

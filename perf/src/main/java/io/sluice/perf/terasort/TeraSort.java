@@ -2,6 +2,7 @@ package io.sluice.perf.terasort;
 
 import io.sluice.perf.bench.Cli;
 import io.sluice.perf.bench.Measurement;
+import io.sluice.perf.bench.Median;
 import io.sluice.perf.bench.ResultTable;
 import io.sluice.perf.bench.ResultsFile;
 import io.sluice.perf.cluster.DataPaths;
@@ -348,20 +349,20 @@ public final class TeraSort {
     double sortTotal = 0;
     for (int i = 0; i < PHASES.size(); i++) {
       int phase = i;
-      double r = median(rdma.stream().mapToDouble(s -> s.phaseSeconds()[phase]).toArray());
-      double s = median(sort.stream().mapToDouble(x -> x.phaseSeconds()[phase]).toArray());
+      double r = Median.of(rdma.stream().mapToDouble(s -> s.phaseSeconds()[phase]).toArray());
+      double s = Median.of(sort.stream().mapToDouble(x -> x.phaseSeconds()[phase]).toArray());
       results.add(new Measurement(prefix + "." + PHASES.get(i), "s", r, base + "." + PHASES.get(i), s));
       rdmaTotal += r;
       sortTotal += s;
     }
     double rdmaSort = results.get(1).value();
     double sortSort = results.get(1).baselineValue();
-    double rdmaWait = median(rdma.stream().mapToDouble(Sample::fetchWaitMs).toArray());
-    double sortWait = median(sort.stream().mapToDouble(Sample::fetchWaitMs).toArray());
-    double rdmaMb = median(rdma.stream().mapToDouble(s -> s.remoteBytes() / 1e6).toArray());
-    double sortMb = median(sort.stream().mapToDouble(s -> s.remoteBytes() / 1e6).toArray());
-    double tcpMb = median(rdma.stream().mapToDouble(s -> s.readByPath().getOrDefault("tcp", 0L) / 1e6).toArray());
-    double shmMb = median(rdma.stream().mapToDouble(s -> s.readByPath().getOrDefault("shm", 0L) / 1e6).toArray());
+    double rdmaWait = Median.of(rdma.stream().mapToDouble(Sample::fetchWaitMs).toArray());
+    double sortWait = Median.of(sort.stream().mapToDouble(Sample::fetchWaitMs).toArray());
+    double rdmaMb = Median.of(rdma.stream().mapToDouble(s -> s.remoteBytes() / 1e6).toArray());
+    double sortMb = Median.of(sort.stream().mapToDouble(s -> s.remoteBytes() / 1e6).toArray());
+    double tcpMb = Median.of(rdma.stream().mapToDouble(s -> s.readByPath().getOrDefault("tcp", 0L) / 1e6).toArray());
+    double shmMb = Median.of(rdma.stream().mapToDouble(s -> s.readByPath().getOrDefault("shm", 0L) / 1e6).toArray());
     results.add(new Measurement(prefix + ".total", "s", rdmaTotal, base + ".total", sortTotal));
     results.add(new Measurement(prefix + ".sort_ratio", "x", rdmaSort / sortSort, base + ".sort_ratio", 1.0));
     results.add(new Measurement(prefix + ".fetch_wait", "ms", rdmaWait, base + ".fetch_wait", sortWait));
@@ -384,12 +385,6 @@ public final class TeraSort {
     return Math.round(v * 10) / 10.0;
   }
 
-  private static double median(double[] values) {
-    double[] v = values.clone();
-    Arrays.sort(v);
-    int n = v.length;
-    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  }
 
   private static void awaitExecutors(JavaSparkContext sc, int count, int seconds) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);

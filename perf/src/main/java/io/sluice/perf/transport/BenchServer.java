@@ -1,10 +1,10 @@
 package io.sluice.perf.transport;
 
+import io.sluice.perf.bench.Cli;
 import io.sluice.transport.MessageHandler;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
-import io.sluice.perf.bench.Cli;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
