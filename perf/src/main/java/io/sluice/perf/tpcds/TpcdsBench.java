@@ -36,23 +36,25 @@ public final class TpcdsBench {
   private static final Duration START_TIMEOUT = Duration.ofMinutes(10);
 
   private final TpcdsOptions options;
+  private final List<String> queries;
   private final List<DriverProcess> live = new CopyOnWriteArrayList<>();
 
-  private TpcdsBench(TpcdsOptions options) {
+  private TpcdsBench(TpcdsOptions options, List<String> queries) {
     this.options = options;
+    this.queries = List.copyOf(queries);
   }
 
   public static void main(String[] args) {
     Cli.main("TPC-DS benchmark", args, TpcdsBench::parse, bench -> {
       Runtime.getRuntime().addShutdownHook(new Thread(() -> bench.live.forEach(DriverProcess::kill)));
-      return bench.run(TpcdsQueries.select(bench.options.queries(), TpcdsQueries.all()));
+      return bench.run(bench.queries);
     });
   }
 
+  /** The run the command line asks for; bad options and unknown queries are refused here, before anything starts. */
   private static TpcdsBench parse(String[] args) {
     TpcdsOptions o = TpcdsOptions.parse(args, System.getenv(), System.getProperty("sluice.spark.jar"));
-    TpcdsQueries.select(o.queries(), TpcdsQueries.all());
-    return new TpcdsBench(o);
+    return new TpcdsBench(o, TpcdsQueries.select(o.queries(), TpcdsQueries.all()));
   }
 
   private int run(List<String> queries) throws IOException, InterruptedException {

@@ -23,7 +23,8 @@ class HadoopRpcBenchQuickTest {
   @Timeout(180)
   void quickRunWritesEveryMeasurementBesideTheStockEngine(@TempDir Path dir) throws Exception {
     Path out = dir.resolve("hadoop-rpc.json");
-    HadoopRpcBench.main(new String[] {"--quick", "--threads", "1,8", "--sizes", "4096,1048576", "--out", out.toString()});
+    HadoopRpcBench.run(HadoopRpcBench.BenchArgs.parse(
+        new String[] {"--quick", "--threads", "1,8", "--sizes", "4096,1048576", "--out", out.toString()}));
     Map<String, String> expected = new LinkedHashMap<>();
     for (String size : List.of("4KiB", "1MiB")) {
       for (int threads : new int[] {1, 8}) {
