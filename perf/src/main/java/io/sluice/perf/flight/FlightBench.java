@@ -4,19 +4,15 @@ import io.sluice.flight.SluiceFlightClient;
 import io.sluice.flight.SluiceFlightServer;
 import io.sluice.flight.table.FlightTable;
 import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.Loopback;
 import io.sluice.perf.bench.Measurement;
 import io.sluice.perf.bench.Median;
 import io.sluice.perf.bench.ResultTable;
 import io.sluice.perf.bench.ResultsFile;
-import io.sluice.transport.TransportProvider;
-import io.sluice.transport.TransportUnavailableException;
-import io.sluice.transport.Transports;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.PrintStream;
-import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -80,15 +76,9 @@ public final class FlightBench {
   /** Runs the benchmark, writes {@link FlightBenchOptions#out()}, prints progress and the table; returns the results. */
   public static List<Measurement> run(FlightBenchOptions o, PrintStream out) throws IOException {
     for (String p : PROVIDERS) {
-      TransportProvider provider = Transports.provider(p);
-      if (!provider.isAvailable()) {
-        throw new TransportUnavailableException("provider " + p + " is unavailable here ("
-            + provider.unavailabilityCause().map(Throwable::getMessage).orElse("no reason given") + ")");
-      }
+      Loopback.requireAvailable(p, p, "");
     }
-    byte[] seed = new byte[16];
-    new SecureRandom().nextBytes(seed);
-    String secret = HexFormat.of().formatHex(seed);
+    String secret = Loopback.newSecret();
     Map<String, double[]> rounds = new LinkedHashMap<>();
     Map<String, BenchTable.Built> local = new LinkedHashMap<>();
     try (BufferAllocator allocator = new RootAllocator();

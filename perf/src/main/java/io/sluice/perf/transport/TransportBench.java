@@ -1,18 +1,14 @@
 package io.sluice.perf.transport;
 
 import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.Loopback;
 import io.sluice.perf.bench.Measurement;
 import io.sluice.perf.bench.ResultTable;
 import io.sluice.perf.bench.ResultsFile;
-import io.sluice.transport.TransportProvider;
-import io.sluice.transport.TransportUnavailableException;
-import io.sluice.transport.Transports;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
-import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -45,16 +41,9 @@ public final class TransportBench {
         o.quick() ? " (--quick: smoke run, figures are meaningless)" : "",
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), o.providers());
     for (String p : o.providers()) {
-      TransportProvider provider = Transports.provider(LoopbackTransports.providerOf(p));
-      if (!provider.isAvailable()) {
-        throw new TransportUnavailableException("provider " + p + " is unavailable here ("
-            + provider.unavailabilityCause().map(Throwable::getMessage).orElse("no reason given")
-            + "); choose others with --providers");
-      }
+      Loopback.requireAvailable(p, LoopbackTransports.providerOf(p), "choose others with --providers");
     }
-    byte[] seed = new byte[16];
-    new SecureRandom().nextBytes(seed);
-    String secret = HexFormat.of().formatHex(seed);
+    String secret = Loopback.newSecret();
     List<Measurement> results = new ArrayList<>();
     MemcpyBaseline memcpy = new MemcpyBaseline(o.regionBytes());
     try (ServerProcess server = ServerProcess.start(o.regionBytes(), o.providers(), secret);
