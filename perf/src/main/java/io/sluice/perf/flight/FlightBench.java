@@ -3,18 +3,16 @@ package io.sluice.perf.flight;
 import io.sluice.flight.SluiceFlightClient;
 import io.sluice.flight.SluiceFlightServer;
 import io.sluice.flight.table.FlightTable;
-import io.sluice.perf.Measurement;
-import io.sluice.perf.ResultsJson;
-import io.sluice.transport.TransportProvider;
-import io.sluice.transport.TransportUnavailableException;
-import io.sluice.transport.Transports;
+import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.Loopback;
+import io.sluice.perf.bench.Measurement;
+import io.sluice.perf.bench.Median;
+import io.sluice.perf.bench.ResultTable;
+import io.sluice.perf.bench.ResultsFile;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.PrintStream;
-import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -36,7 +34,8 @@ import org.apache.arrow.memory.RootAllocator;
  * baseline) and with SluiceFlightClient over tcp and shm. Every
  * move is checked so a broken path cannot look fast: a get by its rows, their order, a hash of
  * the id column and the bytes of the name column; a put by the rows the server stored. Throughput is table body bytes over the time of
- * the median round. It writes {@link ResultsJson} and prints a table with the goals of issue 9.
+ * the median round. It writes a {@link ResultsFile}
+ * and prints a {@link ResultTable} with every round.
  *
  * <p>Not thread safe; one run at a time per JVM.
  */
@@ -44,33 +43,14 @@ public final class FlightBench {
   static final String GBPS = "GB/s";
   static final String GRPC = "grpc";
   static final List<String> PROVIDERS = List.of("tcp", "shm");
-  /** The goals of issue 9 on the 2-core reference machine: data plane over gRPC Flight, per provider. */
-  static final Map<String, Double> GOALS = Map.of("shm", 10.0, "tcp", 4.0);
 
   private FlightBench() {}
 
   public static void main(String[] args) {
-    if (List.of(args).contains("--help")) {
-      System.out.println(FlightBenchOptions.USAGE);
-      return;
-    }
-    FlightBenchOptions options;
-    try {
-      options = FlightBenchOptions.parse(args);
-    } catch (IllegalArgumentException e) {
-      System.err.println(e.getMessage());
-      System.exit(2);
-      return;
-    }
-    try {
-      run(options, System.out);
-    } catch (IOException | RuntimeException e) {
-      System.err.println("Flight benchmark failed: " + e);
-      e.printStackTrace();
-      System.exit(1);
-    }
-    // gRPC's and the transports' threads must not keep a finished benchmark alive.
-    System.exit(0);
+    Cli.main("Flight benchmark", args, FlightBenchOptions::parse, o -> {
+      run(o, System.out);
+      return 0;
+    });
   }
 
   static String name(String operation, String path) {
@@ -96,15 +76,9 @@ public final class FlightBench {
   /** Runs the benchmark, writes {@link FlightBenchOptions#out()}, prints progress and the table; returns the results. */
   public static List<Measurement> run(FlightBenchOptions o, PrintStream out) throws IOException {
     for (String p : PROVIDERS) {
-      TransportProvider provider = Transports.provider(p);
-      if (!provider.isAvailable()) {
-        throw new TransportUnavailableException("provider " + p + " is unavailable here ("
-            + provider.unavailabilityCause().map(Throwable::getMessage).orElse("no reason given") + ")");
-      }
+      Loopback.requireAvailable(p, p, "");
     }
-    byte[] seed = new byte[16];
-    new SecureRandom().nextBytes(seed);
-    String secret = HexFormat.of().formatHex(seed);
+    String secret = Loopback.newSecret();
     Map<String, double[]> rounds = new LinkedHashMap<>();
     Map<String, BenchTable.Built> local = new LinkedHashMap<>();
     try (BufferAllocator allocator = new RootAllocator();
@@ -165,14 +139,14 @@ public final class FlightBench {
     }
     List<Measurement> results = new ArrayList<>();
     for (String op : o.operations()) {
-      double baseline = median(rounds.get(name(op, GRPC)));
+      double baseline = Median.of(rounds.get(name(op, GRPC)));
       for (String p : PROVIDERS) {
-        results.add(new Measurement(name(op, p), GBPS, median(rounds.get(name(op, p))), name(op, GRPC), baseline));
+        results.add(new Measurement(name(op, p), GBPS, Median.of(rounds.get(name(op, p))), name(op, GRPC), baseline));
       }
     }
-    ResultsJson.write(o.out(), results);
+    ResultsFile.write(o.out(), results);
     out.println();
-    FlightResultTable.print(out, results, rounds);
+    ResultTable.print(out, results, rounds);
     out.println("results written to " + o.out().toAbsolutePath());
     return results;
   }
@@ -247,12 +221,5 @@ public final class FlightBench {
     if (!t.dataPath().equals(path)) {
       throw new IllegalStateException("a stream meant for " + path + " went over " + t.dataPath());
     }
-  }
-
-  static double median(double[] values) {
-    double[] sorted = values.clone();
-    Arrays.sort(sorted);
-    int n = sorted.length;
-    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   }
 }

@@ -1,9 +1,13 @@
 package io.sluice.perf.flight;
 
+import io.sluice.perf.bench.Cli;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * What one run of the Flight benchmark moves and how often. A full run streams a table of about
@@ -33,13 +37,35 @@ public record FlightBenchOptions(long tableBytes, int batchRows, int rounds, Lis
   static final Path DEFAULT_OUT = Path.of("perf", "results", "flight.json");
   /** Smoke runs write beside the build output, so they never replace a real run's results. */
   static final Path QUICK_OUT = Path.of("perf", "target", "flight-quick.json");
-  static final String USAGE =
-      "usage: flight-bench [--quick] [--size-mb N] [--rounds N] [--operations get,put] [--out FILE]\n"
-          + "  --quick       smoke run: " + QUICK_SIZE_MB + " MiB, one round, no warm-up (numbers are meaningless)\n"
-          + "  --size-mb N   body bytes of the served table in MiB (default " + DEFAULT_SIZE_MB + ")\n"
-          + "  --rounds N    measured rounds after one warm-up round (default " + DEFAULT_ROUNDS + ")\n"
-          + "  --operations  get, put or get,put (default both)\n"
-          + "  --out FILE    results file (default " + DEFAULT_OUT + ", with --quick " + QUICK_OUT + ")";
+
+  /** The command line; {@link #parse} turns it into options. */
+  @Command(name = "flight-bench", sortOptions = false,
+      description = "DoGet and DoPut of one table between two JVMs on loopback: the Flight data plane over tcp"
+          + " and shm beside flight-core's plain gRPC Flight, in interleaved rounds.")
+  static final class Flags {
+    @Mixin
+    Cli.Help help;
+
+    @Option(names = "--quick", description = "Smoke run: " + QUICK_SIZE_MB + " MiB, one round, no warm-up"
+        + " (the figures are meaningless).")
+    boolean quick;
+
+    @Option(names = "--size-mb", paramLabel = "N",
+        description = "Body bytes of the served table in MiB (default " + DEFAULT_SIZE_MB + ").")
+    Long sizeMb;
+
+    @Option(names = "--rounds", paramLabel = "N",
+        description = "Measured rounds after one warm-up round (default " + DEFAULT_ROUNDS + ").")
+    Long rounds;
+
+    @Option(names = "--operations", split = ",", paramLabel = "LIST",
+        description = "get, put or get,put (default both).")
+    List<String> operations = OPERATIONS;
+
+    @Option(names = "--out", paramLabel = "FILE",
+        description = "Results file (default perf/results/flight.json, with --quick perf/target/flight-quick.json).")
+    Path out;
+  }
 
   public FlightBenchOptions {
     if (tableBytes < MIB) {
@@ -65,25 +91,16 @@ public record FlightBenchOptions(long tableBytes, int batchRows, int rounds, Lis
   /**
    * Parses the command line.
    *
-   * @throws IllegalArgumentException naming the bad argument, with the usage text
+   * @throws IllegalArgumentException naming the bad argument
+   * @throws Cli.HelpRequested for {@code --help}
    */
   public static FlightBenchOptions parse(String... args) {
-    boolean quick = false;
-    Optional<Long> sizeMb = Optional.empty();
-    Optional<Integer> rounds = Optional.empty();
-    Optional<Path> out = Optional.empty();
-    List<String> operations = OPERATIONS;
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--quick" -> quick = true;
-        case "--size-mb" -> sizeMb = Optional.of(positive(value(args, ++i, "--size-mb"), "--size-mb"));
-        case "--rounds" -> rounds = Optional.of(Math.toIntExact(positive(value(args, ++i, "--rounds"), "--rounds")));
-        case "--out" -> out = Optional.of(Path.of(value(args, ++i, "--out")));
-        case "--operations" -> operations = operations(value(args, ++i, "--operations"));
-        default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'\n" + USAGE);
-      }
-    }
-    if (quick) {
+    Flags f = Cli.parse(new Flags(), args);
+    Optional<Long> sizeMb = Optional.ofNullable(f.sizeMb).map(v -> positive(v, "--size-mb"));
+    Optional<Integer> rounds = Optional.ofNullable(f.rounds).map(v -> Math.toIntExact(positive(v, "--rounds")));
+    Optional<Path> out = Optional.ofNullable(f.out);
+    List<String> operations = operations(f.operations);
+    if (f.quick) {
       return new FlightBenchOptions(sizeMb.orElse(QUICK_SIZE_MB) * MIB, BATCH_ROWS, rounds.orElse(1), operations, false,
           out.orElse(QUICK_OUT), true);
     }
@@ -91,32 +108,20 @@ public record FlightBenchOptions(long tableBytes, int batchRows, int rounds, Lis
         operations, true, out.orElse(DEFAULT_OUT), false);
   }
 
-  private static String value(String[] args, int i, String flag) {
-    if (i >= args.length) {
-      throw new IllegalArgumentException(flag + " needs a value\n" + USAGE);
-    }
-    return args[i];
-  }
-
-  private static List<String> operations(String text) {
+  private static List<String> operations(List<String> given) {
     List<String> list = new ArrayList<>();
-    for (String o : text.split(",")) {
+    for (String o : given) {
       String name = o.trim();
       if (!OPERATIONS.contains(name) || list.contains(name)) {
-        throw new IllegalArgumentException("--operations takes get, put or get,put; got '" + text + "'\n" + USAGE);
+        throw new IllegalArgumentException("--operations takes get, put or get,put; got '"
+            + String.join(",", given) + "'");
       }
       list.add(name);
     }
     return OPERATIONS.stream().filter(list::contains).toList();
   }
 
-  private static long positive(String text, String flag) {
-    long v;
-    try {
-      v = Long.parseLong(text.trim());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(flag + " needs a whole number, got '" + text + "'\n" + USAGE);
-    }
+  private static long positive(long v, String flag) {
     if (v < 1 || v > (1L << 20)) {
       throw new IllegalArgumentException(flag + " must be between 1 and " + (1L << 20) + ", got " + v);
     }

@@ -1,6 +1,7 @@
 package io.sluice.perf.flight;
 
 import io.sluice.flight.SluiceFlightServer;
+import io.sluice.perf.bench.Cli;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -32,14 +33,10 @@ public final class FlightBenchServer {
   private FlightBenchServer() {}
 
   public static void main(String[] args) {
-    try {
+    Cli.run("Flight benchmark server", () -> {
       run(args);
-    } catch (IOException | RuntimeException e) {
-      System.err.println("Flight benchmark server failed: " + e);
-      e.printStackTrace();
-      System.exit(1);
-    }
-    System.exit(0);
+      return 0;
+    });
   }
 
   private static void run(String[] args) throws IOException {

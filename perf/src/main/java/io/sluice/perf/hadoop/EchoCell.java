@@ -1,14 +1,18 @@
 package io.sluice.perf.hadoop;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.hadoop.ipc.TestRpcBase.TestRpcService;
 import org.apache.hadoop.ipc.protobuf.TestProtos.EchoRequestProto;
+import org.apache.hadoop.thirdparty.protobuf.ServiceException;
 
 /**
  * One measurement cell: {@code threads} client threads, each with its own proxy (as Hadoop's
@@ -32,10 +36,14 @@ final class EchoCell {
   private EchoCell() {}
 
   static Result run(List<TestRpcService> proxies, String message, long warmupMillis, long measureMillis)
-      throws Exception {
+      throws IOException, InterruptedException, TimeoutException {
     EchoRequestProto request = EchoRequestProto.newBuilder().setMessage(message).build();
     for (TestRpcService proxy : proxies) {
-      proxy.echo(null, request); // connects (and, for Sluice, finds the transport) before any timing
+      try {
+        proxy.echo(null, request); // connects (and, for Sluice, finds the transport) before any timing
+      } catch (ServiceException e) {
+        throw new IOException("the first echo call failed", e);
+      }
     }
     ExecutorService pool = Executors.newFixedThreadPool(proxies.size());
     try {
@@ -49,7 +57,11 @@ final class EchoCell {
       List<long[]> parts = new ArrayList<>();
       long deadlineMillis = warmupMillis + measureMillis + 120_000;
       for (Future<long[]> f : futures) {
-        parts.add(f.get(deadlineMillis, TimeUnit.MILLISECONDS));
+        try {
+          parts.add(f.get(deadlineMillis, TimeUnit.MILLISECONDS));
+        } catch (ExecutionException e) {
+          throw new IOException("an echo client failed", e.getCause());
+        }
       }
       int total = parts.stream().mapToInt(a -> a.length).sum();
       long[] all = new long[total];
@@ -69,7 +81,7 @@ final class EchoCell {
    * thread that saw none in the window goes on until one call is measured.
    */
   private static long[] callUntil(TestRpcService proxy, EchoRequestProto request, int length, long from, long end)
-      throws Exception {
+      throws ServiceException {
     long[] samples = new long[1 << 12];
     int count = 0;
     while (true) {

@@ -2,9 +2,13 @@ package io.sluice.perf.hadoop;
 
 import io.sluice.hadoop.rpc.SluiceRpcEngine;
 import io.sluice.hadoop.rpc.SluiceRpcServer;
-import io.sluice.perf.ByteSize;
-import io.sluice.perf.Measurement;
-import io.sluice.perf.ResultsJson;
+import io.sluice.perf.bench.ByteSize;
+import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.Measurement;
+import io.sluice.perf.bench.Median;
+import io.sluice.perf.bench.ResultTable;
+import io.sluice.perf.bench.ResultsFile;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -13,6 +17,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeoutException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.ipc.ProtobufRpcEngine2;
 import org.apache.hadoop.ipc.RPC;
@@ -22,6 +27,9 @@ import org.apache.hadoop.ipc.TestRpcBase.TestRpcService;
 import org.apache.hadoop.ipc.protobuf.TestRpcServiceProtos.TestProtobufRpcProto;
 import org.apache.hadoop.net.NetUtils;
 import org.apache.hadoop.security.UserGroupInformation;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * Hadoop RPC over the Sluice engine beside the stock protobuf engine, with the workload of
@@ -38,8 +46,15 @@ public final class HadoopRpcBench {
 
   private HadoopRpcBench() {}
 
-  public static void main(String[] args) throws Exception {
-    BenchArgs options = BenchArgs.parse(args);
+  public static void main(String[] args) {
+    Cli.main("Hadoop RPC benchmark", args, BenchArgs::parse, o -> {
+      run(o);
+      return 0;
+    });
+  }
+
+  /** Runs the benchmark, writes {@link BenchArgs#out()} and prints the table. */
+  static void run(BenchArgs options) throws IOException, InterruptedException, TimeoutException {
     Configuration conf = new Configuration();
     byte[] secret = new byte[32];
     new SecureRandom().nextBytes(secret);
@@ -100,8 +115,8 @@ public final class HadoopRpcBench {
       for (int threads : options.threads()) {
         String sluice = cell("sluice", size, threads);
         String stock = cell("stock", size, threads);
-        double sluiceRate = median(rates.get(sluice));
-        double stockRate = median(rates.get(stock));
+        double sluiceRate = Median.of(rates.get(sluice));
+        double stockRate = Median.of(rates.get(stock));
         results.add(new Measurement(sluice + ".calls", "calls/s", sluiceRate, stock + ".calls", stockRate));
         EchoCell.Result sluicePooled = new EchoCell.Result(sluiceRate, pool(latencies.get(sluice)));
         EchoCell.Result stockPooled = new EchoCell.Result(stockRate, pool(latencies.get(stock)));
@@ -122,16 +137,17 @@ public final class HadoopRpcBench {
         double reference = RpcCallBenchmarkRun.callsPerSecond(8, SERVER_HANDLERS, size, options.referenceSeconds());
         String stock = cell("stock", size, 8);
         results.add(new Measurement("hadoop.RPCCallBenchmark.protobuf.echo." + label(size) + ".threads8.calls",
-            "calls/s", reference, stock + ".calls", median(rates.get(stock))));
+            "calls/s", reference, stock + ".calls", Median.of(rates.get(stock))));
       }
     }
-    ResultsJson.write(options.out(), results);
-    print(results);
+    ResultsFile.write(options.out(), results);
+    System.out.println();
+    ResultTable.print(System.out, results);
     System.out.println("results: " + options.out());
   }
 
   private static List<TestRpcService> proxies(String engine, int threads, InetSocketAddress address,
-      Configuration conf) throws Exception {
+      Configuration conf) throws IOException {
     RpcEngine rpcEngine = engine.equals("sluice") ? new SluiceRpcEngine() : new ProtobufRpcEngine2();
     List<TestRpcService> proxies = new ArrayList<>();
     for (int i = 0; i < threads; i++) {
@@ -149,88 +165,70 @@ public final class HadoopRpcBench {
     return size == 0 ? "0B" : ByteSize.label(size);
   }
 
-  private static double median(List<Double> values) {
-    List<Double> sorted = new ArrayList<>(values);
-    sorted.sort(Double::compare);
-    int n = sorted.size();
-    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
-  }
 
   private static long[] pool(List<long[]> parts) {
     return parts.stream().flatMapToLong(java.util.Arrays::stream).toArray();
   }
 
-  private static void print(List<Measurement> results) {
-    System.out.printf("%n%-50s %12s %12s %8s%n", "measurement", "sluice", "stock", "ratio");
-    for (Measurement m : results) {
-      System.out.printf("%-50s %12.1f %12.1f %8.2f  %s%n", m.name(), m.value(), m.baselineValue(), m.ratio(), m.unit());
-    }
-    Map<String, Measurement> byName = new LinkedHashMap<>();
-    results.forEach(m -> byName.put(m.name(), m));
-    Measurement calls = byName.get(cell("sluice", 4096, 8) + ".calls");
-    Measurement p50 = byName.get(cell("sluice", 4096, 8) + ".p50");
-    Measurement mib = byName.get(cell("sluice", 1 << 20, 8) + ".throughput");
-    if (calls == null || mib == null) {
-      return;
-    }
-    System.out.printf("%ngoals (8 threads): 4 KiB calls/s x%.2f (goal >= 1.5), 4 KiB p50 x%.2f (goal <= 0.7),"
-        + " 1 MiB throughput x%.2f (goal >= 2)%n", calls.ratio(), p50.ratio(), mib.ratio());
-  }
-
   /** Command-line options. */
   record BenchArgs(Path out, int rounds, long warmupMillis, long measureMillis, String provider, boolean reference,
       int referenceSeconds, int[] threads, int[] sizes, long jitWarmupMillis) {
-    static BenchArgs parse(String[] args) {
-      boolean quick = false;
-      Path out = null;
+
+    /** The command line; {@link #parse} turns it into options. */
+    @Command(name = "hadoop-rpc-bench", sortOptions = false,
+        description = "Echo calls over the Sluice RpcEngine beside Hadoop's stock protobuf engine, the workload of"
+            + " Hadoop's RPCCallBenchmark, plus RPCCallBenchmark itself for the stock engine.")
+    static final class Flags {
+      @Mixin
+      Cli.Help help;
+
+      @Option(names = "--quick", description = "Smoke run: one short round, no JIT warm-up, no RPCCallBenchmark"
+          + " (the figures are meaningless).")
+      boolean quick;
+
+      @Option(names = "--rounds", paramLabel = "N", description = "Measured rounds (default 3).")
       int rounds = 3;
+
+      @Option(names = "--provider", paramLabel = "NAME",
+          description = "The Sluice engine's transport provider: tcp, shm, auto or verbs (default tcp).")
       String provider = "tcp";
-      boolean reference = true;
+
+      @Option(names = "--threads", split = ",", paramLabel = "LIST", description = "Client threads (default 1,8,32).")
       int[] threads = {1, 8, 32};
+
+      @Option(names = "--sizes", split = ",", paramLabel = "LIST",
+          description = "Message sizes in characters (default 0,4096,1048576).")
       int[] sizes = {0, 4096, 1 << 20};
-      for (int i = 0; i < args.length; i++) {
-        switch (args[i]) {
-          case "--quick" -> quick = true;
-          case "--out" -> out = Path.of(value(args, ++i, "--out"));
-          case "--rounds" -> rounds = Integer.parseInt(value(args, ++i, "--rounds"));
-          case "--provider" -> provider = value(args, ++i, "--provider");
-          case "--no-reference" -> reference = false;
-          case "--threads" -> threads = numbers(value(args, ++i, "--threads"));
-          case "--sizes" -> sizes = numbers(value(args, ++i, "--sizes"));
-          case "--help" -> {
-            System.out.println("usage: hadoop-rpc-bench [--quick] [--rounds N] [--provider tcp|shm|auto|verbs]"
-                + " [--threads 1,8,32] [--sizes 0,4096,1048576] [--no-reference] [--out FILE]");
-            System.exit(0);
-          }
-          default -> throw new IllegalArgumentException("unknown option " + args[i] + "; try --help");
-        }
-      }
-      if (rounds < 1) {
-        throw new IllegalArgumentException("--rounds must be at least 1");
-      }
-      if (quick) {
-        return new BenchArgs(out == null ? Path.of("perf/target/hadoop-rpc-quick.json") : out, 1, 100, 300,
-            provider, false, 1, threads, sizes, 0);
-      }
-      return new BenchArgs(out == null ? Path.of("perf/results/hadoop-rpc.json") : out, rounds, 700, 2_500,
-          provider, reference, 5, threads, sizes, 2_000);
+
+      @Option(names = "--no-reference", description = "Skip Hadoop's RPCCallBenchmark.")
+      boolean noReference;
+
+      @Option(names = "--out", paramLabel = "FILE", description = "Results file (default"
+          + " perf/results/hadoop-rpc.json, with --quick perf/target/hadoop-rpc-quick.json).")
+      Path out;
     }
 
-    private static int[] numbers(String list) {
-      int[] values = java.util.Arrays.stream(list.split(",")).map(String::trim).mapToInt(Integer::parseInt).toArray();
+    static BenchArgs parse(String[] args) {
+      Flags f = Cli.parse(new Flags(), args);
+      if (f.rounds < 1) {
+        throw new IllegalArgumentException("--rounds must be at least 1, got " + f.rounds);
+      }
+      nonNegative(f.threads, "--threads");
+      nonNegative(f.sizes, "--sizes");
+      if (f.quick) {
+        return new BenchArgs(f.out == null ? Path.of("perf/target/hadoop-rpc-quick.json") : f.out, 1, 100, 300,
+            f.provider, false, 1, f.threads, f.sizes, 0);
+      }
+      return new BenchArgs(f.out == null ? Path.of("perf/results/hadoop-rpc.json") : f.out, f.rounds, 700, 2_500,
+          f.provider, !f.noReference, 5, f.threads, f.sizes, 2_000);
+    }
+
+    private static void nonNegative(int[] values, String option) {
       for (int v : values) {
         if (v < 0) {
-          throw new IllegalArgumentException("negative value in " + list);
+          throw new IllegalArgumentException("negative value " + v + " in " + option);
         }
       }
-      return values;
-    }
-
-    private static String value(String[] args, int i, String option) {
-      if (i >= args.length) {
-        throw new IllegalArgumentException(option + " needs a value");
-      }
-      return args[i];
     }
   }
 }

@@ -1,7 +1,7 @@
 package io.sluice.perf.report;
 
-import io.sluice.perf.Measurement;
-import io.sluice.perf.ResultsJson;
+import io.sluice.perf.bench.Measurement;
+import io.sluice.perf.bench.ResultsFile;
 import java.awt.Color;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -48,7 +48,7 @@ public final class Report {
     for (Path f : ordered) {
       List<Measurement> m;
       try {
-        m = ResultsJson.read(f);
+        m = ResultsFile.read(f);
       } catch (IOException | IllegalArgumentException e) {
         problems.add(f.getFileName() + " could not be read: " + e.getMessage());
         continue;

@@ -1,6 +1,6 @@
 package io.sluice.perf.report;
 
-import io.sluice.perf.Measurement;
+import io.sluice.perf.bench.Measurement;
 import java.math.BigDecimal;
 import java.math.MathContext;
 import java.util.List;

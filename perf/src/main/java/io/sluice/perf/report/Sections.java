@@ -1,6 +1,6 @@
 package io.sluice.perf.report;
 
-import io.sluice.perf.Measurement;
+import io.sluice.perf.bench.Measurement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;

@@ -1,11 +1,13 @@
 package io.sluice.perf.spark;
 
-import io.sluice.perf.Measurement;
-import io.sluice.perf.ResultsJson;
+import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.Measurement;
+import io.sluice.perf.bench.Median;
+import io.sluice.perf.bench.ResultTable;
+import io.sluice.perf.bench.ResultsFile;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -14,6 +16,9 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
 import org.apache.spark.shuffle.rdma.ShuffleReadTotals;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * Spark shuffle benchmark: a groupByKey and a sortByKey over generated rows on
@@ -29,47 +34,62 @@ public final class SparkShuffleBench {
   private SparkShuffleBench() {}
 
   private record Options(long sizeMb, int rounds, Path out, String master, String jar) {
-    static Options parse(String[] args) {
-      long sizeMb = 128;
-      int rounds = 3;
-      Path out = Path.of("perf/results/spark-shuffle.json");
+    /** The command line; {@link #parse} turns it into options. */
+    @Command(name = "spark-shuffle-bench", sortOptions = false,
+        description = "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager, alternately.")
+    static final class Flags {
+      @Mixin
+      Cli.Help help;
+
+      @Option(names = "--quick", description = "Smoke run: 8 MB per job, one round; writes"
+          + " perf/target/spark-shuffle-quick.json unless --out says otherwise (the figures are meaningless).")
+      boolean quick;
+
+      @Option(names = "--size-mb", paramLabel = "N", description = "MiB of rows per job (default 128; 8 with --quick).")
+      Long sizeMb;
+
+      @Option(names = "--rounds", paramLabel = "N", description = "Rounds per manager (default 3; 1 with --quick).")
+      Integer rounds;
+
+      @Option(names = "--out", paramLabel = "FILE", description = "Results file (default"
+          + " perf/results/spark-shuffle.json).")
+      Path out;
+
+      @Option(names = "--master", paramLabel = "URL", description = "Spark master (default local-cluster[2,1,1024]).")
       String master = "local-cluster[2,1,1024]";
+
+      @Option(names = "--jar", paramLabel = "FILE",
+          description = "The shuffle manager's jar (default -Dsluice.spark.jar).")
       String jar = System.getProperty("sluice.spark.jar", "");
-      for (int i = 0; i < args.length; i++) {
-        String a = args[i];
-        if (a.equals("--help")) {
-          System.out.println("options: --size-mb N (rows per job, default 128) --rounds N (default 3)"
-              + " --out FILE --master URL --jar SHUFFLE_JAR");
-          System.exit(0);
-        }
-        if (i + 1 >= args.length) {
-          throw new IllegalArgumentException("option " + a + " needs a value");
-        }
-        String v = args[++i];
-        switch (a) {
-          case "--size-mb" -> sizeMb = Long.parseLong(v);
-          case "--rounds" -> rounds = Integer.parseInt(v);
-          case "--out" -> out = Path.of(v);
-          case "--master" -> master = v;
-          case "--jar" -> jar = v;
-          default -> throw new IllegalArgumentException("unknown option " + a + "; try --help");
-        }
-      }
+    }
+
+    static Options parse(String[] args) {
+      Flags f = Cli.parse(new Flags(), args);
+      long sizeMb = f.sizeMb != null ? f.sizeMb : f.quick ? 8 : 128;
+      int rounds = f.rounds != null ? f.rounds : f.quick ? 1 : 3;
+      Path out = f.out != null ? f.out
+          : Path.of(f.quick ? "perf/target/spark-shuffle-quick.json" : "perf/results/spark-shuffle.json");
       if (sizeMb <= 0 || rounds <= 0) {
         throw new IllegalArgumentException("--size-mb and --rounds must be positive");
       }
-      if (jar.isEmpty()) {
+      if (f.jar.isEmpty()) {
         throw new IllegalArgumentException("the shuffle jar is needed (--jar or -Dsluice.spark.jar)");
       }
-      return new Options(sizeMb, rounds, out, master, jar);
+      return new Options(sizeMb, rounds, out, f.master, f.jar);
     }
   }
 
   /** One job's figures in one round. */
   private record Sample(double wallSeconds, long fetchWaitMs, long remoteBytes) {}
 
-  public static void main(String[] args) throws IOException, TimeoutException {
-    Options o = Options.parse(args);
+  public static void main(String[] args) {
+    Cli.main("Spark shuffle benchmark", args, Options::parse, o -> {
+      run(o);
+      return 0;
+    });
+  }
+
+  private static void run(Options o) throws IOException, TimeoutException {
     long rows = o.sizeMb() * 1024 * 1024 / BenchJobs.ROW_BYTES;
     Map<String, List<Sample>> samples = new TreeMap<>();
     for (int round = 0; round < o.rounds(); round++) {
@@ -82,12 +102,12 @@ public final class SparkShuffleBench {
     for (String job : List.of("groupby", "sort")) {
       List<Sample> rdma = samples.get(RDMA + "." + job);
       List<Sample> sort = samples.get(SORT + "." + job);
-      double rdmaWall = median(rdma.stream().mapToDouble(Sample::wallSeconds).toArray());
-      double sortWall = median(sort.stream().mapToDouble(Sample::wallSeconds).toArray());
-      double rdmaWait = median(rdma.stream().mapToDouble(Sample::fetchWaitMs).toArray());
-      double sortWait = median(sort.stream().mapToDouble(Sample::fetchWaitMs).toArray());
-      double rdmaMb = median(rdma.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
-      double sortMb = median(sort.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
+      double rdmaWall = Median.of(rdma.stream().mapToDouble(Sample::wallSeconds).toArray());
+      double sortWall = Median.of(sort.stream().mapToDouble(Sample::wallSeconds).toArray());
+      double rdmaWait = Median.of(rdma.stream().mapToDouble(Sample::fetchWaitMs).toArray());
+      double sortWait = Median.of(sort.stream().mapToDouble(Sample::fetchWaitMs).toArray());
+      double rdmaMb = Median.of(rdma.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
+      double sortMb = Median.of(sort.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
       String prefix = "spark_shuffle." + job + "." + o.sizeMb() + "MB";
       String base = "sort_shuffle." + job + "." + o.sizeMb() + "MB";
       results.add(new Measurement(prefix + ".wall", "s", rdmaWall, base + ".wall", sortWall));
@@ -96,12 +116,9 @@ public final class SparkShuffleBench {
       results.add(new Measurement(prefix + ".remote_read", "MB", rdmaMb, base + ".remote_read", sortMb));
     }
     System.out.println();
-    System.out.printf("%-44s %6s %12s %12s%n", "measurement (RdmaShuffleManager vs sort)", "unit", "value",
-        "baseline");
-    for (Measurement m : results) {
-      System.out.printf("%-44s %6s %12.3f %12.3f%n", m.name(), m.unit(), m.value(), m.baselineValue());
-    }
-    ResultsJson.write(o.out(), results);
+    System.out.println("RdmaShuffleManager beside Spark's sort shuffle:");
+    ResultTable.print(System.out, results);
+    ResultsFile.write(o.out(), results);
     System.out.println("wrote " + o.out().toAbsolutePath());
   }
 
@@ -142,12 +159,5 @@ public final class SparkShuffleBench {
             t.fetchWaitMs(), t.remoteBytes() / 1048576.0);
       }
     }
-  }
-
-  private static double median(double[] values) {
-    double[] v = values.clone();
-    Arrays.sort(v);
-    int n = v.length;
-    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
   }
 }

@@ -31,7 +31,9 @@ final class DriverProcess implements AutoCloseable {
   private final BlockingQueue<String> answers = new LinkedBlockingQueue<>();
 
   /** Thrown when a driver cannot answer: it died, reported a fatal error, or missed a deadline. */
-  static final class DriverException extends Exception {
+  static final class DriverException extends IOException {
+    private static final long serialVersionUID = 1L;
+
     DriverException(String message) {
       super(message);
     }
@@ -123,7 +125,7 @@ final class DriverProcess implements AutoCloseable {
         try {
           send("quit");
           stdin.close();
-        } catch (DriverException | IOException e) {
+        } catch (IOException e) {
           // Already going away: destroyed below if it does not exit.
         }
         if (!process.waitFor(60, TimeUnit.SECONDS)) {

@@ -1,9 +1,13 @@
 package io.sluice.perf.tpcds;
 
+import io.sluice.perf.bench.Cli;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * The options of {@code perf/bin/tpcds}. Immutable.
@@ -33,80 +37,105 @@ public record TpcdsOptions(double scale, String queries, String master, double b
     sparkConf = List.copyOf(sparkConf);
   }
 
-  public static final String USAGE = """
-      perf/bin/tpcds [options]
-        --sf S                 scale factor (default 0.1)
-        --queries LIST         all, or names such as q1,q14a,q72 (default all)
-        --master URL           Spark master (default $SLUICE_SPARK_MASTER, else local-cluster[2,1,1024])
-        --time-budget-min N    start no query after N minutes (default 0: no budget)
-        --query-timeout-s N    deadline of one query under one manager (default 900)
-        --executors N          executors per application (default 2; standalone: 1 core each)
-        --executor-memory M    spark.executor.memory (default 768m)
-        --shuffle-partitions N spark.sql.shuffle.partitions (default 16)
-        --data-dir DIR         data cache (default ~/.cache/sluice-tpcds)
-        --work-dir DIR         logs and result rows (default perf/target/tpcds)
-        --out FILE             results (default perf/results/tpcds.json)
-        --markdown FILE        per-query table (default perf/results/tpcds.md)
-        --jar FILE             the shuffle manager's jar (default -Dsluice.spark.jar)
-        --conf KEY=VALUE       a further Spark setting for both applications (repeatable)""";
+  /** The command line; {@link #parse} turns it into options. */
+  @Command(name = "tpcds", sortOptions = false,
+      description = "TPC-DS under Spark's sort shuffle and RdmaShuffleManager: two driver applications, the"
+          + " queries alternating between them, results compared.")
+  static final class Flags {
+    @Mixin
+    Cli.Help help;
 
-  /** Parses the command line; {@code env} supplies {@code SLUICE_SPARK_MASTER}. */
+    @Option(names = "--quick", description = "Smoke run: q3, q7, q19, q42 and q52 at scale factor 0.01, results"
+        + " under perf/target/ (the figures are meaningless).")
+    boolean quick;
+
+    @Option(names = "--sf", paramLabel = "S", description = "Scale factor (default 0.1; 0.01 with --quick).")
+    Double scale;
+
+    @Option(names = "--queries", paramLabel = "LIST", description = "all, or names such as q1,q14a,q72 (default all).")
+    String queries;
+
+    @Option(names = "--master", paramLabel = "URL",
+        description = "Spark master (default $SLUICE_SPARK_MASTER, else local-cluster[2,1,1024]).")
+    String master;
+
+    @Option(names = "--time-budget-min", paramLabel = "N",
+        description = "Start no query after N minutes (default 0: no budget).")
+    double budget;
+
+    @Option(names = "--query-timeout-s", paramLabel = "N",
+        description = "Deadline of one query under one manager (default 900).")
+    int timeout = 900;
+
+    @Option(names = "--executors", paramLabel = "N",
+        description = "Executors per application (default 2; standalone: 1 core each).")
+    int executors = 2;
+
+    @Option(names = "--executor-memory", paramLabel = "M", description = "spark.executor.memory (default 768m).")
+    String memory = "768m";
+
+    @Option(names = "--shuffle-partitions", paramLabel = "N",
+        description = "spark.sql.shuffle.partitions (default 16).")
+    int partitions = 16;
+
+    @Option(names = "--data-dir", paramLabel = "DIR", description = "Data cache (default ~/.cache/sluice-tpcds).")
+    Path dataRoot;
+
+    @Option(names = "--work-dir", paramLabel = "DIR", description = "Logs and result rows (default perf/target/tpcds).")
+    Path workDir = Path.of("perf/target/tpcds");
+
+    @Option(names = "--out", paramLabel = "FILE",
+        description = "Results (default perf/results/tpcds.json; with --quick perf/target/tpcds-quick.json).")
+    Path out;
+
+    @Option(names = "--markdown", paramLabel = "FILE",
+        description = "Per-query table (default perf/results/tpcds.md; with --quick perf/target/tpcds-quick.md).")
+    Path markdown;
+
+    @Option(names = "--jar", paramLabel = "FILE", description = "The shuffle manager's jar (default -Dsluice.spark.jar).")
+    String jar;
+
+    @Option(names = "--conf", paramLabel = "KEY=VALUE",
+        description = "A further Spark setting for both applications (repeatable).")
+    List<String> conf = new ArrayList<>();
+  }
+
+  /** The queries of {@code --quick}: small, quick ones that still shuffle (joins and aggregations). */
+  static final String QUICK_QUERIES = "q3,q7,q19,q42,q52";
+
+  /**
+   * Parses the command line; {@code env} supplies {@code SLUICE_SPARK_MASTER}.
+   *
+   * @throws IllegalArgumentException naming the bad option
+   * @throws Cli.HelpRequested for {@code --help}
+   */
   public static TpcdsOptions parse(String[] args, Map<String, String> env, String defaultJar) {
-    double scale = 0.1;
-    String queries = "all";
-    String master = env.getOrDefault("SLUICE_SPARK_MASTER", "");
+    Flags f = Cli.parse(new Flags(), args);
+    String master = f.master != null ? f.master : env.getOrDefault("SLUICE_SPARK_MASTER", "");
     if (master.isBlank()) {
       master = "local-cluster[2,1,1024]";
     }
-    double budget = 0;
-    int timeout = 900;
-    int executors = 2;
-    String memory = "768m";
-    int partitions = 16;
-    Path dataRoot = TpcdsCache.defaultRoot();
-    Path workDir = Path.of("perf/target/tpcds");
-    Path out = Path.of("perf/results/tpcds.json");
-    Path markdown = Path.of("perf/results/tpcds.md");
-    String jar = defaultJar == null ? "" : defaultJar;
-    List<String> conf = new ArrayList<>();
-    for (int i = 0; i < args.length; i++) {
-      String a = args[i];
-      if (i + 1 >= args.length) {
-        throw new IllegalArgumentException("option " + a + " needs a value");
-      }
-      String v = args[++i];
-      switch (a) {
-        case "--sf" -> scale = Double.parseDouble(v);
-        case "--queries" -> queries = v;
-        case "--master" -> master = v;
-        case "--time-budget-min" -> budget = Double.parseDouble(v);
-        case "--query-timeout-s" -> timeout = Integer.parseInt(v);
-        case "--executors" -> executors = Integer.parseInt(v);
-        case "--executor-memory" -> memory = v;
-        case "--shuffle-partitions" -> partitions = Integer.parseInt(v);
-        case "--data-dir" -> dataRoot = Path.of(v);
-        case "--work-dir" -> workDir = Path.of(v);
-        case "--out" -> out = Path.of(v);
-        case "--markdown" -> markdown = Path.of(v);
-        case "--jar" -> jar = v;
-        case "--conf" -> {
-          if (v.indexOf('=') <= 0) {
-            throw new IllegalArgumentException("--conf needs KEY=VALUE, got " + v);
-          }
-          conf.add(v);
-        }
-        default -> throw new IllegalArgumentException("unknown option " + a + "\n" + USAGE);
+    double scale = f.scale != null ? f.scale : f.quick ? 0.01 : 0.1;
+    String queries = f.queries != null ? f.queries : f.quick ? QUICK_QUERIES : "all";
+    Path out = f.out != null ? f.out : Path.of(f.quick ? "perf/target/tpcds-quick.json" : "perf/results/tpcds.json");
+    Path markdown = f.markdown != null ? f.markdown
+        : Path.of(f.quick ? "perf/target/tpcds-quick.md" : "perf/results/tpcds.md");
+    Path dataRoot = f.dataRoot != null ? f.dataRoot : TpcdsCache.defaultRoot();
+    String jar = f.jar != null ? f.jar : defaultJar == null ? "" : defaultJar;
+    for (String c : f.conf) {
+      if (c.indexOf('=') <= 0) {
+        throw new IllegalArgumentException("--conf needs KEY=VALUE, got " + c);
       }
     }
-    if (!(scale > 0) || budget < 0 || timeout <= 0 || executors <= 0 || partitions <= 0) {
+    if (!(scale > 0) || f.budget < 0 || f.timeout <= 0 || f.executors <= 0 || f.partitions <= 0) {
       throw new IllegalArgumentException("--sf, --query-timeout-s, --executors and --shuffle-partitions must be"
           + " positive, --time-budget-min at least 0");
     }
     if (jar.isBlank()) {
       throw new IllegalArgumentException("the shuffle manager's jar is needed (--jar or -Dsluice.spark.jar)");
     }
-    return new TpcdsOptions(scale, queries, master, budget, timeout, executors, memory, partitions, dataRoot,
-        workDir, out, markdown, jar, conf);
+    return new TpcdsOptions(scale, queries, master, f.budget, f.timeout, f.executors, f.memory, f.partitions,
+        dataRoot, f.workDir, out, markdown, jar, f.conf);
   }
 
   /** Whether the master is a standalone cluster, where the two applications share the cores. */

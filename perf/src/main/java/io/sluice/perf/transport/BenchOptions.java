@@ -1,10 +1,14 @@
 package io.sluice.perf.transport;
 
+import io.sluice.perf.bench.Cli;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * What one run of the transport benchmark measures and for how long. A full run takes a little over
@@ -40,12 +44,27 @@ public record BenchOptions(
   static final Path DEFAULT_OUT = Path.of("perf", "results", "transport.json");
   /** Smoke runs write beside the build output, so they never replace a real run's results. */
   static final Path QUICK_OUT = Path.of("perf", "target", "transport-quick.json");
-  static final String USAGE =
-      "usage: transport-bench [--quick] [--providers tcp,tcp-aes,shm] [--out FILE]\n"
-          + "  --quick       tiny smoke run (numbers are meaningless)\n"
-          + "  --providers   comma-separated subset of tcp,tcp-aes,shm (default all; tcp-aes: tcp with"
-          + " sluice.transport.encryption=true)\n"
-          + "  --out FILE    results file (default " + DEFAULT_OUT + ", with --quick " + QUICK_OUT + ")";
+
+  /** The command line; {@link #parse} turns it into options. */
+  @Command(name = "transport-bench", sortOptions = false,
+      description = "READ throughput and latency of the transport's providers between two JVMs on loopback,"
+          + " beside a plain socket stream and a memcpy measured in the same run.")
+  static final class Flags {
+    @Mixin
+    Cli.Help help;
+
+    @Option(names = "--quick", description = "Tiny smoke run; the figures are meaningless.")
+    boolean quick;
+
+    @Option(names = "--providers", split = ",", paramLabel = "LIST",
+        description = "Comma-separated subset of tcp,tcp-aes,shm (default all; tcp-aes: tcp with"
+            + " sluice.transport.encryption=true).")
+    List<String> providers = KNOWN_PROVIDERS;
+
+    @Option(names = "--out", paramLabel = "FILE",
+        description = "Results file (default perf/results/transport.json, with --quick perf/target/transport-quick.json).")
+    Path out;
+  }
 
   public BenchOptions {
     providers = List.copyOf(providers);
@@ -78,23 +97,16 @@ public record BenchOptions(
   /**
    * Parses the command line.
    *
-   * @throws IllegalArgumentException naming the bad argument, with the usage text
+   * @throws IllegalArgumentException naming the bad argument
+   * @throws Cli.HelpRequested for {@code --help}
    */
   public static BenchOptions parse(String... args) {
-    boolean quick = false;
-    List<String> providers = KNOWN_PROVIDERS;
-    Optional<Path> out = Optional.empty();
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--quick" -> quick = true;
-        case "--providers" -> providers = parseProviders(value(args, ++i, "--providers"));
-        case "--out" -> out = Optional.of(Path.of(value(args, ++i, "--out")));
-        default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'\n" + USAGE);
-      }
-    }
+    Flags f = Cli.parse(new Flags(), args);
+    List<String> providers = checkProviders(f.providers);
+    Optional<Path> out = Optional.ofNullable(f.out);
     List<Integer> blocks = List.of(64 << 10, 1 << 20, 8 << 20);
     List<Integer> depths = List.of(1, 8);
-    if (quick) {
+    if (f.quick) {
       return new BenchOptions(providers, blocks, depths, 4 << 10, 16 << 20, 1,
           Duration.ofMillis(20), Duration.ofMillis(60), 2_000, out.orElse(QUICK_OUT), true);
     }
@@ -102,16 +114,9 @@ public record BenchOptions(
         Duration.ofMillis(200), Duration.ofMillis(700), 100_000, out.orElse(DEFAULT_OUT), false);
   }
 
-  private static String value(String[] args, int i, String flag) {
-    if (i >= args.length) {
-      throw new IllegalArgumentException(flag + " needs a value\n" + USAGE);
-    }
-    return args[i];
-  }
-
-  private static List<String> parseProviders(String text) {
+  private static List<String> checkProviders(List<String> given) {
     List<String> list = new ArrayList<>();
-    for (String p : text.split(",")) {
+    for (String p : given) {
       String name = p.trim();
       if (!KNOWN_PROVIDERS.contains(name)) {
         throw new IllegalArgumentException(

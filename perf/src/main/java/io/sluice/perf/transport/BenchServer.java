@@ -1,5 +1,6 @@
 package io.sluice.perf.transport;
 
+import io.sluice.perf.bench.Cli;
 import io.sluice.transport.MessageHandler;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.RegisteredRegion;
@@ -24,14 +25,10 @@ public final class BenchServer {
   private BenchServer() {}
 
   public static void main(String[] args) {
-    try {
+    Cli.run("benchmark server", () -> {
       run(args);
-    } catch (IOException | RuntimeException e) {
-      System.err.println("benchmark server failed: " + e);
-      e.printStackTrace();
-      System.exit(1);
-    }
-    System.exit(0);
+      return 0;
+    });
   }
 
   private static void run(String[] args) throws IOException {

@@ -1,6 +1,6 @@
 package io.sluice.perf.transport;
 
-import io.sluice.perf.ByteSize;
+import io.sluice.perf.bench.ByteSize;
 
 /** The one place that spells the measurement names of the transport benchmark. */
 final class Names {

@@ -1,16 +1,14 @@
 package io.sluice.perf.transport;
 
-import io.sluice.perf.Measurement;
-import io.sluice.perf.ResultsJson;
-import io.sluice.transport.TransportProvider;
-import io.sluice.transport.TransportUnavailableException;
-import io.sluice.transport.Transports;
+import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.Loopback;
+import io.sluice.perf.bench.Measurement;
+import io.sluice.perf.bench.ResultTable;
+import io.sluice.perf.bench.ResultsFile;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
-import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -22,7 +20,8 @@ import java.util.Map;
  * {@link Rounds} so machine noise hits all alike: a single-thread memcpy, a plain socket stream
  * between the two JVMs, and READ throughput of each provider with 1 and 8 READs in flight. Then
  * the latency of single 4 KiB READs beside a 4 KiB socket ping-pong. tcp figures (plain and
- * {@code tcp-aes}, encrypted) are paired with the socket baseline, shm throughput with memcpy. It writes {@link ResultsJson} and prints a table.
+ * {@code tcp-aes}, encrypted) are paired with the socket baseline, shm throughput with memcpy. It
+ * writes a {@link ResultsFile} and prints a {@link ResultTable}.
  *
  * <p>Not thread safe; one run at a time per JVM.
  */
@@ -30,27 +29,10 @@ public final class TransportBench {
   private TransportBench() {}
 
   public static void main(String[] args) {
-    if (List.of(args).contains("--help")) {
-      System.out.println(BenchOptions.USAGE);
-      return;
-    }
-    BenchOptions options;
-    try {
-      options = BenchOptions.parse(args);
-    } catch (IllegalArgumentException e) {
-      System.err.println(e.getMessage());
-      System.exit(2);
-      return;
-    }
-    try {
-      run(options, System.out);
-    } catch (IOException | RuntimeException e) {
-      System.err.println("transport benchmark failed: " + e);
-      e.printStackTrace();
-      System.exit(1);
-    }
-    // The providers' worker threads must not keep a finished benchmark alive.
-    System.exit(0);
+    Cli.main("transport benchmark", args, BenchOptions::parse, o -> {
+      run(o, System.out);
+      return 0;
+    });
   }
 
   /** Runs the benchmark, writes {@link BenchOptions#out()}, prints progress and the table; returns the results. */
@@ -59,16 +41,9 @@ public final class TransportBench {
         o.quick() ? " (--quick: smoke run, figures are meaningless)" : "",
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), o.providers());
     for (String p : o.providers()) {
-      TransportProvider provider = Transports.provider(LoopbackTransports.providerOf(p));
-      if (!provider.isAvailable()) {
-        throw new TransportUnavailableException("provider " + p + " is unavailable here ("
-            + provider.unavailabilityCause().map(Throwable::getMessage).orElse("no reason given")
-            + "); choose others with --providers");
-      }
+      Loopback.requireAvailable(p, LoopbackTransports.providerOf(p), "choose others with --providers");
     }
-    byte[] seed = new byte[16];
-    new SecureRandom().nextBytes(seed);
-    String secret = HexFormat.of().formatHex(seed);
+    String secret = Loopback.newSecret();
     List<Measurement> results = new ArrayList<>();
     MemcpyBaseline memcpy = new MemcpyBaseline(o.regionBytes());
     try (ServerProcess server = ServerProcess.start(o.regionBytes(), o.providers(), secret);
@@ -84,9 +59,9 @@ public final class TransportBench {
         clients.values().forEach(ProviderClient::close);
       }
     }
-    ResultsJson.write(o.out(), results);
+    ResultsFile.write(o.out(), results);
     out.println();
-    ResultTable.print(out, results, Goal.TRANSPORT, o.depths());
+    ResultTable.print(out, results);
     out.println("results written to " + o.out().toAbsolutePath());
     return results;
   }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.perf.bench.Cli;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -43,13 +44,21 @@ class FlightBenchOptionsTest {
   }
 
   @Test
+  void helpListsEveryOption() {
+    Cli.HelpRequested help = assertThrows(Cli.HelpRequested.class, () -> FlightBenchOptions.parse("--help"));
+    for (String option : List.of("--quick", "--size-mb", "--rounds", "--operations", "--out", "--help")) {
+      assertTrue(help.usage().contains(option), help.usage());
+    }
+  }
+
+  @Test
   void badArgumentsNameThemselves() {
     assertTrue(assertThrows(IllegalArgumentException.class, () -> FlightBenchOptions.parse("--size-mb", "lots"))
         .getMessage().contains("--size-mb"));
     assertTrue(assertThrows(IllegalArgumentException.class, () -> FlightBenchOptions.parse("--rounds", "0"))
         .getMessage().contains("--rounds"));
     assertTrue(assertThrows(IllegalArgumentException.class, () -> FlightBenchOptions.parse("--rounds"))
-        .getMessage().contains("needs a value"));
+        .getMessage().contains("Missing required parameter for option '--rounds'"));
     assertTrue(assertThrows(IllegalArgumentException.class, () -> FlightBenchOptions.parse("--operations", "exchange"))
         .getMessage().contains("exchange"));
     assertTrue(assertThrows(IllegalArgumentException.class, () -> FlightBenchOptions.parse("--fast"))

@@ -3,7 +3,7 @@ package io.sluice.perf.hadoop;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.perf.JsonParser;
+import io.sluice.perf.bench.JsonRecords;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -23,7 +23,8 @@ class HadoopRpcBenchQuickTest {
   @Timeout(180)
   void quickRunWritesEveryMeasurementBesideTheStockEngine(@TempDir Path dir) throws Exception {
     Path out = dir.resolve("hadoop-rpc.json");
-    HadoopRpcBench.main(new String[] {"--quick", "--threads", "1,8", "--sizes", "4096,1048576", "--out", out.toString()});
+    HadoopRpcBench.run(HadoopRpcBench.BenchArgs.parse(
+        new String[] {"--quick", "--threads", "1,8", "--sizes", "4096,1048576", "--out", out.toString()}));
     Map<String, String> expected = new LinkedHashMap<>();
     for (String size : List.of("4KiB", "1MiB")) {
       for (int threads : new int[] {1, 8}) {
@@ -37,7 +38,7 @@ class HadoopRpcBenchQuickTest {
         }
       }
     }
-    List<?> records = (List<?>) JsonParser.parse(Files.readString(out));
+    List<?> records = JsonRecords.parse(Files.readString(out));
     List<String> names = new ArrayList<>();
     for (Object o : records) {
       Map<?, ?> r = (Map<?, ?>) o;
@@ -46,8 +47,8 @@ class HadoopRpcBenchQuickTest {
       assertEquals(expected.get(name), r.get("baseline_name"), "baseline of " + name);
       String unit = name.endsWith(".calls") ? "calls/s" : name.endsWith(".throughput") ? "MiB/s" : "us";
       assertEquals(unit, r.get("unit"), "unit of " + name);
-      assertTrue((Double) r.get("value") > 0, name + " has a positive value");
-      assertTrue((Double) r.get("baseline_value") > 0, name + " has a positive baseline");
+      assertTrue(JsonRecords.number(r, "value") > 0, name + " has a positive value");
+      assertTrue(JsonRecords.number(r, "baseline_value") > 0, name + " has a positive baseline");
     }
     assertEquals(List.copyOf(expected.keySet()), names);
   }

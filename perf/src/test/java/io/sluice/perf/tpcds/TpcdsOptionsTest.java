@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.perf.bench.Cli;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -51,6 +52,28 @@ class TpcdsOptionsTest {
     assertThrows(IllegalArgumentException.class, () -> TpcdsOptions.parse(new String[0], Map.of(), ""));
     assertThrows(IllegalArgumentException.class,
         () -> TpcdsOptions.parse(new String[] {"--conf", "novalue"}, Map.of(), "j"));
+  }
+
+  @Test
+  void quickIsATinyRunThatNeverWritesTheResultsFolder() {
+    TpcdsOptions o = TpcdsOptions.parse(new String[] {"--quick"}, Map.of(), "s.jar");
+    assertEquals(0.01, o.scale());
+    assertEquals(TpcdsOptions.QUICK_QUERIES, o.queries());
+    assertEquals(Path.of("perf/target/tpcds-quick.json"), o.out());
+    assertEquals(Path.of("perf/target/tpcds-quick.md"), o.markdown());
+    assertEquals(Path.of("/o.json"), TpcdsOptions.parse(new String[] {"--quick", "--out", "/o.json"}, Map.of(), "s.jar")
+        .out());
+  }
+
+  @Test
+  void helpListsEveryOption() {
+    Cli.HelpRequested help = assertThrows(Cli.HelpRequested.class,
+        () -> TpcdsOptions.parse(new String[] {"--help"}, Map.of(), "j"));
+    for (String option : List.of("--quick", "--sf", "--queries", "--master", "--time-budget-min", "--query-timeout-s",
+        "--executors", "--executor-memory", "--shuffle-partitions", "--data-dir", "--work-dir", "--out", "--markdown",
+        "--jar", "--conf")) {
+      assertTrue(help.usage().contains(option), option + " in " + help.usage());
+    }
   }
 
   @Test

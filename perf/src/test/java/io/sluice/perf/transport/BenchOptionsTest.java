@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.perf.bench.Cli;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -35,10 +36,18 @@ class BenchOptionsTest {
 
   @Test
   void badArgumentsSayWhatIsWrong() {
-    assertMessage("unknown argument '--fast'", "--fast");
-    assertMessage("--out needs a value", "--out");
+    assertMessage("Unknown option: '--fast'", "--fast");
+    assertMessage("Missing required parameter for option '--out'", "--out");
     assertMessage("unknown provider 'verbs'", "--providers", "tcp,verbs");
     assertMessage("given twice", "--providers", "tcp,tcp");
+  }
+
+  @Test
+  void helpListsEveryOption() {
+    Cli.HelpRequested help = assertThrows(Cli.HelpRequested.class, () -> BenchOptions.parse("--help"));
+    for (String option : List.of("--quick", "--providers", "--out", "--help")) {
+      assertTrue(help.usage().contains(option), help.usage());
+    }
   }
 
   private static void assertMessage(String fragment, String... args) {

@@ -1,4 +1,4 @@
-package io.sluice.perf;
+package io.sluice.perf.bench;
 
 import java.util.Objects;
 

@@ -1,4 +1,4 @@
-package io.sluice.perf;
+package io.sluice.perf.bench;
 
 /** Short binary labels for byte counts as they appear in measurement names: 4KiB, 1MiB, 8MiB. */
 public final class ByteSize {

@@ -1,0 +1,88 @@
+# shellcheck shell=bash
+# What the project's scripts share: source it, then use the variables and functions below.
+#
+#   source "$(dirname "${BASH_SOURCE[0]}")/../lib/sluice.sh"     (adjust the path to bin/lib)
+#
+#   SLUICE_ROOT          the repository root (the scripts cd there themselves if they need to)
+#   SLUICE_JAVA          $JAVA_HOME/bin/java when JAVA_HOME is set, else java from PATH
+#   SLUICE_SPARK_HOME    the Spark home spark-shuffle's build assembles from the Maven jars
+#   sluice_build ARGS    mvn -B -q -ntp ARGS offline, then online if the offline build failed; nothing
+#                        when SLUICE_BUILT is set (a caller that built already, such as perf/ci, sets it)
+#   sluice_jar MODULE    the main jar a module's build wrote (not its tests, sources or unshaded jar)
+#   sluice_classpath MODULE
+#                        the module's jar and its runtime class path (target/runtime-classpath.txt)
+#   sluice_classpath_jar MODULE NAME
+#                        the jar NAME-<version>.jar on that class path, for example picocli
+#   sluice_spark_opens   the JVM flags Spark's launcher adds on JDK 17 (spark.module.opens in the
+#                        parent pom, the one place they are kept), for JVMs that are Spark drivers
+#   sluice_has_option OPTION ARGS...
+#                        true when OPTION is one of ARGS
+#
+# Sourcing changes no shell option and runs nothing but a few assignments.
+
+SLUICE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SLUICE_JAVA=java
+if [[ -n ${JAVA_HOME:-} ]]; then
+  SLUICE_JAVA=$JAVA_HOME/bin/java
+fi
+SLUICE_SPARK_HOME=$SLUICE_ROOT/spark-shuffle/target/spark-home
+
+sluice_build() {
+  if [[ -n ${SLUICE_BUILT:-} ]]; then
+    return 0
+  fi
+  if ! (cd "$SLUICE_ROOT" && mvn -B -q -ntp -o "$@"); then
+    echo "offline build failed; retrying online" >&2
+    (cd "$SLUICE_ROOT" && mvn -B -q -ntp "$@")
+  fi
+}
+
+sluice_jar() {
+  local module=$1 jar
+  jar=$(ls "$SLUICE_ROOT/$module"/target/*.jar 2>/dev/null \
+    | grep -v -e '-tests\.jar$' -e '-sources\.jar$' -e '/original-' | head -n 1 || true)
+  if [[ -z $jar ]]; then
+    echo "no jar in $module/target: build $module first (sluice_build -pl $module -am package -DskipTests)" >&2
+    return 1
+  fi
+  echo "$jar"
+}
+
+sluice_classpath() {
+  local module=$1 jar file=$SLUICE_ROOT/$1/target/runtime-classpath.txt
+  jar=$(sluice_jar "$module") || return 1
+  if [[ ! -s $file ]]; then
+    echo "missing $file: the $module build did not write its class path" >&2
+    return 1
+  fi
+  echo "$jar:$(cat "$file")"
+}
+
+sluice_classpath_jar() {
+  local module=$1 name=$2 file=$SLUICE_ROOT/$1/target/runtime-classpath.txt jar
+  jar=$(tr ':' '\n' <"$file" | grep "/$name-[0-9][^/]*\.jar$" | head -n 1 || true)
+  if [[ -z $jar ]]; then
+    echo "no $name jar on $module's class path ($file)" >&2
+    return 1
+  fi
+  echo "$jar"
+}
+
+sluice_spark_opens() {
+  local opens
+  opens=$(sed -n 's#.*<spark.module.opens>\(.*\)</spark.module.opens>.*#\1#p' "$SLUICE_ROOT/pom.xml")
+  if [[ -z $opens ]]; then
+    echo "spark.module.opens is missing from $SLUICE_ROOT/pom.xml" >&2
+    return 1
+  fi
+  echo "$opens"
+}
+
+sluice_has_option() {
+  local option=$1 a
+  shift
+  for a in "$@"; do
+    [[ $a == "$option" ]] && return 0
+  done
+  return 1
+}
