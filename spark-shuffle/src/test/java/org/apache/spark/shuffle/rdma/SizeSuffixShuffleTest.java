@@ -1,0 +1,46 @@
+package org.apache.spark.shuffle.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.SparkConf;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A transport size written in Spark's syntax ({@code spark.shuffle.rdma.transport.maxMessageBytes=16m})
+ * is read by the executors' transports as the manager reads it: every executor's transport starts
+ * (none falls back to the sort shuffle), the reducers READ through it, and the answers match
+ * Spark's own shuffle. Local reads are off, so every block crosses a transport.
+ */
+class SizeSuffixShuffleTest extends ComparisonSupport {
+  @Override
+  String name() {
+    return "size-suffix";
+  }
+
+  @Override
+  SparkConf configure(SparkConf conf) {
+    return conf.set("spark.shuffle.rdma.transport.maxMessageBytes", "16m")
+        .set("spark.shuffle.rdma.transport.ioTimeoutMs", "30s")
+        .set(RdmaShuffleOption.LOOKUP_TIMEOUT.key(), "30s")
+        .set(RdmaShuffleOption.LOCAL_READS.key(), "false");
+  }
+
+  @Override
+  List<Job> jobs() {
+    return List.of(
+        new Job("reduceByKey", RddShuffleTest::reduceByKey),
+        new Job("groupByKey", RddShuffleTest::groupByKey));
+  }
+
+  @Test
+  void theExecutorsTransportsCarriedTheShuffle() throws Exception {
+    RddShuffleTest.sortByKey(sc);
+    assertTransportsActive();
+    assertRemoteBytesMoved();
+    Map<String, Long> paths = bytesReadByPath();
+    long total = paths.values().stream().mapToLong(Long::longValue).sum();
+    assertTrue(total > 0, "no bytes were READ through the executors' transports: " + paths);
+  }
+}
