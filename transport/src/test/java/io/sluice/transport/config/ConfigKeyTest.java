@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -25,21 +26,16 @@ class ConfigKeyTest {
   }
 
   @Test
-  void anUnsetKeyHasItsDefault() {
+  void anUnsetKeyHasItsDefaultAndASetOneIsTrimmedAndParsed() {
     ConfigSource empty = source(Map.of());
     assertEquals(4L << 20, SIZE.from(empty));
     assertEquals(30_000L, empty.value(WAIT));
     assertEquals("4m", SIZE.text(empty));
     assertFalse(SIZE.isSet(empty));
-  }
 
-  @Test
-  void aSetValueIsTrimmedAndParsed() {
     ConfigSource set = source(Map.of("test.sizeBytes", " 16m ", "test.waitMs", "250"));
-    assertEquals(16L << 20, set.value(SIZE));
-    assertEquals(250L, set.value(WAIT));
-    assertEquals("16m", SIZE.text(set));
-    assertTrue(SIZE.isSet(set));
+    assertEquals(List.of(16L << 20, 250L, "16m", true),
+        List.of(set.value(SIZE), set.value(WAIT), SIZE.text(set), SIZE.isSet(set)));
   }
 
   @Test
