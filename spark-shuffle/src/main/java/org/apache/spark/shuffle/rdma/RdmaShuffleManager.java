@@ -88,7 +88,8 @@ public final class RdmaShuffleManager implements ShuffleManager {
       transport = Optional.of(ExecutorShuffleTransport.open(env.executorId(), config, resolver(), book, pooled,
           settings.value(RdmaShuffleOption.REGISTRATION_WINDOW_BYTES)));
     } catch (Exception e) {
-      // Any failure to start, including bad settings, leaves this executor on Spark's shuffle.
+      // Settings were checked when the manager was created; any failure to start leaves this executor on
+      // Spark's shuffle.
       LOG.warn("Sluice shuffle transport could not start on executor {}; this executor uses Spark's sort"
           + " shuffle: {}", env.executorId(), e.toString());
     }
