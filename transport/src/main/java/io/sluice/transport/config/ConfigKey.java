@@ -35,11 +35,15 @@ public final class ConfigKey<T> {
     this.parsedDefault = parse(defaultValue);
   }
 
-  /** Declares a key. */
-  @SafeVarargs
+  /** Declares a key whose every parsed value is acceptable. */
+  public static <T> ConfigKey<T> of(String key, String defaultValue, String description, ValueParser<T> parser) {
+    return new ConfigKey<>(key, defaultValue, description, parser, List.of());
+  }
+
+  /** Declares a key whose parsed value must also pass {@code check}. */
   public static <T> ConfigKey<T> of(String key, String defaultValue, String description, ValueParser<T> parser,
-      Check<? super T>... checks) {
-    return new ConfigKey<>(key, defaultValue, description, parser, List.of(checks));
+      Check<? super T> check) {
+    return new ConfigKey<>(key, defaultValue, description, parser, List.of(check));
   }
 
   /** The full name, e.g. {@code sluice.transport.maxMessageBytes}. */
