@@ -1,69 +1,45 @@
 package io.sluice.flight;
 
-import io.sluice.transport.TransportConfig;
+import io.sluice.transport.config.Check;
+import io.sluice.transport.config.ConfigKey;
+import io.sluice.transport.config.Parsers;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
- * The Flight module's own configuration keys, beside the transport's {@code sluice.transport.*}
- * keys that the same map carries. This enum is the one list; the module README's table names the
- * same keys.
+ * The Flight module's own configuration keys, declared with the transport's {@link ConfigKey}, beside
+ * the transport's {@code sluice.transport.*} keys that the same {@link
+ * io.sluice.transport.TransportConfig} carries; read them with {@code config.value(FlightOption.X)}.
+ * {@link #all()} is the one list; the module README's table names the same keys.
  */
-public enum FlightOption {
-  STAGING_BYTES("sluice.flight.stagingBytes", "1073741824",
+public final class FlightOption {
+  public static final ConfigKey<Long> STAGING_BYTES = ConfigKey.of("sluice.flight.stagingBytes", "1073741824",
       "Client: registered memory one data-plane put may hold for batches the server has not READ yet;"
-          + " past it, putNext waits for the server."),
-  STREAM_WINDOW("sluice.flight.streamWindow", "4",
-      "Batches one data-plane stream may have announced and not yet had acknowledged."),
-  ACK_TIMEOUT_MS("sluice.flight.ackTimeoutMs", "60000",
+          + " past it, putNext waits for the server.",
+      Parsers.bytes(), Check.positive());
+  public static final ConfigKey<Long> STREAM_WINDOW = ConfigKey.of("sluice.flight.streamWindow", "4",
+      "Batches one data-plane stream may have announced and not yet had acknowledged.",
+      Parsers.longInteger(), Check.positive());
+  public static final ConfigKey<Long> ACK_TIMEOUT_MS = ConfigKey.of("sluice.flight.ackTimeoutMs", "60000",
       "How long an announced batch waits for its reader's acknowledgement (and a put for memory)"
-          + " before the stream is cancelled and the reader loses access."),
-  DATA_PLANE("sluice.flight.dataPlane", "true",
-      "Client: negotiate the READ data plane with servers that offer it (false: always plain Flight)."),
-  READ_CHUNK_BYTES("sluice.flight.readChunkBytes", "8388608",
-      "Largest single range of the batched READ that fetches one batch body.");
+          + " before the stream is cancelled and the reader loses access.",
+      Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
+  public static final ConfigKey<Boolean> DATA_PLANE = ConfigKey.of("sluice.flight.dataPlane", "true",
+      "Client: negotiate the READ data plane with servers that offer it (false: always plain Flight).",
+      Parsers.bool());
+  public static final ConfigKey<Long> READ_CHUNK_BYTES = ConfigKey.of("sluice.flight.readChunkBytes", "8388608",
+      "Largest single range of the batched READ that fetches one batch body.", Parsers.bytes(), Check.positive());
 
-  private final String key;
-  private final String defaultValue;
-  private final String description;
+  /** Batches in flight per stream are capped here whatever {@link #STREAM_WINDOW} says. */
+  public static final int MAX_STREAM_WINDOW = 1024;
 
-  FlightOption(String key, String defaultValue, String description) {
-    this.key = key;
-    this.defaultValue = defaultValue;
-    this.description = description;
-  }
+  private static final List<ConfigKey<?>> ALL =
+      List.of(STAGING_BYTES, STREAM_WINDOW, ACK_TIMEOUT_MS, DATA_PLANE, READ_CHUNK_BYTES);
 
-  public String key() {
-    return key;
-  }
+  private FlightOption() {}
 
-  public String defaultValue() {
-    return defaultValue;
-  }
-
-  public String description() {
-    return description;
-  }
-
-  /** This option's value in {@code config} as a positive long. */
-  public long positiveLong(TransportConfig config) {
-    String s = config.get(key).map(String::trim).orElse(defaultValue);
-    long v;
-    try {
-      v = Long.parseLong(s);
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(key + " must be a number, got '" + s + "'", e);
-    }
-    if (v <= 0) {
-      throw new IllegalArgumentException(key + " must be positive, got " + v);
-    }
-    return v;
-  }
-
-  /** This option's value in {@code config} as a boolean. */
-  public boolean booleanValue(TransportConfig config) {
-    String s = config.get(key).map(String::trim).orElse(defaultValue);
-    if (s.equalsIgnoreCase("true") || s.equalsIgnoreCase("false")) {
-      return Boolean.parseBoolean(s);
-    }
-    throw new IllegalArgumentException(key + " must be true or false, got '" + s + "'");
+  /** Every Flight key, in the order of the README's table. */
+  public static List<ConfigKey<?>> all() {
+    return ALL;
   }
 }

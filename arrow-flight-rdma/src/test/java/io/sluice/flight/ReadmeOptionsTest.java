@@ -2,13 +2,14 @@ package io.sluice.flight;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.sluice.transport.config.ConfigKey;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The module README's key table is {@link FlightOption}, key for key. */
+/** The module README's key table is {@link FlightOption#all()}, key for key. */
 class ReadmeOptionsTest {
   @Test
   void readmeTableMatchesTheOptions() throws Exception {
@@ -21,7 +22,7 @@ class ReadmeOptionsTest {
       }
     }
     List<String> options = new ArrayList<>();
-    for (FlightOption o : FlightOption.values()) {
+    for (ConfigKey<?> o : FlightOption.all()) {
       options.add(o.key() + "=" + o.defaultValue() + " " + o.description());
     }
     assertEquals(options, documented);

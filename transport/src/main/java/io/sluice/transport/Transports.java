@@ -1,5 +1,6 @@
 package io.sluice.transport;
 
+import io.sluice.transport.config.TransportKeys;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -51,32 +52,32 @@ public final class Transports {
 
   /**
    * Why verbs may not carry this configuration's READs, if it may not: verbs cannot encrypt on
-   * the wire, so with {@link TransportOption#ENCRYPTION} on it carries only data that is already
-   * ciphertext ({@link TransportOption#DATA_ENCRYPTED_AT_REST}).
+   * the wire, so with {@link TransportKeys#ENCRYPTION} on it carries only data that is already
+   * ciphertext ({@link TransportKeys#DATA_ENCRYPTED_AT_REST}).
    */
   static java.util.Optional<String> verbsRefusal(TransportConfig config) {
-    if (config.booleanValue(TransportOption.ENCRYPTION) && !config.booleanValue(TransportOption.DATA_ENCRYPTED_AT_REST)) {
-      return java.util.Optional.of(TransportOption.ENCRYPTION.key() + "=true and the data is not encrypted at rest ("
-          + TransportOption.DATA_ENCRYPTED_AT_REST.key() + "=false); verbs cannot encrypt on the wire, so peers are"
+    if (config.value(TransportKeys.ENCRYPTION) && !config.value(TransportKeys.DATA_ENCRYPTED_AT_REST)) {
+      return java.util.Optional.of(TransportKeys.ENCRYPTION.key() + "=true and the data is not encrypted at rest ("
+          + TransportKeys.DATA_ENCRYPTED_AT_REST.key() + "=false); verbs cannot encrypt on the wire, so peers are"
           + " read over encrypted tcp (same-host peers over shm)");
     }
     return java.util.Optional.empty();
   }
 
-  /** Opens a transport as {@link TransportOption#PROVIDER} says. */
+  /** Opens a transport as {@link TransportKeys#PROVIDER} says. */
   public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
-    String wanted = config.string(TransportOption.PROVIDER).toLowerCase(Locale.ROOT);
+    String wanted = config.value(TransportKeys.PROVIDER);
     java.util.Optional<String> noVerbs = verbsRefusal(config);
     if (wanted.equals("verbs") && noVerbs.isPresent()) {
       LOG.warn("Sluice transport: provider verbs was configured, but {}", noVerbs.get());
       wanted = "auto";
-      config = config.with(java.util.Map.of(TransportOption.PROVIDER.key(), "auto"));
+      config = config.with(java.util.Map.of(TransportKeys.PROVIDER.key(), "auto"));
     }
     if (!wanted.equals("auto")) {
       TransportProvider p = provider(wanted);
       p.ensureAvailability();
       Transport t = p.open(config, handler);
-      LOG.info("Sluice transport: provider {} (configured by {})", t.provider(), TransportOption.PROVIDER.key());
+      LOG.info("Sluice transport: provider {} (configured by {})", t.provider(), TransportKeys.PROVIDER.key());
       return t;
     }
     StringBuilder why = new StringBuilder();
@@ -97,8 +98,8 @@ public final class Transports {
           why.append(why.length() > 0 ? "; " : "").append(p.name()).append(" failed to open: ").append(e.getMessage());
           continue;
         }
-        String shm = config.booleanValue(TransportOption.SHM_ENABLED)
-            ? "same-host peers read through shm" : "shm disabled by " + TransportOption.SHM_ENABLED.key();
+        String shm = config.value(TransportKeys.SHM_ENABLED)
+            ? "same-host peers read through shm" : "shm disabled by " + TransportKeys.SHM_ENABLED.key();
         LOG.info("Sluice transport: provider {} chosen by auto ({}{})", t.provider(),
             why.length() == 0 ? "" : why + "; ", shm);
         return t;

@@ -36,8 +36,8 @@ public final class ClientStreams {
       Ticket ticket, TransportConfig config) {
     byte[] command = DataPlaneProtocol.encode(new OpenGet(grant(session), ticket.getBytes()));
     FlightClient.ExchangeReaderWriter exchange = flight.doExchange(FlightDescriptor.command(command));
-    int chunk = (int) Math.min(Integer.MAX_VALUE, FlightOption.READ_CHUNK_BYTES.positiveLong(config));
-    int depth = (int) Math.min(1024, FlightOption.STREAM_WINDOW.positiveLong(config));
+    int chunk = (int) Math.min(Integer.MAX_VALUE, config.value(FlightOption.READ_CHUNK_BYTES));
+    int depth = (int) Math.min(FlightOption.MAX_STREAM_WINDOW, config.value(FlightOption.STREAM_WINDOW));
     return new DataPlaneTableReader(exchange, session, allocator, chunk, depth, timeoutNanos(config));
   }
 
@@ -49,13 +49,13 @@ public final class ClientStreams {
     byte[] command = DataPlaneProtocol.encode(
         new OpenPut(grant(session), descriptorBytes, session.transport().localAddress()));
     FlightClient.ExchangeReaderWriter exchange = flight.doExchange(FlightDescriptor.command(command));
-    int window = (int) Math.min(1024, FlightOption.STREAM_WINDOW.positiveLong(config));
+    int window = (int) Math.min(FlightOption.MAX_STREAM_WINDOW, config.value(FlightOption.STREAM_WINDOW));
     return new DataPlaneTableWriter(exchange, session, allocator, root, dictionaries,
-        FlightOption.STAGING_BYTES.positiveLong(config), window, timeoutNanos(config));
+        config.value(FlightOption.STAGING_BYTES), window, timeoutNanos(config));
   }
 
   private static long timeoutNanos(TransportConfig config) {
-    return TimeUnit.MILLISECONDS.toNanos(FlightOption.ACK_TIMEOUT_MS.positiveLong(config));
+    return TimeUnit.MILLISECONDS.toNanos(config.value(FlightOption.ACK_TIMEOUT_MS));
   }
 
   private static byte[] grant(DataPlaneSession session) {

@@ -7,8 +7,8 @@ import io.sluice.transport.MessageHandler;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
-import io.sluice.transport.TransportOption;
 import io.sluice.transport.Transports;
+import io.sluice.transport.config.TransportKeys;
 import java.util.Iterator;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
@@ -40,16 +40,16 @@ public final class Negotiator implements AutoCloseable {
 
   public Negotiator(TransportConfig config) {
     this.config = config;
-    this.connectTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.longValue(TransportOption.CONNECT_TIMEOUT_MS));
-    this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.longValue(TransportOption.IO_TIMEOUT_MS));
+    this.connectTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.CONNECT_TIMEOUT_MS));
+    this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.IO_TIMEOUT_MS));
   }
 
   public synchronized Outcome negotiate(FlightClient flight) {
-    if (!FlightOption.DATA_PLANE.booleanValue(config)) {
+    if (!config.value(FlightOption.DATA_PLANE)) {
       return none(FlightOption.DATA_PLANE.key() + " is false");
     }
-    if (config.string(TransportOption.SECRET).isEmpty()) {
-      return none(TransportOption.SECRET.key() + " is not set");
+    if (config.value(TransportKeys.SECRET).isEmpty()) {
+      return none(TransportKeys.SECRET.key() + " is not set");
     }
     DataPlaneOffer offer;
     try {

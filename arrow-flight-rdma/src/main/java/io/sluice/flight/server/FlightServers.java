@@ -7,8 +7,8 @@ import io.sluice.transport.MessageHandler;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
-import io.sluice.transport.TransportOption;
 import io.sluice.transport.Transports;
+import io.sluice.transport.config.TransportKeys;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -89,9 +89,9 @@ public final class FlightServers {
 
   public static Running start(BufferAllocator allocator, Location location, TransportConfig config,
       CallHeaderAuthenticator authenticator) throws IOException {
-    long ackTimeout = TimeUnit.MILLISECONDS.toNanos(FlightOption.ACK_TIMEOUT_MS.positiveLong(config));
-    int window = (int) Math.min(1024, FlightOption.STREAM_WINDOW.positiveLong(config));
-    int chunk = (int) Math.min(Integer.MAX_VALUE, FlightOption.READ_CHUNK_BYTES.positiveLong(config));
+    long ackTimeout = TimeUnit.MILLISECONDS.toNanos(config.value(FlightOption.ACK_TIMEOUT_MS));
+    int window = (int) Math.min(FlightOption.MAX_STREAM_WINDOW, config.value(FlightOption.STREAM_WINDOW));
+    int chunk = (int) Math.min(Integer.MAX_VALUE, config.value(FlightOption.READ_CHUNK_BYTES));
     Grants grants = new Grants(ackTimeout);
     Optional<Transport> transport = openTransport(config, grants);
     ExecutorService workers = Executors.newCachedThreadPool(r -> {
@@ -100,7 +100,7 @@ public final class FlightServers {
       return t;
     });
     ServerState state = new ServerState(allocator, new TableRegistry(), transport, grants, window,
-        ackTimeout, chunk, TimeUnit.MILLISECONDS.toNanos(config.longValue(TransportOption.CONNECT_TIMEOUT_MS)),
+        ackTimeout, chunk, TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.CONNECT_TIMEOUT_MS)),
         workers, new AtomicInteger(), new AtomicInteger());
     FlightServer flight = null;
     try {
@@ -130,8 +130,8 @@ public final class FlightServers {
   }
 
   private static Optional<Transport> openTransport(TransportConfig config, Grants grants) {
-    if (config.string(TransportOption.SECRET).isEmpty()) {
-      LOG.info("Flight data plane off: {} is not set; every stream is plain Flight", TransportOption.SECRET.key());
+    if (config.value(TransportKeys.SECRET).isEmpty()) {
+      LOG.info("Flight data plane off: {} is not set; every stream is plain Flight", TransportKeys.SECRET.key());
       return Optional.empty();
     }
     MessageHandler handler = (peer, request) -> DataPlaneProtocol.isGrantRequest(request)

@@ -4,6 +4,7 @@ import io.sluice.flight.SluiceFlightServer;
 import io.sluice.flight.table.FlightTable;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
+import io.sluice.transport.config.TransportKeys;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -34,9 +35,9 @@ final class ExecutorFlight {
 
   private ExecutorFlight(String host, String secret) throws IOException {
     Map<String, String> keys = new HashMap<>();
-    keys.put("sluice.transport.bindHost", host);
+    keys.put(TransportKeys.BIND_HOST.key(), host);
     if (!secret.isEmpty()) {
-      keys.put("sluice.transport.secret", secret);
+      keys.put(TransportKeys.SECRET.key(), secret);
     }
     this.server = SluiceFlightServer.builder(allocator, Location.forGrpcInsecure(host, 0))
         .config(TransportConfig.of(keys)).start();

@@ -21,21 +21,17 @@ import org.apache.spark.sql.Row;
  * batches and publishes them through its executor's Flight server ({@link ExecutorFlight}),
  * returning one line per partition: "executorId location dataPlane rows".
  *
- * <p>Serializable, stateless; each call runs on one task thread.
+ * <p>Serializable, immutable: the table name, the transport secret ({@code sluice.transport.secret}
+ * of the executors' Flight servers; empty serves plain Flight only) and the feature width travel
+ * with the task. Each call runs on one task thread.
+ *
+ * @param table the name the partitions are published under
+ * @param secret the executors' transport secret, or empty
+ * @param width the number of features per row
  */
-final class FeaturePublisher implements FlatMapFunction<Iterator<Row>, String> {
+record FeaturePublisher(String table, String secret, int width) implements FlatMapFunction<Iterator<Row>, String> {
   private static final long serialVersionUID = 1L;
   static final int BATCH_ROWS = 8192;
-
-  private final String table;
-  private final String secret;
-  private final int width;
-
-  FeaturePublisher(String table, String secret, int width) {
-    this.table = table;
-    this.secret = secret;
-    this.width = width;
-  }
 
   /** The Arrow schema of the feature table: user_id int64, label and f0..f(width-1) float64. */
   static Schema schema(int width) {

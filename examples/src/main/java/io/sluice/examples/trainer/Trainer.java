@@ -1,9 +1,11 @@
 package io.sluice.examples.trainer;
 
 import io.sluice.examples.pipeline.PublishedTable;
+import io.sluice.flight.FlightOption;
 import io.sluice.flight.SluiceFlightClient;
 import io.sluice.flight.SluiceFlightServer;
 import io.sluice.transport.TransportConfig;
+import io.sluice.transport.config.TransportKeys;
 import java.io.IOException;
 import java.io.Writer;
 import java.net.URI;
@@ -48,10 +50,10 @@ public final class Trainer {
   public static List<Epoch> train(PublishedTable table, int epochs, String bindHost, boolean dataPlane,
       TableDigest digest, java.util.function.Consumer<Epoch> onEpoch) throws InterruptedException {
     Map<String, String> keys = new TreeMap<>();
-    keys.put("sluice.transport.bindHost", bindHost);
-    keys.put("sluice.flight.dataPlane", Boolean.toString(dataPlane));
+    keys.put(TransportKeys.BIND_HOST.key(), bindHost);
+    keys.put(FlightOption.DATA_PLANE.key(), Boolean.toString(dataPlane));
     if (!table.secret().isEmpty()) {
-      keys.put("sluice.transport.secret", table.secret());
+      keys.put(TransportKeys.SECRET.key(), table.secret());
     }
     TransportConfig config = TransportConfig.of(keys);
     List<Epoch> done = new ArrayList<>();

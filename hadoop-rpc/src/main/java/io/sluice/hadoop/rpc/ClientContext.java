@@ -146,7 +146,7 @@ final class ClientContext implements AutoCloseable {
   }
 
   private long connectDeadlineMs() {
-    return settings.transportConfig().longValue(io.sluice.transport.TransportOption.CONNECT_TIMEOUT_MS) + 1_000;
+    return settings.transportConfig().value(io.sluice.transport.config.TransportKeys.CONNECT_TIMEOUT_MS) + 1_000;
   }
 
   private void closeIdle() {

@@ -1,45 +1,44 @@
 package io.sluice.hadoop.rpc;
 
 import io.sluice.transport.TransportConfig;
-import io.sluice.transport.TransportOption;
+import io.sluice.transport.config.ConfigSource;
+import io.sluice.transport.config.TransportKeys;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeys;
 
 /**
  * A snapshot of what the engine reads from a Hadoop {@code Configuration}: the transport's keys
- * ({@code sluice.transport.*}, passed through unchanged) and the engine's own. Two snapshots with
- * equal transport keys may share one client transport. Immutable.
+ * ({@code sluice.transport.*}, passed through unchanged) and the engine's own. Every value is read
+ * through its declaration when the snapshot is taken, so an invalid one fails here, naming the key
+ * and the value. Two snapshots with equal transport keys may share one client transport. Immutable.
  *
- * @param transportKeys every {@code sluice.transport.*} key that is set, full names
+ * @param transportKeys every {@code sluice.transport.*} key that is set, full names, plus {@link
+ *     TransportKeys#IO_TIMEOUT_MS} from {@link SluiceRpcOption#IO_TIMEOUT_MS} when not set
  * @param readThreshold bodies above this many bytes travel by READ
  * @param maxDataLength the largest request or response body accepted (Hadoop's
  *     ipc.maximum.data.length)
  */
 record EngineSettings(Map<String, String> transportKeys, int readThreshold, int maxDataLength) {
-  static final String TRANSPORT_PREFIX = "sluice.transport.";
-
   EngineSettings {
     transportKeys = Map.copyOf(transportKeys);
+    TransportKeys.validate(TransportConfig.of(transportKeys));
     if (readThreshold < 0) {
       throw new IllegalArgumentException(SluiceRpcOption.READ_THRESHOLD_BYTES.key() + " must not be negative");
     }
   }
 
   static EngineSettings from(Configuration conf) {
+    ConfigSource source = key -> Optional.ofNullable(conf.getTrimmed(key));
     Map<String, String> keys = new HashMap<>();
-    for (Map.Entry<String, String> e : conf.getPropsWithPrefix(TRANSPORT_PREFIX).entrySet()) {
-      keys.put(TRANSPORT_PREFIX + e.getKey(), e.getValue().trim());
+    for (Map.Entry<String, String> e : conf.getPropsWithPrefix(TransportKeys.PREFIX).entrySet()) {
+      keys.put(TransportKeys.PREFIX + e.getKey(), e.getValue().trim());
     }
-    keys.putIfAbsent(SluiceRpcOption.IO_TIMEOUT_MS.key(), SluiceRpcOption.IO_TIMEOUT_MS.defaultValue());
-    int threshold;
-    try {
-      threshold = Integer.parseInt(conf.getTrimmed(SluiceRpcOption.READ_THRESHOLD_BYTES.key(),
-          SluiceRpcOption.READ_THRESHOLD_BYTES.defaultValue()));
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(SluiceRpcOption.READ_THRESHOLD_BYTES.key() + " must be a number", e);
-    }
+    keys.computeIfAbsent(TransportKeys.IO_TIMEOUT_MS.key(),
+        k -> Long.toString(source.value(SluiceRpcOption.IO_TIMEOUT_MS)));
+    int threshold = Math.toIntExact(source.value(SluiceRpcOption.READ_THRESHOLD_BYTES));
     int maxData = conf.getInt(CommonConfigurationKeys.IPC_MAXIMUM_DATA_LENGTH,
         CommonConfigurationKeys.IPC_MAXIMUM_DATA_LENGTH_DEFAULT);
     return new EngineSettings(keys, threshold, maxData);
@@ -50,11 +49,11 @@ record EngineSettings(Map<String, String> transportKeys, int readThreshold, int 
   }
 
   String secret() {
-    return transportConfig().string(TransportOption.SECRET);
+    return transportConfig().value(TransportKeys.SECRET);
   }
 
   long ioTimeoutMs() {
-    return transportConfig().longValue(TransportOption.IO_TIMEOUT_MS);
+    return transportConfig().value(TransportKeys.IO_TIMEOUT_MS);
   }
 
   /** This snapshot with transport keys added where they are not set. */

@@ -1,42 +1,39 @@
 package io.sluice.hadoop.rpc;
 
+import io.sluice.transport.config.Check;
+import io.sluice.transport.config.ConfigKey;
+import io.sluice.transport.config.Parsers;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
 /**
- * The engine's own configuration keys, read from the Hadoop {@code Configuration}. Every {@code
- * sluice.transport.*} key (see {@link io.sluice.transport.TransportOption}) is also read from the
- * same Configuration and passed to the transport unchanged; this list holds only what the engine
- * adds.
+ * The engine's own configuration keys, declared with the transport's {@link ConfigKey} and read
+ * from the Hadoop {@code Configuration} ({@link EngineSettings}). Every {@code sluice.transport.*}
+ * key (see {@link io.sluice.transport.config.TransportKeys}) is also read from the same
+ * Configuration and passed to the transport unchanged; this list holds only what the engine adds.
  */
-public enum SluiceRpcOption {
-  READ_THRESHOLD_BYTES("sluice.rpc.readThresholdBytes", "65536",
+public final class SluiceRpcOption {
+  public static final ConfigKey<Long> READ_THRESHOLD_BYTES = ConfigKey.of("sluice.rpc.readThresholdBytes", "65536",
       "Request and response bodies larger than this stay in registered memory and the peer READs"
-          + " them; smaller ones travel inside the message."),
-  IO_TIMEOUT_MS("sluice.transport.ioTimeoutMs", "120000",
-      "The transport's deadline for a READ and for a call's answer (the engine's default replaces"
-          + " the transport's 30 s, since Hadoop calls without ipc.client.rpc-timeout.ms may be slow);"
-          + " ipc.client.rpc-timeout.ms, when set, is the call's deadline."),
-  DISCOVERY_ACL("security.sluice.transport.discovery.protocol.acl", "*",
+          + " them; smaller ones travel inside the message.",
+      Parsers.bytes(), Check.between(0, Integer.MAX_VALUE));
+  public static final ConfigKey<Long> IO_TIMEOUT_MS = ConfigKey.of("sluice.rpc.ioTimeoutMs", "120000",
+      "The engine's deadline for a READ and for a call's answer, given to the transport as"
+          + " sluice.transport.ioTimeoutMs unless that key is set (the transport's own default of 30 s is too"
+          + " short for Hadoop calls without ipc.client.rpc-timeout.ms); ipc.client.rpc-timeout.ms, when set,"
+          + " is the call's deadline.",
+      Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
+  public static final ConfigKey<String> DISCOVERY_ACL = ConfigKey.of("security.sluice.transport.discovery.protocol.acl", "*",
       "With hadoop.security.authorization: who may ask a server where its transport listens"
-          + " (clients that may not use the stock TCP path).");
+          + " (clients that may not use the stock TCP path).",
+      Parsers.string());
 
-  private final String key;
-  private final String defaultValue;
-  private final String description;
+  private static final List<ConfigKey<?>> ALL = List.of(READ_THRESHOLD_BYTES, IO_TIMEOUT_MS, DISCOVERY_ACL);
 
-  SluiceRpcOption(String key, String defaultValue, String description) {
-    this.key = key;
-    this.defaultValue = defaultValue;
-    this.description = description;
-  }
+  private SluiceRpcOption() {}
 
-  public String key() {
-    return key;
-  }
-
-  public String defaultValue() {
-    return defaultValue;
-  }
-
-  public String description() {
-    return description;
+  /** Every engine key, in the order of the README's table. */
+  public static List<ConfigKey<?>> all() {
+    return ALL;
   }
 }

@@ -4,7 +4,7 @@ import io.sluice.hadoop.rpc.proto.DiscoveryProtos.TransportAddressRequestProto;
 import io.sluice.hadoop.rpc.proto.DiscoveryProtos.TransportAddressResponseProto;
 import io.sluice.hadoop.rpc.proto.DiscoveryProtos.TransportDiscoveryService;
 import io.sluice.transport.NodeAddress;
-import io.sluice.transport.TransportOption;
+import io.sluice.transport.config.TransportKeys;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.util.Arrays;
@@ -61,7 +61,7 @@ public final class SluiceRpcServer extends ProtobufRpcEngine2.Server {
     InetAddress bound = getListenerAddress().getAddress();
     if (bound != null && !bound.isAnyLocalAddress()) {
       // Unless told otherwise, the transport listens where the RPC listener does.
-      settings = settings.withTransportDefaults(Map.of(TransportOption.BIND_HOST.key(), bound.getHostAddress()));
+      settings = settings.withTransportDefaults(Map.of(TransportKeys.BIND_HOST.key(), bound.getHostAddress()));
     }
     try {
       transport = TransportCallService.open(this, settings, conf);

@@ -42,7 +42,7 @@ final class TransportPolicy {
           + " may ask for a SASL QOP per connection");
     }
     if (EngineSettings.from(conf).secret().isEmpty()) {
-      return Optional.of("no transport secret is configured (" + io.sluice.transport.TransportOption.SECRET.key() + ")");
+      return Optional.of("no transport secret is configured (" + io.sluice.transport.config.TransportKeys.SECRET.key() + ")");
     }
     return Optional.empty();
   }

@@ -2,6 +2,7 @@ package io.sluice.hadoop.rpc;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.transport.config.ConfigKey;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -11,7 +12,7 @@ class ReadmeKeysTest {
   @Test
   void everyKeyIsInTheReadmeWithItsDefault() throws Exception {
     String readme = Files.readString(Path.of("README.md"));
-    for (SluiceRpcOption option : SluiceRpcOption.values()) {
+    for (ConfigKey<?> option : SluiceRpcOption.all()) {
       String row = "| `" + option.key() + "` | `" + option.defaultValue() + "` |";
       assertTrue(readme.contains(row), "README.md lacks the row starting " + row);
     }

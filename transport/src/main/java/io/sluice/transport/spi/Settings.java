@@ -1,7 +1,7 @@
 package io.sluice.transport.spi;
 
 import io.sluice.transport.TransportConfig;
-import io.sluice.transport.TransportOption;
+import io.sluice.transport.config.TransportKeys;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
@@ -25,41 +25,25 @@ public record Settings(
     int maxUnauthenticatedPerAddress,
     boolean encryption) {
 
+  /** Reads every setting through its declaration, which checks kind and range and names the key when it fails. */
   public static Settings from(TransportConfig c) {
-    Settings s = new Settings(
-        c.string(TransportOption.SECRET),
-        c.string(TransportOption.BIND_HOST),
-        c.string(TransportOption.ADVERTISE_HOST),
-        c.intValue(TransportOption.PORT),
-        TimeUnit.MILLISECONDS.toNanos(c.longValue(TransportOption.CONNECT_TIMEOUT_MS)),
-        TimeUnit.MILLISECONDS.toNanos(c.longValue(TransportOption.IO_TIMEOUT_MS)),
-        c.intValue(TransportOption.MAX_MESSAGE_BYTES),
-        c.intValue(TransportOption.MAX_REQUESTS_IN_FLIGHT),
-        c.intValue(TransportOption.HANDLER_THREADS),
-        Path.of(c.string(TransportOption.SHM_DIR)),
-        c.booleanValue(TransportOption.SHM_ENABLED),
-        c.intValue(TransportOption.IO_THREADS),
-        c.intValue(TransportOption.MAX_CONNECTIONS),
-        TimeUnit.MILLISECONDS.toNanos(c.longValue(TransportOption.HANDSHAKE_TIMEOUT_MS)),
-        c.intValue(TransportOption.MAX_UNAUTHENTICATED),
-        c.intValue(TransportOption.MAX_UNAUTHENTICATED_PER_ADDRESS),
-        c.booleanValue(TransportOption.ENCRYPTION));
-    positive(TransportOption.CONNECT_TIMEOUT_MS, s.connectTimeoutNanos);
-    positive(TransportOption.IO_TIMEOUT_MS, s.ioTimeoutNanos);
-    positive(TransportOption.MAX_MESSAGE_BYTES, s.maxMessageBytes);
-    positive(TransportOption.MAX_REQUESTS_IN_FLIGHT, s.maxRequestsInFlight);
-    positive(TransportOption.HANDLER_THREADS, s.handlerThreads);
-    positive(TransportOption.IO_THREADS, s.ioThreads);
-    positive(TransportOption.MAX_CONNECTIONS, s.maxConnections);
-    positive(TransportOption.HANDSHAKE_TIMEOUT_MS, s.handshakeTimeoutNanos);
-    positive(TransportOption.MAX_UNAUTHENTICATED, s.maxUnauthenticated);
-    positive(TransportOption.MAX_UNAUTHENTICATED_PER_ADDRESS, s.maxUnauthenticatedPerAddress);
-    return s;
-  }
-
-  private static void positive(TransportOption o, long v) {
-    if (v <= 0) {
-      throw new IllegalArgumentException(o.key() + " must be positive, got " + v);
-    }
+    return new Settings(
+        c.value(TransportKeys.SECRET),
+        c.value(TransportKeys.BIND_HOST),
+        c.value(TransportKeys.ADVERTISE_HOST),
+        c.value(TransportKeys.PORT),
+        TimeUnit.MILLISECONDS.toNanos(c.value(TransportKeys.CONNECT_TIMEOUT_MS)),
+        TimeUnit.MILLISECONDS.toNanos(c.value(TransportKeys.IO_TIMEOUT_MS)),
+        Math.toIntExact(c.value(TransportKeys.MAX_MESSAGE_BYTES)),
+        c.value(TransportKeys.MAX_REQUESTS_IN_FLIGHT),
+        c.value(TransportKeys.HANDLER_THREADS),
+        Path.of(c.value(TransportKeys.SHM_DIR)),
+        c.value(TransportKeys.SHM_ENABLED),
+        c.value(TransportKeys.IO_THREADS),
+        c.value(TransportKeys.MAX_CONNECTIONS),
+        TimeUnit.MILLISECONDS.toNanos(c.value(TransportKeys.HANDSHAKE_TIMEOUT_MS)),
+        c.value(TransportKeys.MAX_UNAUTHENTICATED),
+        c.value(TransportKeys.MAX_UNAUTHENTICATED_PER_ADDRESS),
+        c.value(TransportKeys.ENCRYPTION));
   }
 }

@@ -11,8 +11,8 @@ import io.sluice.transport.NodeAddress;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
-import io.sluice.transport.TransportOption;
 import io.sluice.transport.Transports;
+import io.sluice.transport.config.TransportKeys;
 import io.sluice.transport.memory.AllocatorOptions;
 import io.sluice.transport.memory.RegionSizes;
 import io.sluice.transport.memory.RegisteredAllocator;
@@ -82,8 +82,7 @@ final class ExecutorShuffleTransport implements AutoCloseable {
       service.serve(registry);
       addressBook.register(
           new AddressBookMessage.Entry(executorId, transport.localAddress(), transport.provider()));
-      long deadline = config.longValue(TransportOption.CONNECT_TIMEOUT_MS)
-          + config.longValue(TransportOption.IO_TIMEOUT_MS) + 5_000;
+      long deadline = config.value(TransportKeys.CONNECT_TIMEOUT_MS) + config.value(TransportKeys.IO_TIMEOUT_MS) + 5_000;
       LOG.info("Executor {} serves shuffle output through {} at {}",
           executorId, transport.provider(), transport.localAddress());
       return new ExecutorShuffleTransport(executorId, transport, registry, addressBook, deadline,

@@ -5,7 +5,8 @@ import io.sluice.spark.shuffle.fallback.Decision;
 import io.sluice.spark.shuffle.fallback.FallbackPolicy;
 import io.sluice.spark.shuffle.registry.AddressBookClient;
 import io.sluice.transport.TransportConfig;
-import io.sluice.transport.TransportOption;
+import io.sluice.transport.config.ConfigSource;
+import io.sluice.transport.config.TransportKeys;
 import java.util.List;
 import java.util.Optional;
 import org.apache.spark.ShuffleDependency;
@@ -48,6 +49,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
   private static final Logger LOG = LoggerFactory.getLogger(RdmaShuffleManager.class);
 
   private final SparkConf conf;
+  private final ConfigSource settings;
   private final SortShuffleManager sort;
   private final Optional<RpcEndpointRef> addressBookEndpoint;
   private final FallbackPolicy fallback = new FallbackPolicy();
@@ -56,7 +58,10 @@ public final class RdmaShuffleManager implements ShuffleManager {
   private boolean stopped; // guarded by this
 
   public RdmaShuffleManager(SparkConf conf, boolean isDriver) {
+    // Settings the transport or this manager would refuse fail here, before any shuffle runs.
+    SparkTransportConfig.validate(conf);
     this.conf = conf;
+    this.settings = SparkTransportConfig.source(conf);
     this.sort = new SortShuffleManager(conf);
     if (isDriver) {
       SparkEnv env = SparkEnv.get();
@@ -83,13 +88,14 @@ public final class RdmaShuffleManager implements ShuffleManager {
       TransportConfig config = SparkTransportConfig.from(conf, env.securityManager());
       RpcEndpointRef driver = addressBookEndpoint.orElseGet(
           () -> RpcUtils.makeDriverRef(AddressBookEndpoint.NAME, conf, env.rpcEnv()));
-      AddressBookClient book = AddressBookEndpoint.client(driver, RdmaShuffleOption.LOOKUP_TIMEOUT.millis(conf));
+      AddressBookClient book = AddressBookEndpoint.client(driver, settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT));
       // Idle READ destinations kept for reuse: two tasks' worth of bytes in flight.
-      long pooled = 2 * RdmaShuffleOption.MAX_BYTES_IN_FLIGHT.bytes(conf);
+      long pooled = 2 * settings.value(RdmaShuffleOption.MAX_BYTES_IN_FLIGHT);
       transport = Optional.of(ExecutorShuffleTransport.open(env.executorId(), config, resolver(), book, pooled,
-          RdmaShuffleOption.REGISTRATION_WINDOW_BYTES.bytes(conf)));
+          settings.value(RdmaShuffleOption.REGISTRATION_WINDOW_BYTES)));
     } catch (Exception e) {
-      // Any failure to start, including bad settings, leaves this executor on Spark's shuffle.
+      // Settings were checked when the manager was created; any failure to start leaves this executor on
+      // Spark's shuffle.
       failure = Optional.of(e.toString());
     }
     fallback.decideExecutor(env.executorId(), failure);
@@ -139,15 +145,13 @@ public final class RdmaShuffleManager implements ShuffleManager {
   }
 
   private RdmaShuffleReader.ReaderSettings readerSettings() {
-    long chunk = RdmaShuffleOption.READ_CHUNK_BYTES.bytes(conf);
-    int maxMessage = (int) Math.min(Integer.MAX_VALUE,
-        conf.getSizeAsBytes(SparkTransportConfig.SPARK_PREFIX + "maxMessageBytes",
-            TransportOption.MAX_MESSAGE_BYTES.defaultValue()));
+    long chunk = settings.value(RdmaShuffleOption.READ_CHUNK_BYTES);
+    int maxMessage = Math.toIntExact(SparkTransportConfig.passThrough(conf).value(TransportKeys.MAX_MESSAGE_BYTES));
     return new RdmaShuffleReader.ReaderSettings(
-        RdmaShuffleOption.MAX_BYTES_IN_FLIGHT.bytes(conf),
+        settings.value(RdmaShuffleOption.MAX_BYTES_IN_FLIGHT),
         (int) Math.min(chunk, Integer.MAX_VALUE - 64),
-        Math.min(RdmaShuffleOption.MAX_RANGE_BYTES.bytes(conf), Integer.MAX_VALUE - 64),
-        RdmaShuffleOption.LOCAL_READS.bool(conf),
+        Math.min(settings.value(RdmaShuffleOption.MAX_RANGE_BYTES), Integer.MAX_VALUE - 64),
+        settings.value(RdmaShuffleOption.LOCAL_READS),
         Math.max(4096, maxMessage / 2),
         conf.getBoolean("spark.shuffle.service.enabled", false));
   }
@@ -177,7 +181,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
    */
   public List<String> registeredTransports() {
     return addressBookEndpoint
-        .map(ref -> AddressBookEndpoint.client(ref, RdmaShuffleOption.LOOKUP_TIMEOUT.millis(conf)).list().stream()
+        .map(ref -> AddressBookEndpoint.client(ref, settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT)).list().stream()
             .map(e -> e.executorId() + " " + e.address() + " " + e.provider()).toList())
         .orElse(List.of());
   }

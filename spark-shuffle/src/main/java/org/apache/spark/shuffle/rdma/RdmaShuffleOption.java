@@ -1,77 +1,48 @@
 package org.apache.spark.shuffle.rdma;
 
-import org.apache.spark.SparkConf;
+import io.sluice.transport.config.Check;
+import io.sluice.transport.config.ConfigKey;
+import io.sluice.transport.config.Parsers;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
- * Every {@code spark.shuffle.rdma.*} setting of the shuffle manager with its default; the one
- * list the README's table follows. Transport settings are passed through separately: {@code
+ * Every {@code spark.shuffle.rdma.*} setting of the shuffle manager, declared with the transport's
+ * {@link ConfigKey}: sizes and durations use Spark's syntax and the transport's parsers. Read them
+ * from a SparkConf through {@link SparkTransportConfig#source}. {@link #all()} is the one list the
+ * README's table follows. Transport settings are passed through separately: {@code
  * spark.shuffle.rdma.transport.X} becomes the transport's {@code sluice.transport.X} (see {@link
  * SparkTransportConfig}).
  */
-public enum RdmaShuffleOption {
-  MAX_BYTES_IN_FLIGHT("spark.shuffle.rdma.maxBytesInFlight", "48m",
+public final class RdmaShuffleOption {
+  public static final ConfigKey<Long> MAX_BYTES_IN_FLIGHT = ConfigKey.of("spark.shuffle.rdma.maxBytesInFlight", "48m",
       "Bytes a reduce task may have requested by READ and not yet consumed; at least one range is"
-          + " always in flight, however large."),
-  READ_CHUNK_BYTES("spark.shuffle.rdma.readChunkBytes", "4m",
-      "Largest single READ; a larger range is read as several READs in one batch."),
-  MAX_RANGE_BYTES("spark.shuffle.rdma.maxRangeBytes", "256m",
-      "Contiguous partitions of one map output are fetched as one range up to this size."),
-  REGISTRATION_WINDOW_BYTES("spark.shuffle.rdma.registrationWindowBytes", "1g",
+          + " always in flight, however large.",
+      Parsers.bytes(), Check.positive());
+  public static final ConfigKey<Long> READ_CHUNK_BYTES = ConfigKey.of("spark.shuffle.rdma.readChunkBytes", "4m",
+      "Largest single READ; a larger range is read as several READs in one batch.",
+      Parsers.bytes(), Check.positive());
+  public static final ConfigKey<Long> MAX_RANGE_BYTES = ConfigKey.of("spark.shuffle.rdma.maxRangeBytes", "256m",
+      "Contiguous partitions of one map output are fetched as one range up to this size.",
+      Parsers.bytes(), Check.positive());
+  public static final ConfigKey<Long> REGISTRATION_WINDOW_BYTES = ConfigKey.of(
+      "spark.shuffle.rdma.registrationWindowBytes", "1g",
       "A map output's data file is registered for READs in windows of at most this size (at most"
-          + " 2g - 1), so data files of any size can be read."),
-  LOCAL_READS("spark.shuffle.rdma.localReads", "true",
-      "Read blocks written by the reducer's own executor straight from its local files."),
-  LOOKUP_TIMEOUT("spark.shuffle.rdma.lookupTimeout", "30s",
-      "Deadline for registering with, and asking, the driver's transport address book.");
+          + " 2g - 1), so data files of any size can be read.",
+      Parsers.bytes(), Check.between(1, Integer.MAX_VALUE));
+  public static final ConfigKey<Boolean> LOCAL_READS = ConfigKey.of("spark.shuffle.rdma.localReads", "true",
+      "Read blocks written by the reducer's own executor straight from its local files.", Parsers.bool());
+  public static final ConfigKey<Long> LOOKUP_TIMEOUT = ConfigKey.of("spark.shuffle.rdma.lookupTimeout", "30s",
+      "Deadline for registering with, and asking, the driver's transport address book.",
+      Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
 
-  private final String key;
-  private final String defaultValue;
-  private final String description;
+  private static final List<ConfigKey<?>> ALL = List.of(MAX_BYTES_IN_FLIGHT, READ_CHUNK_BYTES, MAX_RANGE_BYTES,
+      REGISTRATION_WINDOW_BYTES, LOCAL_READS, LOOKUP_TIMEOUT);
 
-  RdmaShuffleOption(String key, String defaultValue, String description) {
-    this.key = key;
-    this.defaultValue = defaultValue;
-    this.description = description;
-  }
+  private RdmaShuffleOption() {}
 
-  public String key() {
-    return key;
-  }
-
-  public String defaultValue() {
-    return defaultValue;
-  }
-
-  public String description() {
-    return description;
-  }
-
-  /** The value as a byte count (suffixes k, m, g as in Spark). */
-  public long bytes(SparkConf conf) {
-    long v = conf.getSizeAsBytes(key, defaultValue);
-    if (v <= 0) {
-      throw new IllegalArgumentException(key + " must be positive, got " + conf.get(key, defaultValue));
-    }
-    return v;
-  }
-
-  /** The value as milliseconds (suffixes ms, s, m as in Spark). */
-  public long millis(SparkConf conf) {
-    long v = conf.getTimeAsMs(key, defaultValue);
-    if (v <= 0) {
-      throw new IllegalArgumentException(key + " must be positive, got " + conf.get(key, defaultValue));
-    }
-    return v;
-  }
-
-  public boolean bool(SparkConf conf) {
-    String s = conf.get(key, defaultValue).trim();
-    if (s.equalsIgnoreCase("true")) {
-      return true;
-    }
-    if (s.equalsIgnoreCase("false")) {
-      return false;
-    }
-    throw new IllegalArgumentException(key + " must be true or false, got '" + s + "'");
+  /** Every shuffle manager key, in the order of the README's table. */
+  public static List<ConfigKey<?>> all() {
+    return ALL;
   }
 }

@@ -1,7 +1,9 @@
 package org.apache.spark.shuffle.rdma;
 
 import io.sluice.transport.TransportConfig;
-import io.sluice.transport.TransportOption;
+import io.sluice.transport.config.ConfigKey;
+import io.sluice.transport.config.ConfigSource;
+import io.sluice.transport.config.TransportKeys;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -17,11 +19,12 @@ import org.apache.spark.util.Utils;
  * in from Spark unless set explicitly. Spark's security settings are honoured, never dropped:
  * {@code spark.network.crypto.enabled=true} turns on {@code sluice.transport.encryption} (no
  * pass-through key can turn it off), and {@code spark.io.encryption.enabled=true} tells the
- * transport that shuffle files are already ciphertext, so verbs may still carry them.
+ * transport that shuffle files are already ciphertext, so verbs may still carry them. {@link
+ * #validate} reads every setting with the declarations the transport and the manager read them
+ * with, so a value either would refuse is refused at start-up, naming the Spark key.
  */
 final class SparkTransportConfig {
   static final String SPARK_PREFIX = "spark.shuffle.rdma.transport.";
-  private static final String TRANSPORT_PREFIX = "sluice.transport.";
   static final String NETWORK_CRYPTO = "spark.network.crypto.enabled";
   static final String IO_ENCRYPTION = "spark.io.encryption.enabled";
 
@@ -32,23 +35,48 @@ final class SparkTransportConfig {
     String secret = secret(conf, security);
     String advertise = conf.get(SPARK_PREFIX + "advertiseHost", "").trim();
     String host = advertise.isEmpty() ? Utils.localHostName() : advertise;
-    TransportConfig passThrough = key -> {
-      if (!key.startsWith(TRANSPORT_PREFIX)) {
-        return Optional.empty();
-      }
-      String sparkKey = SPARK_PREFIX + key.substring(TRANSPORT_PREFIX.length());
-      return conf.contains(sparkKey) ? Optional.of(conf.get(sparkKey)) : Optional.empty();
-    };
     java.util.Map<String, String> fromSpark = new java.util.HashMap<>();
-    fromSpark.put(TransportOption.SECRET.key(), secret);
-    fromSpark.put(TransportOption.ADVERTISE_HOST.key(), host);
+    fromSpark.put(TransportKeys.SECRET.key(), secret);
+    fromSpark.put(TransportKeys.ADVERTISE_HOST.key(), host);
     if (conf.getBoolean(NETWORK_CRYPTO, false)) {
-      fromSpark.put(TransportOption.ENCRYPTION.key(), "true");
+      fromSpark.put(TransportKeys.ENCRYPTION.key(), "true");
     }
     if (conf.getBoolean(IO_ENCRYPTION, false)) {
-      fromSpark.put(TransportOption.DATA_ENCRYPTED_AT_REST.key(), "true");
+      fromSpark.put(TransportKeys.DATA_ENCRYPTED_AT_REST.key(), "true");
     }
-    return passThrough.with(fromSpark);
+    return passThrough(conf).with(fromSpark);
+  }
+
+  /** The SparkConf as a source of raw values by Spark key. */
+  static ConfigSource source(SparkConf conf) {
+    return key -> conf.contains(key) ? Optional.of(conf.get(key)) : Optional.empty();
+  }
+
+  /** The {@code spark.shuffle.rdma.transport.*} keys as the transport's {@code sluice.transport.*} keys. */
+  static TransportConfig passThrough(SparkConf conf) {
+    ConfigSource spark = source(conf);
+    return key -> key.startsWith(TransportKeys.PREFIX)
+        ? spark.get(SPARK_PREFIX + TransportKeys.suffix(key))
+        : Optional.empty();
+  }
+
+  /**
+   * Reads every {@code spark.shuffle.rdma.*} setting and every transport key passed through with
+   * its declaration. @throws IllegalArgumentException naming the Spark key and the value that is invalid
+   */
+  static void validate(SparkConf conf) {
+    ConfigSource spark = source(conf);
+    for (ConfigKey<?> k : RdmaShuffleOption.all()) {
+      k.from(spark);
+    }
+    TransportConfig transport = passThrough(conf);
+    for (ConfigKey<?> k : TransportKeys.all()) {
+      try {
+        k.from(transport);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(SPARK_PREFIX + TransportKeys.suffix(k.key()) + ": " + e.getMessage(), e);
+      }
+    }
   }
 
   /**

@@ -2,7 +2,8 @@ package org.apache.spark.shuffle.rdma;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.transport.TransportOption;
+import io.sluice.transport.config.ConfigKey;
+import io.sluice.transport.config.TransportKeys;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,12 +14,12 @@ class ReadmeTest {
   @Test
   void settingsTableIsComplete() throws IOException {
     String readme = Files.readString(Path.of("README.md"));
-    for (RdmaShuffleOption o : RdmaShuffleOption.values()) {
+    for (ConfigKey<?> o : RdmaShuffleOption.all()) {
       assertTrue(readme.contains("| `" + o.key() + "` | `" + o.defaultValue() + "` |"),
           "README lacks " + o.key() + " with default " + o.defaultValue());
     }
-    for (TransportOption o : TransportOption.values()) {
-      String key = SparkTransportConfig.SPARK_PREFIX + o.key().substring("sluice.transport.".length());
+    for (ConfigKey<?> o : TransportKeys.all()) {
+      String key = SparkTransportConfig.SPARK_PREFIX + TransportKeys.suffix(o.key());
       assertTrue(readme.contains("| `" + key + "` |"), "README lacks " + key);
     }
   }

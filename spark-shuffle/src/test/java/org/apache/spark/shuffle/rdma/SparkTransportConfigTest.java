@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportOption;
+import io.sluice.transport.config.TransportKeys;
+import java.util.Optional;
 import org.apache.spark.SecurityManager;
 import org.apache.spark.SparkConf;
 import org.junit.jupiter.api.Test;
@@ -70,8 +72,45 @@ class SparkTransportConfigTest {
   @Test
   void badShuffleSettingsAreReportedByName() {
     SparkConf conf = new SparkConf(false).set(RdmaShuffleOption.LOCAL_READS.key(), "maybe");
-    IllegalArgumentException e =
-        assertThrows(IllegalArgumentException.class, () -> RdmaShuffleOption.LOCAL_READS.bool(conf));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> SparkTransportConfig.source(conf).value(RdmaShuffleOption.LOCAL_READS));
     assertEquals(true, e.getMessage().contains(RdmaShuffleOption.LOCAL_READS.key()));
+    IllegalArgumentException atStart = assertThrows(IllegalArgumentException.class, () -> SparkTransportConfig.validate(conf));
+    assertEquals(e.getMessage(), atStart.getMessage());
+  }
+
+  @Test
+  void sizesAndDurationsReadWithSparksSyntax() {
+    SparkConf conf = new SparkConf(false)
+        .set("spark.shuffle.rdma.transport.maxMessageBytes", "16m")
+        .set("spark.shuffle.rdma.transport.ioTimeoutMs", "2min")
+        .set(RdmaShuffleOption.LOOKUP_TIMEOUT.key(), "45s")
+        .set(RdmaShuffleOption.MAX_BYTES_IN_FLIGHT.key(), "8k");
+    SparkTransportConfig.validate(conf);
+    TransportConfig t = SparkTransportConfig.passThrough(conf);
+    assertEquals(16 << 20, t.intValue(TransportOption.MAX_MESSAGE_BYTES));
+    assertEquals(16L << 20, t.value(TransportKeys.MAX_MESSAGE_BYTES));
+    assertEquals(120_000L, t.value(TransportKeys.IO_TIMEOUT_MS));
+    assertEquals(45_000L, SparkTransportConfig.source(conf).value(RdmaShuffleOption.LOOKUP_TIMEOUT));
+    assertEquals(8_192L, SparkTransportConfig.source(conf).value(RdmaShuffleOption.MAX_BYTES_IN_FLIGHT));
+    assertEquals(Optional.empty(), t.get("spark.shuffle.rdma.transport.maxMessageBytes"));
+  }
+
+  @Test
+  void aTransportValueTheTransportWouldRefuseIsRefusedAtStartUpNamingTheSparkKey() {
+    SparkConf conf = new SparkConf(false).set("spark.shuffle.rdma.transport.maxMessageBytes", "16q");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SparkTransportConfig.validate(conf));
+    assertEquals("spark.shuffle.rdma.transport.maxMessageBytes: invalid value '16q' for"
+        + " sluice.transport.maxMessageBytes: unknown size suffix 'q'; expected a whole number of bytes with an"
+        + " optional suffix b, k, kb, m, mb, g, gb, t, tb, p, pb", e.getMessage());
+    IllegalArgumentException manager =
+        assertThrows(IllegalArgumentException.class, () -> new RdmaShuffleManager(conf, false));
+    assertEquals(e.getMessage(), manager.getMessage());
+    SparkConf tooLarge = new SparkConf(false).set("spark.shuffle.rdma.transport.maxMessageBytes", "2g");
+    assertEquals(true, assertThrows(IllegalArgumentException.class, () -> SparkTransportConfig.validate(tooLarge))
+        .getMessage().startsWith("spark.shuffle.rdma.transport.maxMessageBytes: invalid value '2g'"));
+    SparkConf provider = new SparkConf(false).set("spark.shuffle.rdma.transport.provider", "carrier-pigeon");
+    assertEquals(true, assertThrows(IllegalArgumentException.class, () -> new RdmaShuffleManager(provider, false))
+        .getMessage().contains("carrier-pigeon"));
   }
 }

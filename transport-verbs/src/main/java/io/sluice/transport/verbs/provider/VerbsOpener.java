@@ -4,9 +4,9 @@ import io.sluice.transport.MessageHandler;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
-import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportProvider;
 import io.sluice.transport.TransportUnavailableException;
+import io.sluice.transport.config.TransportKeys;
 import io.sluice.transport.verbs.rc.RdmaNode;
 import java.io.IOException;
 import java.net.Inet4Address;
@@ -47,17 +47,13 @@ public final class VerbsOpener implements TransportProvider {
 
   @Override
   public Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
-    long connectNanos = TimeUnit.MILLISECONDS.toNanos(config.longValue(TransportOption.CONNECT_TIMEOUT_MS));
-    long ioNanos = TimeUnit.MILLISECONDS.toNanos(config.longValue(TransportOption.IO_TIMEOUT_MS));
-    if (connectNanos <= 0 || ioNanos <= 0) {
-      throw new IllegalArgumentException(TransportOption.CONNECT_TIMEOUT_MS.key() + " and "
-          + TransportOption.IO_TIMEOUT_MS.key() + " must be positive");
-    }
-    if (config.string(TransportOption.SECRET).isEmpty()) {
-      throw new IllegalArgumentException(TransportOption.SECRET.key() + " must be set");
+    long connectNanos = TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.CONNECT_TIMEOUT_MS));
+    long ioNanos = TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.IO_TIMEOUT_MS));
+    if (config.value(TransportKeys.SECRET).isEmpty()) {
+      throw new IllegalArgumentException(TransportKeys.SECRET.key() + " must be set");
     }
     RdmaNode.Settings settings = new RdmaNode.Settings(COMPLETION_QUEUE_ENTRIES, MAX_COMPLETION_QUEUES, ioNanos, connectNanos);
-    RdmaNode node = openNode(config.string(TransportOption.BIND_HOST), settings);
+    RdmaNode node = openNode(config.value(TransportKeys.BIND_HOST), settings);
     try {
       return new VerbsTransport(config, handler, node, connectNanos);
     } catch (TransportException | RuntimeException e) {
@@ -89,7 +85,7 @@ public final class VerbsOpener implements TransportProvider {
       }
     }
     throw new TransportUnavailableException("verbs: no RDMA device at " + (tried.isEmpty() ? bindHost : tried)
-        + "; set " + TransportOption.BIND_HOST.key() + " to the IP address of an RDMA device");
+        + "; set " + TransportKeys.BIND_HOST.key() + " to the IP address of an RDMA device");
   }
 
   private static List<InetAddress> interfaceAddresses() throws SocketException {

@@ -8,8 +8,8 @@ import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
-import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportTimeoutException;
+import io.sluice.transport.config.TransportKeys;
 import io.sluice.transport.region.DirectMemory;
 import io.sluice.transport.region.Region;
 import io.sluice.transport.spi.AbstractTransport;
@@ -87,13 +87,9 @@ final class VerbsTransport extends AbstractTransport implements ControlService {
       throws TransportException {
     this.node = node;
     this.connectTimeoutNanos = connectTimeoutNanos;
-    this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.longValue(TransportOption.IO_TIMEOUT_MS));
-    this.credit = (int) config.longValue(TransportOption.MAX_REQUESTS_IN_FLIGHT);
-    this.maxMessageBytes = (int) config.longValue(TransportOption.MAX_MESSAGE_BYTES);
-    if (credit < 1 || maxMessageBytes < 1) {
-      throw new IllegalArgumentException(TransportOption.MAX_REQUESTS_IN_FLIGHT.key() + " and "
-          + TransportOption.MAX_MESSAGE_BYTES.key() + " must be positive");
-    }
+    this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.IO_TIMEOUT_MS));
+    this.credit = config.value(TransportKeys.MAX_REQUESTS_IN_FLIGHT);
+    this.maxMessageBytes = Math.toIntExact(config.value(TransportKeys.MAX_MESSAGE_BYTES));
     ScheduledThreadPoolExecutor timerPool = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "sluice-verbs-timer");
       t.setDaemon(true);

@@ -1,0 +1,45 @@
+package io.sluice.hadoop.rpc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import org.apache.hadoop.conf.Configuration;
+import org.junit.jupiter.api.Test;
+
+/** What the engine reads from a Configuration, through the transport's declarations. */
+class EngineSettingsTest {
+  @Test
+  void theEngineGivesTheTransportItsOwnDeadlineUnlessTheTransportKeyIsSet() {
+    Configuration conf = new Configuration(false);
+    assertEquals(120_000L, EngineSettings.from(conf).ioTimeoutMs());
+    conf.set("sluice.rpc.ioTimeoutMs", "5min");
+    assertEquals(300_000L, EngineSettings.from(conf).ioTimeoutMs());
+    conf.set("sluice.transport.ioTimeoutMs", "45s");
+    assertEquals(45_000L, EngineSettings.from(conf).ioTimeoutMs());
+  }
+
+  @Test
+  void sizesTakeSuffixes() {
+    Configuration conf = new Configuration(false);
+    assertEquals(65_536, EngineSettings.from(conf).readThreshold());
+    conf.set("sluice.rpc.readThresholdBytes", "1m");
+    assertEquals(1 << 20, EngineSettings.from(conf).readThreshold());
+  }
+
+  @Test
+  void invalidValuesFailNamingTheKeyAndTheValue() {
+    Configuration transport = new Configuration(false);
+    transport.set("sluice.transport.maxMessageBytes", "16q");
+    assertEquals("invalid value '16q' for sluice.transport.maxMessageBytes: unknown size suffix 'q'; expected a whole"
+            + " number of bytes with an optional suffix b, k, kb, m, mb, g, gb, t, tb, p, pb",
+        assertThrows(IllegalArgumentException.class, () -> EngineSettings.from(transport)).getMessage());
+    Configuration engine = new Configuration(false);
+    engine.set("sluice.rpc.readThresholdBytes", "-1");
+    assertEquals(true, assertThrows(IllegalArgumentException.class, () -> EngineSettings.from(engine)).getMessage()
+        .startsWith("invalid value '-1' for sluice.rpc.readThresholdBytes: "));
+    Configuration timeout = new Configuration(false);
+    timeout.set("sluice.rpc.ioTimeoutMs", "0");
+    assertEquals("invalid value '0' for sluice.rpc.ioTimeoutMs: must be positive",
+        assertThrows(IllegalArgumentException.class, () -> EngineSettings.from(timeout)).getMessage());
+  }
+}

@@ -1,0 +1,102 @@
+package io.sluice.transport.config;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Every configuration key of the transport, declared once with its kind, default and checks. The
+ * transport reads these; integrations that pass settings to the transport (Spark, Hadoop, Flight)
+ * validate them with the same declarations, so a value the transport would refuse is refused where
+ * it is first read. {@link io.sluice.transport.TransportOption} names the same keys for callers that
+ * use the untyped accessors of {@link io.sluice.transport.TransportConfig}.
+ */
+public final class TransportKeys {
+  /** The prefix every transport key starts with. */
+  public static final String PREFIX = "sluice.transport.";
+
+  public static final ConfigKey<String> PROVIDER = ConfigKey.of(PREFIX + "provider", "auto",
+      "auto, tcp, shm or verbs. auto: verbs when its native library loads and a device is active,"
+          + " else tcp; same-host peers read through shm.",
+      Parsers.choice("auto", "tcp", "shm", "verbs"));
+  public static final ConfigKey<String> SECRET = ConfigKey.of(PREFIX + "secret", "",
+      "Shared secret for mutual challenge-response authentication. Required; never sent.", Parsers.string());
+  public static final ConfigKey<String> BIND_HOST = ConfigKey.of(PREFIX + "bindHost", "0.0.0.0",
+      "Address the listener binds.", Parsers.string());
+  public static final ConfigKey<String> ADVERTISE_HOST = ConfigKey.of(PREFIX + "advertiseHost", "",
+      "Host peers connect to; empty means the bind host, or this machine's address when binding all interfaces.",
+      Parsers.string());
+  public static final ConfigKey<Integer> PORT = ConfigKey.of(PREFIX + "port", "0",
+      "Listener port; 0 picks a free one.", Parsers.integer(), Check.between(0, 65535));
+  public static final ConfigKey<Long> CONNECT_TIMEOUT_MS = ConfigKey.of(PREFIX + "connectTimeoutMs", "10000",
+      "Deadline for connecting and authenticating.", Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
+  public static final ConfigKey<Long> IO_TIMEOUT_MS = ConfigKey.of(PREFIX + "ioTimeoutMs", "30000",
+      "Deadline for each READ and request, and for a stalled socket write.",
+      Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
+  public static final ConfigKey<Long> MAX_MESSAGE_BYTES = ConfigKey.of(PREFIX + "maxMessageBytes", "16777216",
+      "Largest request or response message.", Parsers.bytes(), Check.between(1, Integer.MAX_VALUE));
+  public static final ConfigKey<Integer> MAX_REQUESTS_IN_FLIGHT = ConfigKey.of(PREFIX + "maxRequestsInFlight", "64",
+      "Requests one connection may have outstanding; more wait at the sender (flow control).",
+      Parsers.integer(), Check.positive());
+  public static final ConfigKey<Integer> HANDLER_THREADS = ConfigKey.of(PREFIX + "handlerThreads", "4",
+      "Threads that run message handlers.", Parsers.integer(), Check.positive());
+  public static final ConfigKey<Integer> IO_THREADS = ConfigKey.of(PREFIX + "ioThreads", "2",
+      "tcp: selector threads that serve every connection, accepted (handshakes, READs, requests) or made (answers).",
+      Parsers.integer(), Check.positive());
+  public static final ConfigKey<Integer> MAX_CONNECTIONS = ConfigKey.of(PREFIX + "maxConnections", "4096",
+      "tcp: accepted connections held at once; more are refused.", Parsers.integer(), Check.positive());
+  public static final ConfigKey<Long> HANDSHAKE_TIMEOUT_MS = ConfigKey.of(PREFIX + "handshakeTimeoutMs", "3000",
+      "tcp: deadline for an accepted connection to authenticate.",
+      Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
+  public static final ConfigKey<Integer> MAX_UNAUTHENTICATED = ConfigKey.of(PREFIX + "maxUnauthenticated", "256",
+      "tcp: accepted connections not yet authenticated; at the bound the oldest is dropped for a new one.",
+      Parsers.integer(), Check.positive());
+  public static final ConfigKey<Integer> MAX_UNAUTHENTICATED_PER_ADDRESS = ConfigKey.of(
+      PREFIX + "maxUnauthenticatedPerAddress", "32",
+      "tcp: of those, from one source address; beyond it new ones from that address are refused.",
+      Parsers.integer(), Check.positive());
+  public static final ConfigKey<Boolean> ENCRYPTION = ConfigKey.of(PREFIX + "encryption", "false",
+      "Encrypt every tcp frame (READ bodies, messages, set-up) with AES-GCM under keys from the handshake;"
+          + " a connection is encrypted when either side sets it. shm is unaffected; verbs is skipped"
+          + " unless encryption.dataAtRest.",
+      Parsers.bool());
+  public static final ConfigKey<Boolean> DATA_ENCRYPTED_AT_REST = ConfigKey.of(PREFIX + "encryption.dataAtRest",
+      "false",
+      "The bytes served are already ciphertext (Spark: spark.io.encryption.enabled), so with encryption on"
+          + " verbs may still carry READs.",
+      Parsers.bool());
+  public static final ConfigKey<String> SHM_DIR = ConfigKey.of(PREFIX + "shm.dir", "/dev/shm",
+      "Where shm regions live; stale folders of dead processes are removed at start.",
+      Parsers.string());
+  public static final ConfigKey<Boolean> SHM_ENABLED = ConfigKey.of(PREFIX + "shm.enabled", "true",
+      "With provider auto: read same-host peers through shared memory.", Parsers.bool());
+
+  private static final List<ConfigKey<?>> ALL = List.of(PROVIDER, SECRET, BIND_HOST, ADVERTISE_HOST, PORT,
+      CONNECT_TIMEOUT_MS, IO_TIMEOUT_MS, MAX_MESSAGE_BYTES, MAX_REQUESTS_IN_FLIGHT, HANDLER_THREADS, IO_THREADS,
+      MAX_CONNECTIONS, HANDSHAKE_TIMEOUT_MS, MAX_UNAUTHENTICATED, MAX_UNAUTHENTICATED_PER_ADDRESS, ENCRYPTION,
+      DATA_ENCRYPTED_AT_REST, SHM_DIR, SHM_ENABLED);
+
+  private TransportKeys() {}
+
+  /** Every transport key, in the order of the README's table. */
+  public static List<ConfigKey<?>> all() {
+    return ALL;
+  }
+
+  /** The part of a transport key after {@link #PREFIX}. @throws IllegalArgumentException for another key */
+  public static String suffix(String key) {
+    if (!key.startsWith(PREFIX)) {
+      throw new IllegalArgumentException(key + " is not a transport key (" + PREFIX + "*)");
+    }
+    return key.substring(PREFIX.length());
+  }
+
+  /**
+   * Reads every transport key of {@code source} with its parser and checks, so a value the
+   * transport would refuse is refused here. @throws IllegalArgumentException naming the first bad key and its value
+   */
+  public static void validate(ConfigSource source) {
+    for (ConfigKey<?> k : ALL) {
+      k.from(source);
+    }
+  }
+}
