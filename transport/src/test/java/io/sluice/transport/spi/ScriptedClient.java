@@ -11,18 +11,8 @@ import java.util.Map;
  * transport that rejects requests, and a destination of {@link #DESTINATION_BYTES} on it.
  * Closing it frees the destination and then closes the harness, whose leak check runs last.
  */
-public final class ScriptedClient implements AutoCloseable {
+public record ScriptedClient(TransportHarness harness, Transport client, RegisteredRegion dst) implements AutoCloseable {
   public static final int DESTINATION_BYTES = 1 << 20;
-
-  private final TransportHarness harness;
-  private final Transport client;
-  private final RegisteredRegion dst;
-
-  private ScriptedClient(TransportHarness harness, Transport client, RegisteredRegion dst) {
-    this.harness = harness;
-    this.client = client;
-    this.dst = dst;
-  }
 
   /** Opens a harness for {@code provider} with {@code harnessOptions}, and the client with {@code clientOptions}. */
   public static ScriptedClient open(String provider, Map<String, String> harnessOptions,
@@ -35,18 +25,6 @@ public final class ScriptedClient implements AutoCloseable {
       harness.close();
       throw e;
     }
-  }
-
-  public TransportHarness harness() {
-    return harness;
-  }
-
-  public Transport client() {
-    return client;
-  }
-
-  public RegisteredRegion dst() {
-    return dst;
   }
 
   @Override
