@@ -1,15 +1,16 @@
 package io.sluice.perf.terasort;
 
 import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.FileTrees;
 import io.sluice.perf.bench.Measurement;
 import io.sluice.perf.bench.Median;
 import io.sluice.perf.bench.ResultTable;
 import io.sluice.perf.bench.ResultsFile;
 import io.sluice.perf.cluster.DataPaths;
 import io.sluice.perf.cluster.JobAudit;
+import io.sluice.perf.spark.SparkApps;
 import java.io.IOException;
 import java.io.Serializable;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -19,10 +20,8 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.IntStream;
-import java.util.stream.Stream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
 import picocli.CommandLine.Command;
@@ -194,10 +193,10 @@ public final class TeraSort {
     Path base = o.dir().resolve(manager + "-" + round);
     Path input = base.resolve("input");
     Path output = base.resolve("output");
-    deleteTree(base);
+    FileTrees.delete(base);
     double[] seconds = new double[PHASES.size()];
     try (JavaSparkContext sc = new JavaSparkContext(conf)) {
-      awaitExecutors(sc, o.executors(), 180);
+      SparkApps.awaitExecutors(sc.sc(), o.executors(), 180);
       JobAudit audit = new JobAudit();
       sc.sc().addSparkListener(audit);
       String label = manager + " round " + (round + 1);
@@ -249,7 +248,7 @@ public final class TeraSort {
       }
       return new Sample(seconds, sort.fetchWaitMs(), sort.remoteBytes(), paths);
     } finally {
-      deleteTree(base);
+      FileTrees.delete(base);
     }
   }
 
@@ -383,36 +382,5 @@ public final class TeraSort {
 
   private static double round1(double v) {
     return Math.round(v * 10) / 10.0;
-  }
-
-
-  private static void awaitExecutors(JavaSparkContext sc, int count, int seconds) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    while (sc.sc().getExecutorIds().size() < count) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(count + " executors did not start within " + seconds + " s");
-      }
-      try {
-        Thread.sleep(200);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while waiting for executors", e);
-      }
-    }
-  }
-
-  private static void deleteTree(Path dir) throws IOException {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (Stream<Path> walk = Files.walk(dir)) {
-      walk.sorted(Comparator.reverseOrder()).forEach(p -> {
-        try {
-          Files.delete(p);
-        } catch (IOException e) {
-          throw new UncheckedIOException(e);
-        }
-      });
-    }
   }
 }
