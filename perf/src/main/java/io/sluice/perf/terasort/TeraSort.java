@@ -1,6 +1,7 @@
 package io.sluice.perf.terasort;
 
 import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.CommonOptions;
 import io.sluice.perf.bench.FileTrees;
 import io.sluice.perf.bench.Measurement;
 import io.sluice.perf.bench.Median;
@@ -65,11 +66,9 @@ public final class TeraSort {
             + " RdmaShuffleManager.")
     static final class Flags {
       @Mixin
-      Cli.Help help;
-
-      @Option(names = "--quick", description = "Smoke run: 20 MB, results to perf/target/terasort-quick.json"
-          + " unless --out says otherwise (the figures are meaningless).")
-      boolean quick;
+      CommonOptions.HelpAndQuick common = new CommonOptions.HelpAndQuick(
+          "Smoke run: 20 MB, results to perf/target/terasort-quick.json unless --out says otherwise (the figures"
+              + " are meaningless).");
 
       @Option(names = "--size-mb", paramLabel = "N",
           description = "Input size in 10^6 bytes (default 256; 20 with --quick).")
@@ -83,8 +82,8 @@ public final class TeraSort {
           description = "Reduce partitions (default: one per 64 MB, at least 2 per executor).")
       int reducers;
 
-      @Option(names = "--rounds", paramLabel = "N", description = "Rounds per manager (default 1).")
-      int rounds = 1;
+      @Mixin
+      CommonOptions.Rounds rounds = new CommonOptions.Rounds("Rounds per manager (default 1).");
 
       @Option(names = "--executors", paramLabel = "N", description = "Executors to wait for (default 2).")
       int executors = 2;
@@ -93,8 +92,8 @@ public final class TeraSort {
           description = "Data folder shared by the driver and every executor (default /tmp/sluice-terasort).")
       Path dir = Path.of("/tmp/sluice-terasort");
 
-      @Option(names = "--out", paramLabel = "FILE", description = "Results file (default perf/results/terasort.json).")
-      Path out;
+      @Mixin
+      CommonOptions.Out out = new CommonOptions.Out("Results file (default perf/results/terasort.json).");
 
       @Option(names = "--managers", split = ",", paramLabel = "LIST", description = "sort, rdma or both (default sort,rdma).")
       List<String> managers = List.of(SORT, RDMA);
@@ -106,9 +105,11 @@ public final class TeraSort {
 
     static Options parse(String[] args) {
       Flags f = Cli.parse(new Flags(), args);
-      long sizeMb = f.sizeMb != null ? f.sizeMb : f.quick ? 20 : 256;
-      Path out = f.out != null ? f.out : Path.of(f.quick ? "perf/target/terasort-quick.json" : "perf/results/terasort.json");
-      if (sizeMb <= 0 || f.rounds <= 0 || f.executors <= 0 || f.maps < 0 || f.reducers < 0) {
+      boolean quick = f.common.quick();
+      long sizeMb = f.sizeMb != null ? f.sizeMb : quick ? 20 : 256;
+      int rounds = f.rounds.orElse(1);
+      Path out = f.out.orElse(Path.of(quick ? "perf/target/terasort-quick.json" : "perf/results/terasort.json"));
+      if (sizeMb <= 0 || rounds <= 0 || f.executors <= 0 || f.maps < 0 || f.reducers < 0) {
         throw new IllegalArgumentException("--size-mb, --rounds and --executors must be positive");
       }
       List<String> managers = f.managers.stream().map(String::trim).toList();
@@ -118,7 +119,7 @@ public final class TeraSort {
         }
       }
       int parts = (int) Math.max(2L * f.executors, (sizeMb + 63) / 64);
-      return new Options(sizeMb, f.maps > 0 ? f.maps : parts, f.reducers > 0 ? f.reducers : parts, f.rounds,
+      return new Options(sizeMb, f.maps > 0 ? f.maps : parts, f.reducers > 0 ? f.reducers : parts, rounds,
           f.executors, f.dir, out, managers, f.check);
     }
   }
