@@ -9,7 +9,8 @@ import picocli.CommandLine.Option;
 
 /**
  * The command line and the life of every benchmark program in {@code perf/}: options are declared
- * with picocli annotations on a small class of fields, {@link #parse} fills it, and {@link #main}
+ * with picocli annotations on a small class of fields (the ones several commands share come from
+ * {@link CommonOptions}), {@link #parse} fills it, and {@link #main}
  * turns the outcome into the process's exit status. {@code --help} prints the options picocli
  * knows from the annotations, so the help text and the parser cannot disagree.
  *
@@ -61,7 +62,7 @@ public final class Cli {
    * @throws HelpRequested when {@code --help} was given
    */
   public static <T> T parse(T flags, String... args) {
-    CommandLine line = new CommandLine(flags);
+    CommandLine line = commandLine(flags);
     try {
       line.parseArgs(args);
     } catch (CommandLine.ParameterException e) {
@@ -75,7 +76,11 @@ public final class Cli {
 
   /** The usage text of a picocli {@code @Command} class's instance. */
   public static String usage(Object flags) {
-    return new CommandLine(flags).getUsageMessage();
+    return commandLine(flags).getUsageMessage();
+  }
+
+  private static CommandLine commandLine(Object flags) {
+    return CommonOptions.describe(new CommandLine(flags));
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.sluice.perf.flight;
 
 import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.CommonOptions;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,27 +45,24 @@ public record FlightBenchOptions(long tableBytes, int batchRows, int rounds, Lis
           + " and shm beside flight-core's plain gRPC Flight, in interleaved rounds.")
   static final class Flags {
     @Mixin
-    Cli.Help help;
-
-    @Option(names = "--quick", description = "Smoke run: " + QUICK_SIZE_MB + " MiB, one round, no warm-up"
-        + " (the figures are meaningless).")
-    boolean quick;
+    CommonOptions.HelpAndQuick common = new CommonOptions.HelpAndQuick(
+        "Smoke run: " + QUICK_SIZE_MB + " MiB, one round, no warm-up (the figures are meaningless).");
 
     @Option(names = "--size-mb", paramLabel = "N",
         description = "Body bytes of the served table in MiB (default " + DEFAULT_SIZE_MB + ").")
     Long sizeMb;
 
-    @Option(names = "--rounds", paramLabel = "N",
-        description = "Measured rounds after one warm-up round (default " + DEFAULT_ROUNDS + ").")
-    Long rounds;
+    @Mixin
+    CommonOptions.Rounds rounds =
+        new CommonOptions.Rounds("Measured rounds after one warm-up round (default " + DEFAULT_ROUNDS + ").");
 
     @Option(names = "--operations", split = ",", paramLabel = "LIST",
         description = "get, put or get,put (default both).")
     List<String> operations = OPERATIONS;
 
-    @Option(names = "--out", paramLabel = "FILE",
-        description = "Results file (default perf/results/flight.json, with --quick perf/target/flight-quick.json).")
-    Path out;
+    @Mixin
+    CommonOptions.Out out = new CommonOptions.Out("Results file (default perf/results/flight.json, with --quick"
+        + " perf/target/flight-quick.json).");
   }
 
   public FlightBenchOptions {
@@ -97,15 +95,15 @@ public record FlightBenchOptions(long tableBytes, int batchRows, int rounds, Lis
   public static FlightBenchOptions parse(String... args) {
     Flags f = Cli.parse(new Flags(), args);
     Optional<Long> sizeMb = Optional.ofNullable(f.sizeMb).map(v -> positive(v, "--size-mb"));
-    Optional<Integer> rounds = Optional.ofNullable(f.rounds).map(v -> Math.toIntExact(positive(v, "--rounds")));
-    Optional<Path> out = Optional.ofNullable(f.out);
+    boolean quick = f.common.quick();
+    int rounds = Math.toIntExact(positive(f.rounds.orElse(quick ? 1 : DEFAULT_ROUNDS), "--rounds"));
     List<String> operations = operations(f.operations);
-    if (f.quick) {
-      return new FlightBenchOptions(sizeMb.orElse(QUICK_SIZE_MB) * MIB, BATCH_ROWS, rounds.orElse(1), operations, false,
-          out.orElse(QUICK_OUT), true);
+    if (quick) {
+      return new FlightBenchOptions(sizeMb.orElse(QUICK_SIZE_MB) * MIB, BATCH_ROWS, rounds, operations, false,
+          f.out.orElse(QUICK_OUT), true);
     }
-    return new FlightBenchOptions(sizeMb.orElse(DEFAULT_SIZE_MB) * MIB, BATCH_ROWS, rounds.orElse(DEFAULT_ROUNDS),
-        operations, true, out.orElse(DEFAULT_OUT), false);
+    return new FlightBenchOptions(sizeMb.orElse(DEFAULT_SIZE_MB) * MIB, BATCH_ROWS, rounds, operations, true,
+        f.out.orElse(DEFAULT_OUT), false);
   }
 
   private static List<String> operations(List<String> given) {

@@ -4,6 +4,7 @@ import io.sluice.hadoop.rpc.SluiceRpcEngine;
 import io.sluice.hadoop.rpc.SluiceRpcServer;
 import io.sluice.perf.bench.ByteSize;
 import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.CommonOptions;
 import io.sluice.perf.bench.Measurement;
 import io.sluice.perf.bench.Median;
 import io.sluice.perf.bench.ResultTable;
@@ -180,14 +181,11 @@ public final class HadoopRpcBench {
             + " Hadoop's RPCCallBenchmark, plus RPCCallBenchmark itself for the stock engine.")
     static final class Flags {
       @Mixin
-      Cli.Help help;
+      CommonOptions.HelpAndQuick common = new CommonOptions.HelpAndQuick(
+          "Smoke run: one short round, no JIT warm-up, no RPCCallBenchmark (the figures are meaningless).");
 
-      @Option(names = "--quick", description = "Smoke run: one short round, no JIT warm-up, no RPCCallBenchmark"
-          + " (the figures are meaningless).")
-      boolean quick;
-
-      @Option(names = "--rounds", paramLabel = "N", description = "Measured rounds (default 3).")
-      int rounds = 3;
+      @Mixin
+      CommonOptions.Rounds rounds = new CommonOptions.Rounds("Measured rounds (default 3).");
 
       @Option(names = "--provider", paramLabel = "NAME",
           description = "The Sluice engine's transport provider: tcp, shm, auto or verbs (default tcp).")
@@ -203,23 +201,24 @@ public final class HadoopRpcBench {
       @Option(names = "--no-reference", description = "Skip Hadoop's RPCCallBenchmark.")
       boolean noReference;
 
-      @Option(names = "--out", paramLabel = "FILE", description = "Results file (default"
-          + " perf/results/hadoop-rpc.json, with --quick perf/target/hadoop-rpc-quick.json).")
-      Path out;
+      @Mixin
+      CommonOptions.Out out = new CommonOptions.Out("Results file (default perf/results/hadoop-rpc.json, with"
+          + " --quick perf/target/hadoop-rpc-quick.json).");
     }
 
     static BenchArgs parse(String[] args) {
       Flags f = Cli.parse(new Flags(), args);
-      if (f.rounds < 1) {
-        throw new IllegalArgumentException("--rounds must be at least 1, got " + f.rounds);
+      int rounds = f.rounds.orElse(3);
+      if (rounds < 1) {
+        throw new IllegalArgumentException("--rounds must be at least 1, got " + rounds);
       }
       nonNegative(f.threads, "--threads");
       nonNegative(f.sizes, "--sizes");
-      if (f.quick) {
-        return new BenchArgs(f.out == null ? Path.of("perf/target/hadoop-rpc-quick.json") : f.out, 1, 100, 300,
+      if (f.common.quick()) {
+        return new BenchArgs(f.out.orElse(Path.of("perf/target/hadoop-rpc-quick.json")), 1, 100, 300,
             f.provider, false, 1, f.threads, f.sizes, 0);
       }
-      return new BenchArgs(f.out == null ? Path.of("perf/results/hadoop-rpc.json") : f.out, f.rounds, 700, 2_500,
+      return new BenchArgs(f.out.orElse(Path.of("perf/results/hadoop-rpc.json")), rounds, 700, 2_500,
           f.provider, !f.noReference, 5, f.threads, f.sizes, 2_000);
     }
 

@@ -1,6 +1,7 @@
 package io.sluice.perf.spark;
 
 import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.CommonOptions;
 import io.sluice.perf.bench.Measurement;
 import io.sluice.perf.bench.Median;
 import io.sluice.perf.bench.ResultTable;
@@ -39,21 +40,17 @@ public final class SparkShuffleBench {
         description = "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager, alternately.")
     static final class Flags {
       @Mixin
-      Cli.Help help;
-
-      @Option(names = "--quick", description = "Smoke run: 8 MB per job, one round; writes"
-          + " perf/target/spark-shuffle-quick.json unless --out says otherwise (the figures are meaningless).")
-      boolean quick;
+      CommonOptions.HelpAndQuick common = new CommonOptions.HelpAndQuick("Smoke run: 8 MB per job, one round;"
+          + " writes perf/target/spark-shuffle-quick.json unless --out says otherwise (the figures are meaningless).");
 
       @Option(names = "--size-mb", paramLabel = "N", description = "MiB of rows per job (default 128; 8 with --quick).")
       Long sizeMb;
 
-      @Option(names = "--rounds", paramLabel = "N", description = "Rounds per manager (default 3; 1 with --quick).")
-      Integer rounds;
+      @Mixin
+      CommonOptions.Rounds rounds = new CommonOptions.Rounds("Rounds per manager (default 3; 1 with --quick).");
 
-      @Option(names = "--out", paramLabel = "FILE", description = "Results file (default"
-          + " perf/results/spark-shuffle.json).")
-      Path out;
+      @Mixin
+      CommonOptions.Out out = new CommonOptions.Out("Results file (default perf/results/spark-shuffle.json).");
 
       @Option(names = "--master", paramLabel = "URL", description = "Spark master (default local-cluster[2,1,1024]).")
       String master = "local-cluster[2,1,1024]";
@@ -65,10 +62,10 @@ public final class SparkShuffleBench {
 
     static Options parse(String[] args) {
       Flags f = Cli.parse(new Flags(), args);
-      long sizeMb = f.sizeMb != null ? f.sizeMb : f.quick ? 8 : 128;
-      int rounds = f.rounds != null ? f.rounds : f.quick ? 1 : 3;
-      Path out = f.out != null ? f.out
-          : Path.of(f.quick ? "perf/target/spark-shuffle-quick.json" : "perf/results/spark-shuffle.json");
+      boolean quick = f.common.quick();
+      long sizeMb = f.sizeMb != null ? f.sizeMb : quick ? 8 : 128;
+      int rounds = f.rounds.orElse(quick ? 1 : 3);
+      Path out = f.out.orElse(Path.of(quick ? "perf/target/spark-shuffle-quick.json" : "perf/results/spark-shuffle.json"));
       if (sizeMb <= 0 || rounds <= 0) {
         throw new IllegalArgumentException("--size-mb and --rounds must be positive");
       }

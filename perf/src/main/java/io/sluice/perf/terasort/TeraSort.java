@@ -1,15 +1,17 @@
 package io.sluice.perf.terasort;
 
 import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.CommonOptions;
+import io.sluice.perf.bench.FileTrees;
 import io.sluice.perf.bench.Measurement;
 import io.sluice.perf.bench.Median;
 import io.sluice.perf.bench.ResultTable;
 import io.sluice.perf.bench.ResultsFile;
 import io.sluice.perf.cluster.DataPaths;
 import io.sluice.perf.cluster.JobAudit;
+import io.sluice.perf.spark.SparkApps;
 import java.io.IOException;
 import java.io.Serializable;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -19,10 +21,8 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.IntStream;
-import java.util.stream.Stream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
 import picocli.CommandLine.Command;
@@ -66,11 +66,9 @@ public final class TeraSort {
             + " RdmaShuffleManager.")
     static final class Flags {
       @Mixin
-      Cli.Help help;
-
-      @Option(names = "--quick", description = "Smoke run: 20 MB, results to perf/target/terasort-quick.json"
-          + " unless --out says otherwise (the figures are meaningless).")
-      boolean quick;
+      CommonOptions.HelpAndQuick common = new CommonOptions.HelpAndQuick(
+          "Smoke run: 20 MB, results to perf/target/terasort-quick.json unless --out says otherwise (the figures"
+              + " are meaningless).");
 
       @Option(names = "--size-mb", paramLabel = "N",
           description = "Input size in 10^6 bytes (default 256; 20 with --quick).")
@@ -84,8 +82,8 @@ public final class TeraSort {
           description = "Reduce partitions (default: one per 64 MB, at least 2 per executor).")
       int reducers;
 
-      @Option(names = "--rounds", paramLabel = "N", description = "Rounds per manager (default 1).")
-      int rounds = 1;
+      @Mixin
+      CommonOptions.Rounds rounds = new CommonOptions.Rounds("Rounds per manager (default 1).");
 
       @Option(names = "--executors", paramLabel = "N", description = "Executors to wait for (default 2).")
       int executors = 2;
@@ -94,8 +92,8 @@ public final class TeraSort {
           description = "Data folder shared by the driver and every executor (default /tmp/sluice-terasort).")
       Path dir = Path.of("/tmp/sluice-terasort");
 
-      @Option(names = "--out", paramLabel = "FILE", description = "Results file (default perf/results/terasort.json).")
-      Path out;
+      @Mixin
+      CommonOptions.Out out = new CommonOptions.Out("Results file (default perf/results/terasort.json).");
 
       @Option(names = "--managers", split = ",", paramLabel = "LIST", description = "sort, rdma or both (default sort,rdma).")
       List<String> managers = List.of(SORT, RDMA);
@@ -107,9 +105,11 @@ public final class TeraSort {
 
     static Options parse(String[] args) {
       Flags f = Cli.parse(new Flags(), args);
-      long sizeMb = f.sizeMb != null ? f.sizeMb : f.quick ? 20 : 256;
-      Path out = f.out != null ? f.out : Path.of(f.quick ? "perf/target/terasort-quick.json" : "perf/results/terasort.json");
-      if (sizeMb <= 0 || f.rounds <= 0 || f.executors <= 0 || f.maps < 0 || f.reducers < 0) {
+      boolean quick = f.common.quick();
+      long sizeMb = f.sizeMb != null ? f.sizeMb : quick ? 20 : 256;
+      int rounds = f.rounds.orElse(1);
+      Path out = f.out.orElse(Path.of(quick ? "perf/target/terasort-quick.json" : "perf/results/terasort.json"));
+      if (sizeMb <= 0 || rounds <= 0 || f.executors <= 0 || f.maps < 0 || f.reducers < 0) {
         throw new IllegalArgumentException("--size-mb, --rounds and --executors must be positive");
       }
       List<String> managers = f.managers.stream().map(String::trim).toList();
@@ -119,7 +119,7 @@ public final class TeraSort {
         }
       }
       int parts = (int) Math.max(2L * f.executors, (sizeMb + 63) / 64);
-      return new Options(sizeMb, f.maps > 0 ? f.maps : parts, f.reducers > 0 ? f.reducers : parts, f.rounds,
+      return new Options(sizeMb, f.maps > 0 ? f.maps : parts, f.reducers > 0 ? f.reducers : parts, rounds,
           f.executors, f.dir, out, managers, f.check);
     }
   }
@@ -194,10 +194,10 @@ public final class TeraSort {
     Path base = o.dir().resolve(manager + "-" + round);
     Path input = base.resolve("input");
     Path output = base.resolve("output");
-    deleteTree(base);
+    FileTrees.delete(base);
     double[] seconds = new double[PHASES.size()];
     try (JavaSparkContext sc = new JavaSparkContext(conf)) {
-      awaitExecutors(sc, o.executors(), 180);
+      SparkApps.awaitExecutors(sc.sc(), o.executors(), 180);
       JobAudit audit = new JobAudit();
       sc.sc().addSparkListener(audit);
       String label = manager + " round " + (round + 1);
@@ -249,7 +249,7 @@ public final class TeraSort {
       }
       return new Sample(seconds, sort.fetchWaitMs(), sort.remoteBytes(), paths);
     } finally {
-      deleteTree(base);
+      FileTrees.delete(base);
     }
   }
 
@@ -383,36 +383,5 @@ public final class TeraSort {
 
   private static double round1(double v) {
     return Math.round(v * 10) / 10.0;
-  }
-
-
-  private static void awaitExecutors(JavaSparkContext sc, int count, int seconds) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    while (sc.sc().getExecutorIds().size() < count) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(count + " executors did not start within " + seconds + " s");
-      }
-      try {
-        Thread.sleep(200);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while waiting for executors", e);
-      }
-    }
-  }
-
-  private static void deleteTree(Path dir) throws IOException {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (Stream<Path> walk = Files.walk(dir)) {
-      walk.sorted(Comparator.reverseOrder()).forEach(p -> {
-        try {
-          Files.delete(p);
-        } catch (IOException e) {
-          throw new UncheckedIOException(e);
-        }
-      });
-    }
   }
 }

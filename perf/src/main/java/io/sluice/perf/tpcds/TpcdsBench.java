@@ -1,6 +1,7 @@
 package io.sluice.perf.tpcds;
 
 import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.FileTrees;
 import io.sluice.perf.bench.ResultsFile;
 import java.io.IOException;
 import java.net.URISyntaxException;
@@ -10,13 +11,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.stream.Stream;
 
 /**
  * TPC-DS under Spark's sort shuffle and under RdmaShuffleManager in one invocation. A shuffle
@@ -61,7 +60,7 @@ public final class TpcdsBench {
     long started = System.nanoTime();
     Path data = TpcdsCache.folder(options.dataRoot(), options.scale()).toAbsolutePath();
     Path work = options.workDir().toAbsolutePath();
-    deleteTree(work.resolve("rows"));
+    FileTrees.delete(work.resolve("rows"));
     Files.createDirectories(work.resolve("logs"));
     System.out.printf(Locale.ROOT, "TPC-DS at scale factor %s on %s: %d queries, each under the sort shuffle and"
         + " RdmaShuffleManager%n", TpcdsReport.scaleName(options.scale()).substring(2), options.master(),
@@ -312,16 +311,5 @@ public final class TpcdsBench {
 
   private static String trim(double v) {
     return v == Math.rint(v) ? String.valueOf((long) v) : String.valueOf(v);
-  }
-
-  private static void deleteTree(Path p) throws IOException {
-    if (!Files.exists(p)) {
-      return;
-    }
-    try (Stream<Path> walk = Files.walk(p)) {
-      for (Path q : walk.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(q);
-      }
-    }
   }
 }

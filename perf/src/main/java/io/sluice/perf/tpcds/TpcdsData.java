@@ -1,5 +1,6 @@
 package io.sluice.perf.tpcds;
 
+import io.sluice.perf.bench.FileTrees;
 import io.trino.tpcds.Results;
 import io.trino.tpcds.Session;
 import io.trino.tpcds.Table;
@@ -11,7 +12,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.LocalDate;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -61,8 +61,8 @@ public final class TpcdsData {
       throws IOException, InterruptedException {
     long started = System.nanoTime();
     Path partial = TpcdsCache.partial(folder);
-    deleteTree(partial);
-    deleteTree(folder);
+    FileTrees.delete(partial);
+    FileTrees.delete(folder);
     Files.createDirectories(partial);
     Map<String, StructType> schemas = schemas();
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
@@ -166,16 +166,5 @@ public final class TpcdsData {
       return text;
     }
     throw new IllegalStateException("no conversion to " + type + " for the generator's " + text);
-  }
-
-  private static void deleteTree(Path p) throws IOException {
-    if (!Files.exists(p)) {
-      return;
-    }
-    try (Stream<Path> walk = Files.walk(p)) {
-      for (Path q : walk.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(q);
-      }
-    }
   }
 }

@@ -1,6 +1,7 @@
 package io.sluice.perf.tpcds;
 
 import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.CommonOptions;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,11 +44,9 @@ public record TpcdsOptions(double scale, String queries, String master, double b
           + " queries alternating between them, results compared.")
   static final class Flags {
     @Mixin
-    Cli.Help help;
-
-    @Option(names = "--quick", description = "Smoke run: q3, q7, q19, q42 and q52 at scale factor 0.01, results"
-        + " under perf/target/ (the figures are meaningless).")
-    boolean quick;
+    CommonOptions.HelpAndQuick common = new CommonOptions.HelpAndQuick(
+        "Smoke run: q3, q7, q19, q42 and q52 at scale factor 0.01, results under perf/target/ (the figures are"
+            + " meaningless).");
 
     @Option(names = "--sf", paramLabel = "S", description = "Scale factor (default 0.1; 0.01 with --quick).")
     Double scale;
@@ -84,9 +83,9 @@ public record TpcdsOptions(double scale, String queries, String master, double b
     @Option(names = "--work-dir", paramLabel = "DIR", description = "Logs and result rows (default perf/target/tpcds).")
     Path workDir = Path.of("perf/target/tpcds");
 
-    @Option(names = "--out", paramLabel = "FILE",
-        description = "Results (default perf/results/tpcds.json; with --quick perf/target/tpcds-quick.json).")
-    Path out;
+    @Mixin
+    CommonOptions.Out out =
+        new CommonOptions.Out("Results (default perf/results/tpcds.json; with --quick perf/target/tpcds-quick.json).");
 
     @Option(names = "--markdown", paramLabel = "FILE",
         description = "Per-query table (default perf/results/tpcds.md; with --quick perf/target/tpcds-quick.md).")
@@ -115,11 +114,12 @@ public record TpcdsOptions(double scale, String queries, String master, double b
     if (master.isBlank()) {
       master = "local-cluster[2,1,1024]";
     }
-    double scale = f.scale != null ? f.scale : f.quick ? 0.01 : 0.1;
-    String queries = f.queries != null ? f.queries : f.quick ? QUICK_QUERIES : "all";
-    Path out = f.out != null ? f.out : Path.of(f.quick ? "perf/target/tpcds-quick.json" : "perf/results/tpcds.json");
+    boolean quick = f.common.quick();
+    double scale = f.scale != null ? f.scale : quick ? 0.01 : 0.1;
+    String queries = f.queries != null ? f.queries : quick ? QUICK_QUERIES : "all";
+    Path out = f.out.orElse(Path.of(quick ? "perf/target/tpcds-quick.json" : "perf/results/tpcds.json"));
     Path markdown = f.markdown != null ? f.markdown
-        : Path.of(f.quick ? "perf/target/tpcds-quick.md" : "perf/results/tpcds.md");
+        : Path.of(quick ? "perf/target/tpcds-quick.md" : "perf/results/tpcds.md");
     Path dataRoot = f.dataRoot != null ? f.dataRoot : TpcdsCache.defaultRoot();
     String jar = f.jar != null ? f.jar : defaultJar == null ? "" : defaultJar;
     for (String c : f.conf) {

@@ -1,11 +1,11 @@
 package io.sluice.perf.transport;
 
 import io.sluice.perf.bench.Cli;
+import io.sluice.perf.bench.CommonOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -51,19 +51,16 @@ public record BenchOptions(
           + " beside a plain socket stream and a memcpy measured in the same run.")
   static final class Flags {
     @Mixin
-    Cli.Help help;
-
-    @Option(names = "--quick", description = "Tiny smoke run; the figures are meaningless.")
-    boolean quick;
+    CommonOptions.HelpAndQuick common = new CommonOptions.HelpAndQuick("Tiny smoke run; the figures are meaningless.");
 
     @Option(names = "--providers", split = ",", paramLabel = "LIST",
         description = "Comma-separated subset of tcp,tcp-aes,shm (default all; tcp-aes: tcp with"
             + " sluice.transport.encryption=true).")
     List<String> providers = KNOWN_PROVIDERS;
 
-    @Option(names = "--out", paramLabel = "FILE",
-        description = "Results file (default perf/results/transport.json, with --quick perf/target/transport-quick.json).")
-    Path out;
+    @Mixin
+    CommonOptions.Out out = new CommonOptions.Out("Results file (default perf/results/transport.json, with --quick"
+        + " perf/target/transport-quick.json).");
   }
 
   public BenchOptions {
@@ -103,15 +100,14 @@ public record BenchOptions(
   public static BenchOptions parse(String... args) {
     Flags f = Cli.parse(new Flags(), args);
     List<String> providers = checkProviders(f.providers);
-    Optional<Path> out = Optional.ofNullable(f.out);
     List<Integer> blocks = List.of(64 << 10, 1 << 20, 8 << 20);
     List<Integer> depths = List.of(1, 8);
-    if (f.quick) {
+    if (f.common.quick()) {
       return new BenchOptions(providers, blocks, depths, 4 << 10, 16 << 20, 1,
-          Duration.ofMillis(20), Duration.ofMillis(60), 2_000, out.orElse(QUICK_OUT), true);
+          Duration.ofMillis(20), Duration.ofMillis(60), 2_000, f.out.orElse(QUICK_OUT), true);
     }
     return new BenchOptions(providers, blocks, depths, 4 << 10, 64 << 20, 3,
-        Duration.ofMillis(200), Duration.ofMillis(700), 100_000, out.orElse(DEFAULT_OUT), false);
+        Duration.ofMillis(200), Duration.ofMillis(700), 100_000, f.out.orElse(DEFAULT_OUT), false);
   }
 
   private static List<String> checkProviders(List<String> given) {
