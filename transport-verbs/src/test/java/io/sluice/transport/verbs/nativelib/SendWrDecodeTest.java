@@ -16,6 +16,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.LinkedList;
 import java.util.List;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -113,11 +114,7 @@ class SendWrDecodeTest {
 
   @Test
   void absurdScatterGatherCountIsRejected() throws Throwable {
-    SVCPostSend call = serialize(List.of(
-        request(1, IbvSendWR.IBV_WR_RDMA_READ, 0, 0x1000, 1, sge(0x5000, 8, 9))));
-    ByteBuffer records = buffer(call).getBuffer().duplicate().order(ByteOrder.nativeOrder());
-    records.putInt(runtime.layout("send_wr.num_sge"), 100_000);
-    IOException e = assertThrows(IOException.class, () -> runtime.decodeSendWrs(buffer(call).address()));
+    IOException e = decodeAlteredRead(records -> records.putInt(runtime.layout("send_wr.num_sge"), 100_000));
     assertTrue(e.getMessage().contains("num_sge"), e.getMessage());
   }
 
@@ -136,11 +133,15 @@ class SendWrDecodeTest {
 
   @Test
   void requestWithoutScatterGatherListIsRejected() throws Throwable {
+    decodeAlteredRead(records -> records.putLong(runtime.layout("send_wr.sg_list"), 0));
+  }
+
+  /** Serializes one READ, lets {@code alter} change its record in place, and expects decoding to fail. */
+  private IOException decodeAlteredRead(Consumer<ByteBuffer> alter) throws Throwable {
     SVCPostSend call = serialize(List.of(
         request(1, IbvSendWR.IBV_WR_RDMA_READ, 0, 0x1000, 1, sge(0x5000, 8, 9))));
-    ByteBuffer records = buffer(call).getBuffer().duplicate().order(ByteOrder.nativeOrder());
-    records.putLong(runtime.layout("send_wr.sg_list"), 0);
-    assertThrows(IOException.class, () -> runtime.decodeSendWrs(buffer(call).address()));
+    alter.accept(buffer(call).getBuffer().duplicate().order(ByteOrder.nativeOrder()));
+    return assertThrows(IOException.class, () -> runtime.decodeSendWrs(buffer(call).address()));
   }
 
   @Test
