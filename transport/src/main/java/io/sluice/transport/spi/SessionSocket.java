@@ -28,8 +28,14 @@ import java.util.concurrent.locks.ReentrantLock;
 final class SessionSocket {
   /** What the connection's protocol does with the frames. Called on the loop thread. */
   interface Receiver {
-    /** The largest payload a frame of this type may announce now; checked before its tag is read. */
-    long maxPayload(FrameType type);
+    /**
+     * The largest payload this frame may announce now (its type, correlation id and the
+     * connection's state decide); checked before its tag is read and before anything is
+     * allocated for it.
+     *
+     * @throws io.sluice.transport.ProtocolException if no payload of any length is acceptable
+     */
+    long maxPayload(FrameHeader h) throws io.sluice.transport.ProtocolException;
 
     /** A header arrived; false pauses reading until {@link #resumeReading} (before its payload). */
     boolean admit(FrameHeader h) throws IOException;
@@ -198,7 +204,7 @@ final class SessionSocket {
           return;
         }
         FrameHeader h = FrameHeader.decode(in.duplicate().flip(), Integer.MAX_VALUE); // fails before the tag
-        long max = receiver.maxPayload(h.type());
+        long max = receiver.maxPayload(h);
         if (h.payloadLength() > max) {
           throw new io.sluice.transport.ProtocolException(
               h.type() + " payload of " + h.payloadLength() + " bytes exceeds " + max);
