@@ -62,7 +62,7 @@ final class IoLoop implements AutoCloseable {
     while ((task = tasks.poll()) != null) {
       try {
         task.run();
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) {
         LOG.warn("A task of {} failed", thread.getName(), e);
       }
     }
@@ -99,9 +99,9 @@ final class IoLoop implements AutoCloseable {
         SessionSocket s = (SessionSocket) key.attachment();
         try {
           s.onReady(key);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
           LOG.warn("Closing a connection whose handling failed", e);
-          s.close();
+          s.brokeDown(e);
         }
       }
     }

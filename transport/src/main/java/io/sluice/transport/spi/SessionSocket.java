@@ -153,6 +153,8 @@ final class SessionSocket {
       }
     } catch (IOException e) {
       failed(e);
+    } catch (RuntimeException | Error e) {
+      brokeDown(e);
     }
   }
 
@@ -161,7 +163,18 @@ final class SessionSocket {
       readFrames();
     } catch (IOException e) {
       failed(e);
+    } catch (RuntimeException | Error e) {
+      brokeDown(e);
     }
+  }
+
+  /**
+   * Serving this connection threw something no protocol check expected (an {@link Error}
+   * included, such as running out of memory): this connection closes, saying why, and the loop
+   * thread goes on serving the others.
+   */
+  void brokeDown(Throwable t) {
+    close(new PeerClosedException("connection closed: serving it failed with " + t, t));
   }
 
   private void failed(IOException e) {
