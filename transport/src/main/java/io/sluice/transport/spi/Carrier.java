@@ -193,6 +193,11 @@ public final class Carrier implements AutoCloseable {
     if (closing) {
       return CompletableFuture.failedFuture(new PeerClosedException("transport is closed"));
     }
+    Optional<TransportUnavailableException> dead = deadLoop();
+    if (dead.isPresent()) {
+      return CompletableFuture.failedFuture(new TransportUnavailableException(
+          "transport takes no new connections: " + dead.get().getMessage(), dead.get()));
+    }
     CompletableFuture<T> result = new CompletableFuture<>();
     try {
       connectPool.execute(() -> {
@@ -281,6 +286,12 @@ public final class Carrier implements AutoCloseable {
         closeQuietly(s);
         continue;
       }
+      Optional<TransportUnavailableException> dead = deadLoop();
+      if (dead.isPresent()) {
+        LOG.debug("Refusing connection from {}: {}", remote, dead.get().getMessage());
+        closeQuietly(s);
+        continue;
+      }
       IoLoop loop = nextLoop();
       ServerSession session = new ServerSession(this, s, loop, remote);
       Admission.Decision<ServerSession> d = admission.admit(session, remote.getAddress());
@@ -299,6 +310,21 @@ public final class Carrier implements AutoCloseable {
       }
       loop.register(s, session.socket());
     }
+  }
+
+  /**
+   * Why a selector thread of this transport died, if one did (it logged that, and closed its
+   * connections): the transport then takes no new connections rather than hand some of them to
+   * a thread that would never serve them.
+   */
+  private Optional<TransportUnavailableException> deadLoop() {
+    for (IoLoop l : loops) {
+      Optional<TransportUnavailableException> d = l.death();
+      if (d.isPresent()) {
+        return d;
+      }
+    }
+    return Optional.empty();
   }
 
   /** The selector loop for a new connection, in turn. */

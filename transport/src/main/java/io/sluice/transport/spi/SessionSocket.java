@@ -455,6 +455,7 @@ final class SessionSocket {
     } finally {
       lock.unlock();
     }
+    loop.forget(this);
     loop.wakeup();
     receiver.closed(cause);
   }
