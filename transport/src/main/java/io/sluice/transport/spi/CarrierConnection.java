@@ -353,11 +353,11 @@ public final class CarrierConnection implements Connection {
         }
         yield readLength;
       }
-      case RESPONSE -> {
+      case RESPONSE, CONTROL_REPLY -> {
         if (read) {
-          throw new ProtocolException("RESPONSE of " + h.payloadLength() + " bytes answers a READ, correlation id " + corr);
+          throw new ProtocolException(type + " of " + h.payloadLength() + " bytes answers a READ, correlation id " + corr);
         }
-        yield carrier.settings().maxMessageBytes();
+        yield type == FrameType.RESPONSE ? carrier.settings().maxMessageBytes() : Frames.MAX_CONTROL_PAYLOAD;
       }
       default -> Frames.MAX_CONTROL_PAYLOAD;
     };

@@ -147,6 +147,23 @@ class TcpClientFuzzTest {
   }
 
   @Test
+  void messageAnswerToAReadFailsTheReadAndClosesTheConnection() throws Exception {
+    for (FrameType answer : List.of(FrameType.RESPONSE, FrameType.CONTROL_REPLY)) {
+      try (ScriptedServer server = ScriptedServer.authenticated(peer -> {
+        RawFrameSocket.Frame req = peer.expect(FrameType.READ_REQUEST);
+        peer.send(answer, req.header().correlationId(), message("not the bytes"));
+        drainUntilClosed(peer);
+      })) {
+        Connection c = await(client.connect(server.address()));
+        Throwable e = TransportTestSupport.failureOf(c.read(FAKE, 0, dst, 0, 16));
+        assertTrue(e instanceof ProtocolException || e.getCause() instanceof ProtocolException,
+            answer + " to a READ: " + TransportTestSupport.describe(e));
+        eventually("the connection is closed", DEADLINE, () -> !c.isOpen());
+      }
+    }
+  }
+
+  @Test
   void answerAfterTheDeadlineIsDroppedAndTheConnectionGoesOn() throws Exception {
     Transport impatient = harness.open(MessageHandler.REJECT_ALL, Map.of(TransportOption.IO_TIMEOUT_MS.key(), "300"));
     CountDownLatch timedOut = new CountDownLatch(1);
