@@ -14,6 +14,7 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -86,6 +87,12 @@ public final class Carrier implements AutoCloseable {
    */
   public Carrier(Settings settings, long nodeId, MessageHandler handler, ControlServices services,
       Optional<ReadService> reads) throws TransportException {
+    this(settings, nodeId, handler, services, reads, SelectorProvider.provider());
+  }
+
+  /** As the public constructor, with the selector loops' selectors opened by {@code selectors}. */
+  Carrier(Settings settings, long nodeId, MessageHandler handler, ControlServices services,
+      Optional<ReadService> reads, SelectorProvider selectors) throws TransportException {
     this.settings = settings;
     this.nodeId = nodeId;
     this.handler = handler;
@@ -109,7 +116,7 @@ public final class Carrier implements AutoCloseable {
     this.loops = new IoLoop[settings.ioThreads()];
     try {
       for (int i = 0; i < loops.length; i++) {
-        loops[i] = new IoLoop("sluice-io-" + tag + "-" + (i + 1));
+        loops[i] = new IoLoop("sluice-io-" + tag + "-" + (i + 1), selectors.openSelector());
       }
     } catch (IOException e) {
       for (IoLoop l : loops) {

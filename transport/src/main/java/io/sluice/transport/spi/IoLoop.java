@@ -42,10 +42,6 @@ final class IoLoop implements AutoCloseable {
   /** The connections handed to this loop and not closed yet. */
   private final Set<SessionSocket> sockets = ConcurrentHashMap.newKeySet();
 
-  IoLoop(String name) throws IOException {
-    this(name, Selector.open());
-  }
-
   /** A loop on {@code selector}, which it owns from here on. */
   IoLoop(String name, Selector selector) {
     this.selector = selector;
@@ -69,8 +65,10 @@ final class IoLoop implements AutoCloseable {
       sockets.add(socket);
       try {
         socket.registered(channel.register(selector, SelectionKey.OP_READ, socket));
-      } catch (ClosedChannelException | java.nio.channels.ClosedSelectorException e) {
+      } catch (ClosedChannelException e) {
         socket.close();
+      } catch (java.nio.channels.ClosedSelectorException e) {
+        socket.close(died(e)); // closed under the running loop, which cannot go on
       }
     });
   }
@@ -124,13 +122,7 @@ final class IoLoop implements AutoCloseable {
     } catch (Throwable t) {
       failure = t; // the selector itself failed: nothing is left to serve connections with
     }
-    TransportUnavailableException cause = null;
-    if (failure != null) {
-      cause = new TransportUnavailableException("selector thread " + thread.getName() + " died: " + failure, failure);
-      LOG.error("Selector thread {} died; its {} connections are closed and it takes no new ones",
-          thread.getName(), sockets.size(), failure);
-      death = cause;
-    }
+    TransportUnavailableException cause = failure != null ? died(failure) : null;
     for (SessionSocket s : sockets) {
       if (cause != null) {
         s.close(cause);
@@ -145,6 +137,16 @@ final class IoLoop implements AutoCloseable {
     } catch (IOException ignored) {
       // the loop is over either way
     }
+  }
+
+  /** Records, once, that the loop cannot go on because of {@code failure}. @return the death */
+  private synchronized TransportUnavailableException died(Throwable failure) {
+    if (death == null) {
+      LOG.error("Selector thread {} died; its {} connections are closed and it takes no new ones",
+          thread.getName(), sockets.size(), failure);
+      death = new TransportUnavailableException("selector thread " + thread.getName() + " died: " + failure, failure);
+    }
+    return death;
   }
 
   /** Serves until closed; returns normally only then. */

@@ -61,7 +61,7 @@ class IoLoopTest {
 
   @Test
   void anErrorWhileServingOneConnectionClosesItAndTheLoopGoesOn() throws Exception {
-    IoLoop loop = new IoLoop("io-loop-test");
+    IoLoop loop = new IoLoop("io-loop-test", Selector.open());
     try (ServerSocketChannel listener = ServerSocketChannel.open()
             .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         SocketChannel peer = SocketChannel.open(listener.getLocalAddress());
