@@ -1,8 +1,10 @@
 package io.sluice.transport.spi;
 
+import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.TransportUnavailableException;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
@@ -58,8 +60,7 @@ final class IoLoop implements AutoCloseable {
     execute(() -> {
       if (finished) { // run here by the caller: the loop will not serve it
         TransportUnavailableException dead = death;
-        socket.close(dead != null ? dead
-            : new io.sluice.transport.PeerClosedException("selector thread " + thread.getName() + " is closed"));
+        socket.close(dead != null ? dead : new PeerClosedException("selector thread " + thread.getName() + " is closed"));
         return;
       }
       sockets.add(socket);
@@ -67,7 +68,7 @@ final class IoLoop implements AutoCloseable {
         socket.registered(channel.register(selector, SelectionKey.OP_READ, socket));
       } catch (ClosedChannelException e) {
         socket.close();
-      } catch (java.nio.channels.ClosedSelectorException e) {
+      } catch (ClosedSelectorException e) {
         socket.close(died(e)); // closed under the running loop, which cannot go on
       }
     });
