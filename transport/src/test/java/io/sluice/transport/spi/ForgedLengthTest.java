@@ -9,16 +9,13 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.transport.Connection;
-import io.sluice.transport.MessageHandler;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.Transport;
-import io.sluice.transport.TransportHarness;
 import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportTestSupport;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -34,18 +31,15 @@ import org.junit.jupiter.params.provider.ValueSource;
 class ForgedLengthTest {
   /** Far beyond the test's deadline: a request that fails by timing out fails the test. */
   private static final String IO_TIMEOUT_MS = "120000";
-  private final TransportHarness harness = new TransportHarness("tcp",
-      Map.of(TransportOption.SHM_ENABLED.key(), "false"));
+  private final EchoPeers peers = new EchoPeers();
 
   @AfterEach
-  void closeHarness() {
-    harness.close();
+  void closePeers() {
+    peers.close();
   }
 
   private Transport open(boolean encrypted) throws Exception {
-    MessageHandler echo = (peer, m) -> CompletableFuture.completedFuture(message("ok:" + text(m)));
-    return harness.open(echo, Map.of(TransportOption.ENCRYPTION.key(), String.valueOf(encrypted),
-        TransportOption.IO_TIMEOUT_MS.key(), IO_TIMEOUT_MS, TransportOption.IO_THREADS.key(), "1"));
+    return peers.open(encrypted, Map.of(TransportOption.IO_TIMEOUT_MS.key(), IO_TIMEOUT_MS, TransportOption.IO_THREADS.key(), "1"));
   }
 
   /** A protected frame's header and an all-zero tag, as someone without the keys can write it. */

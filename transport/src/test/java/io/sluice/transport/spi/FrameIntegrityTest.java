@@ -14,12 +14,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.transport.AuthenticationFailedException;
 import io.sluice.transport.Connection;
-import io.sluice.transport.MessageHandler;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
-import io.sluice.transport.TransportHarness;
-import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportTestSupport;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -43,17 +40,15 @@ class FrameIntegrityTest {
   private static final int SIZE = 64 * 1024;
   /** Where a protected frame's payload starts: after the header and the tag. */
   private static final int PAYLOAD = FrameHeader.LENGTH + RecordLayer.TAG_LENGTH;
-  private final TransportHarness harness = new TransportHarness("tcp",
-      Map.of(TransportOption.SHM_ENABLED.key(), "false"));
+  private final EchoPeers peers = new EchoPeers();
 
   @AfterEach
-  void closeHarness() {
-    harness.close();
+  void closePeers() {
+    peers.close();
   }
 
   private Transport open(boolean encrypted) throws Exception {
-    MessageHandler echo = (peer, m) -> CompletableFuture.completedFuture(message("ok:" + text(m)));
-    return harness.open(echo, Map.of(TransportOption.ENCRYPTION.key(), String.valueOf(encrypted)));
+    return peers.open(encrypted, Map.of());
   }
 
   /** The connection died because a frame failed its check, and says so. */
