@@ -33,6 +33,10 @@ final class Names {
     return socketPingPong(size) + "." + p.label();
   }
 
+  static String cipher(int block) {
+    return "aes-gcm.seal." + ByteSize.label(block);
+  }
+
   static String memcpy(int block) {
     return "memcpy." + ByteSize.label(block);
   }
