@@ -3,11 +3,13 @@ package org.apache.spark.shuffle.rdma;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportOption;
 import io.sluice.transport.config.TransportKeys;
 import java.util.Optional;
+import java.util.function.Supplier;
 import org.apache.spark.SecurityManager;
 import org.apache.spark.SparkConf;
 import org.junit.jupiter.api.Test;
@@ -15,6 +17,8 @@ import scala.Option;
 
 /** How SparkConf becomes the transport's configuration and secret. */
 class SparkTransportConfigTest {
+  private static final Supplier<String> FROM_DRIVER = () -> "a1b2c3";
+
   private static SecurityManager security(SparkConf conf) {
     return new SecurityManager(conf, Option.empty(), org.apache.spark.SecurityManager$.MODULE$.$lessinit$greater$default$3());
   }
@@ -23,19 +27,27 @@ class SparkTransportConfigTest {
   void sparkAuthenticationSecretIsTheTransportSecret() {
     SparkConf conf = new SparkConf(false).set("spark.app.id", "app-1")
         .set("spark.authenticate", "true").set("spark.authenticate.secret", "spark-secret");
-    assertEquals("spark-secret", SparkTransportConfig.secret(conf, security(conf)));
+    assertEquals(Optional.of("spark-secret"), SparkTransportConfig.secret(conf, security(conf)));
+    assertEquals("spark-secret", SparkTransportConfig.from(conf, security(conf), FROM_DRIVER)
+        .string(TransportOption.SECRET));
   }
 
   @Test
-  void withoutAuthenticationTheSecretComesFromTheAppId() {
-    SparkConf a = new SparkConf(false).set("spark.app.id", "app-1");
-    SparkConf b = new SparkConf(false).set("spark.app.id", "app-2");
-    String secretA = SparkTransportConfig.secret(a, security(a));
-    assertEquals(secretA, SparkTransportConfig.secret(a.clone(), security(a)));
-    assertNotEquals(secretA, SparkTransportConfig.secret(b, security(b)));
-    assertNotEquals("app-1", secretA);
-    SparkConf noId = new SparkConf(false);
-    assertThrows(IllegalStateException.class, () -> SparkTransportConfig.secret(noId, security(noId)));
+  void withoutAuthenticationTheSecretIsTheOneTheDriverHandsOut() {
+    SparkConf conf = new SparkConf(false).set("spark.app.id", "app-1");
+    assertEquals(Optional.empty(), SparkTransportConfig.secret(conf, security(conf)));
+    assertEquals(FROM_DRIVER.get(), SparkTransportConfig.from(conf, security(conf), FROM_DRIVER)
+        .string(TransportOption.SECRET));
+    SparkConf explicit = conf.clone().set("spark.shuffle.rdma.transport.secret", "set-by-hand");
+    assertEquals(Optional.of("set-by-hand"), SparkTransportConfig.secret(explicit, security(explicit)));
+  }
+
+  @Test
+  void newSecretsAreRandomHex() {
+    String a = SparkTransportConfig.newSecret();
+    assertEquals(64, a.length());
+    assertTrue(a.chars().allMatch(c -> Character.digit(c, 16) >= 0), a);
+    assertNotEquals(a, SparkTransportConfig.newSecret());
   }
 
   @Test
@@ -44,7 +56,7 @@ class SparkTransportConfigTest {
         .set("spark.shuffle.rdma.transport.provider", "tcp")
         .set("spark.shuffle.rdma.transport.ioTimeoutMs", "1234")
         .set("spark.shuffle.rdma.transport.advertiseHost", "10.1.2.3");
-    TransportConfig t = SparkTransportConfig.from(conf, security(conf));
+    TransportConfig t = SparkTransportConfig.from(conf, security(conf), FROM_DRIVER);
     assertEquals("tcp", t.string(TransportOption.PROVIDER));
     assertEquals(1234, t.longValue(TransportOption.IO_TIMEOUT_MS));
     assertEquals("10.1.2.3", t.string(TransportOption.ADVERTISE_HOST));
@@ -56,17 +68,17 @@ class SparkTransportConfigTest {
     SparkConf conf = new SparkConf(false).set("spark.app.id", "app-1")
         .set("spark.network.crypto.enabled", "true")
         .set("spark.shuffle.rdma.transport.encryption", "false");
-    TransportConfig t = SparkTransportConfig.from(conf, security(conf));
+    TransportConfig t = SparkTransportConfig.from(conf, security(conf), FROM_DRIVER);
     assertEquals(true, t.booleanValue(TransportOption.ENCRYPTION));
     assertEquals(false, t.booleanValue(TransportOption.DATA_ENCRYPTED_AT_REST));
 
     SparkConf both = conf.clone().set("spark.io.encryption.enabled", "true");
-    assertEquals(true, SparkTransportConfig.from(both, security(both)).booleanValue(TransportOption.DATA_ENCRYPTED_AT_REST));
+    assertEquals(true, SparkTransportConfig.from(both, security(both), FROM_DRIVER).booleanValue(TransportOption.DATA_ENCRYPTED_AT_REST));
 
     SparkConf plain = new SparkConf(false).set("spark.app.id", "app-1");
-    assertEquals(false, SparkTransportConfig.from(plain, security(plain)).booleanValue(TransportOption.ENCRYPTION));
+    assertEquals(false, SparkTransportConfig.from(plain, security(plain), FROM_DRIVER).booleanValue(TransportOption.ENCRYPTION));
     SparkConf asked = plain.clone().set("spark.shuffle.rdma.transport.encryption", "true");
-    assertEquals(true, SparkTransportConfig.from(asked, security(asked)).booleanValue(TransportOption.ENCRYPTION));
+    assertEquals(true, SparkTransportConfig.from(asked, security(asked), FROM_DRIVER).booleanValue(TransportOption.ENCRYPTION));
   }
 
   @Test
