@@ -20,6 +20,10 @@ public final class TransportKeys {
       Parsers.choice("auto", "tcp", "shm", "verbs"));
   public static final ConfigKey<String> SECRET = ConfigKey.of(PREFIX + "secret", "",
       "Shared secret for mutual challenge-response authentication. Required; never sent.", Parsers.string());
+  public static final ConfigKey<String> SECRET_SALT = ConfigKey.of(PREFIX + "secretSalt", "sluice",
+      "Salt of the slow derivation (PBKDF2) that turns the secret into the handshake's key; the same on every"
+          + " peer of one deployment (Spark: the application id), so guesses computed for one deployment are"
+          + " useless against another.", Parsers.string());
   public static final ConfigKey<String> BIND_HOST = ConfigKey.of(PREFIX + "bindHost", "0.0.0.0",
       "Address the listener binds.", Parsers.string());
   public static final ConfigKey<String> ADVERTISE_HOST = ConfigKey.of(PREFIX + "advertiseHost", "",
@@ -72,7 +76,7 @@ public final class TransportKeys {
   public static final ConfigKey<Boolean> SHM_ENABLED = ConfigKey.of(PREFIX + "shm.enabled", "true",
       "With provider auto: read same-host peers through shared memory.", Parsers.bool());
 
-  private static final List<ConfigKey<?>> ALL = List.of(PROVIDER, SECRET, BIND_HOST, ADVERTISE_HOST, PORT,
+  private static final List<ConfigKey<?>> ALL = List.of(PROVIDER, SECRET, SECRET_SALT, BIND_HOST, ADVERTISE_HOST, PORT,
       CONNECT_TIMEOUT_MS, IO_TIMEOUT_MS, MAX_MESSAGE_BYTES, MAX_REQUESTS_IN_FLIGHT, HANDLER_THREADS, IO_THREADS,
       MAX_CONNECTIONS, HANDSHAKE_TIMEOUT_MS, MAX_UNAUTHENTICATED, MAX_UNAUTHENTICATED_PER_ADDRESS, ENCRYPTION,
       DATA_ENCRYPTED_AT_REST, SHM_DIR, SHM_ENABLED);

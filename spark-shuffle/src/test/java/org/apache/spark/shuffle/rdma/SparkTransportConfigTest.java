@@ -60,6 +60,10 @@ class SparkTransportConfigTest {
     assertEquals("tcp", t.string(TransportOption.PROVIDER));
     assertEquals(1234, t.longValue(TransportOption.IO_TIMEOUT_MS));
     assertEquals("10.1.2.3", t.string(TransportOption.ADVERTISE_HOST));
+    assertEquals("spark/app-1", t.string(TransportOption.SECRET_SALT), "the application's transports salt with its id");
+    SparkConf salted = conf.clone().set("spark.shuffle.rdma.transport.secretSalt", "by-hand");
+    assertEquals("by-hand", SparkTransportConfig.from(salted, security(salted), FROM_DRIVER)
+        .string(TransportOption.SECRET_SALT));
     assertEquals(TransportOption.MAX_MESSAGE_BYTES.defaultValue(), t.string(TransportOption.MAX_MESSAGE_BYTES));
   }
 
