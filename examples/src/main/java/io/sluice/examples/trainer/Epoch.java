@@ -22,7 +22,7 @@ public record Epoch(int number, double loss, long waitMs, long computeMs, long w
 
   @Override
   public String toString() {
-    return String.format("epoch %d: %.2f GB/s delivered (%.1f MB, %,d rows in %.2f s over %s), waiting for data"
+    return String.format("epoch %d: %.3f GB/s delivered (%.1f MB, %,d rows in %.2f s over %s), waiting for data"
         + " %.0f%% of the time (%,d ms), computing %,d ms, loss %.5f", number, gbPerSecond(), bytes / 1e6, rows,
         wallMs / 1e3, paths.keySet(), 100 * waitShare(), waitMs, computeMs, loss);
   }
