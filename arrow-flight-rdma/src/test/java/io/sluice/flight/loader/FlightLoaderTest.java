@@ -222,6 +222,25 @@ class FlightLoaderTest {
   }
 
   @Test
+  void failedShardIsNamedAndTheCursorStaysOnIt() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         ShardedTables tables = new ShardedTables(allocator, 2, SHARDS, 10, true)) {
+      List<Shard> shards = tables.shards(allocator);
+      Shard first = shards.get(EpochOrder.permutation(shards.size(), 9, 0)[0]);
+      tables.servers.stream().filter(s -> s.location().equals(first.location())).findFirst().orElseThrow()
+          .remove(first.name());
+      try (FlightLoader loader = FlightLoader.builder(allocator, shards).seed(9).epochs(1).prefetch(3)
+          .config(ShardedTables.config(true)).build()) {
+        ShardReadException e = assertThrows(ShardReadException.class, () -> loader.next(WAIT));
+        assertTrue(e.getMessage().contains(first.toString()), e.getMessage());
+        assertEquals(Cursor.START, loader.cursor());
+        assertThrows(IllegalStateException.class, () -> loader.next(WAIT));
+      }
+      tables.awaitNoGrants();
+    }
+  }
+
+  @Test
   void badArgumentsAreNamed() throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
          ShardedTables tables = new ShardedTables(allocator, 1, 3, 10, false)) {
