@@ -60,11 +60,18 @@ public final class Trainer {
 
     static Options parse(Map<String, String> m) {
       Options d = defaults();
-      return new Options(Integer.parseInt(m.getOrDefault("epochs", Integer.toString(d.epochs()))),
-          Integer.parseInt(m.getOrDefault("rank", "0")), Integer.parseInt(m.getOrDefault("world", "1")),
-          Long.parseLong(m.getOrDefault("seed", Long.toString(d.seed()))),
-          Integer.parseInt(m.getOrDefault("prefetch", Integer.toString(d.prefetch()))),
+      return new Options(number(m, "epochs", d.epochs()), number(m, "rank", d.rank()),
+          number(m, "world", d.world()), number(m, "seed", d.seed()), number(m, "prefetch", d.prefetch()),
           m.getOrDefault("bind-host", d.bindHost()), parseBoolean("data-plane", m.getOrDefault("data-plane", "true")));
+    }
+
+    private static int number(Map<String, String> m, String key, long fallback) {
+      String v = m.getOrDefault(key, Long.toString(fallback));
+      try {
+        return Integer.parseInt(v);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("--" + key + " takes an integer, got '" + v + "'", e);
+      }
     }
 
     private static boolean parseBoolean(String key, String v) {
