@@ -1,5 +1,6 @@
 package io.sluice.examples;
 
+import io.sluice.examples.pipeline.HistoryEmbedding;
 import io.sluice.perf.bench.Measurement;
 import io.sluice.perf.bench.Median;
 import io.sluice.perf.bench.ResultsFile;
@@ -81,9 +82,10 @@ public final class Summary {
     Run first = runs.get(0);
     System.out.println();
     System.out.println("== Feature pipeline: fair summary ==");
-    System.out.printf("table: %,d rows (users) from %,d raw events; %.0f float64 features + label + a 256-float"
+    System.out.printf("table: %,d rows (users) from %,d raw events; %.0f float64 features + label + a %d-float"
         + " embedding; %.1f MB in %.0f shards; %.0f epochs%n", (long) first.d("rows"), (long) first.d("events"),
-        first.d("features"), first.d("tableBytes") / 1e6, first.d("shards"), first.t("epochs"));
+        first.d("features"), HistoryEmbedding.DIMS, first.d("tableBytes") / 1e6, first.d("shards"),
+        first.t("epochs"));
     System.out.println("order of runs: " + String.join(" ", runs.stream().map(Run::name).toList()));
     for (var e : byConfig.entrySet()) {
       Run r = e.getValue().get(0);
