@@ -1,104 +1,133 @@
 package io.sluice.examples;
 
+import io.sluice.examples.pipeline.HistoryEmbedding;
+import io.sluice.perf.bench.Measurement;
+import io.sluice.perf.bench.Median;
+import io.sluice.perf.bench.ResultsFile;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.function.ToDoubleFunction;
 
 /**
- * Prints the main job's summary from the files two runs of the pipeline left: the Sluice run
- * (RdmaShuffleManager, Flight with the READ data plane) and the stock run (Spark's sort shuffle,
- * plain gRPC Flight), side by side with their ratios. Exits non-zero if the trainer and the plain
- * Flight client did not see the same rows. Stateless.
+ * Prints the main job's fair summary from the run directories the alternated runs left (each
+ * named {@code N-sluice} or {@code N-stock}, N the run's place in the order): per configuration the
+ * median and the spread of each hop (Spark's time, the shuffle's fetch wait, the Flight hop's GB/s
+ * over all epochs, the trainer's share of time waiting for data, raw events to the end of the last
+ * epoch), the order the runs went in, and sluice / stock ratios of the medians. Writes the medians
+ * to a results file ({@link ResultsFile}; stock is the baseline). Exits non-zero if any run's
+ * trainer, or the plain Flight client, saw different features. Stateless.
  *
- * <pre>java -cp ... io.sluice.examples.Summary SLUICE_RUN_DIR STOCK_RUN_DIR</pre>
+ * <pre>java -cp ... io.sluice.examples.Summary RESULTS_JSON RUN_DIR...</pre>
  */
 public final class Summary {
   private Summary() {}
 
   /** The files of one run directory. */
-  record Run(String name, Properties driver, Properties trainer, Properties plain) {
-    static Run load(String name, Path dir) throws IOException {
-      return new Run(name, props(dir.resolve("driver.properties")), props(dir.resolve("trainer.properties")),
+  record Run(String name, String config, Properties driver, Properties trainer, Properties plain) {
+    static Run load(Path dir) throws IOException {
+      String name = dir.getFileName().toString();
+      String config = name.substring(name.indexOf('-') + 1);
+      if (!config.equals("sluice") && !config.equals("stock")) {
+        throw new IllegalArgumentException("a run directory is named N-sluice or N-stock, got " + dir);
+      }
+      return new Run(name, config, props(dir.resolve("driver.properties")), props(dir.resolve("trainer.properties")),
           Files.exists(dir.resolve("plain.properties")) ? props(dir.resolve("plain.properties")) : new Properties());
     }
 
-    long d(String key) {
-      return Long.parseLong(driver.getProperty(key, "0"));
+    double d(String key) {
+      return Double.parseDouble(driver.getProperty(key, "0"));
     }
 
-    String t(String key) {
-      return trainer.getProperty(key, "");
-    }
-
-    long tl(String key) {
-      return Long.parseLong(trainer.getProperty(key, "0"));
-    }
-
-    int epochs() {
-      return Integer.parseInt(trainer.getProperty("epochs"));
-    }
-
-    String shufflePaths() {
-      List<String> parts = new ArrayList<>();
-      driver.stringPropertyNames().stream().filter(k -> k.startsWith("shuffleBytes.")).sorted()
-          .forEach(k -> parts.add(String.format("%.1f MB via %s", Long.parseLong(driver.getProperty(k)) / 1e6,
-              k.substring("shuffleBytes.".length()))));
-      return parts.isEmpty() ? "nothing remote" : String.join(", ", parts);
-    }
-
-    long waitMs() {
-      return tl("epoch.1.waitMs");
+    double t(String key) {
+      return Double.parseDouble(trainer.getProperty(key, "0"));
     }
   }
+
+  /** One hop's figure: how to read it from a run, its unit, its results-file name. */
+  record Hop(String label, String unit, String format, String key, ToDoubleFunction<Run> value) {}
+
+  static final List<Hop> HOPS = List.of(
+      new Hop("Spark: raw events -> features published", "s", "%.1f", "pipeline.spark", r -> r.d("sparkMs") / 1e3),
+      new Hop("shuffle fetch wait", "ms", "%.0f", "pipeline.shuffle_fetch_wait", r -> r.d("shuffleFetchWaitMs")),
+      new Hop("Flight hop to the trainer, all epochs", "GB/s", "%.3f", "pipeline.flight_hop",
+          r -> r.t("bytes") / (Math.max(1, r.t("wallMs")) / 1e3) / 1e9),
+      new Hop("trainer's share of time waiting for data", "share", "%.3f", "pipeline.trainer_wait_share",
+          r -> r.t("waitMs") / Math.max(1, r.t("wallMs"))),
+      new Hop("end to end: raw events -> end of last epoch", "s", "%.1f", "pipeline.end_to_end",
+          r -> r.t("lastEpochEndMs") / 1e3));
 
   public static void main(String[] args) throws IOException {
-    Run sluice = Run.load("sluice", Path.of(args[0]));
-    Run stock = Run.load("stock", Path.of(args[1]));
-    System.out.println();
-    System.out.println("== Feature pipeline summary ==");
-    System.out.printf("rows: %,d users from %,d raw events; %d features + label%n", sluice.d("rows"),
-        sluice.d("events"), sluice.d("features"));
-    for (Run r : List.of(sluice, stock)) {
-      String plane = r.driver().getProperty("flightDataPlane");
-      System.out.printf("%n[%s] shuffle manager %s; executors' Flight servers: %s%n", r.name(),
-          r.driver().getProperty("shuffleManager"),
-          plane.equals("grpc") ? "plain gRPC Flight only" : "READ data plane offered (transport " + plane + ")");
-      System.out.printf("  shuffle: %.1f MB remote, %.1f MB local; by data path: %s; fetch wait %,d ms%n",
-          r.d("shuffleRemoteBytes") / 1e6, r.d("shuffleLocalBytes") / 1e6, r.shufflePaths(), r.d("shuffleFetchWaitMs"));
-      System.out.printf("  Flight to trainer: %.3f GB/s in epoch 1 (from its start, stream set-up included) over %s"
-          + " (%.1f MB per epoch)%n",
-          Double.parseDouble(r.t("epoch.1.gbPerSecond")), r.t("epoch.1.paths"), r.tl("epoch.1.bytes") / 1e6);
-      StringBuilder losses = new StringBuilder();
-      for (int e = 1; e <= r.epochs(); e++) {
-        losses.append(String.format("%s%.5f", e == 1 ? "" : " -> ", Double.parseDouble(r.t("epoch." + e + ".loss"))));
-      }
-      System.out.println("  training loss by epoch: " + losses);
-      System.out.printf("  time: raw events -> aggregate %.1f s, ML fit %.1f s, publish %.1f s,"
-          + " trainer epoch 1 %.1f s (waiting for data %.2f s, computing %.2f s)%n",
-          r.d("eventsToAggregateMs") / 1e3, r.d("fitMs") / 1e3, r.d("publishMs") / 1e3,
-          r.tl("epoch.1.wallMs") / 1e3, r.waitMs() / 1e3, r.tl("epoch.1.computeMs") / 1e3);
-      System.out.printf("  raw events -> end of first epoch: %.1f s%n", r.tl("firstEpochEndMs") / 1e3);
+    if (args.length < 3) {
+      throw new IllegalArgumentException("usage: Summary RESULTS_JSON RUN_DIR RUN_DIR...");
     }
-    double total = ratio(sluice.tl("firstEpochEndMs"), stock.tl("firstEpochEndMs"));
-    double wait = ratio(sluice.waitMs(), stock.waitMs());
-    System.out.printf("%nsluice / stock: raw events -> end of first epoch %.2fx, trainer wait for data in epoch 1 %.2fx%n",
-        total, wait);
-    boolean same = sluice.t("digest").equals(stock.t("digest"));
-    String plain = sluice.plain().getProperty("digest", "");
-    System.out.printf("same features in both runs: %s (digest %s); flight-core FlightClient read %s rows, %s%n",
-        same ? "yes" : "NO", sluice.t("digest"), sluice.plain().getProperty("rows", "no"),
-        plain.equals(sluice.t("digest")) ? "the same table" : "A DIFFERENT TABLE");
-    if (!same || !plain.equals(sluice.t("digest"))) {
+    List<Run> runs = new ArrayList<>();
+    for (int i = 1; i < args.length; i++) {
+      runs.add(Run.load(Path.of(args[i])));
+    }
+    Map<String, List<Run>> byConfig = new LinkedHashMap<>();
+    byConfig.put("sluice", new ArrayList<>());
+    byConfig.put("stock", new ArrayList<>());
+    runs.forEach(r -> byConfig.get(r.config()).add(r));
+    if (byConfig.get("sluice").isEmpty() || byConfig.get("stock").isEmpty()) {
+      throw new IllegalArgumentException("the summary needs runs of both configurations, got " + runs.stream()
+          .map(Run::name).toList());
+    }
+    Run first = runs.get(0);
+    System.out.println();
+    System.out.println("== Feature pipeline: fair summary ==");
+    System.out.printf("table: %,d rows (users) from %,d raw events; %.0f float64 features + label + a %d-float"
+        + " embedding; %.1f MB in %.0f shards; %.0f epochs%n", (long) first.d("rows"), (long) first.d("events"),
+        first.d("features"), HistoryEmbedding.DIMS, first.d("tableBytes") / 1e6, first.d("shards"),
+        first.t("epochs"));
+    System.out.println("order of runs: " + String.join(" ", runs.stream().map(Run::name).toList()));
+    for (var e : byConfig.entrySet()) {
+      Run r = e.getValue().get(0);
+      System.out.printf("  %s: shuffle manager %s; Flight %s; trainer's path %s%n", e.getKey(),
+          r.driver().getProperty("shuffleManager"),
+          r.driver().getProperty("flightDataPlane").equals("grpc") ? "plain gRPC" : "READ data plane ("
+              + r.driver().getProperty("flightDataPlane") + ")", r.trainer().getProperty("paths"));
+    }
+    System.out.printf("%n%-46s %-28s %-28s %s%n", "per hop: median [min .. max]", "sluice", "stock", "sluice/stock");
+    List<Measurement> medians = new ArrayList<>();
+    for (Hop h : HOPS) {
+      double[] m = new double[2];
+      String[] cells = new String[2];
+      int i = 0;
+      for (List<Run> rs : byConfig.values()) {
+        List<Double> v = rs.stream().map(h.value()::applyAsDouble).toList();
+        m[i] = Median.of(v);
+        cells[i] = String.format(h.format() + " [" + h.format() + " .. " + h.format() + "] %s", m[i],
+            v.stream().mapToDouble(x -> x).min().orElseThrow(), v.stream().mapToDouble(x -> x).max().orElseThrow(),
+            h.unit());
+        i++;
+      }
+      System.out.printf("%-46s %-28s %-28s %s%n", h.label(), cells[0], cells[1],
+          m[1] == 0 ? "-" : String.format("%.2fx", m[0] / m[1]));
+      if (!h.key().equals("pipeline.shuffle_fetch_wait")) {
+        medians.add(new Measurement(h.key(), h.unit(), m[0], "stock." + h.key(), m[1]));
+      }
+    }
+    Path out = Path.of(args[0]);
+    ResultsFile.write(out, medians);
+    System.out.println("medians written to " + out);
+    boolean same = runs.stream().allMatch(r -> r.trainer().getProperty("digest").equals(first.trainer()
+        .getProperty("digest")));
+    List<String> plain = runs.stream().filter(r -> !r.plain().isEmpty()).map(r -> r.plain().getProperty("digest"))
+        .toList();
+    boolean plainSame = plain.stream().allMatch(d -> d.equals(first.trainer().getProperty("digest")));
+    System.out.printf("same features in every run: %s (digest %s); flight-core FlightClient read %s%n",
+        same ? "yes" : "NO", first.trainer().getProperty("digest"),
+        plain.isEmpty() ? "nothing" : plainSame ? "the same table" : "A DIFFERENT TABLE");
+    if (!same || !plainSame) {
       System.exit(1);
     }
-  }
-
-  private static double ratio(long a, long b) {
-    return b == 0 ? Double.NaN : (double) a / b;
   }
 
   private static Properties props(Path file) throws IOException {

@@ -4,13 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.examples.pipeline.FeaturePipeline;
+import io.sluice.examples.pipeline.HistoryEmbedding;
 import io.sluice.examples.pipeline.PublishedTable;
 import io.sluice.examples.trainer.Epoch;
 import io.sluice.examples.trainer.TableDigest;
 import io.sluice.examples.trainer.Trainer;
 import io.sluice.flight.SluiceFlightClient;
-import io.sluice.flight.SluiceFlightServer;
 import io.sluice.flight.TableReader;
+import io.sluice.flight.loader.Shard;
+import io.sluice.flight.loader.Shards;
 import io.sluice.transport.TransportConfig;
 import java.net.URI;
 import java.nio.file.Files;
@@ -26,8 +28,10 @@ import org.apache.arrow.flight.Location;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.spark.SparkConf;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.Test;
@@ -54,7 +58,8 @@ class FeaturePipelineTest {
       sluice.add(readWithSluiceClient(table, true));
       sluice.add(readWithSluiceClient(table, false));
       sluice.add(readWithPlainFlightClient(table));
-      epochs.addAll(Trainer.train(table, 3, "127.0.0.1", true, new TableDigest(), e -> { }));
+      epochs.addAll(Trainer.train(table, new Trainer.Options(3, 0, 1, 1, 2, "127.0.0.1", true), new TableDigest(),
+          e -> { }));
     });
     List<Read> stock = new ArrayList<>();
     runPipeline(false, table -> stock.add(readWithSluiceClient(table, true)));
@@ -97,7 +102,7 @@ class FeaturePipelineTest {
     }
     Path dir = Files.createTempDirectory("pipeline-test");
     try (SparkSession spark = SparkSession.builder().config(conf).getOrCreate()) {
-      FeaturePipeline.Options o = new FeaturePipeline.Options(dir, USERS, sluice, 2, 60);
+      FeaturePipeline.Options o = new FeaturePipeline.Options(dir, USERS, 40, sluice, 2, 60);
       awaitExecutors(spark, 2);
       PublishedTable table = FeaturePipeline.run(spark, o, line -> { }).table();
       assertEquals(USERS, table.rows());
@@ -117,7 +122,7 @@ class FeaturePipelineTest {
     }
   }
 
-  static Read readWithSluiceClient(PublishedTable table, boolean dataPlane) {
+  static Read readWithSluiceClient(PublishedTable table, boolean dataPlane) throws InterruptedException {
     Map<String, String> keys = new java.util.HashMap<>(Map.of("sluice.transport.bindHost", "127.0.0.1",
         "sluice.flight.dataPlane", Boolean.toString(dataPlane)));
     if (!table.secret().isEmpty()) {
@@ -126,10 +131,10 @@ class FeaturePipelineTest {
     List<String> rows = new ArrayList<>();
     String path = null;
     try (BufferAllocator allocator = new RootAllocator()) {
-      for (String uri : table.locations()) {
-        try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, new Location(URI.create(uri)),
+      for (Shard shard : shards(allocator, table)) {
+        try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, shard.location(),
                 TransportConfig.of(keys));
-             TableReader stream = client.getStream(SluiceFlightServer.ticket(table.table()))) {
+             TableReader stream = client.getStream(shard.ticket())) {
           while (stream.next()) {
             render(stream.getRoot(), rows);
           }
@@ -144,9 +149,9 @@ class FeaturePipelineTest {
   static Read readWithPlainFlightClient(PublishedTable table) throws Exception {
     List<String> rows = new ArrayList<>();
     try (BufferAllocator allocator = new RootAllocator()) {
-      for (String uri : table.locations()) {
-        try (FlightClient client = FlightClient.builder(allocator, new Location(URI.create(uri))).build();
-             FlightStream stream = client.getStream(SluiceFlightServer.ticket(table.table()))) {
+      for (Shard shard : shards(allocator, table)) {
+        try (FlightClient client = FlightClient.builder(allocator, shard.location()).build();
+             FlightStream stream = client.getStream(shard.ticket())) {
           while (stream.next()) {
             render(stream.getRoot(), rows);
           }
@@ -157,11 +162,26 @@ class FeaturePipelineTest {
     return new Read("flight-core", rows);
   }
 
+  static List<Shard> shards(BufferAllocator allocator, PublishedTable table) throws InterruptedException {
+    List<Shard> shards = Shards.list(allocator, table.locations().stream().map(u -> new Location(URI.create(u)))
+        .toList(), table.shardPrefix(), java.time.Duration.ofSeconds(30));
+    assertEquals(table.shards(), shards.size());
+    return shards;
+  }
+
+  /** Each row as user_id and the raw bits of every double and of every float of the dense block. */
   static void render(VectorSchemaRoot batch, List<String> out) {
+    int columns = batch.getFieldVectors().size();
+    FixedSizeListVector dense = (FixedSizeListVector) batch.getVector(columns - 1);
+    assertEquals(HistoryEmbedding.DIMS, dense.getListSize());
+    Float4Vector values = (Float4Vector) dense.getDataVector();
     for (int r = 0; r < batch.getRowCount(); r++) {
       StringBuilder s = new StringBuilder(String.format("%08d", ((BigIntVector) batch.getVector(0)).get(r)));
-      for (int c = 1; c < batch.getFieldVectors().size(); c++) {
+      for (int c = 1; c < columns - 1; c++) {
         s.append(' ').append(Long.toHexString(Double.doubleToRawLongBits(((Float8Vector) batch.getVector(c)).get(r))));
+      }
+      for (int d = 0; d < HistoryEmbedding.DIMS; d++) {
+        s.append(' ').append(Integer.toHexString(Float.floatToRawIntBits(values.get(r * HistoryEmbedding.DIMS + d))));
       }
       out.add(s.toString());
     }

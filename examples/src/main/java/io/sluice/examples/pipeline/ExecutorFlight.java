@@ -6,9 +6,7 @@ import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.config.TransportKeys;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.memory.BufferAllocator;
@@ -18,20 +16,18 @@ import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * The one Flight server of an executor JVM and the feature batches its tasks produced. Every task
- * that publishes adds its partition's batches and republishes the table with all of this JVM's
- * batches, so one executor serves one table: one endpoint per executor.
+ * The one Flight server of an executor JVM. Tasks publish each batch of their partition as a
+ * table of its own (a shard of the feature table), so a trainer's loader can shuffle and shard
+ * them; every shard of this JVM is served from this server: one location per executor.
  *
  * <p>The server starts with the first publishing task and lives until the JVM exits (a shutdown
- * hook closes it): the driver keeps the executors until the trainer has read. Thread safe (tasks of
- * one executor publish one at a time under the class lock).
+ * hook closes it): the driver keeps the executors until the trainer has read. Thread safe.
  */
 final class ExecutorFlight {
   private static ExecutorFlight instance; // guarded by ExecutorFlight.class
 
   private final BufferAllocator allocator = new RootAllocator();
   private final SluiceFlightServer server;
-  private final Map<String, List<VectorSchemaRoot>> batches = new HashMap<>(); // guarded by ExecutorFlight.class
 
   private ExecutorFlight(String host, String secret) throws IOException {
     Map<String, String> keys = new HashMap<>();
@@ -70,28 +66,19 @@ final class ExecutorFlight {
   }
 
   /**
-   * Adds {@code roots} (taking ownership) to table {@code name} and republishes it with every
-   * batch this JVM holds for it.
+   * Publishes the rows {@code root} holds as table {@code name}. The table takes references to
+   * the buffers (and, with the data plane, copies them once into registered memory); the caller
+   * still closes {@code root}.
    */
-  void add(String name, Schema schema, List<VectorSchemaRoot> roots) throws TransportException {
-    synchronized (ExecutorFlight.class) {
-      List<VectorSchemaRoot> all = batches.computeIfAbsent(name, n -> new ArrayList<>());
-      all.addAll(roots);
-      try (FlightTable.Builder table = FlightTable.builder(schema, new DictionaryProvider.MapDictionaryProvider())) {
-        for (VectorSchemaRoot root : all) {
-          table.add(root);
-        }
-        server.publish(name, table.build());
-      }
+  void publish(String name, Schema schema, VectorSchemaRoot root) throws TransportException {
+    try (FlightTable.Builder table = FlightTable.builder(schema, new DictionaryProvider.MapDictionaryProvider())) {
+      table.add(root);
+      server.publish(name, table.build());
     }
   }
 
   private void close() {
     server.close();
-    synchronized (ExecutorFlight.class) {
-      batches.values().forEach(l -> l.forEach(VectorSchemaRoot::close));
-      batches.clear();
-    }
     allocator.close();
   }
 }

@@ -26,7 +26,7 @@ import org.apache.spark.sql.SparkSession;
  *
  * <pre>
  * spark-submit --class io.sluice.examples.pipeline.FeaturePipeline sluice-examples.jar \
- *     --run-dir DIR [--users N] [--flight sluice|grpc] [--executors N] [--serve-seconds S]
+ *     --run-dir DIR [--users N] [--events-per-user N] [--flight sluice|grpc] [--executors N] [--serve-seconds S]
  * </pre>
  *
  * <p>{@code --flight sluice} serves with the READ data plane (a fresh shared secret is written to
@@ -37,7 +37,8 @@ public final class FeaturePipeline {
   public static final String TABLE = "features";
 
   /** What a run was asked to do. */
-  public record Options(Path runDir, long users, boolean dataPlane, int executors, long serveSeconds) {
+  public record Options(Path runDir, long users, int eventsPerUser, boolean dataPlane, int executors,
+      long serveSeconds) {
     static Options parse(String[] args) {
       Map<String, String> m = new TreeMap<>();
       for (int i = 0; i + 1 < args.length; i += 2) {
@@ -47,14 +48,15 @@ public final class FeaturePipeline {
         m.put(args[i].substring(2), args[i + 1]);
       }
       if (args.length % 2 != 0 || !m.containsKey("run-dir")) {
-        throw new IllegalArgumentException("usage: --run-dir DIR [--users N] [--flight sluice|grpc]"
-            + " [--executors N] [--serve-seconds S]");
+        throw new IllegalArgumentException("usage: --run-dir DIR [--users N] [--events-per-user N]"
+            + " [--flight sluice|grpc] [--executors N] [--serve-seconds S]");
       }
       String flight = m.getOrDefault("flight", "sluice");
       if (!flight.equals("sluice") && !flight.equals("grpc")) {
         throw new IllegalArgumentException("--flight is sluice or grpc, got " + flight);
       }
       return new Options(Path.of(m.get("run-dir")), Long.parseLong(m.getOrDefault("users", "10000").replace("_", "")),
+          Integer.parseInt(m.getOrDefault("events-per-user", Integer.toString(RawEvents.DEFAULT_EVENTS_PER_USER))),
           flight.equals("sluice"), Integer.parseInt(m.getOrDefault("executors", "2")),
           Long.parseLong(m.getOrDefault("serve-seconds", "900")));
     }
@@ -97,7 +99,7 @@ public final class FeaturePipeline {
     String secret = o.dataPlane() ? HexFormat.of().formatHex(new SecureRandom().generateSeed(24)) : "";
     long startedMs = System.currentTimeMillis();
     long t0 = System.nanoTime();
-    RawEvents raw = new RawEvents(spark, o.users(), Math.max(4, 2 * o.executors()));
+    RawEvents raw = new RawEvents(spark, o.users(), o.eventsPerUser(), Math.max(4, 2 * o.executors()));
     Dataset<Row> aggregate = Features.aggregate(raw);
     long users = aggregate.count();
     long t1 = System.nanoTime();
@@ -110,19 +112,24 @@ public final class FeaturePipeline {
         + " StandardScaler): %d features in %.1f s", width, sec(t2 - t1)));
     Dataset<Row> features = Features.transform(model, aggregate).coalesce(o.executors());
     List<String> published = features.toJavaRDD()
-        .mapPartitions(new FeaturePublisher(TABLE, secret, width)).collect();
+        .mapPartitions(new FeaturePublisher(TABLE, secret, width, raw.itemCount())).collect();
     long t3 = System.nanoTime();
     Map<String, String> byExecutor = new TreeMap<>();
     long rows = 0;
+    int shards = 0;
+    long bytes = 0;
     String plane = "grpc";
     for (String line : published) {
       String[] f = line.split(" ");
       byExecutor.put(f[0], f[1]);
       plane = f[2];
       rows += Long.parseLong(f[3]);
+      shards += Integer.parseInt(f[5]);
+      bytes += Long.parseLong(f[6]);
     }
-    progress.accept(String.format("features published from %d executors (%s) over Flight, data plane %s, in %.1f s",
-        byExecutor.size(), String.join(", ", byExecutor.values()), plane, sec(t3 - t2)));
+    progress.accept(String.format("features published as %d shards (%.1f MB, %d float64 features and a %d-float"
+        + " embedding per user) from %d executors (%s) over Flight, data plane %s, in %.1f s", shards, bytes / 1e6,
+        width, HistoryEmbedding.DIMS, byExecutor.size(), String.join(", ", byExecutor.values()), plane, sec(t3 - t2)));
     aggregate.unpersist();
     ShuffleReport report = ShuffleReport.collect(sc, shuffle);
     Properties m = new Properties();
@@ -132,6 +139,9 @@ public final class FeaturePipeline {
     m.setProperty("events", Long.toString(raw.eventCount()));
     m.setProperty("rows", Long.toString(rows));
     m.setProperty("features", Integer.toString(width));
+    m.setProperty("shards", Integer.toString(shards));
+    m.setProperty("tableBytes", Long.toString(bytes));
+    m.setProperty("sparkMs", Long.toString(ms(t3 - t0)));
     m.setProperty("eventsToAggregateMs", Long.toString(ms(t1 - t0)));
     m.setProperty("fitMs", Long.toString(ms(t2 - t1)));
     m.setProperty("publishMs", Long.toString(ms(t3 - t2)));
@@ -139,8 +149,8 @@ public final class FeaturePipeline {
     m.setProperty("shuffleLocalBytes", Long.toString(report.totals().localBytes()));
     m.setProperty("shuffleFetchWaitMs", Long.toString(report.totals().fetchWaitMs()));
     report.bytesByPath().forEach((p, n) -> m.setProperty("shuffleBytes." + p, Long.toString(n)));
-    return new Result(new PublishedTable(TABLE, secret, new ArrayList<>(byExecutor.values()), rows, width, startedMs),
-        m);
+    return new Result(new PublishedTable(TABLE, secret, new ArrayList<>(byExecutor.values()), rows, width, shards,
+        bytes, startedMs), m);
   }
 
   static void awaitExecutors(JavaSparkContext sc, int count, int seconds) throws InterruptedException {

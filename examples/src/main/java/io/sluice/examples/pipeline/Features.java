@@ -2,6 +2,7 @@ package io.sluice.examples.pipeline;
 
 import static org.apache.spark.sql.functions.coalesce;
 import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.collect_list;
 import static org.apache.spark.sql.functions.countDistinct;
 import static org.apache.spark.sql.functions.expr;
 import static org.apache.spark.sql.functions.lit;
@@ -28,7 +29,9 @@ import org.apache.spark.storage.StorageLevel;
  * into counts and rates over 1, 7 and 30 day windows before the cutoff; country and device indexed
  * ({@code StringIndexer}) and one-hot encoded; everything assembled ({@code VectorAssembler}) and
  * standardised ({@code StandardScaler}); the label is whether the user buys in the 7 days after
- * the cutoff. The result has columns {@code user_id}, {@code label} and the vector {@code scaled}.
+ * the cutoff; each user's history (item and category of every event before the cutoff) is kept
+ * for the dense block ({@link HistoryEmbedding}). The result has columns {@code user_id},
+ * {@code label}, the vector {@code scaled} and {@code history}.
  *
  * <p>Bit for bit reproducible: aggregates are integer sums and counts (rates are divided per row),
  * and the ML stages are fitted on the rows in user order in one partition, so no floating-point
@@ -66,7 +69,9 @@ public final class Features {
             .as("distinct_items_30d"),
         count(past).as("events_60d"),
         max(expr("CASE WHEN ts <= " + c + " THEN ts END")).as("last_ts"),
-        count(col("ts").gt(c).and(buy)).as("future_purchases"));
+        count(col("ts").gt(c).and(buy)).as("future_purchases"),
+        collect_list(expr("CASE WHEN ts <= " + c + " THEN item_id * " + HistoryEmbedding.CATEGORIES
+            + " + array_position(array(" + categories() + "), category) - 1 END")).as("history"));
     return agg.select(col("user_id"), col("country"), col("device"),
             col("clicks_1d").cast("double"), col("clicks_7d").cast("double"), col("clicks_30d").cast("double"),
             col("purchases_7d").cast("double"), col("purchases_30d").cast("double"),
@@ -76,7 +81,8 @@ public final class Features {
             col("distinct_items_30d").cast("double"), col("events_60d").cast("double"),
             coalesce(expr("(" + c + " - last_ts) / 86400.0"), lit(60.0)).cast("double").as("days_since_last"),
             expr("(" + c + " - signup_ts) / 86400.0").cast("double").as("account_age_days"),
-            expr("CASE WHEN future_purchases > 0 THEN 1.0 ELSE 0.0 END").cast("double").as("label"))
+            expr("CASE WHEN future_purchases > 0 THEN 1.0 ELSE 0.0 END").cast("double").as("label"),
+            col("history"))
         .persist(StorageLevel.MEMORY_AND_DISK());
   }
 
@@ -100,14 +106,25 @@ public final class Features {
     }
   }
 
-  /** user_id, label and the scaled feature vector: what the executors publish. */
+  /**
+   * user_id, label, the scaled feature vector and the history (item and category of each event
+   * before the cutoff, for {@link HistoryEmbedding}): what the executors publish.
+   */
   public static Dataset<Row> transform(PipelineModel model, Dataset<Row> aggregate) {
-    return model.transform(aggregate).select(col("user_id"), col("label"), col("scaled"));
+    return model.transform(aggregate).select(col("user_id"), col("label"), col("scaled"), col("history"));
   }
 
   /** How many features the fitted model produces. */
   public static int width(PipelineModel model) {
     return ((StandardScalerModel) model.stages()[model.stages().length - 1]).mean().size();
+  }
+
+  private static String categories() {
+    StringBuilder s = new StringBuilder();
+    for (String c : RawEvents.CATEGORIES) {
+      s.append(s.length() == 0 ? "" : ", ").append('\'').append(c).append('\'');
+    }
+    return s.toString();
   }
 
   private static Column count(Column condition) {

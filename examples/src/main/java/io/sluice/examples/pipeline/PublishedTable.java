@@ -13,13 +13,18 @@ import java.util.Properties;
 
 /**
  * Where a feature table is served: the file the driver writes when every executor has published
- * and the trainer reads. One Flight location per executor, the table's name (its ticket), the
- * transport's shared secret (empty: plain Flight only), row and feature counts, and when the raw
- * events started (epoch ms) so the trainer can time the whole path. The file is readable by its
- * owner only and appears atomically. Immutable.
+ * and the trainer reads. One Flight location per executor, the table's name (its shards are the
+ * flights named {@code table.*}), the transport's shared secret (empty: plain Flight only), row,
+ * feature, shard and byte counts, and when the raw events started (epoch ms) so the trainer can
+ * time the whole path. The file is readable by its owner only and appears atomically. Immutable.
  */
 public record PublishedTable(String table, String secret, List<String> locations, long rows, int features,
-    long startedMs) {
+    int shards, long bytes, long startedMs) {
+  /** The prefix of the shards' flight names. */
+  public String shardPrefix() {
+    return table + ".";
+  }
+
   static final String FILE = "endpoints.properties";
 
   public void write(Path runDir) throws IOException {
@@ -29,6 +34,8 @@ public record PublishedTable(String table, String secret, List<String> locations
     p.setProperty("locations", String.join(",", locations));
     p.setProperty("rows", Long.toString(rows));
     p.setProperty("features", Integer.toString(features));
+    p.setProperty("shards", Integer.toString(shards));
+    p.setProperty("bytes", Long.toString(bytes));
     p.setProperty("startedMs", Long.toString(startedMs));
     Path tmp = runDir.resolve(FILE + ".tmp");
     Files.deleteIfExists(tmp);
@@ -46,7 +53,8 @@ public record PublishedTable(String table, String secret, List<String> locations
     }
     return new PublishedTable(p.getProperty("table"), p.getProperty("secret", ""),
         Arrays.asList(p.getProperty("locations").split(",")), Long.parseLong(p.getProperty("rows")),
-        Integer.parseInt(p.getProperty("features")), Long.parseLong(p.getProperty("startedMs")));
+        Integer.parseInt(p.getProperty("features")), Integer.parseInt(p.getProperty("shards")),
+        Long.parseLong(p.getProperty("bytes")), Long.parseLong(p.getProperty("startedMs")));
   }
 
   public static boolean exists(Path runDir) {

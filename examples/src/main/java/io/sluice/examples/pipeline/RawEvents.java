@@ -20,22 +20,27 @@ public final class RawEvents {
   /** The moment features are computed at (2026-01-01T00:00:00Z). */
   public static final long CUTOFF = 1_767_225_600L;
   public static final long DAY = 86_400L;
-  static final int EVENTS_PER_USER = 40;
+  public static final int DEFAULT_EVENTS_PER_USER = 40;
   static final String[] COUNTRIES = {"de", "fr", "us", "br", "in", "jp", "ng", "au"};
   static final String[] DEVICES = {"android", "ios", "web"};
   static final String[] CATEGORIES = {"books", "games", "garden", "music", "shoes", "tools", "toys", "video"};
 
   private final SparkSession spark;
   private final long users;
+  private final int eventsPerUser;
   private final int partitions;
 
-  /** {@code users} users, {@code users / 10} items and {@code 40 * users} events. */
-  public RawEvents(SparkSession spark, long users, int partitions) {
+  /** {@code users} users, {@code users / 10} items and {@code eventsPerUser * users} events. */
+  public RawEvents(SparkSession spark, long users, int eventsPerUser, int partitions) {
     if (users < 10) {
       throw new IllegalArgumentException("at least 10 users, got " + users);
     }
+    if (eventsPerUser < 1) {
+      throw new IllegalArgumentException("at least 1 event per user, got " + eventsPerUser);
+    }
     this.spark = spark;
     this.users = users;
+    this.eventsPerUser = eventsPerUser;
     this.partitions = partitions;
   }
 
@@ -48,7 +53,7 @@ public final class RawEvents {
   }
 
   public long eventCount() {
-    return users * EVENTS_PER_USER;
+    return users * eventsPerUser;
   }
 
   /** user_id, country, device, signup_ts. */

@@ -7,7 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Properties;
 import org.apache.arrow.flight.FlightClient;
-import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.Criteria;
 import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.FlightStream;
@@ -16,8 +16,8 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 
 /**
- * The second consumer: flight-core's own {@code FlightClient}, knowing nothing of Sluice, asks each
- * executor's server for the table's FlightInfo and reads it with DoGet. Its digest must equal the
+ * The second consumer: flight-core's own {@code FlightClient}, knowing nothing of Sluice, lists each
+ * executor's flights and reads every shard of the table (flights named {@code table.*}) with DoGet. Its digest must equal the
  * trainer's: the table reaches a standard Flight client unchanged.
  *
  * <pre>
@@ -34,8 +34,12 @@ public final class PlainFlightReader {
     try (BufferAllocator allocator = new RootAllocator()) {
       for (String uri : table.locations()) {
         try (FlightClient client = FlightClient.builder(allocator, new Location(URI.create(uri))).build()) {
-          FlightInfo info = client.getInfo(FlightDescriptor.path(table.table()));
-          for (FlightEndpoint endpoint : info.getEndpoints()) {
+          for (FlightInfo info : client.listFlights(Criteria.ALL)) {
+            if (info.getDescriptor().isCommand()
+                || !info.getDescriptor().getPath().get(0).startsWith(table.shardPrefix())) {
+              continue;
+            }
+            FlightEndpoint endpoint = info.getEndpoints().get(0);
             FlightStream stream = client.getStream(endpoint.getTicket());
             try {
               while (stream.next()) {

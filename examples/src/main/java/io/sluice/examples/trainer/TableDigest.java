@@ -1,13 +1,16 @@
 package io.sluice.examples.trainer;
 
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.FixedSizeListVector;
 
 /**
- * An order-independent digest of the feature table's rows (user_id, label, f0..fn): the sum over
- * rows of a mix of each value's bits. Two readers that saw the same rows, in any order and split
- * into any batches, end with the same digest. Not thread safe.
+ * An order-independent digest of the feature table's rows (user_id, label, f0..fn, the dense
+ * block): the sum over rows of a mix of each value's bits. Two readers that saw the same rows, in
+ * any order and split into any batches, end with the same digest. Not thread safe.
  */
 public final class TableDigest {
   private long rows;
@@ -15,11 +18,22 @@ public final class TableDigest {
 
   public void add(VectorSchemaRoot batch) {
     BigIntVector user = (BigIntVector) batch.getVector(0);
-    int columns = batch.getFieldVectors().size();
+    var vectors = batch.getFieldVectors();
     for (int r = 0; r < batch.getRowCount(); r++) {
       long h = mix(user.get(r));
-      for (int c = 1; c < columns; c++) {
-        h = mix(h ^ Double.doubleToRawLongBits(((Float8Vector) batch.getVector(c)).get(r)));
+      for (int c = 1; c < vectors.size(); c++) {
+        FieldVector v = vectors.get(c);
+        if (v instanceof Float8Vector f) {
+          h = mix(h ^ Double.doubleToRawLongBits(f.get(r)));
+        } else if (v instanceof FixedSizeListVector list) {
+          int size = list.getListSize();
+          ArrowBuf values = list.getDataVector().getDataBuffer();
+          for (int d = 0; d < size; d++) {
+            h = mix(h ^ values.getInt(((long) r * size + d) * Float.BYTES));
+          }
+        } else {
+          throw new IllegalArgumentException("the digest does not cover column " + v.getField());
+        }
       }
       sum += h;
     }

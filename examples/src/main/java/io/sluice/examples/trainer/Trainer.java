@@ -1,9 +1,12 @@
 package io.sluice.examples.trainer;
 
+import io.sluice.examples.pipeline.HistoryEmbedding;
 import io.sluice.examples.pipeline.PublishedTable;
 import io.sluice.flight.FlightOption;
-import io.sluice.flight.SluiceFlightClient;
-import io.sluice.flight.SluiceFlightServer;
+import io.sluice.flight.loader.FlightLoader;
+import io.sluice.flight.loader.LoadedShard;
+import io.sluice.flight.loader.Shard;
+import io.sluice.flight.loader.Shards;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.config.TransportKeys;
 import java.io.IOException;
@@ -11,110 +14,146 @@ import java.io.Writer;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
- * The trainer: a JVM of its own that reads the feature table from every executor's Flight
- * endpoint in parallel with {@link SluiceFlightClient} (READ data plane when the servers offer it
- * and the secret matches and {@code --data-plane} is not false, plain Flight otherwise) and trains {@link LogisticRegression} over the
- * Arrow batches, printing per epoch the loss and the time spent waiting for data versus computing.
+ * The trainer: a JVM of its own that reads the feature table's shards from the executors' Flight
+ * servers through a {@link FlightLoader} (READ data plane when the servers offer it, the secret
+ * matches and {@code --data-plane} is not false; plain Flight otherwise), epoch after epoch in a
+ * shuffled order, and trains {@link LogisticRegression} over the Arrow batches. Per epoch it
+ * prints the GB/s delivered and the share of time it waited for data.
  *
  * <pre>
- * java -cp ... io.sluice.examples.trainer.Trainer --run-dir DIR [--epochs N] [--bind-host H] [--data-plane B]
+ * java -cp ... io.sluice.examples.trainer.Trainer --run-dir DIR [--epochs 5] [--rank 0 --world 1]
+ *     [--seed 1] [--prefetch 4] [--bind-host 127.0.0.1] [--data-plane true]
  * </pre>
  *
- * <p>It finds the endpoints in {@code DIR/endpoints.properties} (written by the pipeline's driver),
- * writes {@code DIR/trainer.properties} and then {@code DIR/trainer.done}, which lets the driver
- * stop the executors. Single-threaded apart from the readers of {@link FeatureFeed}.
+ * <p>It finds the executors in {@code DIR/endpoints.properties} (written by the pipeline's driver)
+ * and lists the shards there, writes {@code DIR/trainer.properties} (rank 0; other ranks
+ * {@code trainer-RANK.properties}) and then {@code DIR/trainer.done}, which lets the driver stop
+ * the executors. Single-threaded apart from the loader's readers.
  */
 public final class Trainer {
   static final int MINI_BATCH = 256;
   static final double LEARNING_RATE = 0.2;
-  static final long EPOCH_DEADLINE_SECONDS = 600;
+  static final Duration SHARD_DEADLINE = Duration.ofMinutes(5);
+
+  /** How a trainer worker reads and trains. */
+  public record Options(int epochs, int rank, int world, long seed, int prefetch, String bindHost,
+      boolean dataPlane) {
+    public static Options defaults() {
+      return new Options(5, 0, 1, 1, 4, "127.0.0.1", true);
+    }
+
+    static Options parse(Map<String, String> m) {
+      Options d = defaults();
+      return new Options(number(m, "epochs", d.epochs()), number(m, "rank", d.rank()),
+          number(m, "world", d.world()), number(m, "seed", d.seed()), number(m, "prefetch", d.prefetch()),
+          m.getOrDefault("bind-host", d.bindHost()), parseBoolean("data-plane", m.getOrDefault("data-plane", "true")));
+    }
+
+    private static int number(Map<String, String> m, String key, long fallback) {
+      String v = m.getOrDefault(key, Long.toString(fallback));
+      try {
+        return Integer.parseInt(v);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("--" + key + " takes an integer, got '" + v + "'", e);
+      }
+    }
+
+    private static boolean parseBoolean(String key, String v) {
+      if (!v.equals("true") && !v.equals("false")) {
+        throw new IllegalArgumentException("--" + key + " is true or false, got " + v);
+      }
+      return Boolean.parseBoolean(v);
+    }
+  }
 
   private Trainer() {}
 
-  /** Trains {@code epochs} epochs over the published table; {@code digest} gets epoch 1's rows. */
-  public static List<Epoch> train(PublishedTable table, int epochs, String bindHost, boolean dataPlane,
-      TableDigest digest, java.util.function.Consumer<Epoch> onEpoch) throws InterruptedException {
+  /**
+   * Trains over the published table; {@code digest} gets the first epoch's rows, {@code onEpoch}
+   * each epoch as it ends.
+   */
+  public static List<Epoch> train(PublishedTable table, Options o, TableDigest digest, Consumer<Epoch> onEpoch)
+      throws InterruptedException, TimeoutException {
     Map<String, String> keys = new TreeMap<>();
-    keys.put(TransportKeys.BIND_HOST.key(), bindHost);
-    keys.put(FlightOption.DATA_PLANE.key(), Boolean.toString(dataPlane));
+    keys.put(TransportKeys.BIND_HOST.key(), o.bindHost());
+    keys.put(FlightOption.DATA_PLANE.key(), Boolean.toString(o.dataPlane()));
     if (!table.secret().isEmpty()) {
       keys.put(TransportKeys.SECRET.key(), table.secret());
     }
-    TransportConfig config = TransportConfig.of(keys);
     List<Epoch> done = new ArrayList<>();
-    ExecutorService pool = Executors.newFixedThreadPool(table.locations().size());
     try (BufferAllocator allocator = new RootAllocator()) {
-      List<SluiceFlightClient> clients = new ArrayList<>();
-      try {
-        for (String uri : table.locations()) {
-          Location l = new Location(URI.create(uri));
-          clients.add(table.secret().isEmpty() ? SluiceFlightClient.connect(allocator, l)
-              : SluiceFlightClient.connect(allocator, l, config));
-        }
-        LogisticRegression model = new LogisticRegression(table.features(), MINI_BATCH, LEARNING_RATE);
-        for (int e = 1; e <= epochs; e++) {
-          Epoch epoch = epoch(e, clients, table, allocator, pool, model, e == 1 ? digest : null);
-          done.add(epoch);
-          onEpoch.accept(epoch);
-        }
-      } finally {
-        clients.forEach(SluiceFlightClient::close);
+      List<Location> locations = table.locations().stream().map(u -> new Location(URI.create(u))).toList();
+      List<Shard> shards = Shards.list(allocator, locations, table.shardPrefix(), Duration.ofSeconds(60));
+      if (shards.size() != table.shards()) {
+        throw new IllegalStateException("the executors list " + shards.size() + " shards of " + table.table()
+            + ", the driver published " + table.shards());
       }
-    } finally {
-      pool.shutdownNow();
-      pool.awaitTermination(30, TimeUnit.SECONDS);
+      LogisticRegression model = new LogisticRegression(table.features(), HistoryEmbedding.DIMS, MINI_BATCH,
+          LEARNING_RATE);
+      try (FlightLoader loader = FlightLoader.builder(allocator, shards).rank(o.rank(), o.world()).seed(o.seed())
+          .epochs(o.epochs()).prefetch(o.prefetch()).config(TransportConfig.of(keys)).build()) {
+        while (!loader.finished()) {
+          Epoch e = epoch(loader, model, done.isEmpty() ? digest : null);
+          if (o.world() == 1 && e.rows() != table.rows()) {
+            throw new IllegalStateException("epoch " + e.number() + " read " + e.rows() + " rows, the table has "
+                + table.rows());
+          }
+          done.add(e);
+          onEpoch.accept(e);
+        }
+      }
     }
     return done;
   }
 
-  private static Epoch epoch(int number, List<SluiceFlightClient> clients, PublishedTable table,
-      BufferAllocator allocator, ExecutorService pool, LogisticRegression model, TableDigest digest)
-      throws InterruptedException {
+  private static Epoch epoch(FlightLoader loader, LogisticRegression model, TableDigest digest)
+      throws InterruptedException, TimeoutException {
+    int number = loader.cursor().epoch() + 1;
     long start = System.nanoTime();
-    long deadline = start + TimeUnit.SECONDS.toNanos(EPOCH_DEADLINE_SECONDS);
     long waited = 0;
     long computed = 0;
     long rows = 0;
-    try (FeatureFeed feed = new FeatureFeed(clients, SluiceFlightServer.ticket(table.table()), allocator, pool)) {
-      while (true) {
-        long t0 = System.nanoTime();
-        Optional<VectorSchemaRoot> next = feed.next(deadline);
-        long t1 = System.nanoTime();
-        waited += t1 - t0;
-        if (next.isEmpty()) {
-          break;
-        }
-        try (VectorSchemaRoot batch = next.get()) {
+    long bytes = 0;
+    Map<String, Integer> paths = new TreeMap<>();
+    while (true) {
+      long t0 = System.nanoTime();
+      Optional<LoadedShard> next = loader.next(SHARD_DEADLINE);
+      long t1 = System.nanoTime();
+      waited += t1 - t0;
+      if (next.isEmpty()) {
+        break;
+      }
+      try (LoadedShard shard = next.get()) {
+        for (VectorSchemaRoot batch : shard.batches()) {
           model.train(batch);
           if (digest != null) {
             digest.add(batch);
           }
-          rows += batch.getRowCount();
         }
-        computed += System.nanoTime() - t1;
+        rows += shard.rows();
+        bytes += shard.bodyBytes();
+        paths.merge(shard.dataPath(), 1, Integer::sum);
       }
-      if (rows != table.rows()) {
-        throw new IllegalStateException("epoch " + number + " read " + rows + " rows, the table has " + table.rows());
-      }
-      return new Epoch(number, model.takeLoss(), ms(waited), ms(computed), ms(System.nanoTime() - start), rows,
-          feed.bytes(), feed.bytes() / (feed.readNanos() / 1e9) / 1e9, Map.copyOf(feed.paths()),
-          System.currentTimeMillis());
+      computed += System.nanoTime() - t1;
     }
+    return new Epoch(number, model.takeLoss(), ms(waited), ms(computed), ms(System.nanoTime() - start), rows, bytes,
+        Map.copyOf(paths), System.currentTimeMillis());
   }
 
   public static void main(String[] args) throws Exception {
@@ -122,31 +161,38 @@ public final class Trainer {
     for (int i = 0; i + 1 < args.length; i += 2) {
       m.put(args[i].replaceFirst("^--", ""), args[i + 1]);
     }
-    if (!m.containsKey("run-dir")) {
-      throw new IllegalArgumentException("usage: --run-dir DIR [--epochs N] [--bind-host H] [--data-plane true|false]");
+    if (!m.containsKey("run-dir") || args.length % 2 != 0) {
+      throw new IllegalArgumentException("usage: --run-dir DIR [--epochs N] [--rank R --world W] [--seed S]"
+          + " [--prefetch P] [--bind-host H] [--data-plane true|false]");
     }
     Path dir = Path.of(m.get("run-dir"));
-    int epochs = Integer.parseInt(m.getOrDefault("epochs", "3"));
+    Options o = Options.parse(m);
     try {
       PublishedTable table = PublishedTable.read(dir);
-      System.out.printf("[trainer] reading table '%s' (%,d rows, %d features) from %d endpoints: %s%n",
-          table.table(), table.rows(), table.features(), table.locations().size(), table.locations());
+      System.out.printf("[trainer] rank %d of %d: %d epochs over table '%s' (%,d rows, %d features + %d-float"
+          + " embedding, %.1f MB in %d shards on %d executors), prefetch %d%n", o.rank(), o.world(), o.epochs(),
+          table.table(), table.rows(), table.features(), HistoryEmbedding.DIMS, table.bytes() / 1e6, table.shards(),
+          table.locations().size(), o.prefetch());
       TableDigest digest = new TableDigest();
-      List<Epoch> result = train(table, epochs, m.getOrDefault("bind-host", "127.0.0.1"),
-          Boolean.parseBoolean(m.getOrDefault("data-plane", "true")), digest,
-          e -> System.out.println("[trainer] " + e));
-      write(dir, table, result, digest);
+      List<Epoch> result = train(table, o, digest, e -> System.out.println("[trainer] " + e));
+      write(dir.resolve(o.rank() == 0 ? "trainer.properties" : "trainer-" + o.rank() + ".properties"), table,
+          result, digest);
     } finally {
-      Files.writeString(dir.resolve("trainer.done"), "");
+      if (o.rank() == 0) {
+        Files.writeString(dir.resolve("trainer.done"), "");
+      }
     }
   }
 
-  private static void write(Path dir, PublishedTable table, List<Epoch> epochs, TableDigest digest)
+  private static void write(Path file, PublishedTable table, List<Epoch> epochs, TableDigest digest)
       throws IOException {
     Properties p = new Properties();
     p.setProperty("digest", digest.value());
     p.setProperty("digestRows", Long.toString(digest.rows()));
-    p.setProperty("firstEpochEndMs", Long.toString(epochs.get(0).endMs() - table.startedMs()));
+    p.setProperty("lastEpochEndMs", Long.toString(epochs.get(epochs.size() - 1).endMs() - table.startedMs()));
+    long bytes = 0;
+    long wall = 0;
+    long wait = 0;
     for (Epoch e : epochs) {
       String k = "epoch." + e.number() + ".";
       p.setProperty(k + "loss", Double.toString(e.loss()));
@@ -154,11 +200,17 @@ public final class Trainer {
       p.setProperty(k + "computeMs", Long.toString(e.computeMs()));
       p.setProperty(k + "wallMs", Long.toString(e.wallMs()));
       p.setProperty(k + "bytes", Long.toString(e.bytes()));
-      p.setProperty(k + "gbPerSecond", Double.toString(e.flightGbPerSecond()));
       p.setProperty(k + "paths", String.join("+", e.paths().keySet()));
+      bytes += e.bytes();
+      wall += e.wallMs();
+      wait += e.waitMs();
     }
     p.setProperty("epochs", Integer.toString(epochs.size()));
-    try (Writer w = Files.newBufferedWriter(dir.resolve("trainer.properties"))) {
+    p.setProperty("bytes", Long.toString(bytes));
+    p.setProperty("wallMs", Long.toString(wall));
+    p.setProperty("waitMs", Long.toString(wait));
+    p.setProperty("paths", String.join("+", epochs.get(0).paths().keySet()));
+    try (Writer w = Files.newBufferedWriter(file)) {
       p.store(w, "feature pipeline trainer");
     }
   }
