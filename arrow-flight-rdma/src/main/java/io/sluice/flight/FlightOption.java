@@ -18,8 +18,13 @@ public final class FlightOption {
           + " past it, putNext waits for the server.",
       Parsers.bytes(), Check.positive());
   public static final ConfigKey<Long> STREAM_WINDOW = ConfigKey.of("sluice.flight.streamWindow", "4",
-      "Batches one data-plane stream may have announced and not yet had acknowledged.",
+      "Client: batch bodies one get keeps READs in flight for; a put's batches the server has not yet"
+          + " acknowledged, and the server's READs in flight per put.",
       Parsers.longInteger(), Check.positive());
+  public static final ConfigKey<Long> WINDOW_BYTES = ConfigKey.of("sluice.flight.windowBytes", "134217728",
+      "Server: body bytes one get may have announced to its reader and not yet had acknowledged"
+          + " (at least one batch).",
+      Parsers.bytes(), Check.positive());
   public static final ConfigKey<Long> ACK_TIMEOUT_MS = ConfigKey.of("sluice.flight.ackTimeoutMs", "60000",
       "How long an announced batch waits for its reader's acknowledgement (and a put for memory)"
           + " before the stream is cancelled and the reader loses access.",
@@ -34,7 +39,7 @@ public final class FlightOption {
   public static final int MAX_STREAM_WINDOW = 1024;
 
   private static final List<ConfigKey<?>> ALL =
-      List.of(STAGING_BYTES, STREAM_WINDOW, ACK_TIMEOUT_MS, DATA_PLANE, READ_CHUNK_BYTES);
+      List.of(STAGING_BYTES, STREAM_WINDOW, WINDOW_BYTES, ACK_TIMEOUT_MS, DATA_PLANE, READ_CHUNK_BYTES);
 
   private FlightOption() {}
 

@@ -12,8 +12,8 @@ import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * A data-plane get as a {@link TableReader}: frames over the DoExchange call, bodies READ by a
- * {@link BodyReader}. When the server completes, this side completes too; closing earlier
+ * A data-plane get as a {@link TableReader}: the schema and the outcome over the DoExchange call,
+ * announcements and bodies over the transport connection, both taken by a {@link BodyReader}. When the server completes, this side completes too; closing earlier
  * cancels the call, and the server frees the stream's memory. Not thread safe.
  */
 final class DataPlaneTableReader implements TableReader {
@@ -23,12 +23,12 @@ final class DataPlaneTableReader implements TableReader {
   private boolean finished;
 
   DataPlaneTableReader(FlightClient.ExchangeReaderWriter exchange, DataPlaneSession session,
-      org.apache.arrow.memory.BufferAllocator allocator, int chunkBytes, int depth, long timeoutNanos) {
+      org.apache.arrow.memory.BufferAllocator allocator, byte[] grant, int chunkBytes, int depth, long timeoutNanos) {
     this.exchange = exchange;
     this.dataPath = session.dataPath();
     // The server sends a frame at least every acknowledgement deadline or ends the stream.
     FrameLink link = new FrameLink(exchange.getReader(), exchange.getWriter(), allocator, 2 * timeoutNanos);
-    this.reader = new BodyReader(allocator, link, session.connection(), session.landing(), chunkBytes, depth,
+    this.reader = new BodyReader(allocator, link, session.connection(), session.landing(), grant, chunkBytes, depth,
         timeoutNanos);
   }
 

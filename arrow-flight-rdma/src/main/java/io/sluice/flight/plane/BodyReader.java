@@ -2,20 +2,19 @@ package io.sluice.flight.plane;
 
 import io.sluice.flight.memory.LandingPool;
 import io.sluice.flight.protocol.DataPlaneProtocol;
-import io.sluice.flight.protocol.DataPlaneProtocol.AckFrame;
+import io.sluice.flight.protocol.DataPlaneProtocol.Announcement;
 import io.sluice.flight.protocol.DataPlaneProtocol.BodyFrame;
 import io.sluice.flight.protocol.DataPlaneProtocol.Frame;
+import io.sluice.flight.protocol.DataPlaneProtocol.Pull;
 import io.sluice.flight.protocol.DataPlaneProtocol.SchemaFrame;
 import io.sluice.flight.protocol.IpcBodies;
 import io.sluice.transport.Connection;
-import io.sluice.transport.ReadRequest;
 import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.UnknownKeyException;
 import io.sluice.transport.TransportException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.ArrayDeque;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -25,40 +24,55 @@ import org.apache.arrow.compression.CommonsCompressionFactory;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.ipc.ArrowReader;
-import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
-import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * The receiving side of a data-plane stream, as an Arrow {@link ArrowReader}: for each frame it
- * READs the body over the transport connection in one batched call straight into registered
- * memory from a {@link LandingPool} (a {@link Prefetcher} starts those READs up to {@code depth}
- * bodies ahead), acknowledges it, and loads the vectors from that memory without a copy (Arrow's own loader slices the body; dictionaries, every type and compressed
- * buffers work as they do for IPC files and streams).
+ * The receiving side of a data-plane get, as an Arrow {@link ArrowReader}, run entirely on the
+ * consumer's thread. The schema arrives on the Flight call; body announcements are pulled over
+ * the authenticated transport connection (a pull also acknowledges the bodies taken so far), one
+ * pull under way at a time and sent while earlier announcements are still being read, so the
+ * consumer rarely waits for one. Up to {@code depth} bodies are being READ at once, each in one
+ * batched READ (ranges of at most {@code chunkBytes}) straight into registered memory from a
+ * {@link LandingPool}; Arrow's own loader then slices the vectors from that memory without a
+ * copy (dictionaries, every type and compressed buffers work as they do for IPC streams). When
+ * every body is taken, a last pull acknowledges them and the call's end says how the server
+ * ended the stream.
  *
- * <p>Not thread safe: one reading thread, as for any ArrowReader (plus its prefetching thread).
+ * <p>Not thread safe: one reading thread, as for any ArrowReader. No thread of its own: READ
+ * and pull completions arrive on the transport's threads and are waited for here.
  */
 public final class BodyReader extends ArrowReader {
   private final FrameLink link;
   private final Connection connection;
   private final LandingPool landing;
+  private final byte[] grant;
   private final int chunkBytes;
   private final long timeoutNanos;
   private final int depth;
-  private Prefetcher prefetcher;
+  private final ArrayDeque<BodyFrame> announced = new ArrayDeque<>();
+  private final ArrayDeque<Reading> reading = new ArrayDeque<>();
+  private CompletableFuture<ByteBuffer> pull;
+  private long pulledAt = -1;
+  private boolean allAnnounced;
+  private long nextSequence;
+  private long consumed;
   private long bytesRead;
   private long batches;
   private boolean ended;
 
+  /** A body whose READ into {@code landing} (empty for a body of 0 bytes) is under way. */
+  private record Reading(BodyFrame frame, Optional<LandingPool.Landing> landing, CompletableFuture<Void> read) {}
+
   public BodyReader(BufferAllocator allocator, FrameLink link, Connection connection, LandingPool landing,
-      int chunkBytes, int depth, long timeoutNanos) {
+      byte[] grant, int chunkBytes, int depth, long timeoutNanos) {
     super(allocator, CommonsCompressionFactory.INSTANCE);
     this.link = link;
     this.connection = connection;
     this.landing = landing;
+    this.grant = grant.clone();
     this.chunkBytes = chunkBytes;
     this.timeoutNanos = timeoutNanos;
-    this.depth = depth;
+    this.depth = Math.max(1, depth);
   }
 
   @Override
@@ -82,7 +96,7 @@ public final class BodyReader extends ArrowReader {
     } catch (IllegalArgumentException e) {
       throw new IOException(e.getMessage(), e);
     }
-    prefetcher = new Prefetcher(link, connection, landing, chunkBytes, depth, timeoutNanos);
+    sendPull();
     return schema;
   }
 
@@ -90,18 +104,14 @@ public final class BodyReader extends ArrowReader {
   public boolean loadNextBatch() throws IOException {
     prepareLoadNextBatch();
     while (!ended) {
-      Prefetcher.Item item = next();
-      if (item instanceof Prefetcher.End) {
+      Optional<Reading> next = nextBody();
+      if (next.isEmpty()) {
+        finish();
         ended = true;
         return false;
       }
-      if (item instanceof Prefetcher.Failed failed) {
-        ended = true;
-        throw asIo(failed.error());
-      }
-      Prefetcher.Fetched fetched = (Prefetcher.Fetched) item;
-      BodyFrame f = fetched.frame();
-      ArrowBuf body = complete(fetched);
+      BodyFrame f = next.get().frame();
+      ArrowBuf body = complete(next.get());
       try {
         // Deserializing takes over the body's reference (Arrow slices it, then releases it).
         if (f.dictionary()) {
@@ -119,15 +129,151 @@ public final class BodyReader extends ArrowReader {
     return false;
   }
 
-  private Prefetcher.Item next() throws IOException {
+  /** The next body in stream order with its READ under way; empty when the stream has no more. */
+  private Optional<Reading> nextBody() throws IOException {
+    while (true) {
+      takeAnnouncement(false);
+      startReads();
+      if (pull == null && !allAnnounced && announced.size() < depth && pulledAt != consumed) {
+        sendPull();
+      }
+      if (!reading.isEmpty()) {
+        return Optional.of(reading.poll());
+      }
+      if (allAnnounced && announced.isEmpty()) {
+        return Optional.empty();
+      }
+      if (pull == null) {
+        sendPull();
+      }
+      takeAnnouncement(true);
+    }
+  }
+
+  private void sendPull() {
+    pulledAt = consumed;
+    int want = Math.min(DataPlaneProtocol.MAX_ANNOUNCED_BODIES, Math.max(64, 4 * depth));
+    pull = connection.request(DataPlaneProtocol.encode(new Pull(grant, consumed, allAnnounced ? 0 : want)));
+  }
+
+  /** Takes the reply of the pull under way if it has come (or, with {@code wait}, once it comes). */
+  private void takeAnnouncement(boolean wait) throws IOException {
+    if (pull == null || !wait && !pull.isDone()) {
+      return;
+    }
+    ByteBuffer reply;
     try {
-      // The prefetcher's receive has a deadline of its own; this one only guards against a stall.
-      return prefetcher.take(System.nanoTime() + 3 * timeoutNanos);
+      reply = pull.get(timeoutNanos, TimeUnit.NANOSECONDS);
+    } catch (ExecutionException e) {
+      serverVerdict();
+      throw new IOException("the server refused the stream's pull: " + e.getCause(), e.getCause());
     } catch (TimeoutException e) {
-      throw new IOException(e.getMessage(), e);
+      throw new IOException("no announcement from the server within " + timeoutNanos / 1_000_000 + " ms", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IOException("interrupted while waiting for a batch", e);
+      throw new IOException("interrupted while waiting for an announcement", e);
+    } finally {
+      if (pull.isDone()) {
+        pull = null;
+      }
+    }
+    Announcement a;
+    try {
+      a = DataPlaneProtocol.decodeAnnouncement(reply);
+    } catch (IllegalArgumentException e) {
+      throw new IOException("malformed announcement: " + e.getMessage(), e);
+    }
+    if (allAnnounced && !a.bodies().isEmpty()) {
+      throw new IOException("the server announced bodies after its last one");
+    }
+    for (BodyFrame f : a.bodies()) {
+      if (f.sequence() != nextSequence) {
+        throw new IOException("announced body " + f.sequence() + ", expected " + nextSequence);
+      }
+      nextSequence++;
+      announced.add(f);
+    }
+    allAnnounced |= a.last();
+  }
+
+  /** Starts READs of announced bodies until {@code depth} are under way. */
+  private void startReads() {
+    while (reading.size() < depth && !announced.isEmpty()) {
+      BodyFrame f = announced.poll();
+      long length = f.body().length();
+      if (length == 0) {
+        reading.add(new Reading(f, Optional.empty(), CompletableFuture.completedFuture(null)));
+        continue;
+      }
+      LandingPool.Landing dst;
+      try {
+        dst = landing.acquire(length);
+      } catch (TransportException | RuntimeException e) {
+        reading.add(new Reading(f, Optional.empty(), CompletableFuture.failedFuture(e)));
+        continue;
+      }
+      reading.add(new Reading(f, Optional.of(dst), BodyReads.start(connection, f.body(), dst.region(), 0, chunkBytes)));
+    }
+  }
+
+  /** Waits for the body's READ and returns it as an ArrowBuf; the next pull acknowledges it. */
+  private ArrowBuf complete(Reading r) throws IOException {
+    BodyFrame f = r.frame();
+    long length = f.body().length();
+    long declared = IpcBodies.declaredBodyLength(f.metadata());
+    if (declared > length) {
+      giveBack(r);
+      throw new IOException("batch metadata declares a body of " + declared + " bytes, the frame offers " + length);
+    }
+    try {
+      r.read().get(timeoutNanos, TimeUnit.NANOSECONDS);
+    } catch (ExecutionException e) {
+      giveBack(r);
+      Throwable cause = e.getCause();
+      if (cause instanceof UnknownKeyException || cause instanceof RegionRevokedException) {
+        // The server withdraws access when it ends a stream: its reason is the one to report.
+        serverVerdict();
+      }
+      throw new IOException("READ of a batch body failed: " + cause, cause);
+    } catch (TimeoutException e) {
+      giveBack(r);
+      throw new IOException("READ of a batch body took longer than " + timeoutNanos / 1_000_000 + " ms", e);
+    } catch (InterruptedException e) {
+      giveBack(r);
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while reading a batch body", e);
+    }
+    consumed++;
+    bytesRead += length;
+    return r.landing().map(l -> l.wrap(allocator, length)).orElseGet(allocator::getEmpty);
+  }
+
+  /** Acknowledges every body with a last pull, then takes the end of the call. */
+  private void finish() throws IOException {
+    if (pull != null) {
+      takeAnnouncement(true);
+    }
+    if (pulledAt != consumed) {
+      sendPull();
+      takeAnnouncement(true);
+    }
+    Optional<ByteBuffer> after;
+    try {
+      after = link.receive();
+    } catch (RuntimeException e) {
+      throw asIo(e);
+    }
+    if (after.isPresent()) {
+      throw new IOException("the server sent a frame after the schema of a get");
+    }
+  }
+
+  /** Throws the server's error if the call ended with one. */
+  private void serverVerdict() throws IOException {
+    Optional<org.apache.arrow.flight.FlightRuntimeException> e = link.drainToError();
+    if (e.isPresent()) {
+      ended = true;
+      throw e.get();
     }
   }
 
@@ -138,62 +284,18 @@ public final class BodyReader extends ArrowReader {
     return new IOException("data-plane stream failed: " + e.getMessage(), e);
   }
 
-  /** Waits for the body's READ, acknowledges it, and returns it as an ArrowBuf. */
-  private ArrowBuf complete(Prefetcher.Fetched fetched) throws IOException {
-    BodyFrame f = fetched.frame();
-    long length = f.body().length();
-    long declared = IpcBodies.declaredBodyLength(f.metadata());
-    if (declared > length) {
-      prefetcher.giveBack(fetched);
-      throw new IOException("batch metadata declares a body of " + declared + " bytes, the frame offers " + length);
+  /** Gives a body's landing memory back once its READ has finished (within the deadline). */
+  private void giveBack(Reading r) {
+    if (r.landing().isEmpty()) {
+      return;
     }
     try {
-      fetched.read().get(timeoutNanos, TimeUnit.NANOSECONDS);
-    } catch (ExecutionException e) {
-      prefetcher.giveBack(fetched);
-      Throwable cause = e.getCause();
-      if (cause instanceof UnknownKeyException || cause instanceof RegionRevokedException) {
-        // The server withdraws access when it ends a stream: its reason is the one to report.
-        serverVerdict();
-      }
-      throw new IOException("READ of a batch body failed: " + cause, cause);
-    } catch (TimeoutException e) {
-      prefetcher.giveBack(fetched);
-      throw new IOException("READ of a batch body took longer than " + timeoutNanos / 1_000_000 + " ms", e);
-    } catch (InterruptedException e) {
-      prefetcher.giveBack(fetched);
-      Thread.currentThread().interrupt();
-      throw new IOException("interrupted while reading a batch body", e);
+      r.read().get(timeoutNanos, TimeUnit.NANOSECONDS);
+    } catch (Exception e) {
+      // finished with an error, or not within the deadline: the transport writes a destination
+      // only before the READ's future completes normally, so the memory is safe to reuse either way
     }
-    acknowledge(f.sequence());
-    bytesRead += length;
-    return fetched.landing().map(l -> l.wrap(allocator, length)).orElseGet(allocator::getEmpty);
-  }
-
-  /** Throws the server's error if the stream ended with one (skipping bodies still queued). */
-  private void serverVerdict() throws IOException {
-    long deadline = System.nanoTime() + timeoutNanos;
-    while (true) {
-      Prefetcher.Item i;
-      try {
-        i = prefetcher.take(deadline);
-      } catch (TimeoutException | InterruptedException e) {
-        return;
-      }
-      if (i instanceof Prefetcher.Fetched skipped) {
-        prefetcher.giveBack(skipped);
-      } else {
-        ended = true;
-        if (i instanceof Prefetcher.Failed failed) {
-          throw asIo(failed.error());
-        }
-        return;
-      }
-    }
-  }
-
-  private void acknowledge(long sequence) {
-    link.send(DataPlaneProtocol.encode(new AckFrame(sequence)));
+    r.landing().get().release();
   }
 
   /** Bytes of bodies READ. */
@@ -215,8 +317,10 @@ public final class BodyReader extends ArrowReader {
   @Override
   protected void closeReadSource() {
     // The Flight call belongs to whoever made the link (it cancels or ends the call first).
-    if (prefetcher != null) {
-      prefetcher.close();
+    ended = true;
+    for (Reading r; (r = reading.poll()) != null; ) {
+      giveBack(r);
     }
+    announced.clear();
   }
 }

@@ -93,13 +93,15 @@ public final class FlightServers {
     int window = (int) Math.min(FlightOption.MAX_STREAM_WINDOW, config.value(FlightOption.STREAM_WINDOW));
     int chunk = (int) Math.min(Integer.MAX_VALUE, config.value(FlightOption.READ_CHUNK_BYTES));
     Grants grants = new Grants(ackTimeout);
-    Optional<Transport> transport = openTransport(config, grants);
+    ServedGets gets = new ServedGets();
+    Optional<Transport> transport = openTransport(config, grants, gets);
     ExecutorService workers = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "sluice-flight-stream");
       t.setDaemon(true);
       return t;
     });
-    ServerState state = new ServerState(allocator, new TableRegistry(), transport, grants, window,
+    ServerState state = new ServerState(allocator, new TableRegistry(), transport, grants, gets, window,
+        config.value(FlightOption.WINDOW_BYTES),
         ackTimeout, chunk, TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.CONNECT_TIMEOUT_MS)),
         workers, new AtomicInteger(), new AtomicInteger());
     FlightServer flight = null;
@@ -129,14 +131,24 @@ public final class FlightServers {
     }
   }
 
-  private static Optional<Transport> openTransport(TransportConfig config, Grants grants) {
+  private static Optional<Transport> openTransport(TransportConfig config, Grants grants, ServedGets gets) {
     if (config.value(TransportKeys.SECRET).isEmpty()) {
       LOG.info("Flight data plane off: {} is not set; every stream is plain Flight", TransportKeys.SECRET.key());
       return Optional.empty();
     }
-    MessageHandler handler = (peer, request) -> DataPlaneProtocol.isGrantRequest(request)
-        ? CompletableFuture.completedFuture(ByteBuffer.wrap(grants.issue(peer)))
-        : CompletableFuture.failedFuture(new IllegalArgumentException("not a data-plane request"));
+    MessageHandler handler = (peer, request) -> {
+      if (DataPlaneProtocol.isGrantRequest(request)) {
+        return CompletableFuture.completedFuture(ByteBuffer.wrap(grants.issue(peer)));
+      }
+      if (DataPlaneProtocol.isPull(request)) {
+        try {
+          return CompletableFuture.completedFuture(gets.pull(peer, request));
+        } catch (RuntimeException e) {
+          return CompletableFuture.failedFuture(e);
+        }
+      }
+      return CompletableFuture.failedFuture(new IllegalArgumentException("not a data-plane request"));
+    };
     try {
       return Optional.of(Transports.open(config, handler));
     } catch (TransportException | RuntimeException e) {
