@@ -32,6 +32,10 @@ public final class FlightOption {
   public static final ConfigKey<Boolean> DATA_PLANE = ConfigKey.of("sluice.flight.dataPlane", "true",
       "Client: negotiate the READ data plane with servers that offer it (false: always plain Flight).",
       Parsers.bool());
+  public static final ConfigKey<Boolean> ZERO_COPY = ConfigKey.of("sluice.flight.zeroCopy", "true",
+      "Client: on shm, take batch bodies as read-only views of the server's memory instead of READing"
+          + " them (the server keeps a stream's table until no view of it is held).",
+      Parsers.bool());
   public static final ConfigKey<Long> READ_CHUNK_BYTES = ConfigKey.of("sluice.flight.readChunkBytes", "8388608",
       "Largest single range of the batched READ that fetches one batch body.", Parsers.bytes(), Check.positive());
 
@@ -39,7 +43,7 @@ public final class FlightOption {
   public static final int MAX_STREAM_WINDOW = 1024;
 
   private static final List<ConfigKey<?>> ALL =
-      List.of(STAGING_BYTES, STREAM_WINDOW, WINDOW_BYTES, ACK_TIMEOUT_MS, DATA_PLANE, READ_CHUNK_BYTES);
+      List.of(STAGING_BYTES, STREAM_WINDOW, WINDOW_BYTES, ACK_TIMEOUT_MS, DATA_PLANE, ZERO_COPY, READ_CHUNK_BYTES);
 
   private FlightOption() {}
 

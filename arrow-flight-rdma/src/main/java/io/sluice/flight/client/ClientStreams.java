@@ -39,7 +39,8 @@ public final class ClientStreams {
     FlightClient.ExchangeReaderWriter exchange = flight.doExchange(FlightDescriptor.command(command));
     int chunk = (int) Math.min(Integer.MAX_VALUE, config.value(FlightOption.READ_CHUNK_BYTES));
     int depth = (int) Math.min(FlightOption.MAX_STREAM_WINDOW, config.value(FlightOption.STREAM_WINDOW));
-    return new DataPlaneTableReader(exchange, session, allocator, grant, chunk, depth, timeoutNanos(config));
+    return new DataPlaneTableReader(exchange, session, allocator, grant, chunk, depth, timeoutNanos(config),
+        config.value(FlightOption.ZERO_COPY));
   }
 
   public static TableWriter dataPlanePut(FlightClient flight, DataPlaneSession session, BufferAllocator allocator,

@@ -10,6 +10,7 @@ import io.sluice.flight.protocol.DataPlaneProtocol.SchemaFrame;
 import io.sluice.flight.protocol.IpcBodies;
 import io.sluice.transport.Connection;
 import io.sluice.transport.RegionRevokedException;
+import io.sluice.transport.RemoteView;
 import io.sluice.transport.UnknownKeyException;
 import io.sluice.transport.TransportException;
 import java.io.IOException;
@@ -33,10 +34,11 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * pull under way at a time and sent while earlier announcements are still being read, so the
  * consumer rarely waits for one. Up to {@code depth} bodies are being READ at once, each in one
  * batched READ (ranges of at most {@code chunkBytes}) straight into registered memory from a
- * {@link LandingPool}; Arrow's own loader then slices the vectors from that memory without a
- * copy (dictionaries, every type and compressed buffers work as they do for IPC streams). When
- * every body is taken, a last pull acknowledges them and the call's end says how the server
- * ended the stream.
+ * {@link LandingPool}; on shm (with {@code viewBodies}) a body is not READ at all but taken as a
+ * read-only view of the server's memory ({@link ViewLease}). Arrow's own loader then slices the
+ * vectors from that memory without a copy (dictionaries, every type and compressed buffers work
+ * as they do for IPC streams). When every body is taken, a last pull acknowledges them; the
+ * call's owner then half-closes the call once no view is held.
  *
  * <p>Not thread safe: one reading thread, as for any ArrowReader. No thread of its own: READ
  * and pull completions arrive on the transport's threads and are waited for here.
@@ -51,6 +53,8 @@ public final class BodyReader extends ArrowReader {
   private final int depth;
   private final ArrayDeque<BodyFrame> announced = new ArrayDeque<>();
   private final ArrayDeque<Reading> reading = new ArrayDeque<>();
+  private final boolean viewBodies;
+  private final ViewLease views = new ViewLease();
   private CompletableFuture<ByteBuffer> pull;
   private long pulledAt = -1;
   private boolean allAnnounced;
@@ -60,11 +64,27 @@ public final class BodyReader extends ArrowReader {
   private long batches;
   private boolean ended;
 
-  /** A body whose READ into {@code landing} (empty for a body of 0 bytes) is under way. */
-  private record Reading(BodyFrame frame, Optional<LandingPool.Landing> landing, CompletableFuture<Void> read) {}
+  /**
+   * A body on its way: being READ into {@code landing}, or being viewed where it lies ({@code
+   * view}; empty when READ). A body of 0 bytes has neither.
+   */
+  private record Reading(BodyFrame frame, Optional<LandingPool.Landing> landing, CompletableFuture<Void> read,
+      CompletableFuture<Optional<RemoteView>> view) {
+    static Reading read(BodyFrame f, Optional<LandingPool.Landing> landing, CompletableFuture<Void> read) {
+      return new Reading(f, landing, read, CompletableFuture.completedFuture(Optional.empty()));
+    }
 
+    static Reading view(BodyFrame f, CompletableFuture<Optional<RemoteView>> view) {
+      return new Reading(f, Optional.empty(), CompletableFuture.completedFuture(null), view);
+    }
+  }
+
+  /**
+   * @param viewBodies take bodies as read-only views of the server's memory where the connection
+   *     maps it (shm) instead of READing them
+   */
   public BodyReader(BufferAllocator allocator, FrameLink link, Connection connection, LandingPool landing,
-      byte[] grant, int chunkBytes, int depth, long timeoutNanos) {
+      byte[] grant, int chunkBytes, int depth, long timeoutNanos, boolean viewBodies) {
     super(allocator, CommonsCompressionFactory.INSTANCE);
     this.link = link;
     this.connection = connection;
@@ -73,6 +93,7 @@ public final class BodyReader extends ArrowReader {
     this.chunkBytes = chunkBytes;
     this.timeoutNanos = timeoutNanos;
     this.depth = Math.max(1, depth);
+    this.viewBodies = viewBodies && connection.dataPath().equals("shm");
   }
 
   @Override
@@ -202,17 +223,21 @@ public final class BodyReader extends ArrowReader {
       BodyFrame f = announced.poll();
       long length = f.body().length();
       if (length == 0) {
-        reading.add(new Reading(f, Optional.empty(), CompletableFuture.completedFuture(null)));
+        reading.add(Reading.read(f, Optional.empty(), CompletableFuture.completedFuture(null)));
+        continue;
+      }
+      if (viewBodies) {
+        reading.add(Reading.view(f, connection.view(f.body().region(), f.body().offset(), length)));
         continue;
       }
       LandingPool.Landing dst;
       try {
         dst = landing.acquire(length);
       } catch (TransportException | RuntimeException e) {
-        reading.add(new Reading(f, Optional.empty(), CompletableFuture.failedFuture(e)));
+        reading.add(Reading.read(f, Optional.empty(), CompletableFuture.failedFuture(e)));
         continue;
       }
-      reading.add(new Reading(f, Optional.of(dst), BodyReads.start(connection, f.body(), dst.region(), 0, chunkBytes)));
+      reading.add(Reading.read(f, Optional.of(dst), BodyReads.start(connection, f.body(), dst.region(), 0, chunkBytes)));
     }
   }
 
@@ -225,8 +250,10 @@ public final class BodyReader extends ArrowReader {
       giveBack(r);
       throw new IOException("batch metadata declares a body of " + declared + " bytes, the frame offers " + length);
     }
+    Optional<RemoteView> view;
     try {
       r.read().get(timeoutNanos, TimeUnit.NANOSECONDS);
+      view = r.view().get(timeoutNanos, TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
       giveBack(r);
       Throwable cause = e.getCause();
@@ -245,10 +272,16 @@ public final class BodyReader extends ArrowReader {
     }
     consumed++;
     bytesRead += length;
+    if (view.isPresent()) {
+      return views.wrap(view.get(), length, allocator);
+    }
     return r.landing().map(l -> l.wrap(allocator, length)).orElseGet(allocator::getEmpty);
   }
 
-  /** Acknowledges every body with a last pull, then takes the end of the call. */
+  /**
+   * Acknowledges every body with a last pull (its answer says the server took it). The call itself
+   * ends when its owner half-closes it, once no view of the stream's bodies is held.
+   */
   private void finish() throws IOException {
     if (pull != null) {
       takeAnnouncement(true);
@@ -257,15 +290,36 @@ public final class BodyReader extends ArrowReader {
       sendPull();
       takeAnnouncement(true);
     }
-    Optional<ByteBuffer> after;
+  }
+
+  /**
+   * Tells the server this reader wants no more bodies, keeping those it has (their views stay
+   * valid); false if the server did not take it within the deadline.
+   */
+  public boolean stop() {
     try {
-      after = link.receive();
-    } catch (RuntimeException e) {
-      throw asIo(e);
+      connection.request(DataPlaneProtocol.encode(new Pull(grant, consumed, 0, true)))
+          .get(timeoutNanos, TimeUnit.NANOSECONDS);
+      return true;
+    } catch (ExecutionException | TimeoutException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
     }
-    if (after.isPresent()) {
-      throw new IOException("the server sent a frame after the schema of a get");
-    }
+  }
+
+  /**
+   * After the caller half-closed the call: waits (within the link's deadline) for the server to
+   * end it, and returns its error if it ended with one.
+   */
+  public Optional<org.apache.arrow.flight.FlightRuntimeException> awaitServerEnd() {
+    return link.drainToError();
+  }
+
+  /** The views of this stream's bodies that buffers still hold; see {@link ViewLease}. */
+  public ViewLease views() {
+    return views;
   }
 
   /** Throws the server's error if the call ended with one. */
@@ -277,15 +331,9 @@ public final class BodyReader extends ArrowReader {
     }
   }
 
-  private static IOException asIo(RuntimeException e) {
-    if (e instanceof org.apache.arrow.flight.FlightRuntimeException f) {
-      throw f;
-    }
-    return new IOException("data-plane stream failed: " + e.getMessage(), e);
-  }
-
-  /** Gives a body's landing memory back once its READ has finished (within the deadline). */
+  /** Gives a body's landing memory back once its READ has finished (within the deadline), or closes its view. */
   private void giveBack(Reading r) {
+    r.view().thenAccept(v -> v.ifPresent(RemoteView::close));
     if (r.landing().isEmpty()) {
       return;
     }

@@ -193,9 +193,14 @@ public final class DataPlaneProtocol {
 
   /**
    * A get's reader, identified by its stream's grant, has READ the first {@code consumed} bodies
-   * (a cumulative acknowledgement) and asks for announcements of up to {@code maxBodies} more.
+   * (a cumulative acknowledgement) and asks for announcements of up to {@code maxBodies} more;
+   * with {@code stop}, it wants no more bodies (it closed the stream early, keeping what it has).
    */
-  public record Pull(byte[] grant, long consumed, int maxBodies) {
+  public record Pull(byte[] grant, long consumed, int maxBodies, boolean stop) {
+    public Pull(byte[] grant, long consumed, int maxBodies) {
+      this(grant, consumed, maxBodies, false);
+    }
+
     public Pull {
       checkGrant(grant);
       if (consumed < 0 || maxBodies < 0 || maxBodies > MAX_ANNOUNCED_BODIES) {
@@ -212,8 +217,8 @@ public final class DataPlaneProtocol {
   public record Announcement(boolean last, java.util.List<BodyFrame> bodies) {}
 
   public static ByteBuffer encode(Pull pull) {
-    return ByteBuffer.allocate(1 + GRANT_BYTES + 8 + 4).put(PULL_REQUEST).put(pull.grant())
-        .putLong(pull.consumed()).putInt(pull.maxBodies()).flip();
+    return ByteBuffer.allocate(1 + GRANT_BYTES + 8 + 4 + 1).put(PULL_REQUEST).put(pull.grant())
+        .putLong(pull.consumed()).putInt(pull.maxBodies()).put((byte) (pull.stop() ? 1 : 0)).flip();
   }
 
   public static boolean isPull(ByteBuffer request) {
@@ -225,7 +230,14 @@ public final class DataPlaneProtocol {
     if (get(b) != PULL_REQUEST) {
       throw new IllegalArgumentException("not a pull request");
     }
-    Pull p = new Pull(getFixed(b, GRANT_BYTES), getLong(b), getInt(b));
+    byte[] grant = getFixed(b, GRANT_BYTES);
+    long consumed = getLong(b);
+    int maxBodies = getInt(b);
+    byte stop = get(b);
+    if (stop != 0 && stop != 1) {
+      throw new IllegalArgumentException("pull flag " + stop);
+    }
+    Pull p = new Pull(grant, consumed, maxBodies, stop == 1);
     expectEnd(b, "pull request");
     return p;
   }

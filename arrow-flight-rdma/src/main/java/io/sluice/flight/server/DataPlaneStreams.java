@@ -38,7 +38,8 @@ import org.slf4j.LoggerFactory;
  * memory that no peer may READ; the stream lets the granted peer READ it, sends the schema on the
  * call, and from then on the reader pulls body announcements (and acknowledges) over its
  * authenticated transport connection ({@link ServedGet}); the permission is withdrawn when the
- * client has acknowledged everything, cancels, dies or misses the acknowledgement deadline. Nothing is copied or registered per stream. Put:
+ * client has acknowledged everything and half-closed the call (a reader on shm does so once it
+ * holds no view of the table's memory), cancels, dies or misses the acknowledgement deadline. Nothing is copied or registered per stream. Put:
  * the server connects to the client's transport, checks that it is the granted peer, READs the
  * bodies into its own registered memory and stores the table as it landed.
  *
@@ -101,7 +102,11 @@ final class DataPlaneStreams {
       } finally {
         state.gets().remove(open.grant());
       }
-      out.completed();
+      // On shm the reader may hold views of the table's memory past the last body: the table and
+      // the grant stay until it half-closes (it has released them) or the call ends (it died).
+      if (readerEnded(in)) {
+        out.completed();
+      }
     } catch (TimeoutException e) {
       LOG.info("Data-plane stream of '{}' to peer {} timed out: {}", name, Long.toHexString(peer), e.getMessage());
       out.error(CallStatus.TIMED_OUT.withDescription(e.getMessage()).toRuntimeException());
@@ -124,6 +129,23 @@ final class DataPlaneStreams {
         state.activeGrants().decrementAndGet();
       }
       table.release();
+    }
+  }
+
+  /**
+   * Waits for the reader's half-close: true when it came, false when the reader cancelled or went
+   * away instead (the call is over either way).
+   *
+   * @throws IllegalArgumentException if the reader sent a message
+   */
+  private static boolean readerEnded(FlightStream in) {
+    try {
+      if (in.next()) {
+        throw new IllegalArgumentException("the reader sent a message on a get");
+      }
+      return true;
+    } catch (FlightRuntimeException e) {
+      return false;
     }
   }
 

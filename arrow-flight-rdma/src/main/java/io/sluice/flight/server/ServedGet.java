@@ -14,7 +14,7 @@ import java.util.concurrent.TimeoutException;
  * authenticated transport connection ({@link #pull}); at most {@code windowBytes} of body bytes
  * (and at least one body) are announced and not yet acknowledged at a time. The serving gRPC
  * call waits in {@link #awaitDone} until every body is acknowledged, the stream is cancelled, or
- * the reader stays silent for the acknowledgement deadline.
+ * the reader stays silent for the acknowledgement deadline, or the reader stops early.
  *
  * <p>Thread safe: pulls arrive on the transport's handler threads, the wait runs on the call's
  * thread, cancellation comes from gRPC.
@@ -31,6 +31,7 @@ final class ServedGet {
   private long consumed;
   private long unacknowledgedBytes;
   private long lastHeard;
+  private boolean stopped;
   private Throwable cancelled;
 
   ServedGet(long peer, List<BodyFrame> bodies, long windowBytes, long timeoutNanos) {
@@ -51,7 +52,7 @@ final class ServedGet {
    * @throws IllegalArgumentException if the reader acknowledges bodies it was never told of
    * @throws IllegalStateException if the stream was cancelled or has timed out
    */
-  synchronized Announcement pull(long acknowledged, int maxBodies) {
+  synchronized Announcement pull(long acknowledged, int maxBodies, boolean stop) {
     if (cancelled != null) {
       throw new IllegalStateException("the stream has ended: " + cancelled.getMessage());
     }
@@ -61,6 +62,11 @@ final class ServedGet {
     lastHeard = System.nanoTime();
     for (; consumed < acknowledged; consumed++) {
       unacknowledgedBytes -= bodies.get((int) consumed).body().length();
+    }
+    if (stop) {
+      stopped = true;
+      notifyAll();
+      return new Announcement(true, List.of());
     }
     List<BodyFrame> next = new ArrayList<>();
     int bytes = DataPlaneProtocol.encodedLength(List.of());
@@ -89,7 +95,7 @@ final class ServedGet {
   }
 
   /**
-   * Waits until the reader has acknowledged every body.
+   * Waits until the reader has acknowledged every body, or stopped early.
    *
    * @throws TimeoutException if the reader was silent for the acknowledgement deadline
    * @throws CancellationException if the stream was cancelled
@@ -101,7 +107,7 @@ final class ServedGet {
         e.initCause(cancelled);
         throw e;
       }
-      if (consumed == bodies.size()) {
+      if (consumed == bodies.size() || stopped) {
         return;
       }
       long left = lastHeard + timeoutNanos - System.nanoTime();

@@ -41,6 +41,6 @@ final class ServedGets {
     if (get == null || get.peer() != peerNode) {
       throw new IllegalArgumentException("no data-plane stream of this peer has that grant");
     }
-    return DataPlaneProtocol.encode(get.pull(p.consumed(), p.maxBodies()));
+    return DataPlaneProtocol.encode(get.pull(p.consumed(), p.maxBodies(), p.stop()));
   }
 }

@@ -62,6 +62,8 @@ class DataPlaneProtocolTest {
     assertArrayEquals(GRANT, p.grant());
     assertEquals(12, p.consumed());
     assertEquals(64, p.maxBodies());
+    assertFalse(p.stop());
+    assertTrue(DataPlaneProtocol.decodePull(DataPlaneProtocol.encode(new Pull(GRANT, 3, 0, true))).stop());
     assertTrue(DataPlaneProtocol.isPull(DataPlaneProtocol.encode(p)));
     assertFalse(DataPlaneProtocol.isPull(DataPlaneProtocol.grantRequest()));
     RemoteDescriptor d = new RemoteDescriptor(1, 2, 1000, 4);
