@@ -17,8 +17,8 @@ import java.util.concurrent.TimeoutException;
 /**
  * The driver's side of the transport ceilings: per provider a transport of its own connected to
  * the server's {@link CeilingSource}, READing with the depth and range size the Flight reader
- * uses ({@code sluice.flight.streamWindow}, {@code sluice.flight.readChunkBytes}); and the check
- * that a ceiling saw the bytes the server laid out. Not thread safe; closing closes the transports.
+ * uses ({@code sluice.flight.streamWindow}, {@code sluice.flight.readChunkBytes}), checking that
+ * each pass saw the bytes the server laid out. Not thread safe; closing closes the transports.
  */
 final class CeilingReaders implements AutoCloseable {
   private final Map<String, ServerAnnouncement.Ceiling> offers = new LinkedHashMap<>();
@@ -60,27 +60,28 @@ final class CeilingReaders implements AutoCloseable {
     }
   }
 
-  /** READs every body of the measured table over {@code provider}'s transport, checked. */
-  FlightBench.MovedBytes read(String provider) throws IOException {
-    FlightPaths.Timed t = Ceilings.transportRead(transports.get(provider), connections.get(provider),
-        offers.get(provider), depth, chunkBytes);
-    check(t);
-    return new FlightBench.MovedBytes(t, bodyBytes());
-  }
-
-  /** Fails unless {@code t} summed exactly the bodies the server laid out. */
-  void check(FlightPaths.Timed t) {
-    ServerAnnouncement.Ceiling any = offers.values().iterator().next();
-    long batches = any.segments().stream().mapToLong(s -> s.bodyLengths().size()).sum();
-    BodySum.Value seen = t.seen().get(0);
-    if (seen.checksum() != any.checksum() || seen.batches() != batches) {
-      throw new IllegalStateException("the " + t.dataPath() + " ceiling summed " + seen + "; the server's bodies sum to "
-          + Long.toHexString(any.checksum()) + " in " + batches + " bodies");
+  /**
+   * READs the source's bodies over {@code provider}'s transport, checked, in as many passes as
+   * it takes to move at least {@code tableBytes}.
+   */
+  FlightBench.MovedBytes read(String provider, long tableBytes) throws IOException {
+    ServerAnnouncement.Ceiling c = offers.get(provider);
+    int passes = (int) Math.max(1, (tableBytes + c.bodyBytes() - 1) / c.bodyBytes());
+    FlightPaths.Timed t = Ceilings.transportRead(transports.get(provider), connections.get(provider), c, passes,
+        depth, chunkBytes);
+    for (BodySum.Value seen : t.seen()) {
+      check(c, seen, t.dataPath());
     }
+    return new FlightBench.MovedBytes(t, passes * c.bodyBytes());
   }
 
-  long bodyBytes() {
-    return offers.values().iterator().next().bodyBytes();
+  /** Fails unless {@code seen} is the sum of the first {@code batches} bodies the server laid out. */
+  static void check(ServerAnnouncement.Ceiling c, BodySum.Value seen, String path) {
+    long batches = c.segments().stream().mapToLong(s -> s.bodyLengths().size()).sum();
+    if (seen.checksum() != c.checksum() || seen.batches() != batches) {
+      throw new IllegalStateException("the " + path + " ceiling summed " + seen + "; the server's bodies sum to "
+          + Long.toHexString(c.checksum()) + " in " + batches + " bodies");
+    }
   }
 
   @Override

@@ -16,13 +16,17 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
  * The serving side of the transport ceiling, in the benchmark server's JVM: a transport of its
  * own over one provider, with the table's batch bodies copied (once, before any round) into
  * regions every authenticated peer may READ, laid one after another at 8-byte boundaries in
- * segments of at most {@value #SEGMENT_BYTES} bytes. The driver READs them body by body as the
- * Flight paths do, so the ceiling moves the same bytes in the same pieces without Flight.
+ * segments of at most {@value #SEGMENT_BYTES} bytes. To bound the server's memory only the first
+ * bodies up to {@link #MAX_BYTES} are copied (at least one); the driver READs them body by body
+ * as the Flight paths do, in as many passes as the table needs, so the ceiling moves as many
+ * bytes in the same pieces without Flight.
  *
  * <p>Thread safe once built; closing frees the regions and the transport.
  */
 final class CeilingSource implements AutoCloseable {
   static final int SEGMENT_BYTES = 1 << 30;
+  /** The source holds the table's first bodies up to this many bytes; the driver READs them in passes. */
+  static final long MAX_BYTES = 512L << 20;
 
   private final Transport transport;
   private final List<RegisteredRegion> regions = new ArrayList<>();
@@ -36,10 +40,15 @@ final class CeilingSource implements AutoCloseable {
     RegisteredRegion current = null;
     long offset = 0;
     long left = 0;
+    List<ArrowRecordBatch> held = new ArrayList<>();
     for (ArrowRecordBatch batch : table.batches()) {
+      if (!held.isEmpty() && left + align(IpcBodies.bodyLength(batch)) > MAX_BYTES) {
+        break;
+      }
+      held.add(batch);
       left += align(IpcBodies.bodyLength(batch));
     }
-    for (ArrowRecordBatch batch : table.batches()) {
+    for (ArrowRecordBatch batch : held) {
       long length = IpcBodies.bodyLength(batch);
       if (current == null || offset + length > current.length()) {
         if (current != null) {

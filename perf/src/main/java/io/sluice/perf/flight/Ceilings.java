@@ -38,9 +38,12 @@ final class Ceilings {
 
   private Ceilings() {}
 
-  /** The transport READ of every body of {@code ceiling} over {@code connection}, {@code depth} at a time. */
+  /**
+   * The transport READ of every body of {@code ceiling} over {@code connection}, {@code depth} at a
+   * time, {@code passes} times over; one sum per pass.
+   */
   static FlightPaths.Timed transportRead(Transport transport, Connection connection, ServerAnnouncement.Ceiling ceiling,
-      int depth, int chunkBytes) throws IOException {
+      int passes, int depth, int chunkBytes) throws IOException {
     long largest = ceiling.segments().stream().flatMap(s -> s.bodyLengths().stream()).mapToLong(Long::longValue)
         .max().orElse(0);
     List<RegisteredRegion> landing = new ArrayList<>();
@@ -48,18 +51,21 @@ final class Ceilings {
       for (int i = 0; i < depth; i++) {
         landing.add(transport.allocate((int) Math.max(8, largest)));
       }
-      BodySum sum = new BodySum();
-      record InFlight(RegisteredRegion into, long length, CompletableFuture<Void> read) {}
+      List<BodySum> sums = new ArrayList<>();
+      record InFlight(RegisteredRegion into, long length, BodySum sum, CompletableFuture<Void> read) {}
       ArrayDeque<InFlight> reading = new ArrayDeque<>();
       ArrayDeque<RegisteredRegion> free = new ArrayDeque<>(landing);
       long start = System.nanoTime();
+      for (int pass = 0; pass < passes; pass++) {
+      BodySum sum = new BodySum();
+      sums.add(sum);
       for (ServerAnnouncement.Segment s : ceiling.segments()) {
         long offset = 0;
         for (long length : s.bodyLengths()) {
           if (free.isEmpty()) {
             InFlight done = reading.poll();
             await(done.read());
-            sum.addRange(done.into().buffer().limit((int) done.length()));
+            done.sum().addRange(done.into().buffer().limit((int) done.length()));
             free.add(done.into());
           }
           RegisteredRegion into = free.poll();
@@ -67,16 +73,18 @@ final class Ceilings {
           for (long off = 0; off < length; off += chunkBytes) {
             ranges.add(new ReadRequest(s.region(), offset + off, into, off, (int) Math.min(chunkBytes, length - off)));
           }
-          reading.add(new InFlight(into, length,
+          reading.add(new InFlight(into, length, sum,
               CompletableFuture.allOf(connection.readBatch(ranges).toArray(CompletableFuture[]::new))));
           offset += CeilingSource.align(length);
         }
       }
+      }
       for (InFlight done; (done = reading.poll()) != null; ) {
         await(done.read());
-        sum.addRange(done.into().buffer().limit((int) done.length()));
+        done.sum().addRange(done.into().buffer().limit((int) done.length()));
       }
-      return new FlightPaths.Timed(System.nanoTime() - start, connection.dataPath(), sum.value());
+      return new FlightPaths.Timed(System.nanoTime() - start, connection.dataPath(),
+          sums.stream().map(BodySum::value).toList());
     } catch (TransportException e) {
       throw new IOException("the ceiling's landing memory: " + e.getMessage(), e);
     } finally {

@@ -140,10 +140,13 @@ public final class FlightBench {
           }
           FlightTable measuredTable = measured.local();
           for (String p : PROVIDERS) {
-            cells.put(ceiling("read." + p), w -> ceilings.read(p));
+            cells.put(ceiling("read." + p), w -> ceilings.read(p, measured.bodyBytes()));
           }
-          cells.put(ceiling("memcpy"), w -> checkCeiling(Ceilings.memcpy(measuredTable.batches()), ceilings));
-          cells.put(ceiling("socket"), w -> checkCeiling(Ceilings.socketStream(measuredTable.batches()), ceilings));
+          // The memcpy and socket ceilings must see the same sum every time.
+          Map<String, BodySum.Value> copySums = new java.util.HashMap<>();
+          cells.put(ceiling("memcpy"), w -> checkCopy(Ceilings.memcpy(measuredTable.batches()), measured, copySums));
+          cells.put(ceiling("socket"), w -> checkCopy(Ceilings.socketStream(measuredTable.batches()), measured,
+              copySums));
         }
         if (o.operations().contains("put")) {
           String grpcPut = "put-" + GRPC;
@@ -265,9 +268,18 @@ public final class FlightBench {
     return new MovedBytes(t, streams * w.bodyBytes());
   }
 
-  private static MovedBytes checkCeiling(FlightPaths.Timed t, CeilingReaders ceilings) {
-    ceilings.check(t);
-    return new MovedBytes(t, ceilings.bodyBytes());
+  /** A memcpy or socket ceiling saw the measured table's bodies: its batch count, and the same sum every time. */
+  private static MovedBytes checkCopy(FlightPaths.Timed t, Workload w, Map<String, BodySum.Value> sums) {
+    BodySum.Value seen = t.seen().get(0);
+    if (seen.batches() != w.expected().batches()) {
+      throw new IllegalStateException("the " + t.dataPath() + " ceiling saw " + seen.batches() + " bodies, the table has "
+          + w.expected().batches());
+    }
+    BodySum.Value first = sums.computeIfAbsent(w.name(), k -> seen);
+    if (!first.equals(seen)) {
+      throw new IllegalStateException("the " + t.dataPath() + " ceiling summed " + seen + ", earlier " + first);
+    }
+    return new MovedBytes(t, w.bodyBytes());
   }
 
   /**
