@@ -39,11 +39,30 @@ public final class FlightOption {
   public static final ConfigKey<Long> READ_CHUNK_BYTES = ConfigKey.of("sluice.flight.readChunkBytes", "8388608",
       "Largest single range of the batched READ that fetches one batch body.", Parsers.bytes(), Check.positive());
 
+  public static final ConfigKey<Boolean> REQUIRE_DATA_PLANE = ConfigKey.of("sluice.flight.requireDataPlane", "false",
+      "Client: fail streams with UNAVAILABLE when the data plane cannot be used (wrong secret, no"
+          + " transport, a server without it) instead of falling back to plain Flight.",
+      Parsers.bool());
+  public static final ConfigKey<Boolean> PUTS = ConfigKey.of("sluice.flight.puts", "false",
+      "Server: accept puts (DoPut, and data-plane puts); when false they are refused with UNAUTHORIZED"
+          + " and no table is stored or replaced.",
+      Parsers.bool());
+  public static final ConfigKey<Long> MAX_PUT_BYTES = ConfigKey.of("sluice.flight.maxPutBytes", "1073741824",
+      "Server: most batch body bytes one put may store; a larger put is refused with"
+          + " RESOURCE_EXHAUSTED and nothing is stored.",
+      Parsers.bytes(), Check.positive());
+
+  public static final ConfigKey<Long> STREAM_THREADS = ConfigKey.of("sluice.flight.streamThreads", "32",
+      "Server: threads that send plain Flight streams (DoGet, DoExchange of a table); a stream that finds"
+          + " them all busy, for example with readers that stopped reading, is refused with RESOURCE_EXHAUSTED.",
+      Parsers.longInteger(), Check.positive());
+
   /** Batches in flight per stream are capped here whatever {@link #STREAM_WINDOW} says. */
   public static final int MAX_STREAM_WINDOW = 1024;
 
   private static final List<ConfigKey<?>> ALL =
-      List.of(STAGING_BYTES, STREAM_WINDOW, WINDOW_BYTES, ACK_TIMEOUT_MS, DATA_PLANE, ZERO_COPY, READ_CHUNK_BYTES);
+      List.of(STAGING_BYTES, STREAM_WINDOW, WINDOW_BYTES, ACK_TIMEOUT_MS, DATA_PLANE, ZERO_COPY, READ_CHUNK_BYTES,
+          REQUIRE_DATA_PLANE, PUTS, MAX_PUT_BYTES, STREAM_THREADS);
 
   private FlightOption() {}
 

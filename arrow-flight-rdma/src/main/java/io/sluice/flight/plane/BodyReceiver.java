@@ -55,12 +55,17 @@ public final class BodyReceiver {
     this.timeoutNanos = timeoutNanos;
   }
 
-  /** Receives the whole stream and returns it as a table (the caller's reference). */
-  public FlightTable receive(BufferAllocator allocator) throws IOException {
+  /**
+   * Receives the whole stream and returns it as a table (the caller's reference). {@code
+   * sizeCheck} sees the running total of body bytes announced, before each body is READ, and
+   * refuses the put by throwing (nothing is stored then).
+   */
+  public FlightTable receive(BufferAllocator allocator, java.util.function.LongConsumer sizeCheck) throws IOException {
     List<RegisteredRegion> segments = new ArrayList<>();
     List<RegisteredBodies.Body> dictionaries = new ArrayList<>();
     List<RegisteredBodies.Body> batches = new ArrayList<>();
     long offset = 0;
+    long announcedBytes = 0;
     PutAcknowledger acks = new PutAcknowledger(link, depth);
     java.util.ArrayDeque<CompletableFuture<Void>> reading = new java.util.ArrayDeque<>();
     try {
@@ -70,6 +75,8 @@ public final class BodyReceiver {
           throw new IOException("unexpected " + f.get().getClass().getSimpleName() + " in a put");
         }
         long length = body.body().length();
+        announcedBytes += length;
+        sizeCheck.accept(announcedBytes);
         RegisteredRegion segment = segments.isEmpty() ? null : segments.get(segments.size() - 1);
         if (segment == null || offset + length > segment.length()) {
           segment = newSegment(length, segment);

@@ -151,6 +151,7 @@ final class DataPlaneStreams {
 
   private static void put(ServerState state, Transport transport, long peer, OpenPut open, FlightStream in,
       ServerStreamListener out) {
+    state.checkPutsAllowed();
     String name;
     try {
       name = TableRegistry.nameOf(FlightDescriptor.deserialize(ByteBuffer.wrap(open.descriptor())))
@@ -176,7 +177,7 @@ final class DataPlaneStreams {
       FrameLink link = new FrameLink(in, out, state.allocator());
       try {
         FlightTable stored = new BodyReceiver(link, connection, transport, state.readChunkBytes(), state.window(),
-            state.ackTimeoutNanos()).receive(state.allocator());
+            state.ackTimeoutNanos()).receive(state.allocator(), state::checkPutSize);
         state.tables().publish(name, stored); // already in registered memory: served as it is
         out.completed();
       } catch (IOException | RuntimeException e) {

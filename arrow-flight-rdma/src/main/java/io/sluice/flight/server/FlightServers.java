@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.flight.FlightServer;
@@ -95,15 +96,20 @@ public final class FlightServers {
     Grants grants = new Grants(ackTimeout);
     ServedGets gets = new ServedGets();
     Optional<Transport> transport = openTransport(config, grants, gets);
-    ExecutorService workers = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "sluice-flight-stream");
-      t.setDaemon(true);
-      return t;
-    });
+    // A fixed bound: a reader that stops reading holds its stream's thread until the deadline,
+    // so many of them must not grow the server's threads without end.
+    int streamThreads = (int) Math.min(4096, config.value(FlightOption.STREAM_THREADS));
+    ThreadPoolExecutor workers = new ThreadPoolExecutor(streamThreads, streamThreads, 30, TimeUnit.SECONDS,
+        new java.util.concurrent.SynchronousQueue<>(), r -> {
+          Thread t = new Thread(r, "sluice-flight-stream");
+          t.setDaemon(true);
+          return t;
+        });
+    workers.allowCoreThreadTimeOut(true);
     ServerState state = new ServerState(allocator, new TableRegistry(), transport, grants, gets, window,
         config.value(FlightOption.WINDOW_BYTES),
         ackTimeout, chunk, TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.CONNECT_TIMEOUT_MS)),
-        workers, new AtomicInteger(), new AtomicInteger());
+        config.value(FlightOption.PUTS), config.value(FlightOption.MAX_PUT_BYTES), workers, new AtomicInteger(), new AtomicInteger());
     FlightServer flight = null;
     try {
       // The producer needs the bound port for its endpoints: bind first, then point it there.
