@@ -13,8 +13,10 @@ import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * A data-plane get as a {@link TableReader}: the schema and the outcome over the DoExchange call,
- * announcements and bodies over the transport connection, both taken by a {@link BodyReader}. When the server completes, this side completes too; closing earlier
- * cancels the call, and the server frees the stream's memory. Not thread safe.
+ * announcements and bodies over the transport connection, both taken by a {@link BodyReader}.
+ * The call ends when this side half-closes it, once the stream has ended (or was stopped) and no
+ * view of its bodies is held; closing early with none held cancels it, and the server frees the
+ * stream's memory. Not thread safe.
  */
 final class DataPlaneTableReader implements TableReader {
   private final FlightClient.ExchangeReaderWriter exchange;

@@ -109,7 +109,8 @@ public final class FlightServers {
     ServerState state = new ServerState(allocator, new TableRegistry(), transport, grants, gets, window,
         config.value(FlightOption.WINDOW_BYTES),
         ackTimeout, chunk, TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.CONNECT_TIMEOUT_MS)),
-        config.value(FlightOption.PUTS), config.value(FlightOption.MAX_PUT_BYTES), workers, new AtomicInteger(), new AtomicInteger());
+        config.value(FlightOption.PUTS), config.value(FlightOption.MAX_PUT_BYTES), workers, new AtomicInteger(),
+        new AtomicInteger());
     FlightServer flight = null;
     try {
       // The producer needs the bound port for its endpoints: bind first, then point it there.

@@ -74,7 +74,8 @@ final class ServedGet {
       BodyFrame f = bodies.get(announced);
       int frameBytes = DataPlaneProtocol.encodedLength(List.of(f)) - DataPlaneProtocol.encodedLength(List.of());
       boolean empty = next.isEmpty() && unacknowledgedBytes == 0;
-      if (!empty && (unacknowledgedBytes + f.body().length() > windowBytes || bytes + frameBytes > MAX_ANNOUNCEMENT_BYTES)) {
+      boolean full = unacknowledgedBytes + f.body().length() > windowBytes || bytes + frameBytes > MAX_ANNOUNCEMENT_BYTES;
+      if (!empty && full) {
         break;
       }
       next.add(f);

@@ -70,7 +70,8 @@ public final class FlightBenchServer {
         locations.put(ServerAnnouncement.STOCK, Location.forGrpcInsecure(LoopbackFlight.HOST, stockServer.getPort()));
         for (String provider : providers) {
           SluiceFlightServer server = SluiceFlightServer.builder(allocator,
-              Location.forGrpcInsecure(LoopbackFlight.HOST, 0)).config(LoopbackFlight.serverConfig(provider, secret)).start();
+              Location.forGrpcInsecure(LoopbackFlight.HOST, 0)).config(LoopbackFlight.serverConfig(provider, secret))
+              .start();
           servers.add(server);
           if (!server.dataPlane().equals(Optional.of(provider))) {
             throw new IllegalStateException("the Flight server for " + provider + " has data plane "

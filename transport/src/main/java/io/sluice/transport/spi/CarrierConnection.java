@@ -133,7 +133,8 @@ public final class CarrierConnection implements Connection {
     if (closed) {
       return CompletableFuture.failedFuture(closedException());
     }
-    return memory == null ? CompletableFuture.completedFuture(Optional.empty()) : memory.view(remote, remoteOffset, length);
+    return memory == null ? CompletableFuture.completedFuture(Optional.empty())
+        : memory.view(remote, remoteOffset, length);
   }
 
   @Override

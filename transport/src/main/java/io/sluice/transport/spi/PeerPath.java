@@ -15,7 +15,7 @@ public interface PeerPath {
   /** Reads what {@code r} asks into its destination; completes when the bytes are there. */
   CompletableFuture<Void> read(ReadRequest r);
 
-  /** A read-only view of a range of a peer's region, where this path maps it; see {@link io.sluice.transport.Connection#view}. */
+  /** A read-only view of a range of a peer's region where this path maps it; see {@code Connection#view}. */
   default CompletableFuture<Optional<RemoteView>> view(RemoteDescriptor remote, long remoteOffset, long length) {
     return CompletableFuture.completedFuture(Optional.empty());
   }
