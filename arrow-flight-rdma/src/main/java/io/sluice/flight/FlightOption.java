@@ -18,8 +18,13 @@ public final class FlightOption {
           + " past it, putNext waits for the server.",
       Parsers.bytes(), Check.positive());
   public static final ConfigKey<Long> STREAM_WINDOW = ConfigKey.of("sluice.flight.streamWindow", "4",
-      "Batches one data-plane stream may have announced and not yet had acknowledged.",
+      "Client: batch bodies one get keeps READs in flight for; a put's batches the server has not yet"
+          + " acknowledged, and the server's READs in flight per put.",
       Parsers.longInteger(), Check.positive());
+  public static final ConfigKey<Long> WINDOW_BYTES = ConfigKey.of("sluice.flight.windowBytes", "134217728",
+      "Server: body bytes one get may have announced to its reader and not yet had acknowledged"
+          + " (at least one batch).",
+      Parsers.bytes(), Check.positive());
   public static final ConfigKey<Long> ACK_TIMEOUT_MS = ConfigKey.of("sluice.flight.ackTimeoutMs", "60000",
       "How long an announced batch waits for its reader's acknowledgement (and a put for memory)"
           + " before the stream is cancelled and the reader loses access.",
@@ -27,14 +32,37 @@ public final class FlightOption {
   public static final ConfigKey<Boolean> DATA_PLANE = ConfigKey.of("sluice.flight.dataPlane", "true",
       "Client: negotiate the READ data plane with servers that offer it (false: always plain Flight).",
       Parsers.bool());
+  public static final ConfigKey<Boolean> ZERO_COPY = ConfigKey.of("sluice.flight.zeroCopy", "true",
+      "Client: on shm, take batch bodies as read-only views of the server's memory instead of READing"
+          + " them (the server keeps a stream's table until no view of it is held).",
+      Parsers.bool());
   public static final ConfigKey<Long> READ_CHUNK_BYTES = ConfigKey.of("sluice.flight.readChunkBytes", "8388608",
       "Largest single range of the batched READ that fetches one batch body.", Parsers.bytes(), Check.positive());
+
+  public static final ConfigKey<Boolean> REQUIRE_DATA_PLANE = ConfigKey.of("sluice.flight.requireDataPlane", "false",
+      "Client: fail streams with UNAVAILABLE when the data plane cannot be used (wrong secret, no"
+          + " transport, a server without it) instead of falling back to plain Flight.",
+      Parsers.bool());
+  public static final ConfigKey<Boolean> PUTS = ConfigKey.of("sluice.flight.puts", "false",
+      "Server: accept puts (DoPut, and data-plane puts); when false they are refused with UNAUTHORIZED"
+          + " and no table is stored or replaced.",
+      Parsers.bool());
+  public static final ConfigKey<Long> MAX_PUT_BYTES = ConfigKey.of("sluice.flight.maxPutBytes", "1073741824",
+      "Server: most batch body bytes one put may store; a larger put is refused with"
+          + " RESOURCE_EXHAUSTED and nothing is stored.",
+      Parsers.bytes(), Check.positive());
+
+  public static final ConfigKey<Long> STREAM_THREADS = ConfigKey.of("sluice.flight.streamThreads", "32",
+      "Server: threads that send plain Flight streams (DoGet, DoExchange of a table); a stream that finds"
+          + " them all busy, for example with readers that stopped reading, is refused with RESOURCE_EXHAUSTED.",
+      Parsers.longInteger(), Check.positive());
 
   /** Batches in flight per stream are capped here whatever {@link #STREAM_WINDOW} says. */
   public static final int MAX_STREAM_WINDOW = 1024;
 
   private static final List<ConfigKey<?>> ALL =
-      List.of(STAGING_BYTES, STREAM_WINDOW, ACK_TIMEOUT_MS, DATA_PLANE, READ_CHUNK_BYTES);
+      List.of(STAGING_BYTES, STREAM_WINDOW, WINDOW_BYTES, ACK_TIMEOUT_MS, DATA_PLANE, ZERO_COPY, READ_CHUNK_BYTES,
+          REQUIRE_DATA_PLANE, PUTS, MAX_PUT_BYTES, STREAM_THREADS);
 
   private FlightOption() {}
 

@@ -72,7 +72,7 @@ public final class SluiceFlightClient implements AutoCloseable {
 
   /** Opens the stream of {@code ticket}: over the data plane when negotiated, else DoGet. */
   public TableReader getStream(Ticket ticket) {
-    Optional<DataPlaneSession> s = session();
+    Optional<DataPlaneSession> s = requiredSession();
     return s.isPresent()
         ? ClientStreams.dataPlaneGet(flight, s.get(), allocator, ticket, config)
         : ClientStreams.grpcGet(flight, ticket);
@@ -83,7 +83,7 @@ public final class SluiceFlightClient implements AutoCloseable {
    * plane when negotiated, else DoPut.
    */
   public TableWriter startPut(FlightDescriptor descriptor, VectorSchemaRoot root, DictionaryProvider dictionaries) {
-    Optional<DataPlaneSession> s = session();
+    Optional<DataPlaneSession> s = requiredSession();
     return s.isPresent()
         ? ClientStreams.dataPlanePut(flight, s.get(), allocator, descriptor, root, dictionaries, config)
         : ClientStreams.grpcPut(flight, descriptor, root, dictionaries);
@@ -98,6 +98,22 @@ public final class SluiceFlightClient implements AutoCloseable {
   public synchronized Optional<String> fallbackReason() {
     session();
     return Optional.ofNullable(fallbackReason);
+  }
+
+  /**
+   * The session for a new stream; with {@link FlightOption#REQUIRE_DATA_PLANE}, fails instead of
+   * returning none, so nobody can make this client fall back to plain Flight.
+   *
+   * @throws org.apache.arrow.flight.FlightRuntimeException UNAVAILABLE when the data plane is required and unusable
+   */
+  private synchronized Optional<DataPlaneSession> requiredSession() {
+    Optional<DataPlaneSession> s = session();
+    if (s.isEmpty() && config.value(FlightOption.REQUIRE_DATA_PLANE)) {
+      negotiated = false; // the next stream tries again: a refusal never sticks as a downgrade
+      throw org.apache.arrow.flight.CallStatus.UNAVAILABLE.withDescription("the data plane is required ("
+          + FlightOption.REQUIRE_DATA_PLANE.key() + ") and cannot be used: " + fallbackReason).toRuntimeException();
+    }
+    return s;
   }
 
   private synchronized Optional<DataPlaneSession> session() {

@@ -11,10 +11,12 @@ import io.sluice.flight.plane.FrameLink;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import io.sluice.flight.protocol.DataPlaneProtocol.BodyFrame;
 import io.sluice.flight.protocol.DataPlaneProtocol.OpenGet;
+import io.sluice.flight.protocol.DataPlaneProtocol.Pull;
 import io.sluice.flight.protocol.DataPlaneOffer;
 import io.sluice.transport.Connection;
 import io.sluice.transport.MessageHandler;
 import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.RemoteHandlerException;
 import io.sluice.transport.Transport;
 import io.sluice.transport.Transports;
 import io.sluice.transport.UnknownKeyException;
@@ -30,7 +32,8 @@ import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.Test;
 
 /**
- * Only the transport peer that opened a stream with a valid grant can READ its batches; a grant
+ * Only the transport peer that opened a stream with a valid grant can pull its announcements and
+ * READ its batches; a grant
  * works once; a command without a valid grant is refused as unauthenticated.
  */
 class AuthorizationTest {
@@ -54,7 +57,12 @@ class AuthorizationTest {
         try (FlightClient.ExchangeReaderWriter x = flight.doExchange(FlightDescriptor.command(command))) {
           FrameLink link = new FrameLink(x.getReader(), x.getWriter(), allocator);
           link.receive().orElseThrow(); // schema
-          BodyFrame body = (BodyFrame) DataPlaneProtocol.decodeFrame(link.receive().orElseThrow());
+          // Announcements are pulled over the transport, by the peer the grant was issued to only.
+          ExecutionException refused = assertThrows(ExecutionException.class, () -> theirs
+              .request(DataPlaneProtocol.encode(new Pull(grant, 0, 1))).get(10, TimeUnit.SECONDS));
+          assertInstanceOf(RemoteHandlerException.class, refused.getCause());
+          BodyFrame body = DataPlaneProtocol.decodeAnnouncement(
+              mine.request(DataPlaneProtocol.encode(new Pull(grant, 0, 1))).get(10, TimeUnit.SECONDS)).bodies().get(0);
           body0 = body;
           int n = (int) body.body().length();
 

@@ -24,7 +24,12 @@ class DataPlaneGetTest {
   static final String SECRET = "flight-test-secret";
 
   static TransportConfig config(String provider, String secret) {
-    Map<String, String> m = new HashMap<>();
+    return config(provider, secret, Map.of());
+  }
+
+  /** A config with {@code extra} keys beside the provider's and the secret. */
+  static TransportConfig config(String provider, String secret, Map<String, String> extra) {
+    Map<String, String> m = new HashMap<>(extra);
     m.put("sluice.transport.provider", provider);
     m.put("sluice.transport.bindHost", "127.0.0.1");
     if (secret != null) {

@@ -49,7 +49,7 @@ class InteropTest {
   void plainFlightClientUsesEveryRpc() throws Exception {
     try (BufferAllocator allocator = new RootAllocator()) {
       String expected = TestTables.expectedMixed(allocator, 3, 500);
-      try (SluiceFlightServer server = server(allocator, config("tcp", SECRET));
+      try (SluiceFlightServer server = server(allocator, config("tcp", SECRET, PutAndConcurrencyTest.PUTS_ON));
            FlightClient plain = FlightClient.builder(allocator, server.location()).build()) {
         server.publish("mixed", TestTables.mixed(allocator, 3, 500, CompressionUtil.CodecType.ZSTD));
 

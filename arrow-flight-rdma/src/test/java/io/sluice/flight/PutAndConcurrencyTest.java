@@ -23,6 +23,8 @@ import org.junit.jupiter.api.Test;
 
 /** Puts in both directions of the data plane, and many clients at once. */
 class PutAndConcurrencyTest {
+  static final java.util.Map<String, String> PUTS_ON = java.util.Map.of("sluice.flight.puts", "true");
+
 
   @ParameterizedTest
   @CsvSource({"tcp,tcp", "shm,shm", "tcp,grpc"})
@@ -31,7 +33,7 @@ class PutAndConcurrencyTest {
     int rows = 20_000; // about 1.5 MiB a batch
     try (BufferAllocator allocator = new RootAllocator()) {
       String expected = TestTables.expectedMixed(allocator, batches, rows);
-      try (SluiceFlightServer server = server(allocator, config(provider, SECRET));
+      try (SluiceFlightServer server = server(allocator, config(provider, SECRET, PUTS_ON));
            SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
                config(provider, expectedPath.equals("grpc") ? null : SECRET));
            DictionaryProvider.MapDictionaryProvider dictionaries = TestTables.cities(allocator);

@@ -2,6 +2,7 @@ package io.sluice.transport;
 
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -36,6 +37,15 @@ public interface Connection extends AutoCloseable {
   default CompletableFuture<Void> read(
       RemoteDescriptor remote, long remoteOffset, RegisteredRegion local, long localOffset, int length) {
     return readBatch(List.of(new ReadRequest(remote, remoteOffset, local, localOffset, length))).get(0);
+  }
+
+  /**
+   * A read-only view of {@code length} bytes of {@code remote} from {@code remoteOffset}, without a
+   * copy, where the data path maps the peer's memory (shm); empty where it does not (tcp, verbs),
+   * and then {@link #readBatch} is the way. Fails as a READ of the same range would.
+   */
+  default CompletableFuture<Optional<RemoteView>> view(RemoteDescriptor remote, long remoteOffset, long length) {
+    return CompletableFuture.completedFuture(Optional.empty());
   }
 
   /**

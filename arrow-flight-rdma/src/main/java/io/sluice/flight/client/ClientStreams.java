@@ -34,11 +34,13 @@ public final class ClientStreams {
 
   public static TableReader dataPlaneGet(FlightClient flight, DataPlaneSession session, BufferAllocator allocator,
       Ticket ticket, TransportConfig config) {
-    byte[] command = DataPlaneProtocol.encode(new OpenGet(grant(session), ticket.getBytes()));
+    byte[] grant = grant(session);
+    byte[] command = DataPlaneProtocol.encode(new OpenGet(grant, ticket.getBytes()));
     FlightClient.ExchangeReaderWriter exchange = flight.doExchange(FlightDescriptor.command(command));
     int chunk = (int) Math.min(Integer.MAX_VALUE, config.value(FlightOption.READ_CHUNK_BYTES));
     int depth = (int) Math.min(FlightOption.MAX_STREAM_WINDOW, config.value(FlightOption.STREAM_WINDOW));
-    return new DataPlaneTableReader(exchange, session, allocator, chunk, depth, timeoutNanos(config));
+    return new DataPlaneTableReader(exchange, session, allocator, grant, chunk, depth, timeoutNanos(config),
+        config.value(FlightOption.ZERO_COPY));
   }
 
   public static TableWriter dataPlanePut(FlightClient flight, DataPlaneSession session, BufferAllocator allocator,

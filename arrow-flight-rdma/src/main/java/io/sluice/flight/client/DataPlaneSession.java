@@ -7,6 +7,7 @@ import io.sluice.transport.Connection;
 import io.sluice.transport.Transport;
 import io.sluice.transport.memory.RegisteredAllocator;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -23,6 +24,7 @@ public final class DataPlaneSession implements AutoCloseable {
   private final LandingPool landing;
   private final DataPlaneOffer offer;
   private final long timeoutNanos;
+  private final java.util.Set<Runnable> callsAwaitingViews = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   DataPlaneSession(Transport transport, Connection connection, long landingIdleBytes, DataPlaneOffer offer,
       long timeoutNanos) {
@@ -70,8 +72,24 @@ public final class DataPlaneSession implements AutoCloseable {
     return connection.isOpen();
   }
 
+  /**
+   * Registers the ending of a call that waits for its views to be released; {@link #close()} ends
+   * it at once instead (closing the client releases what its views hold on the server).
+   */
+  void awaitingViews(Runnable endCall) {
+    callsAwaitingViews.add(endCall);
+  }
+
+  /** The call ended on its own: {@link #close()} leaves it alone. */
+  void viewsReleased(Runnable endCall) {
+    callsAwaitingViews.remove(endCall);
+  }
+
   @Override
   public void close() {
+    for (Runnable endCall : List.copyOf(callsAwaitingViews)) {
+      endCall.run();
+    }
     connection.close();
     landing.close();
     memory.shutdown(); // regions still in vectors or puts are freed when they come back

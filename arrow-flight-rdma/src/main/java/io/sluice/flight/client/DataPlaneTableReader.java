@@ -12,24 +12,32 @@ import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * A data-plane get as a {@link TableReader}: frames over the DoExchange call, bodies READ by a
- * {@link BodyReader}. When the server completes, this side completes too; closing earlier
- * cancels the call, and the server frees the stream's memory. Not thread safe.
+ * A data-plane get as a {@link TableReader}: the schema and the outcome over the DoExchange call,
+ * announcements and bodies over the transport connection, both taken by a {@link BodyReader}.
+ * The call ends when this side half-closes it, once the stream has ended (or was stopped) and no
+ * view of its bodies is held; closing early with none held cancels it, and the server frees the
+ * stream's memory. Not thread safe.
  */
 final class DataPlaneTableReader implements TableReader {
   private final FlightClient.ExchangeReaderWriter exchange;
   private final BodyReader reader;
   private final String dataPath;
+  private final DataPlaneSession session;
+  private final java.util.concurrent.atomic.AtomicBoolean callEnded = new java.util.concurrent.atomic.AtomicBoolean();
+  /** Ends the call; one instance, so that the session can forget it. */
+  private final Runnable ender = this::endCall;
   private boolean finished;
 
   DataPlaneTableReader(FlightClient.ExchangeReaderWriter exchange, DataPlaneSession session,
-      org.apache.arrow.memory.BufferAllocator allocator, int chunkBytes, int depth, long timeoutNanos) {
+      org.apache.arrow.memory.BufferAllocator allocator, byte[] grant, int chunkBytes, int depth, long timeoutNanos,
+      boolean viewBodies) {
     this.exchange = exchange;
     this.dataPath = session.dataPath();
+    this.session = session;
     // The server sends a frame at least every acknowledgement deadline or ends the stream.
     FrameLink link = new FrameLink(exchange.getReader(), exchange.getWriter(), allocator, 2 * timeoutNanos);
-    this.reader = new BodyReader(allocator, link, session.connection(), session.landing(), chunkBytes, depth,
-        timeoutNanos);
+    this.reader = new BodyReader(allocator, link, session.connection(), session.landing(), grant, chunkBytes, depth,
+        timeoutNanos, viewBodies);
   }
 
   @Override
@@ -59,7 +67,6 @@ final class DataPlaneTableReader implements TableReader {
       throw failure(e);
     }
     finished = true;
-    exchange.getWriter().completed();
     return false;
   }
 
@@ -88,18 +95,58 @@ final class DataPlaneTableReader implements TableReader {
         .toRuntimeException();
   }
 
+  /**
+   * Ends the call. Unfinished with no view held: cancels it (the server frees the stream at once).
+   * Otherwise the reader tells the server it is done (a last pull, or a stop when unfinished) and
+   * the call is half-closed, and then closed, once no view of the stream's bodies is held: at once
+   * for READ bodies, or when the application releases the last vector over a view, which may be
+   * after this returns (the server keeps the table and the grant until then).
+   */
   @Override
   public void close() {
+    if (!finished && reader.views().held() == 0) {
+      cancelAndClose();
+      return;
+    }
+    if (!finished && !reader.stop()) {
+      cancelAndClose(); // the server did not take the stop: ending the call is the only way left
+      return;
+    }
+    finished = true;
+    session.awaitingViews(ender);
+    reader.views().afterViews(ender);
     try {
-      if (!finished) {
-        exchange.getReader().cancel("the reader closed the stream", null);
-      }
+      reader.close(); // closes the root: releases the views its vectors hold
+    } catch (IOException e) {
+      throw CallStatus.INTERNAL.withDescription("closing the stream failed: " + e).withCause(e).toRuntimeException();
+    }
+  }
+
+  private void cancelAndClose() {
+    try {
+      exchange.getReader().cancel("the reader closed the stream", null);
       reader.close();
       exchange.close();
     } catch (Exception e) {
-      if (!finished) {
-        return; // cancelling reports itself as an error when the call ends; nothing was lost
-      }
+      // cancelling reports itself as an error when the call ends; nothing was lost
+    }
+  }
+
+  /**
+   * Half-closes the call and waits for the server's end of it (which follows at once); once, on
+   * whichever thread releases the last view or closes the client.
+   */
+  private void endCall() {
+    if (!callEnded.compareAndSet(false, true)) {
+      return;
+    }
+    session.viewsReleased(ender);
+    try {
+      exchange.getWriter().completed();
+      // Every body was acknowledged and taken: how the server ends the call changes nothing here.
+      reader.awaitServerEnd();
+      exchange.close();
+    } catch (Exception e) {
       throw CallStatus.INTERNAL.withDescription("closing the stream failed: " + e).withCause(e).toRuntimeException();
     }
   }

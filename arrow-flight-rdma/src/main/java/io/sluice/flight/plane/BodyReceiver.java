@@ -1,7 +1,6 @@
 package io.sluice.flight.plane;
 
 import io.sluice.flight.protocol.DataPlaneProtocol;
-import io.sluice.flight.protocol.DataPlaneProtocol.AckFrame;
 import io.sluice.flight.protocol.DataPlaneProtocol.BodyFrame;
 import io.sluice.flight.protocol.DataPlaneProtocol.BodyRef;
 import io.sluice.flight.protocol.DataPlaneProtocol.Frame;
@@ -17,6 +16,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -27,10 +27,12 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * The receiving side of a data-plane put, for a table that is kept: each body is READ into
  * registered segments that no peer may READ ({@link Transport#GRANTED_ONLY}), one after another,
  * and the stored table is made of those segments and the IPC metadata as received, so nothing is copied
- * after the READ and the table is served from the same memory. One body at a time: READ,
- * acknowledge, next frame.
+ * after the READ and the table is served from the same memory. Up to {@code depth} bodies are
+ * being READ at once while the next frames arrive; acknowledgements are cumulative and sent from
+ * the READs' completions ({@link PutAcknowledger}), one per half window and whenever no READ is
+ * left under way, so a writer waiting for room is never left waiting on a server waiting for frames.
  *
- * <p>Not thread safe: one receiving thread.
+ * <p>Not thread safe: one receiving thread (completions arrive on the transport's threads).
  */
 public final class BodyReceiver {
   private static final long MIN_SEGMENT = 1L << 20;
@@ -40,22 +42,32 @@ public final class BodyReceiver {
   private final Connection connection;
   private final Transport transport;
   private final int chunkBytes;
+  private final int depth;
   private final long timeoutNanos;
 
-  public BodyReceiver(FrameLink link, Connection connection, Transport transport, int chunkBytes, long timeoutNanos) {
+  public BodyReceiver(FrameLink link, Connection connection, Transport transport, int chunkBytes, int depth,
+      long timeoutNanos) {
     this.link = link;
     this.connection = connection;
     this.transport = transport;
     this.chunkBytes = chunkBytes;
+    this.depth = Math.max(1, depth);
     this.timeoutNanos = timeoutNanos;
   }
 
-  /** Receives the whole stream and returns it as a table (the caller's reference). */
-  public FlightTable receive(BufferAllocator allocator) throws IOException {
+  /**
+   * Receives the whole stream and returns it as a table (the caller's reference). {@code
+   * sizeCheck} sees the running total of body bytes announced, before each body is READ, and
+   * refuses the put by throwing (nothing is stored then).
+   */
+  public FlightTable receive(BufferAllocator allocator, java.util.function.LongConsumer sizeCheck) throws IOException {
     List<RegisteredRegion> segments = new ArrayList<>();
     List<RegisteredBodies.Body> dictionaries = new ArrayList<>();
     List<RegisteredBodies.Body> batches = new ArrayList<>();
     long offset = 0;
+    long announcedBytes = 0;
+    PutAcknowledger acks = new PutAcknowledger(link, depth);
+    java.util.ArrayDeque<CompletableFuture<Void>> reading = new java.util.ArrayDeque<>();
     try {
       Schema schema = schema(next().orElseThrow(() -> new IOException("the put ended before its schema")));
       for (Optional<Frame> f = next(); f.isPresent(); f = next()) {
@@ -63,20 +75,35 @@ public final class BodyReceiver {
           throw new IOException("unexpected " + f.get().getClass().getSimpleName() + " in a put");
         }
         long length = body.body().length();
+        announcedBytes += length;
+        sizeCheck.accept(announcedBytes);
         RegisteredRegion segment = segments.isEmpty() ? null : segments.get(segments.size() - 1);
         if (segment == null || offset + length > segment.length()) {
           segment = newSegment(length, segment);
           segments.add(segment);
           offset = 0;
         }
-        read(body, segment, offset);
-        link.send(DataPlaneProtocol.encode(new AckFrame(body.sequence())));
+        if (reading.size() >= depth) {
+          await(reading.poll());
+        }
+        reading.add(acks.track(body.sequence(), read(body, segment, offset)));
         (body.dictionary() ? dictionaries : batches).add(new RegisteredBodies.Body(body.metadata(),
             new BodyRef(segment.descriptor(), offset, length)));
         offset += (length + 7) & ~7L;
       }
+      for (CompletableFuture<Void> r; (r = reading.poll()) != null; ) {
+        await(r);
+      }
       return RegisteredBodies.adopt(schema, segments, dictionaries, batches, allocator);
     } catch (IOException | RuntimeException e) {
+      // A READ still under way may write its segment until it completes: wait before freeing.
+      for (CompletableFuture<Void> r; (r = reading.poll()) != null; ) {
+        try {
+          r.get(timeoutNanos, TimeUnit.NANOSECONDS);
+        } catch (Exception ignored) {
+          // failed or late: the transport writes a destination only before completing normally
+        }
+      }
       segments.forEach(RegisteredRegion::close);
       throw e;
     }
@@ -115,7 +142,7 @@ public final class BodyReceiver {
     }
   }
 
-  private void read(BodyFrame f, RegisteredRegion into, long at) throws IOException {
+  private CompletableFuture<Void> read(BodyFrame f, RegisteredRegion into, long at) throws IOException {
     long length = f.body().length();
     if (IpcBodies.declaredBodyLength(f.metadata()) > length) {
       throw new IOException("batch metadata declares a longer body than the frame offers");
@@ -123,8 +150,12 @@ public final class BodyReceiver {
     if (length > Integer.MAX_VALUE) {
       throw new IOException("a batch body of " + length + " bytes is over the 2 GiB a region can hold");
     }
+    return BodyReads.start(connection, f.body(), into, at, chunkBytes);
+  }
+
+  private void await(CompletableFuture<Void> read) throws IOException {
     try {
-      BodyReads.start(connection, f.body(), into, at, chunkBytes).get(timeoutNanos, TimeUnit.NANOSECONDS);
+      read.get(timeoutNanos, TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
       throw new IOException("READ of a batch body failed: " + e.getCause(), e.getCause());
     } catch (TimeoutException e) {
@@ -134,5 +165,4 @@ public final class BodyReceiver {
       throw new IOException("interrupted while reading a batch body", e);
     }
   }
-
 }

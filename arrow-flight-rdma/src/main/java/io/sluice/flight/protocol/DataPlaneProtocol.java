@@ -17,7 +17,10 @@ import java.util.Arrays;
  *       AckFrame});
  *   <li>the <b>grant</b> request and reply, sent over the authenticated transport connection:
  *       a grant is a single-use random token that ties the gRPC call to the transport peer that
- *       asked for it.
+ *       asked for it;
+ *   <li>the <b>pull</b> request ({@link Pull}) and its reply ({@link Announcement}), also over
+ *       the authenticated transport connection: a get's reader acknowledges the bodies it has
+ *       and asks for the next ones, so batch announcements never travel on gRPC.
  * </ul>
  *
  * <p>All integers are big-endian. Decoding checks every length against what remains and against
@@ -34,6 +37,12 @@ public final class DataPlaneProtocol {
   public static final int MAX_METADATA_BYTES = 16 << 20;
   /** The transport request that asks the server for a grant. */
   private static final byte GRANT_REQUEST = 0x47;
+  /** The transport request that acknowledges bodies of a get and asks for the next announcements. */
+  private static final byte PULL_REQUEST = 0x50;
+  /** The reply to a pull. */
+  private static final byte ANNOUNCEMENT = 0x41;
+  /** Most bodies one announcement may list. */
+  public static final int MAX_ANNOUNCED_BODIES = 4096;
 
   private static final byte OPEN_GET = 1;
   private static final byte OPEN_PUT = 2;
@@ -148,11 +157,8 @@ public final class DataPlaneProtocol {
           .put(s.metadata()).flip();
     }
     if (frame instanceof BodyFrame f) {
-      ByteBuffer b = ByteBuffer.allocate(1 + 8 + 4 + f.metadata().length + RemoteDescriptor.ENCODED_LENGTH + 16);
-      b.put(f.dictionary() ? DICTIONARY : BATCH).putLong(f.sequence());
-      putBytes(b, f.metadata());
-      f.body().region().encode(b);
-      b.putLong(f.body().offset()).putLong(f.body().length());
+      ByteBuffer b = ByteBuffer.allocate(bodyFrameLength(f));
+      putBodyFrame(b, f);
       return b.flip();
     }
     AckFrame a = (AckFrame) frame;
@@ -183,6 +189,108 @@ public final class DataPlaneProtocol {
     return f;
   }
 
+  // ---- pulls over the transport
+
+  /**
+   * A get's reader, identified by its stream's grant, has READ the first {@code consumed} bodies
+   * (a cumulative acknowledgement) and asks for announcements of up to {@code maxBodies} more;
+   * with {@code stop}, it wants no more bodies (it closed the stream early, keeping what it has).
+   */
+  public record Pull(byte[] grant, long consumed, int maxBodies, boolean stop) {
+    public Pull(byte[] grant, long consumed, int maxBodies) {
+      this(grant, consumed, maxBodies, false);
+    }
+
+    public Pull {
+      checkGrant(grant);
+      if (consumed < 0 || maxBodies < 0 || maxBodies > MAX_ANNOUNCED_BODIES) {
+        throw new IllegalArgumentException("pull of " + maxBodies + " bodies after " + consumed
+            + " (at most " + MAX_ANNOUNCED_BODIES + ", neither negative)");
+      }
+    }
+  }
+
+  /**
+   * The next bodies of a get, in sequence order; {@code last} says no body follows them. The
+   * dictionary flag, sequence, metadata and body of each are those of a {@link BodyFrame}.
+   */
+  public record Announcement(boolean last, java.util.List<BodyFrame> bodies) {}
+
+  public static ByteBuffer encode(Pull pull) {
+    return ByteBuffer.allocate(1 + GRANT_BYTES + 8 + 4 + 1).put(PULL_REQUEST).put(pull.grant())
+        .putLong(pull.consumed()).putInt(pull.maxBodies()).put((byte) (pull.stop() ? 1 : 0)).flip();
+  }
+
+  public static boolean isPull(ByteBuffer request) {
+    return request.remaining() > 0 && request.get(request.position()) == PULL_REQUEST;
+  }
+
+  public static Pull decodePull(ByteBuffer in) {
+    ByteBuffer b = in.duplicate();
+    if (get(b) != PULL_REQUEST) {
+      throw new IllegalArgumentException("not a pull request");
+    }
+    byte[] grant = getFixed(b, GRANT_BYTES);
+    long consumed = getLong(b);
+    int maxBodies = getInt(b);
+    byte stop = get(b);
+    if (stop != 0 && stop != 1) {
+      throw new IllegalArgumentException("pull flag " + stop);
+    }
+    Pull p = new Pull(grant, consumed, maxBodies, stop == 1);
+    expectEnd(b, "pull request");
+    return p;
+  }
+
+  /** The encoded length of an announcement of {@code bodies}. */
+  public static int encodedLength(java.util.List<BodyFrame> bodies) {
+    int n = 1 + 1 + 4;
+    for (BodyFrame f : bodies) {
+      n += 4 + bodyFrameLength(f);
+    }
+    return n;
+  }
+
+  public static ByteBuffer encode(Announcement a) {
+    ByteBuffer b = ByteBuffer.allocate(encodedLength(a.bodies()));
+    b.put(ANNOUNCEMENT).put((byte) (a.last() ? 1 : 0)).putInt(a.bodies().size());
+    for (BodyFrame f : a.bodies()) {
+      b.putInt(bodyFrameLength(f));
+      putBodyFrame(b, f);
+    }
+    return b.flip();
+  }
+
+  public static Announcement decodeAnnouncement(ByteBuffer in) {
+    ByteBuffer b = in.duplicate();
+    if (get(b) != ANNOUNCEMENT) {
+      throw new IllegalArgumentException("not an announcement");
+    }
+    byte last = get(b);
+    if (last != 0 && last != 1) {
+      throw new IllegalArgumentException("announcement flag " + last);
+    }
+    int count = getInt(b);
+    if (count < 0 || count > MAX_ANNOUNCED_BODIES) {
+      throw new IllegalArgumentException("announcement of " + count + " bodies (at most " + MAX_ANNOUNCED_BODIES + ")");
+    }
+    java.util.List<BodyFrame> bodies = new java.util.ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      int length = getInt(b);
+      if (length < 0 || length > b.remaining()) {
+        throw new IllegalArgumentException("announced body of " + length + " bytes, " + b.remaining() + " remain");
+      }
+      ByteBuffer one = b.slice(b.position(), length);
+      b.position(b.position() + length);
+      if (!(decodeFrame(one) instanceof BodyFrame f)) {
+        throw new IllegalArgumentException("an announcement lists a frame that is not a body");
+      }
+      bodies.add(f);
+    }
+    expectEnd(b, "announcement");
+    return new Announcement(last == 1, java.util.List.copyOf(bodies));
+  }
+
   // ---- grants over the transport
 
   public static java.nio.ByteBuffer grantRequest() {
@@ -202,6 +310,17 @@ public final class DataPlaneProtocol {
   }
 
   // ---- helpers
+
+  private static int bodyFrameLength(BodyFrame f) {
+    return 1 + 8 + 4 + f.metadata().length + RemoteDescriptor.ENCODED_LENGTH + 16;
+  }
+
+  private static void putBodyFrame(ByteBuffer b, BodyFrame f) {
+    b.put(f.dictionary() ? DICTIONARY : BATCH).putLong(f.sequence());
+    putBytes(b, f.metadata());
+    f.body().region().encode(b);
+    b.putLong(f.body().offset()).putLong(f.body().length());
+  }
 
   private static ByteBuffer commandBuffer(byte kind, int bodyLength) {
     ByteBuffer b = ByteBuffer.allocate(COMMAND_MAGIC.length + 2 + bodyLength);

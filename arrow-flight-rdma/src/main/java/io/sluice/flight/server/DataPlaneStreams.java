@@ -1,10 +1,8 @@
 package io.sluice.flight.server;
 
-import io.sluice.flight.plane.AckWindow;
 import io.sluice.flight.plane.BodyReceiver;
 import io.sluice.flight.plane.FrameLink;
 import io.sluice.flight.protocol.DataPlaneProtocol;
-import io.sluice.flight.protocol.DataPlaneProtocol.AckFrame;
 import io.sluice.flight.protocol.DataPlaneProtocol.BodyFrame;
 import io.sluice.flight.protocol.DataPlaneProtocol.SchemaFrame;
 import io.sluice.flight.protocol.IpcBodies;
@@ -18,6 +16,7 @@ import io.sluice.transport.ReaderGrant;
 import io.sluice.transport.Transport;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
@@ -36,13 +35,15 @@ import org.slf4j.LoggerFactory;
 /**
  * The server side of data-plane streams, opened by a DoExchange whose command is a {@link
  * DataPlaneProtocol} command carrying a grant. Get: the table's bodies already lie in registered
- * memory that no peer may READ; the stream lets the granted peer READ it, announces each body in
- * a frame, and withdraws the permission when the client has acknowledged everything, cancels,
- * dies or misses the acknowledgement deadline. Nothing is copied or registered per stream. Put:
+ * memory that no peer may READ; the stream lets the granted peer READ it, sends the schema on the
+ * call, and from then on the reader pulls body announcements (and acknowledges) over its
+ * authenticated transport connection ({@link ServedGet}); the permission is withdrawn when the
+ * client has acknowledged everything and half-closed the call (a reader on shm does so once it
+ * holds no view of the table's memory), cancels, dies or misses the acknowledgement deadline. Nothing is copied or registered per stream. Put:
  * the server connects to the client's transport, checks that it is the granted peer, READs the
  * bodies into its own registered memory and stores the table as it landed.
  *
- * <p>Stateless; each call runs on its gRPC thread, plus one acknowledgement reader per get.
+ * <p>Stateless; each call runs on its gRPC thread.
  */
 final class DataPlaneStreams {
   private static final Logger LOG = LoggerFactory.getLogger(DataPlaneStreams.class);
@@ -76,26 +77,36 @@ final class DataPlaneStreams {
     String name = TableProducer.nameOf(new Ticket(open.ticket()));
     FlightTable table = state.tables().require(name);
     FrameLink link = new FrameLink(in, out, state.allocator());
-    AckWindow window = new AckWindow(state.window(), state.ackTimeoutNanos());
     List<ReaderGrant> grants = List.of();
     boolean granted = false;
     try {
       RegisteredBodies bodies = table.registered().orElseThrow(
           () -> new IllegalStateException("table '" + name + "' was published without the data plane"));
+      List<BodyFrame> frames = new ArrayList<>();
+      for (RegisteredBodies.Body b : bodies.dictionaries()) {
+        frames.add(new BodyFrame(true, frames.size(), b.metadata(), b.ref()));
+      }
+      for (RegisteredBodies.Body b : bodies.batches()) {
+        frames.add(new BodyFrame(false, frames.size(), b.metadata(), b.ref()));
+      }
+      ServedGet served = new ServedGet(peer, frames, state.windowBytes(), state.ackTimeoutNanos());
       grants = bodies.allow(peer);
       granted = true;
       state.activeGrants().incrementAndGet();
-      out.setOnCancelHandler(() -> window.cancel(new CancellationException("the client cancelled the stream")));
-      state.workers().execute(() -> readAcknowledgements(link, window));
-      link.send(DataPlaneProtocol.encode(new SchemaFrame(IpcBodies.schemaMetadata(table.messageSchema()))));
-      for (RegisteredBodies.Body b : bodies.dictionaries()) {
-        link.send(DataPlaneProtocol.encode(new BodyFrame(true, window.next(), b.metadata(), b.ref())));
+      out.setOnCancelHandler(() -> served.cancel(new CancellationException("the client cancelled the stream")));
+      // The reader pulls announcements over its transport connection, naming the stream by its grant.
+      state.gets().add(open.grant(), served);
+      try {
+        link.send(DataPlaneProtocol.encode(new SchemaFrame(IpcBodies.schemaMetadata(table.messageSchema()))));
+        served.awaitDone();
+      } finally {
+        state.gets().remove(open.grant());
       }
-      for (RegisteredBodies.Body b : bodies.batches()) {
-        link.send(DataPlaneProtocol.encode(new BodyFrame(false, window.next(), b.metadata(), b.ref())));
+      // On shm the reader may hold views of the table's memory past the last body: the table and
+      // the grant stay until it half-closes (it has released them) or the call ends (it died).
+      if (readerEnded(in)) {
+        out.completed();
       }
-      window.awaitAll();
-      out.completed();
     } catch (TimeoutException e) {
       LOG.info("Data-plane stream of '{}' to peer {} timed out: {}", name, Long.toHexString(peer), e.getMessage());
       out.error(CallStatus.TIMED_OUT.withDescription(e.getMessage()).toRuntimeException());
@@ -121,27 +132,26 @@ final class DataPlaneStreams {
     }
   }
 
-  /** Runs on its own thread: the client's acknowledgements, until it completes or the call ends. */
-  private static void readAcknowledgements(FrameLink link, AckWindow window) {
+  /**
+   * Waits for the reader's half-close: true when it came, false when the reader cancelled or went
+   * away instead (the call is over either way).
+   *
+   * @throws IllegalArgumentException if the reader sent a message
+   */
+  private static boolean readerEnded(FlightStream in) {
     try {
-      while (true) {
-        Optional<ByteBuffer> frame = link.receive();
-        if (frame.isEmpty()) {
-          return;
-        }
-        if (!(DataPlaneProtocol.decodeFrame(frame.get()) instanceof AckFrame ack)) {
-          window.cancel(new IllegalArgumentException("the client sent a frame other than an acknowledgement"));
-          return;
-        }
-        window.acknowledge(ack.sequence());
+      if (in.next()) {
+        throw new IllegalArgumentException("the reader sent a message on a get");
       }
-    } catch (RuntimeException e) {
-      window.cancel(e);
+      return true;
+    } catch (FlightRuntimeException e) {
+      return false;
     }
   }
 
   private static void put(ServerState state, Transport transport, long peer, OpenPut open, FlightStream in,
       ServerStreamListener out) {
+    state.checkPutsAllowed();
     String name;
     try {
       name = TableRegistry.nameOf(FlightDescriptor.deserialize(ByteBuffer.wrap(open.descriptor())))
@@ -166,8 +176,8 @@ final class DataPlaneStreams {
       }
       FrameLink link = new FrameLink(in, out, state.allocator());
       try {
-        FlightTable stored = new BodyReceiver(link, connection, transport, state.readChunkBytes(),
-            state.ackTimeoutNanos()).receive(state.allocator());
+        FlightTable stored = new BodyReceiver(link, connection, transport, state.readChunkBytes(), state.window(),
+            state.ackTimeoutNanos()).receive(state.allocator(), state::checkPutSize);
         state.tables().publish(name, stored); // already in registered memory: served as it is
         out.completed();
       } catch (IOException | RuntimeException e) {

@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.flight.FlightServer;
@@ -93,15 +94,23 @@ public final class FlightServers {
     int window = (int) Math.min(FlightOption.MAX_STREAM_WINDOW, config.value(FlightOption.STREAM_WINDOW));
     int chunk = (int) Math.min(Integer.MAX_VALUE, config.value(FlightOption.READ_CHUNK_BYTES));
     Grants grants = new Grants(ackTimeout);
-    Optional<Transport> transport = openTransport(config, grants);
-    ExecutorService workers = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "sluice-flight-stream");
-      t.setDaemon(true);
-      return t;
-    });
-    ServerState state = new ServerState(allocator, new TableRegistry(), transport, grants, window,
+    ServedGets gets = new ServedGets();
+    Optional<Transport> transport = openTransport(config, grants, gets);
+    // A fixed bound: a reader that stops reading holds its stream's thread until the deadline,
+    // so many of them must not grow the server's threads without end.
+    int streamThreads = (int) Math.min(4096, config.value(FlightOption.STREAM_THREADS));
+    ThreadPoolExecutor workers = new ThreadPoolExecutor(streamThreads, streamThreads, 30, TimeUnit.SECONDS,
+        new java.util.concurrent.SynchronousQueue<>(), r -> {
+          Thread t = new Thread(r, "sluice-flight-stream");
+          t.setDaemon(true);
+          return t;
+        });
+    workers.allowCoreThreadTimeOut(true);
+    ServerState state = new ServerState(allocator, new TableRegistry(), transport, grants, gets, window,
+        config.value(FlightOption.WINDOW_BYTES),
         ackTimeout, chunk, TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.CONNECT_TIMEOUT_MS)),
-        workers, new AtomicInteger(), new AtomicInteger());
+        config.value(FlightOption.PUTS), config.value(FlightOption.MAX_PUT_BYTES), workers, new AtomicInteger(),
+        new AtomicInteger());
     FlightServer flight = null;
     try {
       // The producer needs the bound port for its endpoints: bind first, then point it there.
@@ -129,14 +138,24 @@ public final class FlightServers {
     }
   }
 
-  private static Optional<Transport> openTransport(TransportConfig config, Grants grants) {
+  private static Optional<Transport> openTransport(TransportConfig config, Grants grants, ServedGets gets) {
     if (config.value(TransportKeys.SECRET).isEmpty()) {
       LOG.info("Flight data plane off: {} is not set; every stream is plain Flight", TransportKeys.SECRET.key());
       return Optional.empty();
     }
-    MessageHandler handler = (peer, request) -> DataPlaneProtocol.isGrantRequest(request)
-        ? CompletableFuture.completedFuture(ByteBuffer.wrap(grants.issue(peer)))
-        : CompletableFuture.failedFuture(new IllegalArgumentException("not a data-plane request"));
+    MessageHandler handler = (peer, request) -> {
+      if (DataPlaneProtocol.isGrantRequest(request)) {
+        return CompletableFuture.completedFuture(ByteBuffer.wrap(grants.issue(peer)));
+      }
+      if (DataPlaneProtocol.isPull(request)) {
+        try {
+          return CompletableFuture.completedFuture(gets.pull(peer, request));
+        } catch (RuntimeException e) {
+          return CompletableFuture.failedFuture(e);
+        }
+      }
+      return CompletableFuture.failedFuture(new IllegalArgumentException("not a data-plane request"));
+    };
     try {
       return Optional.of(Transports.open(config, handler));
     } catch (TransportException | RuntimeException e) {

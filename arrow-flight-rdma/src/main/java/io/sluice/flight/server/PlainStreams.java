@@ -16,6 +16,7 @@ import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
 import org.apache.arrow.flight.FlightProducer.StreamListener;
 import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.PutResult;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
@@ -100,13 +101,26 @@ final class PlainStreams {
             "DoPut needs a path descriptor with one element, the table's name").toRuntimeException());
         return;
       }
+      try {
+        state.checkPutsAllowed();
+      } catch (FlightRuntimeException e) {
+        ack.onError(e);
+        return;
+      }
       try (TableSink sink = new TableSink(state)) {
         VectorSchemaRoot root = stream.getRoot();
+        long bodyBytes = 0;
         while (stream.next()) {
+          for (org.apache.arrow.vector.FieldVector v : root.getFieldVectors()) {
+            bodyBytes += v.getBufferSize();
+          }
+          state.checkPutSize(bodyBytes);
           sink.add(root, stream.getDictionaryProvider());
         }
         state.tables().publish(name, sink.build(root, stream.getDictionaryProvider()));
         ack.onCompleted();
+      } catch (FlightRuntimeException e) {
+        ack.onError(e);
       } catch (TransportException | RuntimeException e) {
         ack.onError(CallStatus.INTERNAL.withDescription("storing the put failed: " + e).withCause(e)
             .toRuntimeException());

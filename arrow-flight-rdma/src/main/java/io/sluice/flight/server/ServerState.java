@@ -1,5 +1,7 @@
 package io.sluice.flight.server;
 
+import io.sluice.flight.FlightOption;
+import org.apache.arrow.flight.CallStatus;
 import io.sluice.flight.table.FlightTable;
 import io.sluice.flight.table.TableRegistry;
 import io.sluice.transport.Transport;
@@ -21,13 +23,33 @@ record ServerState(
     TableRegistry tables,
     Optional<Transport> transport,
     Grants grants,
+    ServedGets gets,
     int window,
+    long windowBytes,
     long ackTimeoutNanos,
     int readChunkBytes,
     long connectTimeoutNanos,
+    boolean puts,
+    long maxPutBytes,
     ExecutorService workers,
     AtomicInteger activeStreams,
     AtomicInteger activeGrants) {
+
+  /** Refuses a put unless puts are enabled. */
+  void checkPutsAllowed() {
+    if (!puts) {
+      throw CallStatus.UNAUTHORIZED.withDescription("this server accepts no puts ("
+          + FlightOption.PUTS.key() + " is false)").toRuntimeException();
+    }
+  }
+
+  /** Refuses a put once it would store more than {@code maxPutBytes} of bodies. */
+  void checkPutSize(long bodyBytes) {
+    if (bodyBytes > maxPutBytes) {
+      throw CallStatus.RESOURCE_EXHAUSTED.withDescription("a put of more than " + maxPutBytes
+          + " body bytes (" + FlightOption.MAX_PUT_BYTES.key() + "); nothing was stored").toRuntimeException();
+    }
+  }
 
   /**
    * Publishes {@code table} (taking the caller's reference): with the data plane on, its bodies

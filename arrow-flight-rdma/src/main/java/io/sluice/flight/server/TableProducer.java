@@ -111,7 +111,11 @@ final class TableProducer implements FlightProducer {
       });
     } catch (java.util.concurrent.RejectedExecutionException e) {
       table.release();
-      throw CallStatus.UNAVAILABLE.withDescription("the server is shutting down").toRuntimeException();
+      if (state.workers().isShutdown()) {
+        throw CallStatus.UNAVAILABLE.withDescription("the server is shutting down").toRuntimeException();
+      }
+      throw CallStatus.RESOURCE_EXHAUSTED.withDescription("every stream thread of this server is busy ("
+          + io.sluice.flight.FlightOption.STREAM_THREADS.key() + ")").toRuntimeException();
     }
   }
 

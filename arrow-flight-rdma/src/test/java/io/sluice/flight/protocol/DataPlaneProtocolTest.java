@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.flight.protocol.DataPlaneProtocol.AckFrame;
+import io.sluice.flight.protocol.DataPlaneProtocol.Announcement;
+import io.sluice.flight.protocol.DataPlaneProtocol.Pull;
 import io.sluice.flight.protocol.DataPlaneProtocol.BodyFrame;
 import io.sluice.flight.protocol.DataPlaneProtocol.BodyRef;
 import io.sluice.flight.protocol.DataPlaneProtocol.OpenGet;
@@ -16,6 +18,7 @@ import io.sluice.transport.NodeAddress;
 import io.sluice.transport.RemoteDescriptor;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -51,6 +54,50 @@ class DataPlaneProtocolTest {
     assertEquals(new AckFrame(77), DataPlaneProtocol.decodeFrame(DataPlaneProtocol.encode(new AckFrame(77))));
     SchemaFrame s = (SchemaFrame) DataPlaneProtocol.decodeFrame(DataPlaneProtocol.encode(new SchemaFrame(new byte[] {1})));
     assertArrayEquals(new byte[] {1}, s.metadata());
+  }
+
+  @Test
+  void pullsAndAnnouncementsRoundTrip() {
+    Pull p = DataPlaneProtocol.decodePull(DataPlaneProtocol.encode(new Pull(GRANT, 12, 64)));
+    assertArrayEquals(GRANT, p.grant());
+    assertEquals(12, p.consumed());
+    assertEquals(64, p.maxBodies());
+    assertFalse(p.stop());
+    assertTrue(DataPlaneProtocol.decodePull(DataPlaneProtocol.encode(new Pull(GRANT, 3, 0, true))).stop());
+    assertTrue(DataPlaneProtocol.isPull(DataPlaneProtocol.encode(p)));
+    assertFalse(DataPlaneProtocol.isPull(DataPlaneProtocol.grantRequest()));
+    RemoteDescriptor d = new RemoteDescriptor(1, 2, 1000, 4);
+    List<BodyFrame> bodies = List.of(new BodyFrame(true, 0, new byte[] {1}, new BodyRef(d, 0, 8)),
+        new BodyFrame(false, 1, new byte[] {2, 3}, new BodyRef(d, 8, 992)));
+    ByteBuffer encoded = DataPlaneProtocol.encode(new Announcement(true, bodies));
+    assertEquals(DataPlaneProtocol.encodedLength(bodies), encoded.remaining());
+    Announcement a = DataPlaneProtocol.decodeAnnouncement(encoded);
+    assertTrue(a.last());
+    assertEquals(2, a.bodies().size());
+    assertEquals(1, a.bodies().get(1).sequence());
+    assertEquals(new BodyRef(d, 8, 992), a.bodies().get(1).body());
+    assertArrayEquals(new byte[] {2, 3}, a.bodies().get(1).metadata());
+    assertFalse(DataPlaneProtocol.decodeAnnouncement(DataPlaneProtocol.encode(new Announcement(false, List.of()))).last());
+  }
+
+  @Test
+  void malformedPullsAndAnnouncementsAreRefused() {
+    assertThrows(IllegalArgumentException.class, () -> new Pull(GRANT, -1, 1));
+    assertThrows(IllegalArgumentException.class, () -> new Pull(GRANT, 0, DataPlaneProtocol.MAX_ANNOUNCED_BODIES + 1));
+    ByteBuffer pull = DataPlaneProtocol.encode(new Pull(GRANT, 1, 1));
+    assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodePull(pull.duplicate().limit(10)));
+    RemoteDescriptor d = new RemoteDescriptor(1, 2, 1000, 4);
+    ByteBuffer a = DataPlaneProtocol.encode(new Announcement(false,
+        List.of(new BodyFrame(false, 0, new byte[] {1}, new BodyRef(d, 0, 8)))));
+    ByteBuffer count = a.duplicate();
+    count.putInt(2, 2); // claims two bodies, holds one
+    assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeAnnouncement(count));
+    ByteBuffer flag = a.duplicate();
+    flag.put(1, (byte) 7);
+    assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeAnnouncement(flag));
+    ByteBuffer length = a.duplicate();
+    length.putInt(6, Integer.MAX_VALUE);
+    assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeAnnouncement(length));
   }
 
   @Test

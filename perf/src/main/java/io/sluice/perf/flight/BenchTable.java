@@ -33,8 +33,8 @@ final class BenchTable {
 
   private BenchTable() {}
 
-  /** A built table and what a reader of all of it must see. */
-  record Built(FlightTable table, Fingerprint.Value fingerprint) implements AutoCloseable {
+  /** A built table, what a reader of all of it must see, and what {@link BodySum} makes of it. */
+  record Built(FlightTable table, Fingerprint.Value fingerprint, BodySum.Value sum) implements AutoCloseable {
     @Override
     public void close() {
       table.close();
@@ -57,6 +57,7 @@ final class BenchTable {
    */
   static Built build(BufferAllocator allocator, long targetBytes, int batchRows) {
     Fingerprint fingerprint = new Fingerprint();
+    BodySum sum = new BodySum();
     try (VectorSchemaRoot root = VectorSchemaRoot.create(schema(), allocator);
          DictionaryProvider.MapDictionaryProvider none = new DictionaryProvider.MapDictionaryProvider();
          FlightTable.Builder builder = FlightTable.builder(schema(), none)) {
@@ -69,9 +70,10 @@ final class BenchTable {
         }
         builder.add(root);
         fingerprint.add(root);
+        sum.add(root);
         row += batchRows;
       }
-      return new Built(builder.build(), fingerprint.value());
+      return new Built(builder.build(), fingerprint.value(), sum.value());
     }
   }
 

@@ -30,12 +30,15 @@ import org.apache.arrow.memory.RootAllocator;
  * along each path, in interleaved rounds so machine noise hits all alike: DoGet with flight-core's
  * plain {@code FlightClient} from a stock flight-core server of the same table (gRPC, the
  * baseline), and with {@link SluiceFlightClient} from {@link SluiceFlightServer}s over the tcp
- * and shm data planes; then DoPut to the SluiceFlightServers with the plain client (gRPC, the
- * baseline) and with SluiceFlightClient over tcp and shm. Every
- * move is checked so a broken path cannot look fast: a get by its rows, their order, a hash of
- * the id column and the bytes of the name column; a put by the rows the server stored. Throughput is table body bytes over the time of
- * the median round. It writes a {@link ResultsFile}
- * and prints a {@link ResultTable} with every round.
+ * and shm data planes; 2 and 4 parallel streams of the whole table over tcp (with {@link
+ * io.sluice.flight.ParallelReader}) and 4 over gRPC; the ceilings ({@link Ceilings}: the
+ * transport's own READ of the same bodies over tcp and shm, a memcpy, a loopback socket stream);
+ * then DoPut to the SluiceFlightServers with the plain client (gRPC, the baseline) and with
+ * SluiceFlightClient over tcp and shm. Every get and ceiling runs the same {@link BodySum} over
+ * every byte inside its timed part, and the sums are checked after (a get against the driver's
+ * own copy of the table, a ceiling against the server's bodies); a put is checked by the rows
+ * the server stored. Throughput is bytes moved over the time of the median round. It writes a
+ * {@link ResultsFile} and prints a {@link ResultTable} with every round.
  *
  * <p>Not thread safe; one run at a time per JVM.
  */
@@ -57,17 +60,26 @@ public final class FlightBench {
     return "flight." + operation + "." + path;
   }
 
-  /** One checked move of the whole table of {@code w}; returns how long it took. */
+  /** Parallel streams measured beside the single stream (each reads the whole table). */
+  static final List<Integer> STREAMS = List.of(2, 4);
+  static final String CEILING = "ceiling";
+
+  /** A checked move: how long it took and how many bytes it moved. */
+  record MovedBytes(FlightPaths.Timed timed, long bytes) {}
+
+  /** One checked move of the whole table of {@code w} (some cells move another, fixed set of bytes). */
   @FunctionalInterface
   private interface Cell {
-    FlightPaths.Timed run(Workload w) throws IOException;
+    MovedBytes run(Workload w) throws IOException;
   }
 
   /**
    * A table both JVMs hold: its name on the servers, the driver's copy (what puts send), what a
-   * reader of all of it sees, and its body bytes (what every path moves).
+   * reader of all of it sees, what {@link BodySum} makes of it, and its body bytes (what every
+   * path moves).
    */
-  private record Workload(String name, FlightTable local, Fingerprint.Value expected, long bodyBytes) {
+  private record Workload(String name, FlightTable local, Fingerprint.Value expected, BodySum.Value sum,
+      long bodyBytes) {
     Ticket ticket() {
       return SluiceFlightServer.ticket(name);
     }
@@ -97,7 +109,7 @@ public final class FlightBench {
               + served.fingerprint() + ", here " + t.getValue().fingerprint());
         }
         workloads.put(t.getKey(), new Workload(t.getKey(), t.getValue().table(), served.fingerprint(),
-            served.bodyBytes()));
+            t.getValue().sum(), served.bodyBytes()));
       }
       Workload measured = workloads.get(ServerAnnouncement.TABLE);
       out.printf(Locale.ROOT, "Sluice Flight benchmark%s: two JVMs on loopback, %d cores, Java %s%n",
@@ -112,14 +124,29 @@ public final class FlightBench {
       try (FlightClient stock = FlightClient.builder(allocator, a.server(ServerAnnouncement.STOCK)).build();
            FlightClient plain = FlightClient.builder(allocator, a.server("tcp")).build();
            SluiceFlightClient tcp = dataPlaneClient(allocator, a, "tcp", secret);
-           SluiceFlightClient shm = dataPlaneClient(allocator, a, "shm", secret)) {
+           SluiceFlightClient shm = dataPlaneClient(allocator, a, "shm", secret);
+           CeilingReaders ceilings = CeilingReaders.open(a, PROVIDERS, secret)) {
         Map<String, SluiceFlightClient> clients = Map.of("tcp", tcp, "shm", shm);
         Map<String, Cell> cells = new LinkedHashMap<>();
         if (o.operations().contains("get")) {
-          cells.put(name("get", GRPC), w -> checkGet(FlightPaths.plainGet(stock, w.ticket()), GRPC, w));
+          cells.put(name("get", GRPC), w -> checkGet(FlightPaths.plainGet(stock, w.ticket(), 1), GRPC, w, 1));
           for (String p : PROVIDERS) {
-            cells.put(name("get", p), w -> checkGet(FlightPaths.sluiceGet(clients.get(p), w.ticket()), p, w));
+            cells.put(name("get", p), w -> checkGet(FlightPaths.sluiceGet(clients.get(p), w.ticket(), 1), p, w, 1));
           }
+          int most = STREAMS.get(STREAMS.size() - 1);
+          cells.put(streams(GRPC, most), w -> checkGet(FlightPaths.plainGet(stock, w.ticket(), most), GRPC, w, most));
+          for (int n : STREAMS) {
+            cells.put(streams("tcp", n), w -> checkGet(FlightPaths.sluiceGet(tcp, w.ticket(), n), "tcp", w, n));
+          }
+          FlightTable measuredTable = measured.local();
+          for (String p : PROVIDERS) {
+            cells.put(ceiling("read." + p), w -> ceilings.read(p, measured.bodyBytes()));
+          }
+          // The memcpy and socket ceilings must see the same sum every time.
+          Map<String, BodySum.Value> copySums = new java.util.HashMap<>();
+          cells.put(ceiling("memcpy"), w -> checkCopy(Ceilings.memcpy(measuredTable.batches()), measured, copySums));
+          cells.put(ceiling("socket"), w -> checkCopy(Ceilings.socketStream(measuredTable.batches()), measured,
+              copySums));
         }
         if (o.operations().contains("put")) {
           String grpcPut = "put-" + GRPC;
@@ -138,17 +165,54 @@ public final class FlightBench {
       }
     }
     List<Measurement> results = new ArrayList<>();
+    List<Measurement> printedOnly = new ArrayList<>();
     for (String op : o.operations()) {
-      double baseline = Median.of(rounds.get(name(op, GRPC)));
       for (String p : PROVIDERS) {
-        results.add(new Measurement(name(op, p), GBPS, Median.of(rounds.get(name(op, p))), name(op, GRPC), baseline));
+        results.add(measurement(rounds, name(op, p), name(op, GRPC)));
+      }
+    }
+    if (o.operations().contains("get")) {
+      for (String p : PROVIDERS) {
+        rounds.put(name("get", p) + "." + CEILING, rounds.get(name("get", p)));
+        results.add(measurement(rounds, name("get", p) + "." + CEILING, ceiling("read." + p)));
+      }
+      int most = STREAMS.get(STREAMS.size() - 1);
+      results.add(measurement(rounds, streams("tcp", most), streams(GRPC, most)));
+      for (int n : STREAMS) {
+        printedOnly.add(measurement(rounds, streams("tcp", n), name("get", "tcp")));
+      }
+      printedOnly.add(measurement(rounds, name("get", "shm"), ceiling("memcpy")));
+      printedOnly.add(measurement(rounds, name("get", "tcp"), ceiling("socket")));
+      printedOnly.add(measurement(rounds, ceiling("read.tcp"), ceiling("socket")));
+      printedOnly.add(measurement(rounds, ceiling("read.shm"), ceiling("memcpy")));
+      if (o.operations().contains("put")) {
+        for (String p : PROVIDERS) {
+          printedOnly.add(measurement(rounds, name("put", p), ceiling("read." + p)));
+        }
       }
     }
     ResultsFile.write(o.out(), results);
     out.println();
     ResultTable.print(out, results, rounds);
+    if (!printedOnly.isEmpty()) {
+      out.println();
+      out.println("also measured (not written to the results file):");
+      ResultTable.print(out, printedOnly, rounds);
+    }
     out.println("results written to " + o.out().toAbsolutePath());
     return results;
+  }
+
+  private static Measurement measurement(Map<String, double[]> rounds, String name, String baseline) {
+    return new Measurement(name, GBPS, Median.of(rounds.get(name)), baseline, Median.of(rounds.get(baseline)));
+  }
+
+  static String streams(String path, int n) {
+    return name("get", path) + ".streams" + n;
+  }
+
+  static String ceiling(String what) {
+    return "flight." + CEILING + "." + what;
   }
 
   /** Frees the driver's tables; {@link #close()} throws nothing checked. */
@@ -178,24 +242,44 @@ public final class FlightBench {
       String label = r < 0 ? "warm-up" : "round " + (r + 1) + "/" + o.rounds();
       Workload w = workloads.get(r < 0 ? ServerAnnouncement.WARMUP_TABLE : ServerAnnouncement.TABLE);
       for (Map.Entry<String, Cell> c : cells.entrySet()) {
-        FlightPaths.Timed t = c.getValue().run(w);
-        double gbps = t.gigabytesPerSecond(w.bodyBytes());
+        MovedBytes m = c.getValue().run(w);
+        FlightPaths.Timed t = m.timed();
+        double gbps = t.gigabytesPerSecond(m.bytes());
         if (r >= 0) {
           rounds.get(c.getKey())[r] = gbps;
         }
-        out.printf(Locale.ROOT, "  %-11s %-16s %8.3f %s  %7.2f s  checked%n", label, c.getKey(), gbps, GBPS,
+        out.printf(Locale.ROOT, "  %-11s %-26s %8.3f %s  %7.2f s  checked%n", label, c.getKey(), gbps, GBPS,
             t.nanos() / 1e9);
         out.flush();
       }
     }
   }
 
-  private static FlightPaths.Timed checkGet(FlightPaths.Timed t, String path, Workload w) {
+  private static MovedBytes checkGet(FlightPaths.Timed t, String path, Workload w, int streams) {
     checkPath(t, path);
-    if (!t.seen().equals(w.expected())) {
-      throw new IllegalStateException("a get over " + path + " saw " + t.seen() + ", the table is " + w.expected());
+    if (t.seen().size() != streams) {
+      throw new IllegalStateException(streams + " streams over " + path + " gave " + t.seen().size() + " sums");
     }
-    return t;
+    for (BodySum.Value seen : t.seen()) {
+      if (!seen.equals(w.sum())) {
+        throw new IllegalStateException("a get over " + path + " summed " + seen + ", the table is " + w.sum());
+      }
+    }
+    return new MovedBytes(t, streams * w.bodyBytes());
+  }
+
+  /** A memcpy or socket ceiling saw the measured table's bodies: its batch count, and the same sum every time. */
+  private static MovedBytes checkCopy(FlightPaths.Timed t, Workload w, Map<String, BodySum.Value> sums) {
+    BodySum.Value seen = t.seen().get(0);
+    if (seen.batches() != w.expected().batches()) {
+      throw new IllegalStateException("the " + t.dataPath() + " ceiling saw " + seen.batches() + " bodies, the table has "
+          + w.expected().batches());
+    }
+    BodySum.Value first = sums.computeIfAbsent(w.name(), k -> seen);
+    if (!first.equals(seen)) {
+      throw new IllegalStateException("the " + t.dataPath() + " ceiling summed " + seen + ", earlier " + first);
+    }
+    return new MovedBytes(t, w.bodyBytes());
   }
 
   /**
@@ -203,7 +287,7 @@ public final class FlightBench {
    * server. Reading a stored put back is not possible yet: the data plane fails on tables a put
    * stored, and the server's plain DoGet stalls on large batches.
    */
-  private static FlightPaths.Timed checkPut(FlightPaths.Timed t, String path, String stored, FlightClient info,
+  private static MovedBytes checkPut(FlightPaths.Timed t, String path, String stored, FlightClient info,
       FlightServerProcess server, Workload w) throws IOException {
     checkPath(t, path);
     FlightInfo i = info.getInfo(FlightDescriptor.path(stored));
@@ -214,7 +298,7 @@ public final class FlightBench {
           + i.getBytes() + " bytes); the table has " + rows + " rows");
     }
     server.drop(stored);
-    return t;
+    return new MovedBytes(t, w.bodyBytes());
   }
 
   private static void checkPath(FlightPaths.Timed t, String path) {

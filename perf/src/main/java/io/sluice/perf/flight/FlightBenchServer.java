@@ -21,7 +21,8 @@ import org.apache.arrow.memory.RootAllocator;
  * The serving JVM of the Flight benchmark, started by {@link FlightServerProcess}. It builds the
  * {@link BenchTable}, starts one {@link SluiceFlightServer} per data-plane provider on loopback
  * (each publishes the table; plain Flight puts go to them too) and a stock flight-core server
- * ({@link StockTableProducer}) serving the same table to the gRPC baseline, announces them ({@link
+ * ({@link StockTableProducer}) serving the same table to the gRPC baseline, and per provider a
+ * {@link CeilingSource} with the measured table's bodies for the transport ceiling; announces them ({@link
  * ServerAnnouncement}), drops the tables puts stored when told to, and serves until its standard
  * input closes, so it never outlives the driver.
  *
@@ -53,6 +54,7 @@ public final class FlightBenchServer {
     }
     List<SluiceFlightServer> servers = new ArrayList<>();
     Map<String, BenchTable.Built> tables = new LinkedHashMap<>();
+    Map<String, CeilingSource> ceilings = new LinkedHashMap<>();
     try (BufferAllocator allocator = new RootAllocator();
          Closer builtTables = () -> tables.values().forEach(BenchTable.Built::close);
          StockTableProducer stock = new StockTableProducer(allocator, tables);
@@ -68,7 +70,8 @@ public final class FlightBenchServer {
         locations.put(ServerAnnouncement.STOCK, Location.forGrpcInsecure(LoopbackFlight.HOST, stockServer.getPort()));
         for (String provider : providers) {
           SluiceFlightServer server = SluiceFlightServer.builder(allocator,
-              Location.forGrpcInsecure(LoopbackFlight.HOST, 0)).config(LoopbackFlight.config(provider, secret)).start();
+              Location.forGrpcInsecure(LoopbackFlight.HOST, 0)).config(LoopbackFlight.serverConfig(provider, secret))
+              .start();
           servers.add(server);
           if (!server.dataPlane().equals(Optional.of(provider))) {
             throw new IllegalStateException("the Flight server for " + provider + " has data plane "
@@ -78,15 +81,19 @@ public final class FlightBenchServer {
             server.publish(t.getKey(), t.getValue().table().retain());
           }
           locations.put(provider, server.location());
+          ceilings.put(provider, CeilingSource.open(provider, secret, tables.get(ServerAnnouncement.TABLE).table()));
         }
         Map<String, ServerAnnouncement.ServedTable> served = new LinkedHashMap<>();
         tables.forEach((name, t) -> served.put(name,
             new ServerAnnouncement.ServedTable(t.table().bodyBytes(), t.fingerprint())));
-        ServerAnnouncement a = new ServerAnnouncement(locations, served);
+        Map<String, ServerAnnouncement.Ceiling> offers = new LinkedHashMap<>();
+        ceilings.forEach((provider, c) -> offers.put(provider, c.offer()));
+        ServerAnnouncement a = new ServerAnnouncement(locations, served, offers);
         a.lines().forEach(System.out::println);
         System.out.flush();
         serveCommands(servers);
       } finally {
+        ceilings.values().forEach(CeilingSource::close);
         servers.forEach(SluiceFlightServer::close);
         stockServer.shutdown();
       }

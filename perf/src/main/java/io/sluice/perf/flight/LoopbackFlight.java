@@ -1,5 +1,6 @@
 package io.sluice.perf.flight;
 
+import io.sluice.flight.FlightOption;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportOption;
 import java.util.HashMap;
@@ -20,7 +21,20 @@ final class LoopbackFlight {
    * can try other settings (the server JVM gets the driver's {@code -Dsluice.*} flags).
    */
   static TransportConfig config(String provider, String secret) {
-    Map<String, String> m = new HashMap<>();
+    return config(provider, secret, Map.of());
+  }
+
+  /**
+   * A server's configuration: the driver's puts are accepted, whatever their size (the benchmark
+   * puts the whole table).
+   */
+  static TransportConfig serverConfig(String provider, String secret) {
+    return config(provider, secret, Map.of(FlightOption.PUTS.key(), "true", FlightOption.MAX_PUT_BYTES.key(),
+        String.valueOf(Long.MAX_VALUE)));
+  }
+
+  private static TransportConfig config(String provider, String secret, Map<String, String> server) {
+    Map<String, String> m = new HashMap<>(server);
     for (String name : System.getProperties().stringPropertyNames()) {
       if (name.startsWith(FLIGHT_OPTION_PREFIX)) {
         m.put(name, System.getProperty(name));

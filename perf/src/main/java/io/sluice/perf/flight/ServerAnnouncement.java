@@ -1,13 +1,17 @@
 package io.sluice.perf.flight;
 
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.RemoteDescriptor;
 import java.io.IOException;
 import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Collectors;
 import org.apache.arrow.flight.Location;
 
 /**
@@ -19,6 +23,10 @@ import org.apache.arrow.flight.Location;
  *   flight PROVIDER URI                      a SluiceFlightServer whose data plane is PROVIDER
  *   table NAME BODY_BYTES ROWS BATCHES IDHASH NAMEBYTES
  *                                            a table every server serves, with its {@link Fingerprint}
+ *   ceiling PROVIDER HOST:PORT CHECKSUM      a transport serving the measured table's bodies for the
+ *                                            ceiling ({@link CeilingSource}), their {@link BodySum}
+ *   segment PROVIDER DESCRIPTOR LENGTH,...   one of its regions (descriptor in hex) and the lengths of
+ *                                            the bodies in it, each at the next 8-byte boundary
  *   ready                                    nothing more until a command
  * </pre>
  *
@@ -28,8 +36,10 @@ import org.apache.arrow.flight.Location;
  *
  * @param servers Flight location per path: {@value #STOCK} for the stock server, else the data-plane provider
  * @param tables the served tables by name
+ * @param ceilings the transport ceiling's source per provider
  */
-record ServerAnnouncement(Map<String, Location> servers, Map<String, ServedTable> tables) {
+record ServerAnnouncement(Map<String, Location> servers, Map<String, ServedTable> tables,
+    Map<String, Ceiling> ceilings) {
   static final String READY = "ready";
   /** The table the rounds measure. */
   static final String TABLE = "bench";
@@ -40,15 +50,41 @@ record ServerAnnouncement(Map<String, Location> servers, Map<String, ServedTable
   /** A served table: its body bytes and what a reader of all of it sees. */
   record ServedTable(long bodyBytes, Fingerprint.Value fingerprint) {}
 
+  /** A region of a ceiling source and the lengths of the bodies laid in it. */
+  record Segment(RemoteDescriptor region, List<Long> bodyLengths) {
+    Segment {
+      bodyLengths = List.copyOf(bodyLengths);
+    }
+  }
+
+  /** Where a ceiling source listens, its regions, and the {@link BodySum} checksum of its bodies. */
+  record Ceiling(NodeAddress address, List<Segment> segments, long checksum) {
+    Ceiling {
+      segments = List.copyOf(segments);
+    }
+
+    long bodyBytes() {
+      return segments.stream().flatMap(s -> s.bodyLengths().stream()).mapToLong(Long::longValue).sum();
+    }
+  }
+
   ServerAnnouncement {
     servers = Collections.unmodifiableMap(new LinkedHashMap<>(servers));
     tables = Collections.unmodifiableMap(new LinkedHashMap<>(tables));
+    ceilings = Collections.unmodifiableMap(new LinkedHashMap<>(ceilings));
   }
 
   List<String> lines() {
     List<String> lines = new ArrayList<>();
     servers.forEach((path, location) -> lines.add("flight " + path + " " + location.getUri()));
     tables.forEach((name, t) -> lines.add("table " + name + " " + t.bodyBytes() + " " + t.fingerprint().encode()));
+    ceilings.forEach((provider, c) -> {
+      lines.add("ceiling " + provider + " " + c.address() + " " + Long.toHexString(c.checksum()));
+      for (Segment seg : c.segments()) {
+        lines.add("segment " + provider + " " + HexFormat.of().formatHex(seg.region().toBytes()) + " "
+            + seg.bodyLengths().stream().map(String::valueOf).collect(Collectors.joining(",")));
+      }
+    });
     lines.add(READY);
     return lines;
   }
@@ -59,6 +95,14 @@ record ServerAnnouncement(Map<String, Location> servers, Map<String, ServedTable
       throw new IOException("benchmark server announced no Flight server for " + path);
     }
     return l;
+  }
+
+  Ceiling ceiling(String provider) throws IOException {
+    Ceiling c = ceilings.get(provider);
+    if (c == null) {
+      throw new IOException("benchmark server announced no ceiling source for " + provider);
+    }
+    return c;
   }
 
   ServedTable table(String name) throws IOException {
@@ -89,6 +133,9 @@ record ServerAnnouncement(Map<String, Location> servers, Map<String, ServedTable
   static final class Parser {
     private final Map<String, Location> servers = new LinkedHashMap<>();
     private final Map<String, ServedTable> tables = new LinkedHashMap<>();
+    private final Map<String, NodeAddress> ceilingAddresses = new LinkedHashMap<>();
+    private final Map<String, Long> ceilingChecksums = new LinkedHashMap<>();
+    private final Map<String, List<Segment>> ceilingSegments = new LinkedHashMap<>();
 
     /**
      * Takes one line; returns the announcement once the ready line arrives.
@@ -107,11 +154,31 @@ record ServerAnnouncement(Map<String, Location> servers, Map<String, ServedTable
             expectFields(f, 7, line);
             tables.put(f[1], new ServedTable(Long.parseLong(f[2]), Fingerprint.Value.decode(f, 3)));
           }
+          case "ceiling" -> {
+            expectFields(f, 4, line);
+            ceilingAddresses.put(f[1], NodeAddress.parse(f[2]));
+            ceilingChecksums.put(f[1], Long.parseUnsignedLong(f[3], 16));
+          }
+          case "segment" -> {
+            expectFields(f, 4, line);
+            if (!ceilingAddresses.containsKey(f[1])) {
+              throw new IOException("segment of " + f[1] + " before its ceiling line");
+            }
+            List<Long> lengths = new ArrayList<>();
+            for (String n : f[3].split(",")) {
+              lengths.add(Long.parseLong(n));
+            }
+            ceilingSegments.computeIfAbsent(f[1], k -> new ArrayList<>())
+                .add(new Segment(RemoteDescriptor.fromBytes(HexFormat.of().parseHex(f[2])), lengths));
+          }
           case READY -> {
             if (tables.isEmpty()) {
               throw new IOException("benchmark server was ready without announcing a table");
             }
-            return Optional.of(new ServerAnnouncement(servers, tables));
+            Map<String, Ceiling> ceilings = new LinkedHashMap<>();
+            ceilingAddresses.forEach((p, a) -> ceilings.put(p,
+                new Ceiling(a, ceilingSegments.getOrDefault(p, List.of()), ceilingChecksums.get(p))));
+            return Optional.of(new ServerAnnouncement(servers, tables, ceilings));
           }
           default -> {
             // not an announcement

@@ -34,23 +34,32 @@ class FlightBenchQuickTest {
     try (PrintStream ps = new PrintStream(printed, true, StandardCharsets.UTF_8)) {
       FlightBench.run(FlightBenchOptions.parse("--quick", "--size-mb", "4", "--out", out.toString()), ps);
     }
+    Map<String, String> baselines = Map.of(
+        "flight.get.tcp", "flight.get.grpc", "flight.get.shm", "flight.get.grpc",
+        "flight.put.tcp", "flight.put.grpc", "flight.put.shm", "flight.put.grpc",
+        "flight.get.tcp.ceiling", "flight.ceiling.read.tcp", "flight.get.shm.ceiling", "flight.ceiling.read.shm",
+        "flight.get.tcp.streams4", "flight.get.grpc.streams4");
     List<String> names = new ArrayList<>();
     for (Object o : JsonRecords.parse(Files.readString(out))) {
       Map<?, ?> r = (Map<?, ?>) o;
       assertEquals(List.of("name", "unit", "value", "baseline_name", "baseline_value"), List.copyOf(r.keySet()));
       String name = (String) r.get("name");
       names.add(name);
-      assertEquals(name.substring(0, name.lastIndexOf('.')) + ".grpc", r.get("baseline_name"), name);
+      assertEquals(baselines.get(name), r.get("baseline_name"), name);
       assertEquals("GB/s", r.get("unit"));
       assertTrue(JsonRecords.number(r, "value") > 0, name + " has a positive value");
       assertTrue(JsonRecords.number(r, "baseline_value") > 0, name + " has a positive baseline");
     }
-    assertEquals(List.of("flight.get.tcp", "flight.get.shm", "flight.put.tcp", "flight.put.shm"), names);
+    assertEquals(List.of("flight.get.tcp", "flight.get.shm", "flight.put.tcp", "flight.put.shm", "flight.get.tcp.ceiling",
+        "flight.get.shm.ceiling", "flight.get.tcp.streams4"), names);
     String table = printed.toString(StandardCharsets.UTF_8);
     for (String name : names) {
-      assertTrue(table.lines().anyMatch(l -> l.startsWith(name + " ") && l.contains(name.substring(0,
-          name.lastIndexOf('.')) + ".grpc") && l.matches(".* \\d+\\.\\d\\dx  [0-9. ]+ \\| [0-9. ]+$")),
+      assertTrue(table.lines().anyMatch(l -> l.startsWith(name + " ") && l.contains(baselines.get(name))
+          && l.matches(".* \\d+\\.\\d\\dx  [0-9. ]+ \\| [0-9. ]+$")),
           name + " with its ratio and rounds in:\n" + table);
+    }
+    for (String ceiling : List.of("flight.ceiling.memcpy", "flight.ceiling.socket", "flight.get.tcp.streams2")) {
+      assertTrue(table.contains(ceiling), ceiling + " in:\n" + table);
     }
     assertFalse(table.toLowerCase(java.util.Locale.ROOT).contains("goal"), table);
   }

@@ -5,6 +5,8 @@ import io.sluice.transport.ProtocolException;
 import io.sluice.transport.ReadOutOfBoundsException;
 import io.sluice.transport.ReadRequest;
 import io.sluice.transport.RegionRevokedException;
+import io.sluice.transport.RemoteDescriptor;
+import io.sluice.transport.RemoteView;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.TransportUnavailableException;
@@ -87,7 +89,27 @@ public final class ShmPeer implements PeerPath {
 
   @Override
   public CompletableFuture<Void> read(ReadRequest r) {
-    long key = r.remote().key();
+    CompletableFuture<ShmMapping> m = mapping(r.remote().key());
+    if (m.isDone() && !m.isCompletedExceptionally()) {
+      return copy(m.join(), r);
+    }
+    return m.thenCompose(mapping -> copy(mapping, r));
+  }
+
+  /**
+   * A read-only slice of the peer's mapped region: the view holds the mapping (it is unmapped only
+   * after the view closes, even when the region is revoked or the connection closes).
+   */
+  @Override
+  public CompletableFuture<Optional<RemoteView>> view(RemoteDescriptor remote, long remoteOffset, long length) {
+    CompletableFuture<ShmMapping> m = mapping(remote.key());
+    if (m.isDone() && !m.isCompletedExceptionally()) {
+      return viewOf(m.join(), remoteOffset, length);
+    }
+    return m.thenCompose(mapping -> viewOf(mapping, remoteOffset, length));
+  }
+
+  private CompletableFuture<ShmMapping> mapping(long key) {
     CompletableFuture<ShmMapping> m = mappings.get(key);
     if (m == null) {
       CompletableFuture<ShmMapping> mine = new CompletableFuture<>();
@@ -97,10 +119,64 @@ public final class ShmPeer implements PeerPath {
         open(key, mine);
       }
     }
-    if (m.isDone() && !m.isCompletedExceptionally()) {
-      return copy(m.join(), r);
+    return m;
+  }
+
+  private CompletableFuture<Optional<RemoteView>> viewOf(ShmMapping m, long offset, long length) {
+    try {
+      if (!connection.isOpen()) {
+        throw new PeerClosedException("connection to " + connection.peer() + " is closed");
+      }
+      long end = offset + length;
+      if (offset < 0 || length < 0 || end < 0 || end > m.length()) {
+        throw new ReadOutOfBoundsException("view [" + offset + ", +" + length + ") outside region of "
+            + m.length() + " bytes");
+      }
+      if (!m.tryAcquire()) {
+        throw new RegionRevokedException("region was revoked by its owner");
+      }
+      try {
+        checkLive(m);
+        if (!m.fileCovers(end)) {
+          drop(m);
+          throw new RegionRevokedException("the peer's backing file shrank below the registered region");
+        }
+      } catch (TransportException | RuntimeException e) {
+        m.release();
+        throw e;
+      } catch (IOException e) {
+        m.release();
+        throw new TransportException("cannot check the peer's backing file: " + e.getMessage(), e);
+      }
+      ByteBuffer bytes = m.bytes().limit((int) end).position((int) offset).slice().asReadOnlyBuffer();
+      return CompletableFuture.completedFuture(Optional.of(new MappedView(bytes, m)));
+    } catch (TransportException | RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
     }
-    return m.thenCompose(mapping -> copy(mapping, r));
+  }
+
+  /** A view holding one acquisition of its mapping until closed. */
+  private static final class MappedView implements RemoteView {
+    private final ByteBuffer bytes;
+    private final ShmMapping mapping;
+    private final java.util.concurrent.atomic.AtomicBoolean open = new java.util.concurrent.atomic.AtomicBoolean(true);
+
+    MappedView(ByteBuffer bytes, ShmMapping mapping) {
+      this.bytes = bytes;
+      this.mapping = mapping;
+    }
+
+    @Override
+    public ByteBuffer buffer() {
+      return bytes.duplicate();
+    }
+
+    @Override
+    public void close() {
+      if (open.compareAndSet(true, false)) {
+        mapping.release();
+      }
+    }
   }
 
   /** Asks the peer for the key's backing file and maps it; the map entry goes if that fails. */

@@ -7,6 +7,8 @@ import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.ReadRequest;
 import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.RemoteDescriptor;
+import io.sluice.transport.RemoteView;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
 import java.io.IOException;
@@ -123,6 +125,16 @@ public final class CarrierConnection implements Connection {
   @Override
   public boolean isOpen() {
     return !closed;
+  }
+
+  @Override
+  public CompletableFuture<Optional<RemoteView>> view(RemoteDescriptor remote, long remoteOffset, long length) {
+    PeerPath memory = path;
+    if (closed) {
+      return CompletableFuture.failedFuture(closedException());
+    }
+    return memory == null ? CompletableFuture.completedFuture(Optional.empty())
+        : memory.view(remote, remoteOffset, length);
   }
 
   @Override

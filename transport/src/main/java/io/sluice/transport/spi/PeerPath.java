@@ -1,6 +1,9 @@
 package io.sluice.transport.spi;
 
 import io.sluice.transport.ReadRequest;
+import io.sluice.transport.RemoteDescriptor;
+import io.sluice.transport.RemoteView;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -11,6 +14,11 @@ import java.util.concurrent.CompletableFuture;
 public interface PeerPath {
   /** Reads what {@code r} asks into its destination; completes when the bytes are there. */
   CompletableFuture<Void> read(ReadRequest r);
+
+  /** A read-only view of a range of a peer's region where this path maps it; see {@code Connection#view}. */
+  default CompletableFuture<Optional<RemoteView>> view(RemoteDescriptor remote, long remoteOffset, long length) {
+    return CompletableFuture.completedFuture(Optional.empty());
+  }
 
   /** Releases what the path holds for regions the peer has revoked since. */
   void sweep();

@@ -1,0 +1,187 @@
+package io.sluice.flight;
+
+import static io.sluice.flight.DataPlaneGetTest.SECRET;
+import static io.sluice.flight.DataPlaneGetTest.config;
+import static io.sluice.flight.DataPlaneGetTest.server;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.Map;
+import org.apache.arrow.flight.AsyncPutListener;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.dictionary.DictionaryProvider;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * What a server and a client refuse by default: puts unless the application enables them (so no
+ * client can replace a published table), puts beyond their bound, and a client that requires the
+ * data plane falling back to plain Flight.
+ */
+class SecureDefaultsTest {
+  private static void putRows(TableWriter w, VectorSchemaRoot root, int batches, int rows) {
+    for (int k = 0; k < batches; k++) {
+      TestTables.fillMixed(root, (long) k * rows, rows);
+      w.putNext();
+    }
+    w.completed();
+  }
+
+  @org.junit.jupiter.api.Test
+  void aPlainPutCannotReplaceAPublishedTableByDefault() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET));
+         FlightClient plain = FlightClient.builder(allocator, server.location()).build();
+         DictionaryProvider.MapDictionaryProvider dictionaries = TestTables.cities(allocator);
+         VectorSchemaRoot root = VectorSchemaRoot.create(TestTables.mixedSchema(), allocator)) {
+      server.publish("features", TestTables.numeric(allocator, 2, 1000));
+      String before = render(allocator, server);
+      FlightClient.ClientStreamListener put = plain.startPut(FlightDescriptor.path("features"), root, dictionaries,
+          new AsyncPutListener());
+      TestTables.fillMixed(root, 0, 10);
+      put.putNext();
+      put.completed();
+      FlightRuntimeException e = assertThrows(FlightRuntimeException.class, put::getResult);
+      assertEquals(FlightStatusCode.UNAUTHORIZED, e.status().code(), e.toString());
+      assertEquals(before, render(allocator, server), "the published table was replaced");
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"tcp", "grpc"})
+  void ourClientsPutsAreRefusedByDefault(String path) throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET));
+         SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
+             config("tcp", path.equals("grpc") ? null : SECRET));
+         DictionaryProvider.MapDictionaryProvider dictionaries = TestTables.cities(allocator);
+         VectorSchemaRoot root = VectorSchemaRoot.create(TestTables.mixedSchema(), allocator)) {
+      FlightRuntimeException e = assertThrows(FlightRuntimeException.class, () -> {
+        try (TableWriter w = client.startPut(FlightDescriptor.path("up"), root, dictionaries)) {
+          assertEquals(path, w.dataPath());
+          putRows(w, root, 2, 100);
+        }
+      });
+      assertEquals(FlightStatusCode.UNAUTHORIZED, e.status().code(), e.toString());
+      assertEquals(FlightStatusCode.NOT_FOUND, assertThrows(FlightRuntimeException.class,
+          () -> client.flight().getInfo(FlightDescriptor.path("up"))).status().code());
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"tcp", "grpc"})
+  void putsBeyondTheBoundStoreNothing(String path) throws Exception {
+    Map<String, String> bounded = Map.of("sluice.flight.puts", "true", "sluice.flight.maxPutBytes", "256k");
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounded));
+         SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
+             config("tcp", path.equals("grpc") ? null : SECRET));
+         DictionaryProvider.MapDictionaryProvider dictionaries = TestTables.cities(allocator);
+         VectorSchemaRoot root = VectorSchemaRoot.create(TestTables.mixedSchema(), allocator)) {
+      int regions = server.registeredRegions();
+      try (TableWriter w = client.startPut(FlightDescriptor.path("small"), root, dictionaries)) {
+        putRows(w, root, 1, 100); // well under the bound: stored
+      }
+      FlightRuntimeException e = assertThrows(FlightRuntimeException.class, () -> {
+        try (TableWriter w = client.startPut(FlightDescriptor.path("big"), root, dictionaries)) {
+          putRows(w, root, 8, 20_000); // about 12 MiB
+        }
+      });
+      assertEquals(FlightStatusCode.RESOURCE_EXHAUSTED, e.status().code(), e.toString());
+      assertEquals(FlightStatusCode.NOT_FOUND, assertThrows(FlightRuntimeException.class,
+          () -> client.flight().getInfo(FlightDescriptor.path("big"))).status().code());
+      client.flight().getInfo(FlightDescriptor.path("small"));
+      server.remove("small");
+      AuthorizationTest.awaitNoStreams(server);
+      assertEquals(regions, server.registeredRegions(), "the refused put left registered memory behind");
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"wrong-secret", "no-data-plane"})
+  void aClientThatRequiresTheDataPlaneRefusesToFallBack(String why) throws Exception {
+    Map<String, String> required = Map.of("sluice.flight.requireDataPlane", "true");
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", why.equals("wrong-secret") ? SECRET : null));
+         SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
+             config("tcp", why.equals("wrong-secret") ? "another-secret" : SECRET, required))) {
+      server.publish("t", TestTables.numeric(allocator, 2, 1000));
+      FlightRuntimeException e = assertThrows(FlightRuntimeException.class,
+          () -> client.getStream(SluiceFlightServer.ticket("t")).close());
+      assertEquals(FlightStatusCode.UNAVAILABLE, e.status().code(), e.toString());
+      assertEquals("grpc", client.dataPlane());
+    }
+  }
+
+  @org.junit.jupiter.api.Test
+  void readersThatNeverReadHoldABoundedNumberOfThreads() throws Exception {
+    Map<String, String> four = Map.of("sluice.flight.streamThreads", "4", "sluice.flight.ackTimeoutMs", "20000");
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET, four))) {
+      server.publish("big", TestTables.numeric(allocator, 8, 400_000)); // about 10 MiB a batch
+      java.util.List<FlightClient> idle = new java.util.ArrayList<>();
+      java.util.List<org.apache.arrow.flight.FlightStream> streams = new java.util.ArrayList<>();
+      try {
+        for (int i = 0; i < 12; i++) {
+          FlightClient c = FlightClient.builder(allocator, server.location()).build();
+          idle.add(c);
+          streams.add(c.getStream(SluiceFlightServer.ticket("big"))); // and never read
+        }
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+        int most = 0;
+        while (System.nanoTime() < deadline) {
+          most = Math.max(most, streamThreads());
+          Thread.sleep(50);
+        }
+        org.junit.jupiter.api.Assertions.assertTrue(most <= 4, most + " stream threads with 12 idle readers");
+        // The readers beyond the bound were refused, and say so.
+        int refused = 0;
+        for (org.apache.arrow.flight.FlightStream s : streams.subList(4, streams.size())) {
+          try {
+            while (s.next()) {
+              // a refused stream ends at once; one that got a thread is read to its end
+            }
+          } catch (FlightRuntimeException e) {
+            assertEquals(FlightStatusCode.RESOURCE_EXHAUSTED, e.status().code(), e.toString());
+            refused++;
+          }
+        }
+        org.junit.jupiter.api.Assertions.assertTrue(refused >= 4, refused + " of 8 late readers refused");
+      } finally {
+        for (org.apache.arrow.flight.FlightStream s : streams) {
+          try {
+            s.cancel("done", null);
+            s.close();
+          } catch (Exception e) {
+            // cancelled streams report it on close
+          }
+        }
+        for (FlightClient c : idle) {
+          c.close();
+        }
+      }
+    }
+  }
+
+  private static int streamThreads() {
+    return (int) Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().equals("sluice-flight-stream") && t.isAlive()).count();
+  }
+
+  private static String render(BufferAllocator allocator, SluiceFlightServer server) throws Exception {
+    try (FlightClient plain = FlightClient.builder(allocator, server.location()).build();
+         org.apache.arrow.flight.FlightStream s = plain.getStream(SluiceFlightServer.ticket("features"))) {
+      StringBuilder b = new StringBuilder();
+      while (s.next()) {
+        b.append(s.getRoot().contentToTSVString());
+      }
+      return b.toString();
+    }
+  }
+}
