@@ -10,12 +10,13 @@ import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.BitSet;
 import java.util.Comparator;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -61,10 +62,13 @@ public final class ShmArena implements AutoCloseable {
   private ShmArena(Path dir) throws IOException {
     this.dir = dir;
     new SecureRandom().nextBytes(token);
-    Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-    Files.write(dir.resolve(TOKEN_FILE), token);
-    try (FileChannel ch = FileChannel.open(dir.resolve(SLOTS_FILE),
-        StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+    Files.createDirectory(dir, ShmFiles.folderMode());
+    // The umask may have narrowed the mode further; readers require exactly 0700.
+    Files.setPosixFilePermissions(dir, ShmFiles.FOLDER_MODE);
+    try (FileChannel ch = createFile(dir.resolve(TOKEN_FILE))) {
+      ch.write(java.nio.ByteBuffer.wrap(token));
+    }
+    try (FileChannel ch = createFile(dir.resolve(SLOTS_FILE))) {
       slots = ch.map(FileChannel.MapMode.READ_WRITE, 0, (long) SLOTS * 8);
     }
   }
@@ -103,8 +107,7 @@ public final class ShmArena implements AutoCloseable {
     synchronized (this) {
       file = dir.resolve("region-" + (nextFile++));
     }
-    try (FileChannel ch = FileChannel.open(file,
-        StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+    try (FileChannel ch = createFile(file)) {
       ch.truncate(length);
       if (ch.size() < length) {
         ch.write(java.nio.ByteBuffer.allocate(1), length - 1L);
@@ -114,6 +117,12 @@ public final class ShmArena implements AutoCloseable {
       Files.deleteIfExists(file);
       throw e;
     }
+  }
+
+  /** Creates a new file readable and writable by this user only, as readers require. */
+  private static FileChannel createFile(Path file) throws IOException {
+    return FileChannel.open(file, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+        StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS), ShmFiles.fileMode());
   }
 
   /** Takes a free slot and publishes {@code key} in it. */

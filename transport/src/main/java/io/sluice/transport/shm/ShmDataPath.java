@@ -70,10 +70,10 @@ final class ShmDataPath implements DataPath {
   }
 
   @Override
-  public Published publishFile(long key, Path file, long offset, ByteBuffer mapped) throws TransportException {
-    int slot = arena.takeSlot(key);
-    return new Published(mapped, new Region.ShmLocation(file.toString(), offset, slot),
-        () -> arena.revokeSlot(slot), () -> arena.freeSlot(slot));
+  public Published publishFile(long key, Path file, long offset, ByteBuffer mapped) {
+    // Readers map only files of the arena itself, so a file registered from elsewhere is read
+    // over the carrier: its OPEN answers UNAVAILABLE and the reader sends READ frames.
+    return new Published(mapped, null, () -> { }, () -> { });
   }
 
   @Override

@@ -15,11 +15,11 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -38,18 +38,22 @@ import java.util.concurrent.TimeoutException;
  */
 public final class ShmPeer implements PeerPath {
   private final CarrierConnection connection;
+  private final Path arena;
   private final MappedByteBuffer slots;
-  private final Map<Long, CompletableFuture<ShmMapping>> mappings = new ConcurrentHashMap<>();
+  /** Per key: its mapping, or empty when the peer serves it over the carrier only. */
+  private final Map<Long, CompletableFuture<Optional<ShmMapping>>> mappings = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
-  private ShmPeer(CarrierConnection connection, MappedByteBuffer slots) {
+  private ShmPeer(CarrierConnection connection, Path arena, MappedByteBuffer slots) {
     this.connection = connection;
+    this.arena = arena;
     this.slots = slots;
   }
 
   /**
-   * Asks the peer for its arena and checks that this process sees the same folder. Empty if the
-   * peer has none or it lives on another host (or is not readable by this user).
+   * Asks the peer for its arena and checks that this process sees the same folder and may trust
+   * it ({@link ShmFiles#checkArena}). Empty if the peer has none, it lives on another host, or it
+   * is not a folder of this user with mode 0700: READs then stay on the carrier.
    */
   public static Optional<ShmPeer> attach(CarrierConnection connection, long timeoutNanos) throws TransportException {
     ShmArena.Info info;
@@ -68,29 +72,33 @@ public final class ShmPeer implements PeerPath {
       Thread.currentThread().interrupt();
       throw new PeerClosedException("interrupted during shm set-up");
     }
-    Path dir = Path.of(info.directory());
     try {
-      byte[] token = Files.readAllBytes(dir.resolve(ShmArena.TOKEN_FILE));
-      if (!Arrays.equals(token, info.token())) {
-        return Optional.empty();
+      Path dir = Path.of(info.directory());
+      ShmFiles.checkArena(dir);
+      byte[] token = new byte[ShmArena.TOKEN_LENGTH];
+      try (FileChannel ch = ShmFiles.openInArena(dir, dir.resolve(ShmArena.TOKEN_FILE))) {
+        if (ch.size() != token.length || ch.read(ByteBuffer.wrap(token), 0) != token.length
+            || !Arrays.equals(token, info.token())) {
+          return Optional.empty();
+        }
       }
-      try (FileChannel ch = FileChannel.open(dir.resolve(ShmArena.SLOTS_FILE), StandardOpenOption.READ)) {
+      try (FileChannel ch = ShmFiles.openInArena(dir, dir.resolve(ShmArena.SLOTS_FILE))) {
         if (ch.size() != (long) ShmArena.SLOTS * 8) {
           return Optional.empty();
         }
-        return Optional.of(new ShmPeer(connection, ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size())));
+        return Optional.of(new ShmPeer(connection, dir, ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size())));
       }
-    } catch (IOException | SecurityException e) {
-      return Optional.empty(); // another host, or not ours to read: READs stay on tcp
+    } catch (IOException | InvalidPathException | SecurityException e) {
+      return Optional.empty(); // another host, or not ours to trust: READs stay on the carrier
     }
   }
 
   @Override
   public CompletableFuture<Void> read(ReadRequest r) {
     long key = r.remote().key();
-    CompletableFuture<ShmMapping> m = mappings.get(key);
+    CompletableFuture<Optional<ShmMapping>> m = mappings.get(key);
     if (m == null) {
-      CompletableFuture<ShmMapping> mine = new CompletableFuture<>();
+      CompletableFuture<Optional<ShmMapping>> mine = new CompletableFuture<>();
       m = mappings.putIfAbsent(key, mine);
       if (m == null) {
         m = mine;
@@ -98,23 +106,36 @@ public final class ShmPeer implements PeerPath {
       }
     }
     if (m.isDone() && !m.isCompletedExceptionally()) {
-      return copy(m.join(), r);
+      return readThrough(m.join(), r);
     }
-    return m.thenCompose(mapping -> copy(mapping, r));
+    return m.thenCompose(mapping -> readThrough(mapping, r));
   }
 
-  /** Asks the peer for the key's backing file and maps it; the map entry goes if that fails. */
-  private void open(long key, CompletableFuture<ShmMapping> result) {
+  private CompletableFuture<Void> readThrough(Optional<ShmMapping> mapping, ReadRequest r) {
+    return mapping.isPresent() ? copy(mapping.get(), r) : connection.readOverCarrier(List.of(r)).get(0);
+  }
+
+  /**
+   * Asks the peer for the key's backing file and maps it; a region the peer keeps out of shared
+   * memory (a file registered from elsewhere) is read over the carrier. The map entry goes if
+   * this fails.
+   */
+  private void open(long key, CompletableFuture<Optional<ShmMapping>> result) {
     connection.control(ShmMessages.SERVICE, ShmMessages.open(key)).whenComplete((reply, error) -> {
       try {
         if (error != null) {
-          throw error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+          Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+          if (cause instanceof TransportUnavailableException) {
+            result.complete(Optional.empty());
+            return;
+          }
+          throw cause;
         }
         ShmMapping mapping = map(ShmMessages.decodeLocation(reply), key);
         if (closed) {
           mapping.drop();
         }
-        result.complete(mapping);
+        result.complete(Optional.of(mapping));
       } catch (Throwable t) {
         mappings.remove(key, result);
         result.completeExceptionally(t);
@@ -126,18 +147,24 @@ public final class ShmPeer implements PeerPath {
     if (region.slot() >= ShmArena.SLOTS || region.length() > Integer.MAX_VALUE) {
       throw new ProtocolException("shm REGION out of range");
     }
-    FileChannel ch = null;
+    FileChannel ch;
     try {
-      ch = FileChannel.open(Path.of(region.path()), StandardOpenOption.READ);
+      ch = ShmFiles.openInArena(arena, Path.of(region.path()));
+    } catch (NoSuchFileException e) {
+      if (!connection.isOpen()) {
+        throw new PeerClosedException("connection to " + connection.peer() + " closed while mapping a region");
+      }
+      throw new RegionRevokedException("the peer's backing file is gone: " + region.path());
+    } catch (IOException | InvalidPathException e) {
+      throw new ProtocolException("refused the peer's shm region: " + e.getMessage());
+    }
+    try {
       ByteBuffer bytes = ch.map(FileChannel.MapMode.READ_ONLY, region.fileOffset(), region.length());
       return new ShmMapping(bytes, ch, region.fileOffset(), region.length(), region.slot(), key);
     } catch (IOException e) {
       closeQuietly(ch);
       if (!connection.isOpen()) {
         throw new PeerClosedException("connection to " + connection.peer() + " closed while mapping a region");
-      }
-      if (e instanceof NoSuchFileException) {
-        throw new RegionRevokedException("the peer's backing file is gone: " + region.path());
       }
       throw new TransportException("cannot map the peer's region: " + e.getMessage(), e);
     }
@@ -214,8 +241,8 @@ public final class ShmPeer implements PeerPath {
   }
 
   private void drop(ShmMapping m) {
-    CompletableFuture<ShmMapping> f = mappings.get(m.key());
-    if (f != null && f.getNow(null) == m) {
+    CompletableFuture<Optional<ShmMapping>> f = mappings.get(m.key());
+    if (f != null && f.getNow(Optional.empty()).orElse(null) == m) {
       mappings.remove(m.key(), f);
     }
     m.drop();
@@ -224,11 +251,8 @@ public final class ShmPeer implements PeerPath {
   /** Releases the mappings of regions the peer has revoked since they were mapped. */
   @Override
   public void sweep() {
-    for (CompletableFuture<ShmMapping> f : mappings.values()) {
-      ShmMapping m = f.getNow(null);
-      if (m != null && !isLive(m)) {
-        drop(m);
-      }
+    for (CompletableFuture<Optional<ShmMapping>> f : mappings.values()) {
+      f.getNow(Optional.empty()).filter(m -> !isLive(m)).ifPresent(this::drop);
     }
   }
 
@@ -236,11 +260,8 @@ public final class ShmPeer implements PeerPath {
   @Override
   public void close() {
     closed = true;
-    for (CompletableFuture<ShmMapping> f : mappings.values()) {
-      ShmMapping m = f.getNow(null);
-      if (m != null) {
-        m.drop();
-      }
+    for (CompletableFuture<Optional<ShmMapping>> f : mappings.values()) {
+      f.getNow(Optional.empty()).ifPresent(ShmMapping::drop);
     }
     mappings.clear();
     // The slot table stays mapped until collected: a copy racing this close may still read it.

@@ -2,6 +2,7 @@ package io.sluice.transport.shm;
 
 import static io.sluice.transport.TransportTestSupport.assertFailsWith;
 import static io.sluice.transport.TransportTestSupport.await;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -15,6 +16,7 @@ import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportHarness;
 import io.sluice.transport.TransportTestSupport;
+import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.Transports;
 import io.sluice.transport.spi.FrameType;
 import io.sluice.transport.spi.Frames;
@@ -26,6 +28,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
@@ -60,14 +63,26 @@ class ShmClientFuzzTest {
     client = fixture.client();
     dst = fixture.dst();
     // A fake arena as a same-host server would publish it: token, revocation slots, one file.
-    arena = harness.scratchShmDir("fake-arena");
+    arena = Files.setPosixFilePermissions(harness.scratchShmDir("fake-arena"), PosixFilePermissions.fromString("rwx------"));
     token = TransportTestSupport.randomBytes(new Random(1), ShmArena.TOKEN_LENGTH);
-    Files.write(arena.resolve(ShmArena.TOKEN_FILE), token);
+    writeOwnerOnly(arena.resolve(ShmArena.TOKEN_FILE), token);
     ByteBuffer slots = ByteBuffer.allocate(ShmArena.SLOTS * 8).order(ByteOrder.nativeOrder());
     slots.putLong(0, KEY);
-    Files.write(arena.resolve(ShmArena.SLOTS_FILE), slots.array());
+    writeOwnerOnly(arena.resolve(ShmArena.SLOTS_FILE), slots.array());
     content = TransportTestSupport.randomBytes(new Random(2), FILE_BYTES);
-    Files.write(arena.resolve("region-0"), content);
+    writeOwnerOnly(arena.resolve("region-0"), content);
+  }
+
+  /** Writes a file readable by its owner only, as an arena's files are. */
+  private static Path writeOwnerOnly(Path file, byte[] bytes) throws IOException {
+    Files.write(file, bytes);
+    return Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+  }
+
+  /** Another 0600 file of this user, outside the fake arena: what a hostile peer would have copied. */
+  private Path privateFileElsewhere() throws IOException {
+    Path elsewhere = harness.scratchShmDir("elsewhere");
+    return writeOwnerOnly(elsewhere.resolve("private"), TransportTestSupport.randomBytes(new Random(3), FILE_BYTES));
   }
 
   @AfterEach
@@ -164,6 +179,53 @@ class ShmClientFuzzTest {
       }
       assertInstanceOf(TransportException.class, e, () -> "READ of a truncated peer file: " + e);
       c.close();
+    }
+  }
+
+  @Test
+  void regionFileReplacedBySymlinkIsRefused() throws Exception {
+    Path file = arena.resolve("region-0");
+    Files.delete(file);
+    Files.createSymbolicLink(file, privateFileElsewhere());
+    try (ScriptedServer server = serverOffering(new ShmArena.Location(file.toString(), 0, FILE_BYTES, 0))) {
+      Connection c = connect(server);
+      Throwable e = TransportTestSupport.failureOf(c.read(descriptor(FILE_BYTES), 0, dst, 0, 4096));
+      assertInstanceOf(ProtocolException.class, e, () -> "READ of a region file that is a symlink: " + e);
+      assertArrayEquals(new byte[4096], TransportTestSupport.bytesOf(dst, 0, 4096), "bytes of the linked file arrived");
+      c.close();
+    }
+  }
+
+  @Test
+  void fileOutsideTheArenaIsRefused() throws Exception {
+    Path other = privateFileElsewhere();
+    try (ScriptedServer server = serverOffering(new ShmArena.Location(other.toString(), 0, FILE_BYTES, 0))) {
+      Connection c = connect(server);
+      Throwable e = TransportTestSupport.failureOf(c.read(descriptor(FILE_BYTES), 0, dst, 0, 4096));
+      assertInstanceOf(ProtocolException.class, e, () -> "READ of a file outside the peer's arena: " + e);
+      assertArrayEquals(new byte[4096], TransportTestSupport.bytesOf(dst, 0, 4096), "bytes of the outside file arrived");
+      c.close();
+    }
+  }
+
+  @Test
+  void arenaOpenToOtherUsersIsNotUsed() throws Exception {
+    Files.setPosixFilePermissions(arena, PosixFilePermissions.fromString("rwxr-xr-x"));
+    String file = arena.resolve("region-0").toString();
+    try (ScriptedServer server = serverOffering(new ShmArena.Location(file, 0, FILE_BYTES, 0))) {
+      Throwable e = TransportTestSupport.failureOf(client.connect(server.address()));
+      assertInstanceOf(TransportUnavailableException.class, e, () -> "connect to a peer whose arena is 0755: " + e);
+    }
+  }
+
+  @Test
+  void arenaOfAnotherUserIsNotUsed() throws Exception {
+    assumeTrue("root".equals(System.getProperty("user.name")), "only root can give the arena to another user");
+    Files.setAttribute(arena, "unix:uid", 65534);
+    String file = arena.resolve("region-0").toString();
+    try (ScriptedServer server = serverOffering(new ShmArena.Location(file, 0, FILE_BYTES, 0))) {
+      Throwable e = TransportTestSupport.failureOf(client.connect(server.address()));
+      assertInstanceOf(TransportUnavailableException.class, e, () -> "connect to a peer whose arena is another user's: " + e);
     }
   }
 
