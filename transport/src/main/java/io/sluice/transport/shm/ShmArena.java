@@ -6,6 +6,7 @@ import io.sluice.transport.region.DirectMemory;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
@@ -49,6 +50,8 @@ public final class ShmArena implements AutoCloseable {
   /** Locked by the owner for the arena's life. */
   public static final String OWNER_FILE = "owner";
   static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+  /** Read-only zeros that reserve a region's pages; each writer takes its own duplicate. */
+  private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(1 << 20).asReadOnlyBuffer();
   private static final Pattern FOLDER = Pattern.compile("sluice-(\\d+)-[0-9a-f]+");
 
   /** An allocated region's file and mapping. */
@@ -97,7 +100,7 @@ public final class ShmArena implements AutoCloseable {
       lockFile = createFile(building.resolve(OWNER_FILE));
       FileLock lock = lockFile.lock();
       try (FileChannel ch = createFile(building.resolve(TOKEN_FILE))) {
-        ch.write(java.nio.ByteBuffer.wrap(token));
+        ch.write(ByteBuffer.wrap(token));
       }
       try (FileChannel ch = createFile(building.resolve(SLOTS_FILE))) {
         slots = ch.map(FileChannel.MapMode.READ_WRITE, 0, (long) SLOTS * 8);
@@ -128,16 +131,24 @@ public final class ShmArena implements AutoCloseable {
     return dir;
   }
 
-  /** Creates a zeroed file of {@code length} bytes and maps it read-write. */
+  /**
+   * Creates a zeroed file of {@code length} bytes and maps it read-write. Every page is written
+   * here, so the file system has given them all (a sparse file would only fail on first touch,
+   * when a full tmpfs turns the write into a fault far from here); it costs one pass of zeros.
+   *
+   * @throws IOException when the folder cannot hold the region (nothing is left behind)
+   */
   public Allocation allocate(int length) throws IOException {
     Path file;
     synchronized (this) {
       file = dir.resolve("region-" + (nextFile++));
     }
     try (FileChannel ch = createFile(file)) {
-      ch.truncate(length);
-      if (ch.size() < length) {
-        ch.write(java.nio.ByteBuffer.allocate(1), length - 1L);
+      long at = 0;
+      while (at < length) {
+        ByteBuffer zeros = ZEROS.duplicate();
+        zeros.limit((int) Math.min(zeros.capacity(), length - at));
+        at += ch.write(zeros, at);
       }
       return new Allocation(file, ch.map(FileChannel.MapMode.READ_WRITE, 0, length));
     } catch (IOException e) {

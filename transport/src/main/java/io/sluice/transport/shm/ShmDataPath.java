@@ -52,7 +52,9 @@ final class ShmDataPath implements DataPath {
     try {
       a = arena.allocate(length);
     } catch (IOException e) {
-      throw new TransportException("cannot allocate " + length + " bytes of shared memory: " + e.getMessage(), e);
+      LOG.warn("No room for {} bytes in shm arena {} ({}): the region lives in direct memory and peers"
+          + " READ it over the carrier", length, arena.directory(), e.getMessage());
+      return new Published(allocateDirect(length), null, () -> { }, () -> { });
     }
     int slot;
     try {
@@ -79,6 +81,14 @@ final class ShmDataPath implements DataPath {
   @Override
   public Optional<PeerPath> attach(CarrierConnection connection, long timeoutNanos) throws TransportException {
     return ShmPeer.attach(connection, timeoutNanos).map(PeerPath.class::cast);
+  }
+
+  private static ByteBuffer allocateDirect(int length) throws TransportException {
+    try {
+      return ByteBuffer.allocateDirect(length);
+    } catch (OutOfMemoryError e) {
+      throw new TransportException("cannot allocate " + length + " bytes of direct memory: " + e.getMessage(), e);
+    }
   }
 
   private static void deleteQuietly(Path file) {
