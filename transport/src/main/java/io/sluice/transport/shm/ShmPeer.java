@@ -105,14 +105,29 @@ public final class ShmPeer implements PeerPath {
         open(key, mine);
       }
     }
+    CompletableFuture<Optional<ShmMapping>> entry = m;
     if (m.isDone() && !m.isCompletedExceptionally()) {
-      return readThrough(m.join(), r);
+      return readThrough(entry, m.join(), r);
     }
-    return m.thenCompose(mapping -> readThrough(mapping, r));
+    return m.thenCompose(mapping -> readThrough(entry, mapping, r));
   }
 
-  private CompletableFuture<Void> readThrough(Optional<ShmMapping> mapping, ReadRequest r) {
-    return mapping.isPresent() ? copy(mapping.get(), r) : connection.readOverCarrier(List.of(r)).get(0);
+  /**
+   * Copies from the mapping, or READs over the carrier; a failed carrier READ forgets the key
+   * (its region is most likely gone), so keys of freed file regions do not pile up here.
+   */
+  private CompletableFuture<Void> readThrough(CompletableFuture<Optional<ShmMapping>> entry,
+      Optional<ShmMapping> mapping, ReadRequest r) {
+    if (mapping.isPresent()) {
+      return copy(mapping.get(), r);
+    }
+    CompletableFuture<Void> read = connection.readOverCarrier(List.of(r)).get(0);
+    read.whenComplete((x, e) -> {
+      if (e != null) {
+        mappings.remove(r.remote().key(), entry);
+      }
+    });
+    return read;
   }
 
   /**
