@@ -5,14 +5,16 @@ import java.io.PrintStream;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import picocli.CommandLine;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 
 /**
- * The command line and the life of every benchmark program in {@code perf/}: options are declared
- * with picocli annotations on a small class of fields (the ones several commands share come from
- * {@link CommonOptions}), {@link #parse} fills it, and {@link #main}
- * turns the outcome into the process's exit status. {@code --help} prints the options picocli
- * knows from the annotations, so the help text and the parser cannot disagree.
+ * The command line and the life of every benchmark program in {@code perf/}: a command names itself
+ * in a {@link Command}, declares its own options with picocli {@code @Option} annotations on a small
+ * class of fields, {@link #parse} fills it, and {@link #main} turns the outcome into the process's
+ * exit status. Every command gets {@code -h/--help} and {@code --quick} from here, and its options
+ * are listed in the order they are declared. {@code --help} prints the options picocli knows from
+ * the annotations, so the help text and the parser cannot disagree.
  *
  * <p>Exit status: 0 after {@code --help} or a run that succeeded, 2 for a bad command line (the
  * message names the option), 1 when the run failed, or what the program returned. The process
@@ -20,13 +22,34 @@ import picocli.CommandLine.Option;
  * benchmark never hangs. Stateless and thread safe.
  */
 public final class Cli {
+  private static final String QUICK = "--quick";
+
   private Cli() {}
 
-  /** The {@code --help} option; add it to a command with {@code @Mixin Cli.Help help;}. */
-  public static final class Help {
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show the options and exit.")
-    boolean requested;
+  /**
+   * What {@code --help} says about a command besides its options.
+   *
+   * @param name the command's name in the usage line
+   * @param description what the command measures
+   * @param quick what its {@code --quick} smoke run does; a smoke run proves the harness works and
+   *     says nothing about speed
+   */
+  public record Command(String name, String description, String quick) {
+    public Command {
+      for (String[] text : new String[][] {{"name", name}, {"description", description}, {"quick", quick}}) {
+        if (text[1] == null || text[1].isBlank()) {
+          throw new IllegalArgumentException("the " + text[0] + " of a command is missing");
+        }
+      }
+    }
   }
+
+  /**
+   * A command line that was read: the command's own options and whether {@code --quick} was given.
+   * The command applies its defaults and validation, which it knows; an option not given keeps the
+   * value its field started with.
+   */
+  public record Parsed<T>(T options, boolean quick) {}
 
   /** The command line asked for the usage text, which this carries. */
   public static final class HelpRequested extends RuntimeException {
@@ -55,32 +78,35 @@ public final class Cli {
   }
 
   /**
-   * Fills {@code flags}, an instance of a picocli {@code @Command} class, from {@code args}.
+   * Fills {@code options}, an instance of a class of picocli {@code @Option} fields, from {@code args}.
    *
    * @throws IllegalArgumentException for an unknown option, a missing or unreadable value: the
    *     message names the option and ends with the usage text
    * @throws HelpRequested when {@code --help} was given
    */
-  public static <T> T parse(T flags, String... args) {
-    CommandLine line = commandLine(flags);
+  public static <T> Parsed<T> parse(Command command, T options, String... args) {
+    CommandLine line = new CommandLine(spec(command, options));
+    CommandLine.ParseResult result;
     try {
-      line.parseArgs(args);
+      result = line.parseArgs(args);
     } catch (CommandLine.ParameterException e) {
       throw new IllegalArgumentException(e.getMessage() + "\n" + line.getUsageMessage(), e);
     }
     if (line.isUsageHelpRequested()) {
       throw new HelpRequested(line.getUsageMessage());
     }
-    return flags;
+    return new Parsed<>(options, result.hasMatchedOption(QUICK));
   }
 
-  /** The usage text of a picocli {@code @Command} class's instance. */
-  public static String usage(Object flags) {
-    return commandLine(flags).getUsageMessage();
-  }
-
-  private static CommandLine commandLine(Object flags) {
-    return CommonOptions.describe(new CommandLine(flags));
+  /** {@code -h/--help} and {@code --quick} first, then the command's own options in declaration order. */
+  private static CommandSpec spec(Command command, Object options) {
+    CommandSpec spec = CommandSpec.create().name(command.name());
+    spec.usageMessage().description(command.description()).sortOptions(false);
+    spec.addOption(OptionSpec.builder("-h", "--help").usageHelp(true)
+        .description("Show the options and exit.").build());
+    spec.addOption(OptionSpec.builder(QUICK).type(boolean.class).description(command.quick()).build());
+    spec.addMixin("options", CommandSpec.forAnnotatedObject(options));
+    return spec;
   }
 
   /**

@@ -1,13 +1,10 @@
 package io.sluice.perf.flight;
 
 import io.sluice.perf.bench.Cli;
-import io.sluice.perf.bench.CommonOptions;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -39,30 +36,28 @@ public record FlightBenchOptions(long tableBytes, int batchRows, int rounds, Lis
   /** Smoke runs write beside the build output, so they never replace a real run's results. */
   static final Path QUICK_OUT = Path.of("perf", "target", "flight-quick.json");
 
-  /** The command line; {@link #parse} turns it into options. */
-  @Command(name = "flight-bench", sortOptions = false,
-      description = "DoGet and DoPut of one table between two JVMs on loopback: the Flight data plane over tcp"
-          + " and shm beside flight-core's plain gRPC Flight, in interleaved rounds.")
-  static final class Flags {
-    @Mixin
-    CommonOptions.HelpAndQuick common = new CommonOptions.HelpAndQuick(
-        "Smoke run: " + QUICK_SIZE_MB + " MiB, one round, no warm-up (the figures are meaningless).");
+  static final Cli.Command COMMAND = new Cli.Command("flight-bench",
+      "DoGet and DoPut of one table between two JVMs on loopback: the Flight data plane over tcp"
+          + " and shm beside flight-core's plain gRPC Flight, in interleaved rounds.",
+      "Smoke run: " + QUICK_SIZE_MB + " MiB, one round, no warm-up (the figures are meaningless).");
 
+  /** The command's own options; {@link #parse} turns them into options. */
+  static final class Flags {
     @Option(names = "--size-mb", paramLabel = "N",
         description = "Body bytes of the served table in MiB (default " + DEFAULT_SIZE_MB + ").")
     Long sizeMb;
 
-    @Mixin
-    CommonOptions.Rounds rounds =
-        new CommonOptions.Rounds("Measured rounds after one warm-up round (default " + DEFAULT_ROUNDS + ").");
+    @Option(names = "--rounds", paramLabel = "N",
+        description = "Measured rounds after one warm-up round (default " + DEFAULT_ROUNDS + ").")
+    Integer rounds;
 
     @Option(names = "--operations", split = ",", paramLabel = "LIST",
         description = "get, put or get,put (default both).")
     List<String> operations = OPERATIONS;
 
-    @Mixin
-    CommonOptions.Out out = new CommonOptions.Out("Results file (default perf/results/flight.json, with --quick"
-        + " perf/target/flight-quick.json).");
+    @Option(names = "--out", paramLabel = "FILE", description = "Results file (default perf/results/flight.json,"
+        + " with --quick perf/target/flight-quick.json).")
+    Path out;
   }
 
   public FlightBenchOptions {
@@ -93,17 +88,18 @@ public record FlightBenchOptions(long tableBytes, int batchRows, int rounds, Lis
    * @throws Cli.HelpRequested for {@code --help}
    */
   public static FlightBenchOptions parse(String... args) {
-    Flags f = Cli.parse(new Flags(), args);
+    Cli.Parsed<Flags> line = Cli.parse(COMMAND, new Flags(), args);
+    Flags f = line.options();
+    boolean quick = line.quick();
     Optional<Long> sizeMb = Optional.ofNullable(f.sizeMb).map(v -> positive(v, "--size-mb"));
-    boolean quick = f.common.quick();
-    int rounds = Math.toIntExact(positive(f.rounds.orElse(quick ? 1 : DEFAULT_ROUNDS), "--rounds"));
+    int rounds = Math.toIntExact(positive(f.rounds != null ? f.rounds : quick ? 1 : DEFAULT_ROUNDS, "--rounds"));
     List<String> operations = operations(f.operations);
     if (quick) {
       return new FlightBenchOptions(sizeMb.orElse(QUICK_SIZE_MB) * MIB, BATCH_ROWS, rounds, operations, false,
-          f.out.orElse(QUICK_OUT), true);
+          f.out != null ? f.out : QUICK_OUT, true);
     }
     return new FlightBenchOptions(sizeMb.orElse(DEFAULT_SIZE_MB) * MIB, BATCH_ROWS, rounds, operations, true,
-        f.out.orElse(DEFAULT_OUT), false);
+        f.out != null ? f.out : DEFAULT_OUT, false);
   }
 
   private static List<String> operations(List<String> given) {

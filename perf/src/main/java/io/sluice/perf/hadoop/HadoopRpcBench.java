@@ -4,7 +4,6 @@ import io.sluice.hadoop.rpc.SluiceRpcEngine;
 import io.sluice.hadoop.rpc.SluiceRpcServer;
 import io.sluice.perf.bench.ByteSize;
 import io.sluice.perf.bench.Cli;
-import io.sluice.perf.bench.CommonOptions;
 import io.sluice.perf.bench.Measurement;
 import io.sluice.perf.bench.Median;
 import io.sluice.perf.bench.ResultTable;
@@ -28,8 +27,6 @@ import org.apache.hadoop.ipc.TestRpcBase.TestRpcService;
 import org.apache.hadoop.ipc.protobuf.TestRpcServiceProtos.TestProtobufRpcProto;
 import org.apache.hadoop.net.NetUtils;
 import org.apache.hadoop.security.UserGroupInformation;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -175,17 +172,15 @@ public final class HadoopRpcBench {
   record BenchArgs(Path out, int rounds, long warmupMillis, long measureMillis, String provider, boolean reference,
       int referenceSeconds, int[] threads, int[] sizes, long jitWarmupMillis) {
 
-    /** The command line; {@link #parse} turns it into options. */
-    @Command(name = "hadoop-rpc-bench", sortOptions = false,
-        description = "Echo calls over the Sluice RpcEngine beside Hadoop's stock protobuf engine, the workload of"
-            + " Hadoop's RPCCallBenchmark, plus RPCCallBenchmark itself for the stock engine.")
-    static final class Flags {
-      @Mixin
-      CommonOptions.HelpAndQuick common = new CommonOptions.HelpAndQuick(
-          "Smoke run: one short round, no JIT warm-up, no RPCCallBenchmark (the figures are meaningless).");
+    static final Cli.Command COMMAND = new Cli.Command("hadoop-rpc-bench",
+        "Echo calls over the Sluice RpcEngine beside Hadoop's stock protobuf engine, the workload of"
+            + " Hadoop's RPCCallBenchmark, plus RPCCallBenchmark itself for the stock engine.",
+        "Smoke run: one short round, no JIT warm-up, no RPCCallBenchmark (the figures are meaningless).");
 
-      @Mixin
-      CommonOptions.Rounds rounds = new CommonOptions.Rounds("Measured rounds (default 3).");
+    /** The command's own options; {@link #parse} turns them into options. */
+    static final class Flags {
+      @Option(names = "--rounds", paramLabel = "N", description = "Measured rounds (default 3).")
+      int rounds = 3;
 
       @Option(names = "--provider", paramLabel = "NAME",
           description = "The Sluice engine's transport provider: tcp, shm, auto or verbs (default tcp).")
@@ -201,24 +196,24 @@ public final class HadoopRpcBench {
       @Option(names = "--no-reference", description = "Skip Hadoop's RPCCallBenchmark.")
       boolean noReference;
 
-      @Mixin
-      CommonOptions.Out out = new CommonOptions.Out("Results file (default perf/results/hadoop-rpc.json, with"
-          + " --quick perf/target/hadoop-rpc-quick.json).");
+      @Option(names = "--out", paramLabel = "FILE", description = "Results file (default"
+          + " perf/results/hadoop-rpc.json, with --quick perf/target/hadoop-rpc-quick.json).")
+      Path out;
     }
 
     static BenchArgs parse(String[] args) {
-      Flags f = Cli.parse(new Flags(), args);
-      int rounds = f.rounds.orElse(3);
-      if (rounds < 1) {
-        throw new IllegalArgumentException("--rounds must be at least 1, got " + rounds);
+      Cli.Parsed<Flags> line = Cli.parse(COMMAND, new Flags(), args);
+      Flags f = line.options();
+      if (f.rounds < 1) {
+        throw new IllegalArgumentException("--rounds must be at least 1, got " + f.rounds);
       }
       nonNegative(f.threads, "--threads");
       nonNegative(f.sizes, "--sizes");
-      if (f.common.quick()) {
-        return new BenchArgs(f.out.orElse(Path.of("perf/target/hadoop-rpc-quick.json")), 1, 100, 300,
+      if (line.quick()) {
+        return new BenchArgs(f.out != null ? f.out : Path.of("perf/target/hadoop-rpc-quick.json"), 1, 100, 300,
             f.provider, false, 1, f.threads, f.sizes, 0);
       }
-      return new BenchArgs(f.out.orElse(Path.of("perf/results/hadoop-rpc.json")), rounds, 700, 2_500,
+      return new BenchArgs(f.out != null ? f.out : Path.of("perf/results/hadoop-rpc.json"), f.rounds, 700, 2_500,
           f.provider, !f.noReference, 5, f.threads, f.sizes, 2_000);
     }
 

@@ -1,7 +1,6 @@
 package io.sluice.perf.spark;
 
 import io.sluice.perf.bench.Cli;
-import io.sluice.perf.bench.CommonOptions;
 import io.sluice.perf.bench.Measurement;
 import io.sluice.perf.bench.Median;
 import io.sluice.perf.bench.ResultTable;
@@ -17,8 +16,6 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
 import org.apache.spark.shuffle.rdma.ShuffleReadTotals;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -35,22 +32,21 @@ public final class SparkShuffleBench {
   private SparkShuffleBench() {}
 
   private record Options(long sizeMb, int rounds, Path out, String master, String jar) {
-    /** The command line; {@link #parse} turns it into options. */
-    @Command(name = "spark-shuffle-bench", sortOptions = false,
-        description = "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager, alternately.")
-    static final class Flags {
-      @Mixin
-      CommonOptions.HelpAndQuick common = new CommonOptions.HelpAndQuick("Smoke run: 8 MB per job, one round;"
-          + " writes perf/target/spark-shuffle-quick.json unless --out says otherwise (the figures are meaningless).");
+    static final Cli.Command COMMAND = new Cli.Command("spark-shuffle-bench",
+        "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager, alternately.",
+        "Smoke run: 8 MB per job, one round; writes perf/target/spark-shuffle-quick.json unless --out says"
+            + " otherwise (the figures are meaningless).");
 
+    /** The command's own options; {@link #parse} turns them into options. */
+    static final class Flags {
       @Option(names = "--size-mb", paramLabel = "N", description = "MiB of rows per job (default 128; 8 with --quick).")
       Long sizeMb;
 
-      @Mixin
-      CommonOptions.Rounds rounds = new CommonOptions.Rounds("Rounds per manager (default 3; 1 with --quick).");
+      @Option(names = "--rounds", paramLabel = "N", description = "Rounds per manager (default 3; 1 with --quick).")
+      Integer rounds;
 
-      @Mixin
-      CommonOptions.Out out = new CommonOptions.Out("Results file (default perf/results/spark-shuffle.json).");
+      @Option(names = "--out", paramLabel = "FILE", description = "Results file (default perf/results/spark-shuffle.json).")
+      Path out;
 
       @Option(names = "--master", paramLabel = "URL", description = "Spark master (default local-cluster[2,1,1024]).")
       String master = "local-cluster[2,1,1024]";
@@ -61,11 +57,13 @@ public final class SparkShuffleBench {
     }
 
     static Options parse(String[] args) {
-      Flags f = Cli.parse(new Flags(), args);
-      boolean quick = f.common.quick();
+      Cli.Parsed<Flags> line = Cli.parse(COMMAND, new Flags(), args);
+      Flags f = line.options();
+      boolean quick = line.quick();
       long sizeMb = f.sizeMb != null ? f.sizeMb : quick ? 8 : 128;
-      int rounds = f.rounds.orElse(quick ? 1 : 3);
-      Path out = f.out.orElse(Path.of(quick ? "perf/target/spark-shuffle-quick.json" : "perf/results/spark-shuffle.json"));
+      int rounds = f.rounds != null ? f.rounds : quick ? 1 : 3;
+      Path out = f.out != null ? f.out
+          : Path.of(quick ? "perf/target/spark-shuffle-quick.json" : "perf/results/spark-shuffle.json");
       if (sizeMb <= 0 || rounds <= 0) {
         throw new IllegalArgumentException("--size-mb and --rounds must be positive");
       }

@@ -1,7 +1,6 @@
 package io.sluice.perf.terasort;
 
 import io.sluice.perf.bench.Cli;
-import io.sluice.perf.bench.CommonOptions;
 import io.sluice.perf.bench.FileTrees;
 import io.sluice.perf.bench.Measurement;
 import io.sluice.perf.bench.Median;
@@ -25,8 +24,6 @@ import java.util.concurrent.TimeoutException;
 import java.util.stream.IntStream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import scala.Tuple2;
 
@@ -60,16 +57,13 @@ public final class TeraSort {
       return sizeMb * 1_000_000L / TeraRecords.RECORD_BYTES;
     }
 
-    /** The command line; {@link #parse} turns it into options. */
-    @Command(name = "TeraSort", sortOptions = false,
-        description = "Generate, sort and validate 100-byte records under Spark's sort shuffle and"
-            + " RdmaShuffleManager.")
-    static final class Flags {
-      @Mixin
-      CommonOptions.HelpAndQuick common = new CommonOptions.HelpAndQuick(
-          "Smoke run: 20 MB, results to perf/target/terasort-quick.json unless --out says otherwise (the figures"
-              + " are meaningless).");
+    static final Cli.Command COMMAND = new Cli.Command("TeraSort",
+        "Generate, sort and validate 100-byte records under Spark's sort shuffle and RdmaShuffleManager.",
+        "Smoke run: 20 MB, results to perf/target/terasort-quick.json unless --out says otherwise (the figures"
+            + " are meaningless).");
 
+    /** The command's own options; {@link #parse} turns them into options. */
+    static final class Flags {
       @Option(names = "--size-mb", paramLabel = "N",
           description = "Input size in 10^6 bytes (default 256; 20 with --quick).")
       Long sizeMb;
@@ -82,8 +76,8 @@ public final class TeraSort {
           description = "Reduce partitions (default: one per 64 MB, at least 2 per executor).")
       int reducers;
 
-      @Mixin
-      CommonOptions.Rounds rounds = new CommonOptions.Rounds("Rounds per manager (default 1).");
+      @Option(names = "--rounds", paramLabel = "N", description = "Rounds per manager (default 1).")
+      int rounds = 1;
 
       @Option(names = "--executors", paramLabel = "N", description = "Executors to wait for (default 2).")
       int executors = 2;
@@ -92,8 +86,8 @@ public final class TeraSort {
           description = "Data folder shared by the driver and every executor (default /tmp/sluice-terasort).")
       Path dir = Path.of("/tmp/sluice-terasort");
 
-      @Mixin
-      CommonOptions.Out out = new CommonOptions.Out("Results file (default perf/results/terasort.json).");
+      @Option(names = "--out", paramLabel = "FILE", description = "Results file (default perf/results/terasort.json).")
+      Path out;
 
       @Option(names = "--managers", split = ",", paramLabel = "LIST", description = "sort, rdma or both (default sort,rdma).")
       List<String> managers = List.of(SORT, RDMA);
@@ -104,12 +98,12 @@ public final class TeraSort {
     }
 
     static Options parse(String[] args) {
-      Flags f = Cli.parse(new Flags(), args);
-      boolean quick = f.common.quick();
+      Cli.Parsed<Flags> line = Cli.parse(COMMAND, new Flags(), args);
+      Flags f = line.options();
+      boolean quick = line.quick();
       long sizeMb = f.sizeMb != null ? f.sizeMb : quick ? 20 : 256;
-      int rounds = f.rounds.orElse(1);
-      Path out = f.out.orElse(Path.of(quick ? "perf/target/terasort-quick.json" : "perf/results/terasort.json"));
-      if (sizeMb <= 0 || rounds <= 0 || f.executors <= 0 || f.maps < 0 || f.reducers < 0) {
+      Path out = f.out != null ? f.out : Path.of(quick ? "perf/target/terasort-quick.json" : "perf/results/terasort.json");
+      if (sizeMb <= 0 || f.rounds <= 0 || f.executors <= 0 || f.maps < 0 || f.reducers < 0) {
         throw new IllegalArgumentException("--size-mb, --rounds and --executors must be positive");
       }
       List<String> managers = f.managers.stream().map(String::trim).toList();
@@ -119,7 +113,7 @@ public final class TeraSort {
         }
       }
       int parts = (int) Math.max(2L * f.executors, (sizeMb + 63) / 64);
-      return new Options(sizeMb, f.maps > 0 ? f.maps : parts, f.reducers > 0 ? f.reducers : parts, rounds,
+      return new Options(sizeMb, f.maps > 0 ? f.maps : parts, f.reducers > 0 ? f.reducers : parts, f.rounds,
           f.executors, f.dir, out, managers, f.check);
     }
   }

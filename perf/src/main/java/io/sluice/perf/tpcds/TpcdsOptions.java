@@ -1,13 +1,10 @@
 package io.sluice.perf.tpcds;
 
 import io.sluice.perf.bench.Cli;
-import io.sluice.perf.bench.CommonOptions;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -38,16 +35,14 @@ public record TpcdsOptions(double scale, String queries, String master, double b
     sparkConf = List.copyOf(sparkConf);
   }
 
-  /** The command line; {@link #parse} turns it into options. */
-  @Command(name = "tpcds", sortOptions = false,
-      description = "TPC-DS under Spark's sort shuffle and RdmaShuffleManager: two driver applications, the"
-          + " queries alternating between them, results compared.")
-  static final class Flags {
-    @Mixin
-    CommonOptions.HelpAndQuick common = new CommonOptions.HelpAndQuick(
-        "Smoke run: q3, q7, q19, q42 and q52 at scale factor 0.01, results under perf/target/ (the figures are"
-            + " meaningless).");
+  static final Cli.Command COMMAND = new Cli.Command("tpcds",
+      "TPC-DS under Spark's sort shuffle and RdmaShuffleManager: two driver applications, the"
+          + " queries alternating between them, results compared.",
+      "Smoke run: q3, q7, q19, q42 and q52 at scale factor 0.01, results under perf/target/ (the figures are"
+          + " meaningless).");
 
+  /** The command's own options; {@link #parse} turns them into options. */
+  static final class Flags {
     @Option(names = "--sf", paramLabel = "S", description = "Scale factor (default 0.1; 0.01 with --quick).")
     Double scale;
 
@@ -83,9 +78,9 @@ public record TpcdsOptions(double scale, String queries, String master, double b
     @Option(names = "--work-dir", paramLabel = "DIR", description = "Logs and result rows (default perf/target/tpcds).")
     Path workDir = Path.of("perf/target/tpcds");
 
-    @Mixin
-    CommonOptions.Out out =
-        new CommonOptions.Out("Results (default perf/results/tpcds.json; with --quick perf/target/tpcds-quick.json).");
+    @Option(names = "--out", paramLabel = "FILE",
+        description = "Results (default perf/results/tpcds.json; with --quick perf/target/tpcds-quick.json).")
+    Path out;
 
     @Option(names = "--markdown", paramLabel = "FILE",
         description = "Per-query table (default perf/results/tpcds.md; with --quick perf/target/tpcds-quick.md).")
@@ -109,15 +104,16 @@ public record TpcdsOptions(double scale, String queries, String master, double b
    * @throws Cli.HelpRequested for {@code --help}
    */
   public static TpcdsOptions parse(String[] args, Map<String, String> env, String defaultJar) {
-    Flags f = Cli.parse(new Flags(), args);
+    Cli.Parsed<Flags> line = Cli.parse(COMMAND, new Flags(), args);
+    Flags f = line.options();
     String master = f.master != null ? f.master : env.getOrDefault("SLUICE_SPARK_MASTER", "");
     if (master.isBlank()) {
       master = "local-cluster[2,1,1024]";
     }
-    boolean quick = f.common.quick();
+    boolean quick = line.quick();
     double scale = f.scale != null ? f.scale : quick ? 0.01 : 0.1;
     String queries = f.queries != null ? f.queries : quick ? QUICK_QUERIES : "all";
-    Path out = f.out.orElse(Path.of(quick ? "perf/target/tpcds-quick.json" : "perf/results/tpcds.json"));
+    Path out = f.out != null ? f.out : Path.of(quick ? "perf/target/tpcds-quick.json" : "perf/results/tpcds.json");
     Path markdown = f.markdown != null ? f.markdown
         : Path.of(quick ? "perf/target/tpcds-quick.md" : "perf/results/tpcds.md");
     Path dataRoot = f.dataRoot != null ? f.dataRoot : TpcdsCache.defaultRoot();

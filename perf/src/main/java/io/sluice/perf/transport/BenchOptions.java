@@ -1,13 +1,10 @@
 package io.sluice.perf.transport;
 
 import io.sluice.perf.bench.Cli;
-import io.sluice.perf.bench.CommonOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -45,22 +42,21 @@ public record BenchOptions(
   /** Smoke runs write beside the build output, so they never replace a real run's results. */
   static final Path QUICK_OUT = Path.of("perf", "target", "transport-quick.json");
 
-  /** The command line; {@link #parse} turns it into options. */
-  @Command(name = "transport-bench", sortOptions = false,
-      description = "READ throughput and latency of the transport's providers between two JVMs on loopback,"
-          + " beside a plain socket stream and a memcpy measured in the same run.")
-  static final class Flags {
-    @Mixin
-    CommonOptions.HelpAndQuick common = new CommonOptions.HelpAndQuick("Tiny smoke run; the figures are meaningless.");
+  static final Cli.Command COMMAND = new Cli.Command("transport-bench",
+      "READ throughput and latency of the transport's providers between two JVMs on loopback,"
+          + " beside a plain socket stream and a memcpy measured in the same run.",
+      "Tiny smoke run; the figures are meaningless.");
 
+  /** The command's own options; {@link #parse} turns them into options. */
+  static final class Flags {
     @Option(names = "--providers", split = ",", paramLabel = "LIST",
         description = "Comma-separated subset of tcp,tcp-aes,shm (default all; tcp-aes: tcp with"
             + " sluice.transport.encryption=true).")
     List<String> providers = KNOWN_PROVIDERS;
 
-    @Mixin
-    CommonOptions.Out out = new CommonOptions.Out("Results file (default perf/results/transport.json, with --quick"
-        + " perf/target/transport-quick.json).");
+    @Option(names = "--out", paramLabel = "FILE", description = "Results file (default"
+        + " perf/results/transport.json, with --quick perf/target/transport-quick.json).")
+    Path out;
   }
 
   public BenchOptions {
@@ -98,16 +94,18 @@ public record BenchOptions(
    * @throws Cli.HelpRequested for {@code --help}
    */
   public static BenchOptions parse(String... args) {
-    Flags f = Cli.parse(new Flags(), args);
+    Cli.Parsed<Flags> line = Cli.parse(COMMAND, new Flags(), args);
+    Flags f = line.options();
     List<String> providers = checkProviders(f.providers);
     List<Integer> blocks = List.of(64 << 10, 1 << 20, 8 << 20);
     List<Integer> depths = List.of(1, 8);
-    if (f.common.quick()) {
+    if (line.quick()) {
       return new BenchOptions(providers, blocks, depths, 4 << 10, 16 << 20, 1,
-          Duration.ofMillis(20), Duration.ofMillis(60), 2_000, f.out.orElse(QUICK_OUT), true);
+          Duration.ofMillis(20), Duration.ofMillis(60), 2_000, f.out != null ? f.out : QUICK_OUT, true);
     }
     return new BenchOptions(providers, blocks, depths, 4 << 10, 64 << 20, 3,
-        Duration.ofMillis(200), Duration.ofMillis(700), 100_000, f.out.orElse(DEFAULT_OUT), false);
+        Duration.ofMillis(200), Duration.ofMillis(700), 100_000, f.out != null ? f.out : DEFAULT_OUT,
+        false);
   }
 
   private static List<String> checkProviders(List<String> given) {

@@ -14,6 +14,7 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -86,6 +87,12 @@ public final class Carrier implements AutoCloseable {
    */
   public Carrier(Settings settings, long nodeId, MessageHandler handler, ControlServices services,
       Optional<ReadService> reads) throws TransportException {
+    this(settings, nodeId, handler, services, reads, SelectorProvider.provider());
+  }
+
+  /** As the public constructor, with the selector loops' selectors opened by {@code selectors}. */
+  Carrier(Settings settings, long nodeId, MessageHandler handler, ControlServices services,
+      Optional<ReadService> reads, SelectorProvider selectors) throws TransportException {
     this.settings = settings;
     this.nodeId = nodeId;
     this.handler = handler;
@@ -109,7 +116,7 @@ public final class Carrier implements AutoCloseable {
     this.loops = new IoLoop[settings.ioThreads()];
     try {
       for (int i = 0; i < loops.length; i++) {
-        loops[i] = new IoLoop("sluice-io-" + tag + "-" + (i + 1));
+        loops[i] = new IoLoop("sluice-io-" + tag + "-" + (i + 1), selectors.openSelector());
       }
     } catch (IOException e) {
       for (IoLoop l : loops) {
@@ -192,6 +199,11 @@ public final class Carrier implements AutoCloseable {
   public <T> CompletableFuture<T> connect(NodeAddress peer, Upgrade<T> upgrade) {
     if (closing) {
       return CompletableFuture.failedFuture(new PeerClosedException("transport is closed"));
+    }
+    Optional<TransportUnavailableException> dead = deadLoop();
+    if (dead.isPresent()) {
+      return CompletableFuture.failedFuture(new TransportUnavailableException(
+          "transport takes no new connections: " + dead.get().getMessage(), dead.get()));
     }
     CompletableFuture<T> result = new CompletableFuture<>();
     try {
@@ -281,6 +293,12 @@ public final class Carrier implements AutoCloseable {
         closeQuietly(s);
         continue;
       }
+      Optional<TransportUnavailableException> dead = deadLoop();
+      if (dead.isPresent()) {
+        LOG.debug("Refusing connection from {}: {}", remote, dead.get().getMessage());
+        closeQuietly(s);
+        continue;
+      }
       IoLoop loop = nextLoop();
       ServerSession session = new ServerSession(this, s, loop, remote);
       Admission.Decision<ServerSession> d = admission.admit(session, remote.getAddress());
@@ -299,6 +317,21 @@ public final class Carrier implements AutoCloseable {
       }
       loop.register(s, session.socket());
     }
+  }
+
+  /**
+   * Why a selector thread of this transport died, if one did (it logged that, and closed its
+   * connections): the transport then takes no new connections rather than hand some of them to
+   * a thread that would never serve them.
+   */
+  private Optional<TransportUnavailableException> deadLoop() {
+    for (IoLoop l : loops) {
+      Optional<TransportUnavailableException> d = l.death();
+      if (d.isPresent()) {
+        return d;
+      }
+    }
+    return Optional.empty();
   }
 
   /** The selector loop for a new connection, in turn. */

@@ -41,6 +41,12 @@ public final class CarrierConnection implements Connection {
   private record Pending(CompletableFuture<Object> future, long deadline, RegisteredRegion dest,
       long destOffset, int length) {}
 
+  /**
+   * What a correlation id whose deadline passed still expects from the peer: a late answer is
+   * read, checked and dropped, never taken for a forgery; READs keep their length.
+   */
+  private record Abandoned(int length, boolean read) {}
+
   /** A request waiting for credit. */
   private record Queued(long corr, ByteBuffer message) {}
 
@@ -56,6 +62,8 @@ public final class CarrierConnection implements Connection {
   private final long peerNode;
   private final AtomicLong nextCorr = new AtomicLong(1);
   private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
+  /** Sent and timed out here, not yet answered by the peer; emptied when the connection closes. */
+  private final Map<Long, Abandoned> abandoned = new ConcurrentHashMap<>();
   private final ArrayDeque<Queued> waitingForCredit = new ArrayDeque<>();
   /** Requests written to the socket and not yet answered: each holds one credit. */
   private final java.util.Set<Long> requestsOnWire = ConcurrentHashMap.newKeySet();
@@ -241,7 +249,8 @@ public final class CarrierConnection implements Connection {
     }
     Pending p = pending.remove(h.correlationId());
     if (p == null) {
-      return SessionSocket.DISCARD; // its deadline passed; drop the bytes
+      abandoned.remove(h.correlationId()); // its deadline passed; maxPayload checked the length
+      return SessionSocket.DISCARD;
     }
     currentRead = p;
     if (p.dest() == null || h.payloadLength() != p.length()) {
@@ -260,6 +269,7 @@ public final class CarrierConnection implements Connection {
         p.future().complete(null);
       }
       case RESPONSE -> {
+        abandoned.remove(h.correlationId());
         Pending p = pending.remove(h.correlationId());
         if (p != null) {
           p.future().complete(payload);
@@ -268,6 +278,7 @@ public final class CarrierConnection implements Connection {
       }
       case ERROR -> {
         Frames.ErrorFrame e = Frames.ErrorFrame.decode(payload);
+        abandoned.remove(h.correlationId());
         Pending p = pending.remove(h.correlationId());
         answered(h.correlationId());
         if (p != null) {
@@ -277,6 +288,7 @@ public final class CarrierConnection implements Connection {
         }
       }
       case CONTROL_REPLY -> {
+        abandoned.remove(h.correlationId());
         Pending p = pending.remove(h.correlationId());
         if (p != null) {
           p.future().complete(payload);
@@ -315,12 +327,47 @@ public final class CarrierConnection implements Connection {
     }
   }
 
-  /** The largest payload a server may send in a frame of this type; READs are checked against their request. */
-  private long maxPayload(FrameType type) {
+  /**
+   * The largest payload the server may send in this frame, decided from its header alone, before
+   * anything is allocated or read for it: an answer must name a correlation id this side waits
+   * on (or gave up on at its deadline) and be of that operation's kind; a READ_RESPONSE carries
+   * exactly the length its READ asked for; messages are bounded by {@code maxMessageBytes},
+   * control replies and errors by the control bound.
+   *
+   * @throws ProtocolException for a frame a server never sends, or an answer nothing waits on
+   */
+  private long maxPayload(FrameHeader h) throws ProtocolException {
+    FrameType type = h.type();
+    long corr = h.correlationId();
+    if (type == FrameType.ERROR && corr == 0) {
+      return Frames.MAX_CONTROL_PAYLOAD; // about the connection, not one operation
+    }
+    if (type != FrameType.READ_RESPONSE && type != FrameType.RESPONSE && type != FrameType.CONTROL_REPLY
+        && type != FrameType.ERROR) {
+      throw new ProtocolException("unexpected " + type + " from a server (" + h.payloadLength() + " bytes announced)");
+    }
+    // A timed-out operation enters abandoned before it leaves pending, so one of them holds it.
+    Pending p = pending.get(corr);
+    Abandoned a = p != null ? null : abandoned.get(corr);
+    if (p == null && a == null) {
+      throw new ProtocolException(type + " of " + h.payloadLength() + " bytes for correlation id " + corr
+          + " that nothing waits on");
+    }
+    boolean read = p != null ? p.dest() != null : a.read();
+    int readLength = p != null ? p.length() : a.length();
     return switch (type) {
-      case READ_RESPONSE -> Integer.MAX_VALUE;
-      case RESPONSE -> carrier.settings().maxMessageBytes();
-      case CONTROL_REPLY -> Frames.MAX_CONTROL_PAYLOAD;
+      case READ_RESPONSE -> {
+        if (!read) {
+          throw new ProtocolException("READ_RESPONSE of " + h.payloadLength() + " bytes answers a message, correlation id " + corr);
+        }
+        yield readLength;
+      }
+      case RESPONSE, CONTROL_REPLY -> {
+        if (read) {
+          throw new ProtocolException(type + " of " + h.payloadLength() + " bytes answers a READ, correlation id " + corr);
+        }
+        yield type == FrameType.RESPONSE ? carrier.settings().maxMessageBytes() : Frames.MAX_CONTROL_PAYLOAD;
+      }
       default -> Frames.MAX_CONTROL_PAYLOAD;
     };
   }
@@ -355,12 +402,18 @@ public final class CarrierConnection implements Connection {
     }
     for (Map.Entry<Long, Pending> e : pending.entrySet()) {
       Pending p = e.getValue();
-      if (now - p.deadline() > 0 && pending.remove(e.getKey(), p)) {
+      if (now - p.deadline() <= 0) {
+        continue;
+      }
+      abandoned.put(e.getKey(), new Abandoned(p.length(), p.dest() != null));
+      if (!pending.remove(e.getKey(), p)) {
+        abandoned.remove(e.getKey()); // its answer is being received right now
+      } else {
         p.future().completeExceptionally(new TransportTimeoutException(
             (p.dest() != null ? "READ" : "request") + " to " + peer + " missed its deadline of "
                 + carrier.settings().ioTimeoutNanos() / 1_000_000 + " ms"));
-        if (p.dest() == null) {
-          forgetQueued(e.getKey());
+        if (p.dest() == null && forgetQueued(e.getKey())) {
+          abandoned.remove(e.getKey()); // never sent, so never answered
         }
       }
     }
@@ -369,10 +422,12 @@ public final class CarrierConnection implements Connection {
   /**
    * A request that timed out while waiting for credit leaves the queue; one that was sent keeps
    * its credit until the peer answers, since the peer still counts it.
+   *
+   * @return true if it was still waiting, never sent
    */
-  private void forgetQueued(long corr) {
+  private boolean forgetQueued(long corr) {
     synchronized (waitingForCredit) {
-      waitingForCredit.removeIf(q -> q.corr() == corr);
+      return waitingForCredit.removeIf(q -> q.corr() == corr);
     }
   }
 
@@ -412,6 +467,7 @@ public final class CarrierConnection implements Connection {
     synchronized (waitingForCredit) {
       waitingForCredit.clear();
     }
+    abandoned.clear();
     PeerPath memory = path;
     if (memory != null) {
       memory.close();
@@ -434,8 +490,8 @@ public final class CarrierConnection implements Connection {
   /** The frames of this connection's socket, on its selector thread. */
   private final class Receiver implements SessionSocket.Receiver {
     @Override
-    public long maxPayload(FrameType type) {
-      return CarrierConnection.this.maxPayload(type);
+    public long maxPayload(FrameHeader h) throws ProtocolException {
+      return CarrierConnection.this.maxPayload(h);
     }
 
     @Override

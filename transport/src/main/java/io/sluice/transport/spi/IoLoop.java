@@ -1,10 +1,16 @@
 package io.sluice.transport.spi;
 
+import io.sluice.transport.PeerClosedException;
+import io.sluice.transport.TransportUnavailableException;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -15,8 +21,14 @@ import org.slf4j.LoggerFactory;
  * dispatches their readiness and runs tasks handed to it by other threads. A fixed number of
  * these serve all of a transport's accepted connections, however many there are.
  *
- * <p>Owned by its {@link Carrier}, which closes it. {@link #register}, {@link #execute} and
- * {@link #wakeup} may be called from any thread; everything else runs on the loop's own thread.
+ * <p>Whatever serving one connection throws closes that connection only. Should the thread end
+ * otherwise (its selector fails), it has died: it closes its connections with a {@link
+ * TransportUnavailableException} that names it, refuses connections handed to it later, and
+ * {@link #death} says why, so that its {@link Carrier} takes no new work on it.
+ *
+ * <p>Owned by its {@link Carrier}, which closes it. {@link #register}, {@link #execute}, {@link
+ * #wakeup} and {@link #death} may be called from any thread; everything else runs on the loop's
+ * own thread.
  */
 final class IoLoop implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(IoLoop.class);
@@ -27,24 +39,49 @@ final class IoLoop implements AutoCloseable {
   private volatile boolean open = true;
   /** Set once the loop thread has ended; tasks handed over later run on the caller's thread. */
   private volatile boolean finished;
+  /** Why the thread ended without being closed; set before {@link #finished}. */
+  private volatile TransportUnavailableException death;
+  /** The connections handed to this loop and not closed yet. */
+  private final Set<SessionSocket> sockets = ConcurrentHashMap.newKeySet();
 
-  IoLoop(String name) throws IOException {
-    this.selector = Selector.open();
+  /** A loop on {@code selector}, which it owns from here on. */
+  IoLoop(String name, Selector selector) {
+    this.selector = selector;
     this.thread = new Thread(this::run, name);
     thread.setDaemon(true);
     thread.start();
   }
 
-  /** Hands {@code socket} (non-blocking) to this loop; a failure to register closes it. */
+  /**
+   * Hands {@code socket} (non-blocking) to this loop; a failure to register closes it, as does a
+   * loop that has died (with its {@link #death}).
+   */
   void register(SocketChannel channel, SessionSocket socket) {
-    tasks.add(() -> {
+    execute(() -> {
+      if (finished) { // run here by the caller: the loop will not serve it
+        TransportUnavailableException dead = death;
+        socket.close(dead != null ? dead : new PeerClosedException("selector thread " + thread.getName() + " is closed"));
+        return;
+      }
+      sockets.add(socket);
       try {
         socket.registered(channel.register(selector, SelectionKey.OP_READ, socket));
-      } catch (ClosedChannelException | java.nio.channels.ClosedSelectorException e) {
+      } catch (ClosedChannelException e) {
         socket.close();
+      } catch (ClosedSelectorException e) {
+        socket.close(died(e)); // closed under the running loop, which cannot go on
       }
     });
-    selector.wakeup();
+  }
+
+  /** The connection closed; the loop no longer answers for it. */
+  void forget(SessionSocket socket) {
+    sockets.remove(socket);
+  }
+
+  /** Why this loop's thread died, if it did: it serves nothing any more. */
+  Optional<TransportUnavailableException> death() {
+    return Optional.ofNullable(death);
   }
 
   /** Runs {@code task} on the loop thread, soon; once the loop has ended, on this thread. */
@@ -62,7 +99,7 @@ final class IoLoop implements AutoCloseable {
     while ((task = tasks.poll()) != null) {
       try {
         task.run();
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) {
         LOG.warn("A task of {} failed", thread.getName(), e);
       }
     }
@@ -80,16 +117,46 @@ final class IoLoop implements AutoCloseable {
   }
 
   private void run() {
+    Throwable failure = null;
+    try {
+      serve();
+    } catch (Throwable t) {
+      failure = t; // the selector itself failed: nothing is left to serve connections with
+    }
+    TransportUnavailableException cause = failure != null ? died(failure) : null;
+    for (SessionSocket s : sockets) {
+      if (cause != null) {
+        s.close(cause);
+      } else {
+        s.close();
+      }
+    }
+    finished = true;
+    runTasks();
+    try {
+      selector.close();
+    } catch (IOException ignored) {
+      // the loop is over either way
+    }
+  }
+
+  /** Records, once, that the loop cannot go on because of {@code failure}. @return the death */
+  private synchronized TransportUnavailableException died(Throwable failure) {
+    if (death == null) {
+      LOG.error("Selector thread {} died; its {} connections are closed and it takes no new ones",
+          thread.getName(), sockets.size(), failure);
+      death = new TransportUnavailableException("selector thread " + thread.getName() + " died: " + failure, failure);
+    }
+    return death;
+  }
+
+  /** Serves until closed; returns normally only then. */
+  private void serve() throws IOException {
     while (open) {
-      try {
-        if (tasks.isEmpty()) {
-          selector.select(TimeUnit.SECONDS.toMillis(1));
-        } else {
-          selector.selectNow();
-        }
-      } catch (IOException e) {
-        LOG.error("Selector of {} failed; its connections are closed", thread.getName(), e);
-        break;
+      if (tasks.isEmpty()) {
+        selector.select(TimeUnit.SECONDS.toMillis(1));
+      } else {
+        selector.selectNow();
       }
       runTasks();
       var ready = selector.selectedKeys().iterator();
@@ -99,21 +166,11 @@ final class IoLoop implements AutoCloseable {
         SessionSocket s = (SessionSocket) key.attachment();
         try {
           s.onReady(key);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
           LOG.warn("Closing a connection whose handling failed", e);
-          s.close();
+          s.brokeDown(e);
         }
       }
-    }
-    for (SelectionKey key : selector.keys()) {
-      ((SessionSocket) key.attachment()).close();
-    }
-    finished = true;
-    runTasks();
-    try {
-      selector.close();
-    } catch (IOException ignored) {
-      // the loop is over either way
     }
   }
 

@@ -77,11 +77,11 @@ final class ServerSession implements SessionSocket.Receiver {
   }
 
   @Override
-  public long maxPayload(FrameType type) {
+  public long maxPayload(FrameHeader h) {
     if (phase != Phase.OPEN) {
       return Frames.MAX_CONTROL_PAYLOAD;
     }
-    return switch (type) {
+    return switch (h.type()) {
       case REQUEST -> carrier.settings().maxMessageBytes();
       case CONTROL -> Frames.Control.HEADER + Frames.MAX_CONTROL_PAYLOAD;
       default -> Frames.MAX_CONTROL_PAYLOAD;

@@ -28,8 +28,14 @@ import java.util.concurrent.locks.ReentrantLock;
 final class SessionSocket {
   /** What the connection's protocol does with the frames. Called on the loop thread. */
   interface Receiver {
-    /** The largest payload a frame of this type may announce now; checked before its tag is read. */
-    long maxPayload(FrameType type);
+    /**
+     * The largest payload this frame may announce now (its type, correlation id and the
+     * connection's state decide); checked before its tag is read and before anything is
+     * allocated for it.
+     *
+     * @throws io.sluice.transport.ProtocolException if no payload of any length is acceptable
+     */
+    long maxPayload(FrameHeader h) throws io.sluice.transport.ProtocolException;
 
     /** A header arrived; false pauses reading until {@link #resumeReading} (before its payload). */
     boolean admit(FrameHeader h) throws IOException;
@@ -147,6 +153,8 @@ final class SessionSocket {
       }
     } catch (IOException e) {
       failed(e);
+    } catch (RuntimeException | Error e) {
+      brokeDown(e);
     }
   }
 
@@ -155,7 +163,18 @@ final class SessionSocket {
       readFrames();
     } catch (IOException e) {
       failed(e);
+    } catch (RuntimeException | Error e) {
+      brokeDown(e);
     }
+  }
+
+  /**
+   * Serving this connection threw something no protocol check expected (an {@link Error}
+   * included, such as running out of memory): this connection closes, saying why, and the loop
+   * thread goes on serving the others.
+   */
+  void brokeDown(Throwable t) {
+    close(new PeerClosedException("connection closed: serving it failed with " + t, t));
   }
 
   private void failed(IOException e) {
@@ -198,7 +217,7 @@ final class SessionSocket {
           return;
         }
         FrameHeader h = FrameHeader.decode(in.duplicate().flip(), Integer.MAX_VALUE); // fails before the tag
-        long max = receiver.maxPayload(h.type());
+        long max = receiver.maxPayload(h);
         if (h.payloadLength() > max) {
           throw new io.sluice.transport.ProtocolException(
               h.type() + " payload of " + h.payloadLength() + " bytes exceeds " + max);
@@ -436,6 +455,7 @@ final class SessionSocket {
     } finally {
       lock.unlock();
     }
+    loop.forget(this);
     loop.wakeup();
     receiver.closed(cause);
   }

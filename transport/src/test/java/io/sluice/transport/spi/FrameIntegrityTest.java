@@ -14,12 +14,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.transport.AuthenticationFailedException;
 import io.sluice.transport.Connection;
-import io.sluice.transport.MessageHandler;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
-import io.sluice.transport.TransportHarness;
-import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportTestSupport;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -43,17 +40,15 @@ class FrameIntegrityTest {
   private static final int SIZE = 64 * 1024;
   /** Where a protected frame's payload starts: after the header and the tag. */
   private static final int PAYLOAD = FrameHeader.LENGTH + RecordLayer.TAG_LENGTH;
-  private final TransportHarness harness = new TransportHarness("tcp",
-      Map.of(TransportOption.SHM_ENABLED.key(), "false"));
+  private final EchoPeers peers = new EchoPeers();
 
   @AfterEach
-  void closeHarness() {
-    harness.close();
+  void closePeers() {
+    peers.close();
   }
 
   private Transport open(boolean encrypted) throws Exception {
-    MessageHandler echo = (peer, m) -> CompletableFuture.completedFuture(message("ok:" + text(m)));
-    return harness.open(echo, Map.of(TransportOption.ENCRYPTION.key(), String.valueOf(encrypted)));
+    return peers.open(encrypted, Map.of());
   }
 
   /** The connection died because a frame failed its check, and says so. */
@@ -89,18 +84,31 @@ class FrameIntegrityTest {
    * frame of type {@code altered}: the connection must die of the forgery; then {@code after}
    * checks what was (not) served or delivered.
    */
-  private void readThroughAlteringRelay(boolean encrypted, FrameType altered, int flipAt, long seed, int length,
-      AfterForgery after) throws Exception {
+  /** A test's part with a connection from a client through a relay to a server, both sides with a region. */
+  @FunctionalInterface
+  private interface Relayed {
+    void run(RegisteredRegion src, RegisteredRegion dst, TamperingRelay relay, Connection c) throws Exception;
+  }
+
+  /** Opens a server and a client, a region of {@link #SIZE} on each, and a connection through a relay that applies {@code tamper}. */
+  private void throughRelay(boolean encrypted, TamperingRelay.Tamper tamper, Relayed test) throws Exception {
     Transport server = open(encrypted);
     Transport client = open(encrypted);
     try (RegisteredRegion src = server.allocate(SIZE); RegisteredRegion dst = client.allocate(SIZE);
-        TamperingRelay relay = new TamperingRelay(server.localAddress(), (d, h, f) ->
-            h.type() == altered ? List.of(TamperingRelay.flipped(f, flipAt)) : List.of(f));
+        TamperingRelay relay = new TamperingRelay(server.localAddress(), tamper);
         Connection c = await(client.connect(relay.address()))) {
-      fillPattern(src, seed);
-      assertDiedOfForgery(c, c.read(src.descriptor(), 0, dst, 0, length));
-      after.check(relay, dst);
+      test.run(src, dst, relay, c);
     }
+  }
+
+  private void readThroughAlteringRelay(boolean encrypted, FrameType altered, int flipAt, long seed, int length,
+      AfterForgery after) throws Exception {
+    throughRelay(encrypted, (d, h, f) -> h.type() == altered ? List.of(TamperingRelay.flipped(f, flipAt)) : List.of(f),
+        (src, dst, relay, c) -> {
+          fillPattern(src, seed);
+          assertDiedOfForgery(c, c.read(src.descriptor(), 0, dst, 0, length));
+          after.check(relay, dst);
+        });
   }
 
   @ParameterizedTest(name = "encrypted={0}")
@@ -137,22 +145,19 @@ class FrameIntegrityTest {
   @ParameterizedTest(name = "encrypted={0}")
   @ValueSource(booleans = {false, true})
   void replayedReadRequestIsNotServedTwice(boolean encrypted) throws Exception {
-    Transport server = open(encrypted);
-    Transport client = open(encrypted);
     AtomicBoolean replayed = new AtomicBoolean();
-    try (RegisteredRegion src = server.allocate(SIZE); RegisteredRegion dst = client.allocate(SIZE);
-        TamperingRelay relay = new TamperingRelay(server.localAddress(), (d, h, f) ->
-            h.type() == FrameType.READ_REQUEST && !replayed.getAndSet(true) ? List.of(f, f) : List.of(f));
-        Connection c = await(client.connect(relay.address()))) {
-      fillPattern(src, 3);
-      CompletableFuture<Void> first = c.read(src.descriptor(), 0, dst, 0, 1024);
-      TransportTestSupport.eventually("connection closed", TransportTestSupport.DEADLINE, () -> !c.isOpen());
-      assertInstanceOf(ProtocolException.class, ((CarrierConnection) c).closeCause().orElseThrow());
-      assertTrue(readResponses(relay) <= 1, "the replayed READ was served");
-      if (!first.isCompletedExceptionally()) {
-        assertPattern(3, 0, dst, 0, 1024);
-      }
-    }
+    throughRelay(encrypted, (d, h, f) ->
+        h.type() == FrameType.READ_REQUEST && !replayed.getAndSet(true) ? List.of(f, f) : List.of(f),
+        (src, dst, relay, c) -> {
+          fillPattern(src, 3);
+          CompletableFuture<Void> first = c.read(src.descriptor(), 0, dst, 0, 1024);
+          TransportTestSupport.eventually("connection closed", TransportTestSupport.DEADLINE, () -> !c.isOpen());
+          assertInstanceOf(ProtocolException.class, ((CarrierConnection) c).closeCause().orElseThrow());
+          assertTrue(readResponses(relay) <= 1, "the replayed READ was served");
+          if (!first.isCompletedExceptionally()) {
+            assertPattern(3, 0, dst, 0, 1024);
+          }
+        });
   }
 
   @ParameterizedTest(name = "encrypted={0}")
@@ -178,24 +183,20 @@ class FrameIntegrityTest {
   @ParameterizedTest(name = "encrypted={0}")
   @ValueSource(booleans = {false, true})
   void readBodiesAreCiphertextExactlyWhenEncrypted(boolean encrypted) throws Exception {
-    Transport server = open(encrypted);
-    Transport client = open(encrypted);
     AtomicInteger seen = new AtomicInteger();
     byte[][] body = new byte[1][];
-    try (RegisteredRegion src = server.allocate(SIZE); RegisteredRegion dst = client.allocate(SIZE);
-        TamperingRelay relay = new TamperingRelay(server.localAddress(), (d, h, f) -> {
-          if (h.type() == FrameType.READ_RESPONSE && seen.getAndIncrement() == 0) {
-            body[0] = Arrays.copyOfRange(f, PAYLOAD, PAYLOAD + h.payloadLength());
-          }
-          return List.of(f);
-        });
-        Connection c = await(client.connect(relay.address()))) {
+    throughRelay(encrypted, (d, h, f) -> {
+      if (h.type() == FrameType.READ_RESPONSE && seen.getAndIncrement() == 0) {
+        body[0] = Arrays.copyOfRange(f, PAYLOAD, PAYLOAD + h.payloadLength());
+      }
+      return List.of(f);
+    }, (src, dst, relay, c) -> {
       fillPattern(src, 5);
       await(c.read(src.descriptor(), 0, dst, 0, 4096));
       assertPattern(5, 0, dst, 0, 4096);
       byte[] plain = TransportTestSupport.bytesOf(src, 0, 4096);
       assertEquals(!encrypted, Arrays.equals(plain, body[0]), "READ body on the wire vs the region's bytes");
-    }
+    });
   }
 
   @Test

@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.sluice.transport.Connection;
+import io.sluice.transport.MessageHandler;
 import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.RegisteredRegion;
@@ -31,6 +32,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -122,6 +125,62 @@ class TcpClientFuzzTest {
       assertTrue(e instanceof PeerClosedException || e instanceof ProtocolException,
           "oversized response: " + TransportTestSupport.describe(e));
       eventually("the connection is closed", DEADLINE, () -> !c.isOpen());
+    }
+  }
+
+  @Test
+  void readResponseForAnIdNothingWaitsOnClosesTheConnection() throws Exception {
+    try (ScriptedServer server = ScriptedServer.authenticated(peer -> {
+      RawFrameSocket.Frame req = peer.expect(FrameType.READ_REQUEST);
+      peer.send(FrameType.READ_RESPONSE, req.header().correlationId() + 1000, ByteBuffer.allocate(16));
+      drainUntilClosed(peer);
+    })) {
+      Connection c = await(client.connect(server.address()));
+      Throwable e = TransportTestSupport.failureOf(c.read(FAKE, 0, dst, 0, 16));
+      eventually("the connection is closed", DEADLINE, () -> !c.isOpen());
+      Throwable cause = ((CarrierConnection) c).closeCause().orElseThrow();
+      assertTrue(cause instanceof ProtocolException && cause.getMessage().contains("nothing waits on"),
+          "closed by " + TransportTestSupport.describe(cause));
+      assertTrue(e.getCause() instanceof ProtocolException || e instanceof ProtocolException,
+          "the READ failed with " + TransportTestSupport.describe(e));
+    }
+  }
+
+  @Test
+  void messageAnswerToAReadFailsTheReadAndClosesTheConnection() throws Exception {
+    for (FrameType answer : List.of(FrameType.RESPONSE, FrameType.CONTROL_REPLY)) {
+      try (ScriptedServer server = ScriptedServer.authenticated(peer -> {
+        RawFrameSocket.Frame req = peer.expect(FrameType.READ_REQUEST);
+        peer.send(answer, req.header().correlationId(), message("not the bytes"));
+        drainUntilClosed(peer);
+      })) {
+        Connection c = await(client.connect(server.address()));
+        Throwable e = TransportTestSupport.failureOf(c.read(FAKE, 0, dst, 0, 16));
+        assertTrue(e instanceof ProtocolException || e.getCause() instanceof ProtocolException,
+            answer + " to a READ: " + TransportTestSupport.describe(e));
+        eventually("the connection is closed", DEADLINE, () -> !c.isOpen());
+      }
+    }
+  }
+
+  @Test
+  void answerAfterTheDeadlineIsDroppedAndTheConnectionGoesOn() throws Exception {
+    Transport impatient = harness.open(MessageHandler.REJECT_ALL, Map.of(TransportOption.IO_TIMEOUT_MS.key(), "300"));
+    CountDownLatch timedOut = new CountDownLatch(1);
+    try (ScriptedServer server = ScriptedServer.authenticated(peer -> {
+      RawFrameSocket.Frame first = peer.expect(FrameType.REQUEST);
+      assertTrue(timedOut.await(DEADLINE.toMillis(), TimeUnit.MILLISECONDS), "the first request never timed out");
+      peer.send(FrameType.RESPONSE, first.header().correlationId(), message("late"));
+      RawFrameSocket.Frame second = peer.expect(FrameType.REQUEST);
+      peer.send(FrameType.RESPONSE, second.header().correlationId(), message("on time"));
+      drainUntilClosed(peer);
+    })) {
+      Connection c = await(impatient.connect(server.address()));
+      assertFailsWith(TransportTimeoutException.class, c.request(message("first")));
+      timedOut.countDown();
+      CompletableFuture<ByteBuffer> second = c.request(message("second"));
+      assertEquals("on time", text(await(second)));
+      assertTrue(c.isOpen(), "the late answer closed the connection");
     }
   }
 

@@ -53,8 +53,9 @@ public final class MapOutputRegistry implements AutoCloseable {
       if (closed) {
         throw new IOException("shuffle transport of this executor is closed");
       }
-      Map<Long, List<RegisteredRegion>> maps = regions.computeIfAbsent(shuffleId, id -> new HashMap<>());
-      List<RegisteredRegion> existing = maps.get(mapId);
+      // A shuffle is remembered only once one of its map outputs is registered, so queries for
+      // shuffles this executor does not hold leave nothing behind.
+      List<RegisteredRegion> existing = regions.getOrDefault(shuffleId, Map.of()).get(mapId);
       if (existing != null) {
         return descriptors(existing);
       }
@@ -79,7 +80,7 @@ public final class MapOutputRegistry implements AutoCloseable {
         windows.forEach(RegisteredRegion::close);
         throw e;
       }
-      maps.put(mapId, windows);
+      regions.computeIfAbsent(shuffleId, id -> new HashMap<>()).put(mapId, windows);
       return descriptors(windows);
     }
   }
@@ -103,13 +104,16 @@ public final class MapOutputRegistry implements AutoCloseable {
   public RangeProtocol.Answer describe(int shuffleId, RangeProtocol.Query q) throws IOException {
     List<RemoteDescriptor> windows = register(shuffleId, q.mapId());
     File index = files.indexFile(shuffleId, q.mapId());
-    long[] offsets = new long[q.partitions() + 1];
+    long[] offsets;
     try (FileChannel ch = FileChannel.open(index.toPath(), StandardOpenOption.READ)) {
-      long needed = 8L * (q.endPartition() + 1);
+      // The query comes from a peer: its range is checked against the index before anything is
+      // allocated for it, so the answer's size is bounded by the index file's.
+      long needed = 8L * (q.endPartition() + 1L);
       if (ch.size() < needed) {
         throw new IOException("index " + index + " has " + (ch.size() / 8 - 1)
             + " partitions, query asks up to " + q.endPartition());
       }
+      offsets = new long[q.partitions() + 1];
       ByteBuffer b = ByteBuffer.allocate(8 * offsets.length);
       long pos = 8L * q.startPartition();
       while (b.hasRemaining()) {
@@ -141,6 +145,11 @@ public final class MapOutputRegistry implements AutoCloseable {
   /** Regions (data-file windows) currently registered for one shuffle. */
   public synchronized int registeredCount(int shuffleId) {
     return regions.getOrDefault(shuffleId, Map.of()).values().stream().mapToInt(List::size).sum();
+  }
+
+  /** Shuffles this registry holds registrations of. */
+  public synchronized int trackedShuffles() {
+    return regions.size();
   }
 
   /** Regions currently registered: a leak check for tests. */
