@@ -28,25 +28,36 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * READs from a same-host peer through shared memory: the peer's backing file of a key is mapped
  * once (asked for over the carrier connection, an OPEN of {@link ShmMessages}), then each READ is a bounds check, a check
  * of the peer's revocation slot, a copy, and the slot check again. The peer's threads do nothing
- * per READ. Mappings of revoked regions are released by {@link #sweep()} (run by the transport's
+ * per READ. A file in the peer's arena is mapped only as {@link ShmFiles#openInArena} allows (a
+ * peer that names anything else there fails the READ); a registered file elsewhere only as {@link
+ * ShmFiles#openUnderRoot} allows below this side's trusted roots, and is otherwise READ over the
+ * carrier, where the peer serves its own mapping. Mappings of revoked regions are released by {@link #sweep()} (run by the transport's
  * timer) and all of them when the connection closes ({@link #close()}). Thread safe.
  */
 public final class ShmPeer implements PeerPath {
+  private static final Logger LOG = LoggerFactory.getLogger(ShmPeer.class);
+
   private final CarrierConnection connection;
   private final Path arena;
+  private final List<Path> trustedFileRoots;
   private final MappedByteBuffer slots;
   /** Per key: its mapping, or empty when the peer serves it over the carrier only. */
   private final Map<Long, CompletableFuture<Optional<ShmMapping>>> mappings = new ConcurrentHashMap<>();
+  private final AtomicBoolean refusalLogged = new AtomicBoolean();
   private volatile boolean closed;
 
-  private ShmPeer(CarrierConnection connection, Path arena, MappedByteBuffer slots) {
+  private ShmPeer(CarrierConnection connection, Path arena, List<Path> trustedFileRoots, MappedByteBuffer slots) {
     this.connection = connection;
     this.arena = arena;
+    this.trustedFileRoots = List.copyOf(trustedFileRoots);
     this.slots = slots;
   }
 
@@ -54,8 +65,11 @@ public final class ShmPeer implements PeerPath {
    * Asks the peer for its arena and checks that this process sees the same folder and may trust
    * it ({@link ShmFiles#checkArena}). Empty if the peer has none, it lives on another host, or it
    * is not a folder of this user with mode 0700: READs then stay on the carrier.
+   *
+   * @param trustedFileRoots folders below which the peer's registered files may be mapped
    */
-  public static Optional<ShmPeer> attach(CarrierConnection connection, long timeoutNanos) throws TransportException {
+  public static Optional<ShmPeer> attach(CarrierConnection connection, long timeoutNanos, List<Path> trustedFileRoots)
+      throws TransportException {
     ShmArena.Info info;
     try {
       info = ShmMessages.decodeInfo(connection.control(ShmMessages.SERVICE, ShmMessages.hello())
@@ -86,7 +100,7 @@ public final class ShmPeer implements PeerPath {
         if (ch.size() != (long) ShmArena.SLOTS * 8) {
           return Optional.empty();
         }
-        return Optional.of(new ShmPeer(connection, dir, ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size())));
+        return Optional.of(new ShmPeer(connection, dir, trustedFileRoots, ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size())));
       }
     } catch (IOException | InvalidPathException | SecurityException e) {
       return Optional.empty(); // another host, or not ours to trust: READs stay on the carrier
@@ -131,9 +145,19 @@ public final class ShmPeer implements PeerPath {
   }
 
   /**
+   * Whether READs of {@code key} are copies from a mapping: false before the key was opened and
+   * when its region is READ over the carrier.
+   */
+  @Override
+  public boolean reaches(long key) {
+    CompletableFuture<Optional<ShmMapping>> f = mappings.get(key);
+    return f != null && f.isDone() && !f.isCompletedExceptionally() && f.join().isPresent();
+  }
+
+  /**
    * Asks the peer for the key's backing file and maps it; a region the peer keeps out of shared
-   * memory (a file registered from elsewhere) is read over the carrier. The map entry goes if
-   * this fails.
+   * memory, or a registered file this side does not trust, is read over the carrier. The map
+   * entry goes if this fails.
    */
   private void open(long key, CompletableFuture<Optional<ShmMapping>> result) {
     connection.control(ShmMessages.SERVICE, ShmMessages.open(key)).whenComplete((reply, error) -> {
@@ -146,11 +170,11 @@ public final class ShmPeer implements PeerPath {
           }
           throw cause;
         }
-        ShmMapping mapping = map(ShmMessages.decodeLocation(reply), key);
+        Optional<ShmMapping> mapping = map(ShmMessages.decodeLocation(reply), key);
         if (closed) {
-          mapping.drop();
+          mapping.ifPresent(ShmMapping::drop);
         }
-        result.complete(Optional.of(mapping));
+        result.complete(mapping);
       } catch (Throwable t) {
         mappings.remove(key, result);
         result.completeExceptionally(t);
@@ -158,21 +182,55 @@ public final class ShmPeer implements PeerPath {
     });
   }
 
-  private ShmMapping map(ShmArena.Location region, long key) throws TransportException {
+  private Optional<ShmMapping> map(ShmArena.Location region, long key) throws TransportException {
     if (region.slot() >= ShmArena.SLOTS || region.length() > Integer.MAX_VALUE) {
       throw new ProtocolException("shm REGION out of range");
     }
+    Path file;
+    try {
+      file = Path.of(region.path());
+    } catch (InvalidPathException e) {
+      throw new ProtocolException("refused the peer's shm region: " + e.getMessage());
+    }
+    if (!arena.equals(file.getParent())) {
+      Optional<FileChannel> registered = openRegisteredFile(file);
+      return registered.isEmpty() ? Optional.empty() : Optional.of(mapOpened(registered.get(), region, key));
+    }
     FileChannel ch;
     try {
-      ch = ShmFiles.openInArena(arena, Path.of(region.path()));
+      ch = ShmFiles.openInArena(arena, file);
     } catch (NoSuchFileException e) {
       if (!connection.isOpen()) {
         throw new PeerClosedException("connection to " + connection.peer() + " closed while mapping a region");
       }
       throw new RegionRevokedException("the peer's backing file is gone: " + region.path());
-    } catch (IOException | InvalidPathException e) {
+    } catch (IOException e) {
       throw new ProtocolException("refused the peer's shm region: " + e.getMessage());
     }
+    return Optional.of(mapOpened(ch, region, key));
+  }
+
+  /**
+   * Opens a file the peer registered outside its arena, if it lies below a trusted root and passes
+   * {@link ShmFiles#openUnderRoot}; empty (READs of it go over the carrier) otherwise. The first
+   * refusal of a file below a root is logged: it means a link, a foreign owner or a folder others
+   * may write, in the peer's files or in the roots' set-up.
+   */
+  private Optional<FileChannel> openRegisteredFile(Path file) {
+    try {
+      return ShmFiles.openUnderRoot(trustedFileRoots, file);
+    } catch (IOException e) {
+      if (refusalLogged.compareAndSet(false, true)) {
+        LOG.warn("Not mapping a file registered by {}, READing it over the carrier: {} (logged once per connection)",
+            connection.peer(), e.getMessage());
+      } else {
+        LOG.debug("Not mapping a file registered by {}: {}", connection.peer(), e.getMessage());
+      }
+      return Optional.empty();
+    }
+  }
+
+  private ShmMapping mapOpened(FileChannel ch, ShmArena.Location region, long key) throws TransportException {
     try {
       ByteBuffer bytes = ch.map(FileChannel.MapMode.READ_ONLY, region.fileOffset(), region.length());
       return new ShmMapping(bytes, ch, region.fileOffset(), region.length(), region.slot(), key);

@@ -7,6 +7,7 @@ import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.ReadRequest;
 import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
 import java.io.IOException;
@@ -118,6 +119,12 @@ public final class CarrierConnection implements Connection {
   @Override
   public String dataPath() {
     return pathName;
+  }
+
+  @Override
+  public String dataPath(RemoteDescriptor remote) {
+    PeerPath memory = path;
+    return memory == null || memory.reaches(remote.key()) ? pathName : "tcp";
   }
 
   @Override

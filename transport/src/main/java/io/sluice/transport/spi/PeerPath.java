@@ -12,6 +12,12 @@ public interface PeerPath {
   /** Reads what {@code r} asks into its destination; completes when the bytes are there. */
   CompletableFuture<Void> read(ReadRequest r);
 
+  /**
+   * Whether READs of the peer's region {@code key} went through this path when last asked; false
+   * for a region the path leaves to the carrier's READ frames, or has not opened yet.
+   */
+  boolean reaches(long key);
+
   /** Releases what the path holds for regions the peer has revoked since. */
   void sweep();
 
