@@ -7,6 +7,8 @@ import io.sluice.spark.shuffle.registry.AddressBookClient;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
+import java.io.File;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import org.apache.spark.ShuffleDependency;
@@ -85,7 +87,8 @@ public final class RdmaShuffleManager implements ShuffleManager {
     SparkEnv env = SparkEnv.get();
     Optional<String> failure = Optional.empty();
     try {
-      TransportConfig config = SparkTransportConfig.from(conf, env.securityManager());
+      TransportConfig config = SparkTransportConfig.from(conf, env.securityManager(),
+          Arrays.stream(env.blockManager().diskBlockManager().localDirs()).map(File::toPath).toList());
       RpcEndpointRef driver = addressBookEndpoint.orElseGet(
           () -> RpcUtils.makeDriverRef(AddressBookEndpoint.NAME, conf, env.rpcEnv()));
       AddressBookClient book = AddressBookEndpoint.client(driver, settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT));
