@@ -50,8 +50,8 @@ public final class ShmArena implements AutoCloseable {
   /** Locked by the owner for the arena's life. */
   public static final String OWNER_FILE = "owner";
   static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
-  /** Read-only zeros that reserve a region's pages; each writer takes its own duplicate. */
-  private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(1 << 20).asReadOnlyBuffer();
+  /** Read-only zeros that reserve a region's pages, small enough to stay in cache; each writer takes its own duplicate. */
+  private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(64 << 10).asReadOnlyBuffer();
   private static final Pattern FOLDER = Pattern.compile("sluice-(\\d+)-[0-9a-f]+");
 
   /** An allocated region's file and mapping. */
