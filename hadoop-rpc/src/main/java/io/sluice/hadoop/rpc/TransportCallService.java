@@ -46,25 +46,19 @@ import org.slf4j.LoggerFactory;
  * or by READ from the caller's registered memory into memory bounded by {@code
  * sluice.rpc.server.maxIncomingBodyBytes}, (3) decoding it and queueing a {@link SluiceCall} on
  * the server's call queue, and (4) answering with the handler's response, written inline into the
- * answer or into registered memory only the caller may READ. Steps 1 to 3 run on this service's
- * dispatch threads, never on a transport thread: host name look-ups, decoding and a full call
- * queue block only them. Bad frames fail the message with a clear error; the connection and the
+ * answer or into registered memory only the caller may READ. Steps 1 to 3 run on the
+ * transport's handler threads, or, once a body was READ, on this service's dispatch threads; never
+ * on a selector thread, so host name look-ups, decoding and a full call queue stall no
+ * connection's traffic. Bad frames fail the message with a clear error; the connection and the
  * server go on.
  *
- * <p>Thread safe: messages arrive on transport threads, calls are dispatched on its own threads
- * and answers complete on handler threads; the state is the transport and thread-safe helpers.
+ * <p>Thread safe: messages arrive on transport handler threads, READ bodies are dispatched on its
+ * own threads and answers complete on the server's handler threads; the state is the transport and thread-safe helpers.
  * {@link #close()} closes them all.
  */
 final class TransportCallService implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TransportCallService.class);
   private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
-
-  /** A refusal that ends the caller's connection state (the stock server's fatal errors). */
-  private static final class Refused extends RuntimeException {
-    Refused(Throwable cause) {
-      super(cause);
-    }
-  }
 
   private final RPC.Server server;
   private final EngineSettings settings;
@@ -182,18 +176,37 @@ final class TransportCallService implements AutoCloseable {
     } catch (IOException e) {
       return CompletableFuture.completedFuture(error(e, true));
     }
+    CallerIdentities.Caller caller;
     try {
-      return CompletableFuture.supplyAsync(() -> authorize(peerNode, call), dispatch)
-          .thenComposeAsync(caller -> body(peerNode, call, inline)
-              .thenApplyAsync(body -> queue(call, caller, body), dispatch), dispatch)
-          .thenCompose(queued -> queued.outcome().thenApply(outcome -> answer(peerNode, outcome)))
-          .exceptionally(t -> {
-            Throwable cause = unwrap(t);
-            return cause instanceof Refused r ? error(r.getCause(), true) : error(cause, false);
-          });
-    } catch (RejectedExecutionException e) {
-      return CompletableFuture.failedFuture(new IOException("the RPC server's transport is closing"));
+      caller = callerIdentities.authorize(new CallerIdentities.Key(
+          peerNode, call.user(), call.realUser(), call.callerHost(), call.protocol()));
+    } catch (UnknownHostException | IllegalArgumentException e) {
+      return CompletableFuture.completedFuture(error(e, true));
+    } catch (AuthorizationException e) {
+      LOG.info("Sluice RPC: call from {} for protocol {} is unauthorized for user {} (real user {})",
+          call.callerHost(), call.protocol(), call.user(), call.realUser());
+      return CompletableFuture.completedFuture(error(e, true));
     }
+    CompletableFuture<SluiceCall> queued;
+    if (inline != null) {
+      try {
+        queued = CompletableFuture.completedFuture(queue(call, caller, inline));
+      } catch (CompletionException e) {
+        return CompletableFuture.completedFuture(error(unwrap(e), false));
+      }
+    } else {
+      try {
+        // The wait for body memory and the READ's continuation run on dispatch threads: a READ
+        // completes on a selector thread, which must never decode or wait for the call queue.
+        queued = CompletableFuture.supplyAsync(() -> readBody(peerNode, call), dispatch)
+            .thenCompose(body -> body)
+            .thenApplyAsync(body -> queue(call, caller, body), dispatch);
+      } catch (RejectedExecutionException e) {
+        return CompletableFuture.failedFuture(new IOException("the RPC server's transport is closing"));
+      }
+    }
+    return queued.thenCompose(q -> q.outcome().thenApply(outcome -> answer(peerNode, outcome)))
+        .exceptionally(t -> error(unwrap(t), false));
   }
 
   /**
@@ -221,25 +234,8 @@ final class TransportCallService implements AutoCloseable {
     return null;
   }
 
-  /** On a dispatch thread: the caller's identity, or {@link Refused}. */
-  private CallerIdentities.Caller authorize(long peerNode, Call call) {
-    try {
-      return callerIdentities.authorize(new CallerIdentities.Key(
-          peerNode, call.user(), call.realUser(), call.callerHost(), call.protocol()));
-    } catch (UnknownHostException | IllegalArgumentException e) {
-      throw new Refused(e);
-    } catch (AuthorizationException e) {
-      LOG.info("Sluice RPC: call from {} for protocol {} is unauthorized for user {} (real user {})",
-          call.callerHost(), call.protocol(), call.user(), call.realUser());
-      throw new Refused(e);
-    }
-  }
-
-  /** On a dispatch thread, after authorization: the body's bytes; a READ one is copied out of its landing region. */
-  private CompletableFuture<byte[]> body(long peerNode, Call call, byte[] inline) {
-    if (inline != null) {
-      return CompletableFuture.completedFuture(inline);
-    }
+  /** After authorization: READs the body and copies it out of its landing region. */
+  private CompletableFuture<byte[]> readBody(long peerNode, Call call) {
     Remote remote = (Remote) call.body();
     requestBodiesRead.increment();
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.ioTimeoutMs());
@@ -255,7 +251,10 @@ final class TransportCallService implements AutoCloseable {
         });
   }
 
-  /** On a dispatch thread: decodes the body and queues the call, blocking while the call queue is full. */
+  /**
+   * On a transport handler thread (inline body) or a dispatch thread (READ body): decodes the
+   * body and queues the call, blocking while the call queue is full.
+   */
   private SluiceCall queue(Call call, CallerIdentities.Caller caller, byte[] body) {
     try {
       Writable request = SluiceCalls.decodeRequest(body);
