@@ -65,15 +65,11 @@ public interface ReadFailureContract extends TransportContractFixture {
 
   @Test
   default void unknownKeysFail() throws Exception {
-    Transport server = harness().open(MessageHandler.REJECT_ALL);
-    Transport other = harness().open(MessageHandler.REJECT_ALL);
-    Transport client = harness().open(MessageHandler.REJECT_ALL);
-    try (RegisteredRegion src = server.allocate(8192);
-        RegisteredRegion elsewhere = other.allocate(8192);
-        RegisteredRegion dst = client.allocate(8192);
-        Connection c = TransportHarness.connect(client, server)) {
-      fillPattern(src, FAILURE_SEED);
-      RemoteDescriptor d = src.descriptor();
+    try (ReadFixture setup = ReadFixture.open(harness(), 8192, 8192, FAILURE_SEED);
+        RegisteredRegion elsewhere = harness().open(MessageHandler.REJECT_ALL).allocate(8192)) {
+      Connection c = setup.connection();
+      RegisteredRegion dst = setup.dst();
+      RemoteDescriptor d = setup.src().descriptor();
       for (long flip : new long[] {1L, 1L << 63, 0xFFFF_FFFFL, -1L}) {
         RemoteDescriptor forged = new RemoteDescriptor(d.node(), d.address(), d.length(), d.key() ^ flip);
         assertFailsWith(UnknownKeyException.class, c.read(forged, 0, dst, 0, 100));

@@ -9,8 +9,10 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.TimeoutException;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -21,8 +23,9 @@ import picocli.CommandLine.Option;
 /**
  * Spark shuffle benchmark: a groupByKey and a sortByKey over generated rows on
  * local-cluster[2,1,1024], under Spark's sort shuffle and under RdmaShuffleManager, alternating
- * (the order flips every round), several rounds each. Reports the median wall time and fetch
- * wait per job and manager, and the ratio, to perf/results/spark-shuffle.json. Run it through
+ * (the order flips every round), several rounds each, plain and with Spark's authentication
+ * and AES-GCM network encryption on for both managers. Reports the median wall time and fetch
+ * wait per variant, job and manager, and the ratio, to perf/results/spark-shuffle.json. Run it through
  * perf/bin/spark-shuffle-bench.
  */
 public final class SparkShuffleBench {
@@ -31,7 +34,30 @@ public final class SparkShuffleBench {
 
   private SparkShuffleBench() {}
 
-  private record Options(long sizeMb, int rounds, Path out, String master, String jar) {
+  /**
+   * How both managers run: plain, or with Spark's authentication and AES-GCM network encryption
+   * on (Spark's sort shuffle then encrypts its block transfers; RdmaShuffleManager its transport).
+   */
+  enum Variant {
+    PLAIN("", Map.of()),
+    ENCRYPTED("encrypted.", Map.of(
+        "spark.authenticate", "true",
+        "spark.network.crypto.enabled", "true"));
+
+    final String namePart;
+    final Map<String, String> conf;
+
+    Variant(String namePart, Map<String, String> conf) {
+      this.namePart = namePart;
+      this.conf = conf;
+    }
+
+    String label() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  private record Options(long sizeMb, int rounds, Path out, String master, String jar, List<Variant> variants) {
     static final Cli.Command COMMAND = new Cli.Command("spark-shuffle-bench",
         "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager, alternately.",
         "Smoke run: 8 MB per job, one round; writes perf/target/spark-shuffle-quick.json unless --out says"
@@ -54,6 +80,11 @@ public final class SparkShuffleBench {
       @Option(names = "--jar", paramLabel = "FILE",
           description = "The shuffle manager's jar (default -Dsluice.spark.jar).")
       String jar = System.getProperty("sluice.spark.jar", "");
+
+      @Option(names = "--variants", split = ",", paramLabel = "LIST",
+          description = "plain, encrypted or both (default plain,encrypted; encrypted: spark.authenticate and"
+              + " spark.network.crypto.enabled with AES/GCM for both managers).")
+      List<String> variants = List.of("plain", "encrypted");
     }
 
     static Options parse(String[] args) {
@@ -70,7 +101,15 @@ public final class SparkShuffleBench {
       if (f.jar.isEmpty()) {
         throw new IllegalArgumentException("the shuffle jar is needed (--jar or -Dsluice.spark.jar)");
       }
-      return new Options(sizeMb, rounds, out, f.master, f.jar);
+      List<Variant> variants = new ArrayList<>();
+      for (String v : f.variants) {
+        try {
+          variants.add(Variant.valueOf(v.trim().toUpperCase(Locale.ROOT)));
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException("--variants: unknown variant '" + v + "' (plain or encrypted)");
+        }
+      }
+      return new Options(sizeMb, rounds, out, f.master, f.jar, List.copyOf(variants));
     }
   }
 
@@ -89,26 +128,17 @@ public final class SparkShuffleBench {
     Map<String, List<Sample>> samples = new TreeMap<>();
     for (int round = 0; round < o.rounds(); round++) {
       List<String> order = round % 2 == 0 ? List.of(SORT, RDMA) : List.of(RDMA, SORT);
-      for (String manager : order) {
-        runRound(o, manager, rows, samples);
+      for (Variant variant : o.variants()) {
+        for (String manager : order) {
+          runRound(o, variant, manager, rows, samples);
+        }
       }
     }
     List<Measurement> results = new ArrayList<>();
-    for (String job : List.of("groupby", "sort")) {
-      List<Sample> rdma = samples.get(RDMA + "." + job);
-      List<Sample> sort = samples.get(SORT + "." + job);
-      double rdmaWall = Median.of(rdma.stream().mapToDouble(Sample::wallSeconds).toArray());
-      double sortWall = Median.of(sort.stream().mapToDouble(Sample::wallSeconds).toArray());
-      double rdmaWait = Median.of(rdma.stream().mapToDouble(Sample::fetchWaitMs).toArray());
-      double sortWait = Median.of(sort.stream().mapToDouble(Sample::fetchWaitMs).toArray());
-      double rdmaMb = Median.of(rdma.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
-      double sortMb = Median.of(sort.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
-      String prefix = "spark_shuffle." + job + "." + o.sizeMb() + "MB";
-      String base = "sort_shuffle." + job + "." + o.sizeMb() + "MB";
-      results.add(new Measurement(prefix + ".wall", "s", rdmaWall, base + ".wall", sortWall));
-      results.add(new Measurement(prefix + ".wall_ratio", "x", rdmaWall / sortWall, base + ".wall_ratio", 1.0));
-      results.add(new Measurement(prefix + ".fetch_wait", "ms", rdmaWait, base + ".fetch_wait", sortWait));
-      results.add(new Measurement(prefix + ".remote_read", "MB", rdmaMb, base + ".remote_read", sortMb));
+    for (Variant variant : o.variants()) {
+      for (String job : List.of("groupby", "sort")) {
+        results.addAll(figures(o, variant, job, samples));
+      }
     }
     System.out.println();
     System.out.println("RdmaShuffleManager beside Spark's sort shuffle:");
@@ -117,17 +147,44 @@ public final class SparkShuffleBench {
     System.out.println("wrote " + o.out().toAbsolutePath());
   }
 
-  private static void runRound(Options o, String manager, long rows, Map<String, List<Sample>> samples)
-      throws TimeoutException {
+  /** The medians of one job under one variant, RdmaShuffleManager against the sort shuffle. */
+  private static List<Measurement> figures(Options o, Variant variant, String job, Map<String, List<Sample>> samples) {
+    List<Sample> rdma = samples.get(key(variant, RDMA, job));
+    List<Sample> sort = samples.get(key(variant, SORT, job));
+    double rdmaWall = Median.of(rdma.stream().mapToDouble(Sample::wallSeconds).toArray());
+    double sortWall = Median.of(sort.stream().mapToDouble(Sample::wallSeconds).toArray());
+    double rdmaWait = Median.of(rdma.stream().mapToDouble(Sample::fetchWaitMs).toArray());
+    double sortWait = Median.of(sort.stream().mapToDouble(Sample::fetchWaitMs).toArray());
+    double rdmaMb = Median.of(rdma.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
+    double sortMb = Median.of(sort.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
+    String prefix = "spark_shuffle." + variant.namePart + job + "." + o.sizeMb() + "MB";
+    String base = "sort_shuffle." + variant.namePart + job + "." + o.sizeMb() + "MB";
+    return List.of(
+        new Measurement(prefix + ".wall", "s", rdmaWall, base + ".wall", sortWall),
+        new Measurement(prefix + ".wall_ratio", "x", rdmaWall / sortWall, base + ".wall_ratio", 1.0),
+        new Measurement(prefix + ".fetch_wait", "ms", rdmaWait, base + ".fetch_wait", sortWait),
+        new Measurement(prefix + ".remote_read", "MB", rdmaMb, base + ".remote_read", sortMb));
+  }
+
+  private static String key(Variant variant, String manager, String job) {
+    return variant.label() + "." + manager + "." + job;
+  }
+
+  private static void runRound(Options o, Variant variant, String manager, long rows,
+      Map<String, List<Sample>> samples) throws TimeoutException {
     SparkConf conf = new SparkConf()
         .setMaster(o.master())
-        .setAppName("sluice-shuffle-bench-" + manager)
+        .setAppName("sluice-shuffle-bench-" + variant.label() + "-" + manager)
         .set("spark.jars", o.jar() + "," + SparkApps.ownJar())
         .set("spark.executor.memory", "768m")
         .set("spark.ui.enabled", "false")
         .set("spark.serializer", "org.apache.spark.serializer.KryoSerializer");
     if (manager.equals(RDMA)) {
       conf.set("spark.shuffle.manager", RdmaShuffleManager.class.getName());
+    }
+    variant.conf.forEach(conf::set);
+    if (variant == Variant.ENCRYPTED) {
+      conf.set("spark.authenticate.secret", UUID.randomUUID().toString());
     }
     int slices = 8;
     int reducers = 16;
@@ -148,10 +205,10 @@ public final class SparkShuffleBench {
         }
         sc.sc().listenerBus().waitUntilEmpty(30_000);
         ShuffleReadTotals.Totals t = totals.snapshot().minus(before);
-        samples.computeIfAbsent(manager + "." + job, k -> new ArrayList<>())
+        samples.computeIfAbsent(key(variant, manager, job), k -> new ArrayList<>())
             .add(new Sample(seconds, t.fetchWaitMs(), t.remoteBytes()));
-        System.out.printf("%-5s %-8s %7.2f s  fetch wait %6d ms  remote %8.1f MB%n", manager, job, seconds,
-            t.fetchWaitMs(), t.remoteBytes() / 1048576.0);
+        System.out.printf("%-9s %-5s %-8s %7.2f s  fetch wait %6d ms  remote %8.1f MB%n", variant.label(), manager,
+            job, seconds, t.fetchWaitMs(), t.remoteBytes() / 1048576.0);
       }
     }
   }

@@ -41,6 +41,10 @@ final class Names {
     return "sparse-file.allocate." + ByteSize.label(block);
   }
 
+  static String cipher(int block) {
+    return "aes-gcm.seal." + ByteSize.label(block);
+  }
+
   static String memcpy(int block) {
     return "memcpy." + ByteSize.label(block);
   }

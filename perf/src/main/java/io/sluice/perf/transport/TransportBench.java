@@ -15,16 +15,19 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The transport benchmark (run by {@code perf/bin/transport-bench}). This JVM reads; a second JVM
  * ({@link BenchServer}) serves, over loopback. For each block size it measures, in interleaved
  * {@link Rounds} so machine noise hits all alike: a single-thread memcpy, a plain socket stream
  * between the two JVMs, and READ throughput of each provider with 1 and 8 READs in flight. Then
- * the latency of single 4 KiB READs beside a 4 KiB socket ping-pong. tcp figures (plain and
- * {@code tcp-aes}, encrypted) are paired with the socket baseline, shm throughput with memcpy.
- * With shm, also what allocating and filling a region costs ({@link AllocationBench}) beside a
- * sparse file of the same size. It writes a {@link ResultsFile} and prints a {@link ResultTable}.
+ * the latency of single 4 KiB READs beside a 4 KiB socket ping-pong. With {@code tcp-aes} the
+ * cipher alone ({@link CipherBaseline}) is measured in the same rounds as its ceiling. Plain tcp
+ * throughput is paired with the socket stream, encrypted tcp with plain tcp of the same block and
+ * depth, shm with memcpy; latencies with the socket ping-pong. With shm, also what allocating
+ * and filling a region costs ({@link AllocationBench}) beside a sparse file of the same size. It
+ * writes a {@link ResultsFile} and prints a {@link ResultTable}.
  *
  * <p>Not thread safe; one run at a time per JVM.
  */
@@ -49,6 +52,8 @@ public final class TransportBench {
     String secret = Loopback.newSecret();
     List<Measurement> results = new ArrayList<>();
     MemcpyBaseline memcpy = new MemcpyBaseline(o.regionBytes());
+    CipherBaseline cipher = o.providers().contains(LoopbackTransports.TCP_ENCRYPTED)
+        ? new CipherBaseline(o.regionBytes()) : null;
     try (ServerProcess server = ServerProcess.start(o.regionBytes(), o.providers(), secret);
         SocketBaseline socket = new SocketBaseline(inet(server.endpoints()))) {
       Map<String, ProviderClient> clients = new LinkedHashMap<>();
@@ -56,7 +61,7 @@ public final class TransportBench {
         for (String p : o.providers()) {
           clients.put(p, ProviderClient.open(server.endpoints().region(p), secret, o.destinationBytes()));
         }
-        measureThroughput(o, out, memcpy, socket, clients, results);
+        measureThroughput(o, out, memcpy, cipher, socket, clients, results);
         measureLatency(o, out, socket, clients, results);
         if (clients.containsKey("shm")) {
           measureAllocation(o, out, results);
@@ -73,13 +78,17 @@ public final class TransportBench {
   }
 
   private static void measureThroughput(BenchOptions o, PrintStream out, MemcpyBaseline memcpy,
-      SocketBaseline socket, Map<String, ProviderClient> clients, List<Measurement> results) throws IOException {
+      CipherBaseline cipher, SocketBaseline socket, Map<String, ProviderClient> clients, List<Measurement> results)
+      throws IOException {
     Rounds rounds = new Rounds(o, out);
     for (int block : o.blockSizes()) {
       Map<String, Rounds.ThroughputCell> cells = new LinkedHashMap<>();
       cells.put(Names.memcpy(block), (warmup, measure) -> memcpy.gigabytesPerSecond(block, warmup, measure));
       cells.put(Names.socketStream(block),
           (warmup, measure) -> socket.streamGigabytesPerSecond(block, warmup, measure));
+      if (cipher != null) {
+        cells.put(Names.cipher(block), (warmup, measure) -> cipher.gigabytesPerSecond(block, warmup, measure));
+      }
       for (Map.Entry<String, ProviderClient> c : clients.entrySet()) {
         ReadBench bench = c.getValue().bench();
         for (int depth : o.depths()) {
@@ -88,14 +97,32 @@ public final class TransportBench {
         }
       }
       Map<String, Double> medians = rounds.throughput(cells);
+      if (cipher != null) {
+        results.add(new Measurement(Names.cipher(block), Names.GBPS, medians.get(Names.cipher(block)),
+            Names.memcpy(block), medians.get(Names.memcpy(block))));
+      }
       for (String provider : clients.keySet()) {
-        String baseline = provider.equals("shm") ? Names.memcpy(block) : Names.socketStream(block);
         for (int depth : o.depths()) {
           String name = Names.readThroughput(provider, block, depth);
+          String baseline = baseline(provider, block, depth, clients.keySet());
           results.add(new Measurement(name, Names.GBPS, medians.get(name), baseline, medians.get(baseline)));
         }
       }
     }
+  }
+
+  /**
+   * What a provider's READ throughput is held against: memcpy for shm, the plain tcp READ of the
+   * same block and depth for encrypted tcp (when measured), the socket stream for tcp.
+   */
+  private static String baseline(String provider, int block, int depth, Set<String> providers) {
+    if (provider.equals("shm")) {
+      return Names.memcpy(block);
+    }
+    if (provider.equals(LoopbackTransports.TCP_ENCRYPTED) && providers.contains("tcp")) {
+      return Names.readThroughput("tcp", block, depth);
+    }
+    return Names.socketStream(block);
   }
 
   private static void measureLatency(BenchOptions o, PrintStream out, SocketBaseline socket,

@@ -21,6 +21,10 @@ public final class TransportKeys {
       Parsers.choice("auto", "tcp", "shm", "verbs"));
   public static final ConfigKey<String> SECRET = ConfigKey.of(PREFIX + "secret", "",
       "Shared secret for mutual challenge-response authentication. Required; never sent.", Parsers.string());
+  public static final ConfigKey<String> SECRET_SALT = ConfigKey.of(PREFIX + "secretSalt", "sluice",
+      "Salt of the slow derivation (PBKDF2) that turns the secret into the handshake's key; the same on every"
+          + " peer of one deployment (Spark: the application id), so guesses computed for one deployment are"
+          + " useless against another.", Parsers.string());
   public static final ConfigKey<String> BIND_HOST = ConfigKey.of(PREFIX + "bindHost", "0.0.0.0",
       "Address the listener binds.", Parsers.string());
   public static final ConfigKey<String> ADVERTISE_HOST = ConfigKey.of(PREFIX + "advertiseHost", "",
@@ -29,7 +33,9 @@ public final class TransportKeys {
   public static final ConfigKey<Integer> PORT = ConfigKey.of(PREFIX + "port", "0",
       "Listener port; 0 picks a free one.", Parsers.integer(), Check.between(0, 65535));
   public static final ConfigKey<Long> CONNECT_TIMEOUT_MS = ConfigKey.of(PREFIX + "connectTimeoutMs", "10000",
-      "Deadline for connecting and authenticating.", Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
+      "Deadline for connecting and authenticating, retries included: a connection the peer refuses or resets"
+          + " before the handshake ends is tried again after 20 ms, 40 ms, ... up to 1 s between tries; a failed"
+          + " authentication is not.", Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
   public static final ConfigKey<Long> IO_TIMEOUT_MS = ConfigKey.of(PREFIX + "ioTimeoutMs", "30000",
       "Deadline for each READ and request, and for a stalled socket write.",
       Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
@@ -76,7 +82,7 @@ public final class TransportKeys {
           + " may write to. Files elsewhere are READ over the carrier.",
       Parsers.absolutePaths());
 
-  private static final List<ConfigKey<?>> ALL = List.of(PROVIDER, SECRET, BIND_HOST, ADVERTISE_HOST, PORT,
+  private static final List<ConfigKey<?>> ALL = List.of(PROVIDER, SECRET, SECRET_SALT, BIND_HOST, ADVERTISE_HOST, PORT,
       CONNECT_TIMEOUT_MS, IO_TIMEOUT_MS, MAX_MESSAGE_BYTES, MAX_REQUESTS_IN_FLIGHT, HANDLER_THREADS, IO_THREADS,
       MAX_CONNECTIONS, HANDSHAKE_TIMEOUT_MS, MAX_UNAUTHENTICATED, MAX_UNAUTHENTICATED_PER_ADDRESS, ENCRYPTION,
       DATA_ENCRYPTED_AT_REST, SHM_DIR, SHM_ENABLED, SHM_TRUSTED_FILE_ROOTS);

@@ -47,6 +47,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class Carrier implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Carrier.class);
+  /** The first wait before connecting again after a refusal or reset; it doubles up to {@link #MAX_RETRY_WAIT_MS}. */
+  static final long FIRST_RETRY_WAIT_MS = 20;
+  static final long MAX_RETRY_WAIT_MS = 1000;
 
   /**
    * What a transport makes of a new authenticated connection before it is handed out (it asks
@@ -98,7 +101,7 @@ public final class Carrier implements AutoCloseable {
     this.handler = handler;
     this.services = services;
     this.reads = reads;
-    this.handshake = new Handshake(settings.secret());
+    this.handshake = new Handshake(settings.secret(), settings.secretSalt());
     try {
       listener = ServerSocketChannel.open();
       listener.bind(new InetSocketAddress(settings.bindHost(), settings.port()), 256);
@@ -209,7 +212,7 @@ public final class Carrier implements AutoCloseable {
     try {
       connectPool.execute(() -> {
         try {
-          result.complete(doConnect(peer, upgrade));
+          result.complete(connectWithRetries(peer, upgrade));
         } catch (TransportException e) {
           result.completeExceptionally(e);
         } catch (IOException | RuntimeException e) {
@@ -222,7 +225,50 @@ public final class Carrier implements AutoCloseable {
     return result;
   }
 
-  private <T> T doConnect(NodeAddress peer, Upgrade<T> upgrade) throws IOException {
+  /**
+   * Connects, trying again while the peer refuses or resets the connection before the handshake
+   * ends (a listener not up yet, a server shedding unauthenticated connections under a flood),
+   * after a wait that doubles from {@link #FIRST_RETRY_WAIT_MS} to {@link #MAX_RETRY_WAIT_MS}, as
+   * long as the connect deadline leaves time. A failed authentication, a protocol violation and
+   * the deadline end it at once.
+   */
+  private <T> T connectWithRetries(NodeAddress peer, Upgrade<T> upgrade) throws IOException {
+    long deadline = System.nanoTime() + settings.connectTimeoutNanos();
+    long waitMs = FIRST_RETRY_WAIT_MS;
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return doConnect(peer, upgrade, deadline);
+      } catch (RefusedBeforeHandshake e) {
+        long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        if (closing || leftMs <= waitMs) {
+          throw e.failure;
+        }
+        LOG.debug("Connecting to {} failed (attempt {}), trying again in {} ms: {}", peer, attempt, waitMs,
+            e.failure.getMessage());
+        try {
+          Thread.sleep(waitMs);
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          throw new PeerClosedException("transport closed while connecting to " + peer);
+        }
+        waitMs = Math.min(2 * waitMs, MAX_RETRY_WAIT_MS);
+      }
+    }
+  }
+
+  /** The peer refused or reset the connection before the handshake ended: worth another try. */
+  private static final class RefusedBeforeHandshake extends IOException {
+    private static final long serialVersionUID = 1L;
+    final IOException failure;
+
+    RefusedBeforeHandshake(IOException failure) {
+      super(failure.getMessage(), failure);
+      this.failure = failure;
+    }
+  }
+
+  private <T> T doConnect(NodeAddress peer, Upgrade<T> upgrade, long deadlineNanos) throws IOException {
+    long leftNanos = Math.max(1, deadlineNanos - System.nanoTime());
     long timeoutMs = TimeUnit.NANOSECONDS.toMillis(settings.connectTimeoutNanos());
     SocketChannel socket = SocketChannel.open();
     FrameChannel channel = new FrameChannel(socket, settings.ioTimeoutNanos());
@@ -230,16 +276,28 @@ public final class Carrier implements AutoCloseable {
     ScheduledFuture<?> deadline = timer.schedule(() -> {
       timedOut.set(true);
       channel.close();
-    }, settings.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
+    }, leftNanos, TimeUnit.NANOSECONDS);
     try {
+      long peerNode;
       try {
-        socket.socket().connect(new InetSocketAddress(peer.host(), peer.port()), (int) Math.max(1, timeoutMs));
-      } catch (SocketTimeoutException e) {
-        throw new TransportTimeoutException("connecting to " + peer + " took longer than " + timeoutMs + " ms", e);
+        try {
+          socket.socket().connect(new InetSocketAddress(peer.host(), peer.port()),
+              (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(leftNanos)));
+        } catch (SocketTimeoutException e) {
+          throw new TransportTimeoutException("connecting to " + peer + " took longer than " + timeoutMs + " ms", e);
+        }
+        socket.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
+        peerNode = ClientHandshake.authenticate(channel, handshake, nodeId,
+            settings.encryption() ? Handshake.FLAG_ENCRYPT : 0);
+      } catch (java.net.SocketException | PeerClosedException | TransportUnavailableException e) {
+        if (timedOut.get()) {
+          throw e;
+        }
+        deadline.cancel(false);
+        channel.close();
+        throw new RefusedBeforeHandshake(e instanceof TransportException ? e
+            : new PeerClosedException("cannot connect to " + peer + ": " + e, e));
       }
-      socket.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
-      long peerNode = ClientHandshake.authenticate(channel, handshake, nodeId,
-          settings.encryption() ? Handshake.FLAG_ENCRYPT : 0);
       CarrierConnection conn = new CarrierConnection(this, socket, channel.sealer(), channel.opener(), nextLoop(),
           peer, peerNode);
       connections.add(conn);
@@ -256,6 +314,8 @@ public final class Carrier implements AutoCloseable {
         throw new TransportTimeoutException("connecting to " + peer + " took longer than " + timeoutMs + " ms");
       }
       return upgraded;
+    } catch (RefusedBeforeHandshake e) {
+      throw e;
     } catch (IOException | RuntimeException e) {
       deadline.cancel(false);
       channel.close();

@@ -10,34 +10,29 @@ import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.UnknownKeyException;
 
-/** Error codes carried by ERROR frames, each mapped to the exception the requester sees. */
+/**
+ * Error codes carried by ERROR frames, each mapped to the exception the requester sees. On the
+ * wire a code is its position from 1 ({@link WireIds}): UNKNOWN_KEY is 1, UNAVAILABLE 8; new
+ * codes are appended.
+ */
 public enum ErrorCode {
-  UNKNOWN_KEY(1),
-  REGION_REVOKED(2),
-  OUT_OF_BOUNDS(3),
-  HANDLER_FAILED(4),
-  MESSAGE_TOO_LARGE(5),
-  AUTHENTICATION_FAILED(6),
-  PROTOCOL(7),
-  UNAVAILABLE(8);
+  UNKNOWN_KEY,
+  REGION_REVOKED,
+  OUT_OF_BOUNDS,
+  HANDLER_FAILED,
+  MESSAGE_TOO_LARGE,
+  AUTHENTICATION_FAILED,
+  PROTOCOL,
+  UNAVAILABLE;
 
-  private final byte id;
-
-  ErrorCode(int id) {
-    this.id = (byte) id;
-  }
+  private static final ErrorCode[] VALUES = values();
 
   public byte id() {
-    return id;
+    return WireIds.of(this);
   }
 
   public static ErrorCode fromId(byte id) throws ProtocolException {
-    for (ErrorCode c : values()) {
-      if (c.id == id) {
-        return c;
-      }
-    }
-    throw new ProtocolException("unknown error code " + (id & 0xff));
+    return WireIds.decode(VALUES, id, "error code");
   }
 
   /** The exception a requester sees for this code and the peer's text. */

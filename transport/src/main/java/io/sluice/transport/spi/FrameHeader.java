@@ -18,9 +18,11 @@ import java.nio.ByteBuffer;
  *
  * <p>HELLO, CHALLENGE, AUTH and any ERROR before AUTH_OK travel bare. From AUTH_OK on (the
  * server's first protected frame; the client's first is the one it sends after AUTH_OK), a
- * {@link RecordLayer#TAG_LENGTH}-byte tag follows the header, and on an encrypted connection the
- * payload is ciphertext of the same length: header | tag | payload. The payload length in the
- * header never counts the tag. {@link RecordLayer} defines the tag.
+ * {@link RecordLayer#TAG_LENGTH}-byte tag follows the header: header | tag | payload. On an
+ * encrypted connection the payload travels as records of at most {@link RecordLayer#RECORD_LENGTH}
+ * bytes of ciphertext, each after its own tag: header | tag | ciphertext | tag | ciphertext ...
+ * The payload length in the header is the plain payload's and never counts a tag. {@link
+ * RecordLayer} defines tags and records.
  */
 public record FrameHeader(FrameType type, int payloadLength, long correlationId) {
   public static final int LENGTH = 16;

@@ -13,7 +13,7 @@ import java.nio.charset.StandardCharsets;
  */
 public final class Frames {
   /** Protocol version spoken in HELLO and CHALLENGE. */
-  public static final int VERSION = 3;
+  public static final int VERSION = 4;
   /** Length of nonces and HMAC-SHA256 proofs. */
   public static final int NONCE_LENGTH = 32;
   /** Largest control payload; anything bigger is a protocol error. */

@@ -6,12 +6,22 @@ import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import javax.crypto.Mac;
+import javax.crypto.SecretKeyFactory;
+import javax.crypto.spec.PBEKeySpec;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
  * Mutual challenge-response authentication from a shared secret, and the keys of the
- * connection that follows; the secret never crosses the wire.
+ * connection that follows; the secret never crosses the wire. Every HMAC below is keyed with
+ * key = PBKDF2-HMAC-SHA256(secret, "sluice/handshake/" | salt, {@link #ITERATIONS} iterations),
+ * derived once per secret and salt in a process, so someone who records a handshake pays that
+ * derivation for every secret they guess, and the salt ({@code sluice.transport.secretSalt}, the
+ * same on every peer of a deployment) makes guesses computed for one deployment useless for
+ * another.
  *
  * <p>The client sends a nonce and its flags (HELLO); the server answers with its own nonce,
  * flags and the proof HMAC-SHA256(secret, "sluice/server" | transcript) (CHALLENGE); the client
@@ -30,6 +40,12 @@ public final class Handshake {
   /** HELLO/CHALLENGE flag: this side asks for an encrypted connection. */
   public static final int FLAG_ENCRYPT = 1;
 
+  /** PBKDF2 iterations of the key derivation. */
+  static final int ITERATIONS = 20_000;
+  private static final String DEFAULT_SALT = "sluice";
+  /** Derived keys by secret and salt: each pair is derived once per process. Bounded; cleared when full. */
+  private static final Map<List<String>, byte[]> DERIVED = new ConcurrentHashMap<>();
+  private static final int DERIVED_MAX = 64;
   private static final SecureRandom RANDOM = new SecureRandom();
   private final SecretKeySpec key;
 
@@ -51,12 +67,39 @@ public final class Handshake {
   /** The two directions' keys of one connection, and whether they encrypt. */
   public record SessionKeys(byte[] clientToServer, byte[] serverToClient, boolean encrypted) {}
 
+  /** A handshake with the default salt. */
   public Handshake(String secret) {
+    this(secret, DEFAULT_SALT);
+  }
+
+  public Handshake(String secret, String salt) {
     if (secret == null || secret.isEmpty()) {
       throw new IllegalArgumentException(
           "a shared secret is required (" + io.sluice.transport.TransportOption.SECRET.key() + ")");
     }
-    this.key = new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256");
+    this.key = new SecretKeySpec(derive(secret, salt), "HmacSHA256");
+  }
+
+  private static byte[] derive(String secret, String salt) {
+    List<String> id = List.of(secret, salt);
+    byte[] known = DERIVED.get(id);
+    if (known != null) {
+      return known;
+    }
+    byte[] derived;
+    try {
+      PBEKeySpec spec = new PBEKeySpec(secret.toCharArray(),
+          ("sluice/handshake/" + salt).getBytes(StandardCharsets.UTF_8), ITERATIONS, 256);
+      derived = SecretKeyFactory.getInstance("PBKDF2WithHmacSHA256").generateSecret(spec).getEncoded();
+      spec.clearPassword();
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("PBKDF2WithHmacSHA256 unavailable", e);
+    }
+    if (DERIVED.size() >= DERIVED_MAX) {
+      DERIVED.clear();
+    }
+    DERIVED.put(id, derived);
+    return derived;
   }
 
   public static byte[] nonce() {

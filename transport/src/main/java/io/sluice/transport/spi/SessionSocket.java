@@ -62,8 +62,23 @@ final class SessionSocket {
     void closed(IOException cause);
   }
 
-  /** One queued frame and what to do once it is written (or dropped). */
-  private record Outgoing(ByteBuffer[] buffers, Runnable done) {
+  /**
+   * Queued frames and what to do once they are written (or dropped): as buffers ready to write,
+   * or, on an encrypted connection, as frames sealed into {@link #sealed} when they reach the head
+   * of the queue, whose {@code done} runs once they are sealed (their bytes are copied then).
+   */
+  private static final class Outgoing {
+    final ByteBuffer[] buffers;
+    final List<Frame> frames;
+    final Runnable done;
+    int nextFrame;
+
+    Outgoing(ByteBuffer[] buffers, List<Frame> frames, Runnable done) {
+      this.buffers = buffers;
+      this.frames = frames;
+      this.done = done;
+    }
+
     boolean written() {
       return !buffers[buffers.length - 1].hasRemaining();
     }
@@ -76,6 +91,8 @@ final class SessionSocket {
   private static final int FRAMES_PER_TURN = 16;
   /** Read-ahead per connection: a few control frames. Larger payloads are read in place. */
   private static final int READ_AHEAD = 1024;
+  /** Records an encrypted connection seals ahead of the socket: what one write may take. */
+  private static final int SEALED_RECORDS = 4;
 
   private final SocketChannel channel;
   private final IoLoop loop;
@@ -93,6 +110,9 @@ final class SessionSocket {
   private final ArrayDeque<Outgoing> outbound = new ArrayDeque<>();
   private SelectionKey key;
   private RecordLayer.Sealer sealer;
+  /** Encrypted connections: sealed bytes not yet written (read mode), and the frame being sealed. */
+  private ByteBuffer sealed;
+  private RecordLayer.FrameSeal sealing;
   private boolean readPaused;
   /** Reading stopped for a backlog or a pause with frames possibly read ahead; resume runs it. */
   private boolean readWaiting;
@@ -133,6 +153,9 @@ final class SessionSocket {
     lock.lock();
     try {
       sealer = s;
+      if (s.encrypted()) {
+        sealed = ByteBuffer.allocateDirect(SEALED_RECORDS * (RecordLayer.RECORD_LENGTH + RecordLayer.SEAL_SLACK)).flip();
+      }
     } finally {
       lock.unlock();
     }
@@ -191,7 +214,7 @@ final class SessionSocket {
       if (closed) {
         return false;
       }
-      if (readPaused || (!readWhileWriting && !outbound.isEmpty())) {
+      if (readPaused || (!readWhileWriting && writing())) {
         readWaiting = true;
         return false;
       }
@@ -236,7 +259,7 @@ final class SessionSocket {
         payload.start(h, frameTag, receiver.sink(h), opener, in);
         in.compact();
       }
-      if (!payload.readFrom(this::read, socketEmpty)) {
+      if (!payload.readFrom(this::readInto, socketEmpty)) {
         markPartial(true);
         return;
       }
@@ -260,6 +283,14 @@ final class SessionSocket {
   private int read(ByteBuffer dst) throws IOException {
     try {
       return channel.read(dst);
+    } catch (IOException e) {
+      throw new PeerClosedException("connection lost: " + e.getMessage(), e);
+    }
+  }
+
+  private long readInto(ByteBuffer... dsts) throws IOException {
+    try {
+      return channel.read(dsts);
     } catch (IOException e) {
       throw new PeerClosedException("connection lost: " + e.getMessage(), e);
     }
@@ -301,7 +332,7 @@ final class SessionSocket {
 
   /** Runs the read task once reading is possible again and a turn ended waiting for that. */
   private void resumeLocked() {
-    if (readWaiting && !readPaused && outbound.isEmpty() && !closed) {
+    if (readWaiting && !readPaused && !writing() && !closed) {
       readWaiting = false;
       loop.execute(readTask);
     }
@@ -332,12 +363,17 @@ final class SessionSocket {
         done.run();
         return;
       }
-      List<ByteBuffer> buffers = new ArrayList<>(frames.size() * 3);
-      for (Frame f : frames) {
-        Collections.addAll(buffers, seal(f.type(), f.correlationId(), f.payload()));
+      boolean idle = !writing();
+      if (sealed != null) {
+        outbound.add(new Outgoing(null, frames, done));
+      } else {
+        List<ByteBuffer> buffers = new ArrayList<>(frames.size() * 3);
+        for (Frame f : frames) {
+          Collections.addAll(buffers, seal(f.type(), f.correlationId(), f.payload()));
+        }
+        outbound.add(new Outgoing(buffers.toArray(ByteBuffer[]::new), null, done));
       }
-      outbound.add(new Outgoing(buffers.toArray(ByteBuffer[]::new), done));
-      if (outbound.size() == 1) {
+      if (idle) {
         lastWriteProgress = System.nanoTime();
         flushLocked();
       }
@@ -365,33 +401,87 @@ final class SessionSocket {
     return buffers;
   }
 
+  /** Whether anything waits to be written: queued frames or sealed bytes. Under the lock. */
+  private boolean writing() {
+    return !outbound.isEmpty() || (sealed != null && sealed.hasRemaining());
+  }
+
+  /**
+   * Writes what is queued as far as the socket takes it: sealed bytes first, then the head of
+   * the queue (frames queued before the connection was protected go as they are; later frames of
+   * an encrypted connection are sealed a few records at a time, as the socket drains).
+   */
   private void flushLocked() throws IOException {
-    Outgoing head;
-    while ((head = outbound.peek()) != null) {
-      long n;
-      try {
-        n = channel.write(head.buffers());
-      } catch (IOException e) {
-        throw new PeerClosedException("connection lost: " + e.getMessage(), e);
+    while (true) {
+      if (sealed != null && sealed.hasRemaining()) {
+        write(sealed);
+        if (sealed.hasRemaining()) {
+          break;
+        }
+        continue;
       }
-      if (n > 0) {
-        lastWriteProgress = System.nanoTime();
-      }
-      if (!head.written()) {
+      Outgoing head = outbound.peek();
+      if (head == null) {
         break;
       }
-      outbound.poll();
-      head.done().run();
+      if (head.buffers != null) {
+        write(head.buffers);
+        if (!head.written()) {
+          break;
+        }
+        outbound.poll();
+        head.done.run();
+      } else if (!sealMoreLocked()) {
+        break;
+      }
     }
     updateInterest();
     resumeLocked();
+  }
+
+  /**
+   * Seals frames from the head of the queue into the emptied buffer as far as it has room.
+   *
+   * @return whether it sealed any bytes
+   */
+  private boolean sealMoreLocked() {
+    sealed.clear();
+    Outgoing head;
+    while ((head = outbound.peek()) != null && head.frames != null) {
+      if (sealing == null) {
+        Frame f = head.frames.get(head.nextFrame);
+        sealing = sealer.start(f.type(), f.correlationId(), f.payload());
+      }
+      if (!sealing.sealInto(sealed)) {
+        break;
+      }
+      sealing = null;
+      if (++head.nextFrame == head.frames.size()) {
+        outbound.poll();
+        head.done.run();
+      }
+    }
+    sealed.flip();
+    return sealed.hasRemaining();
+  }
+
+  private void write(ByteBuffer... buffers) throws IOException {
+    long n;
+    try {
+      n = channel.write(buffers);
+    } catch (IOException e) {
+      throw new PeerClosedException("connection lost: " + e.getMessage(), e);
+    }
+    if (n > 0) {
+      lastWriteProgress = System.nanoTime();
+    }
   }
 
   private void updateInterest() {
     if (key == null || !key.isValid()) {
       return;
     }
-    int ops = outbound.isEmpty() ? (readPaused ? 0 : SelectionKey.OP_READ) : SelectionKey.OP_WRITE;
+    int ops = !writing() ? (readPaused ? 0 : SelectionKey.OP_READ) : SelectionKey.OP_WRITE;
     if (key.interestOps() != ops) {
       key.interestOps(ops);
       loop.wakeup();
@@ -410,7 +500,7 @@ final class SessionSocket {
     lock.lock();
     try {
       stalled = !closed && ((r != 0 && now - r > ioTimeoutNanos)
-          || (!outbound.isEmpty() && now - lastWriteProgress > ioTimeoutNanos)
+          || (writing() && now - lastWriteProgress > ioTimeoutNanos)
           || (readPaused && now - pausedSince > ioTimeoutNanos));
     } finally {
       lock.unlock();
@@ -450,7 +540,11 @@ final class SessionSocket {
       }
       Outgoing o;
       while ((o = outbound.poll()) != null) {
-        o.done().run();
+        o.done.run();
+      }
+      sealing = null;
+      if (sealed != null) {
+        sealed.clear().flip();
       }
     } finally {
       lock.unlock();

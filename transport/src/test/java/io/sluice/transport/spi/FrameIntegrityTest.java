@@ -37,7 +37,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * a forged request.
  */
 class FrameIntegrityTest {
-  private static final int SIZE = 64 * 1024;
+  private static final int SIZE = 3 * RecordLayer.RECORD_LENGTH + 100;
   /** Where a protected frame's payload starts: after the header and the tag. */
   private static final int PAYLOAD = FrameHeader.LENGTH + RecordLayer.TAG_LENGTH;
   private final EchoPeers peers = new EchoPeers();
@@ -79,11 +79,6 @@ class FrameIntegrityTest {
     void check(TamperingRelay relay, RegisteredRegion dst) throws Exception;
   }
 
-  /**
-   * READs {@code length} bytes through a relay that flips one bit at {@code flipAt} of every
-   * frame of type {@code altered}: the connection must die of the forgery; then {@code after}
-   * checks what was (not) served or delivered.
-   */
   /** A test's part with a connection from a client through a relay to a server, both sides with a region. */
   @FunctionalInterface
   private interface Relayed {
@@ -101,6 +96,11 @@ class FrameIntegrityTest {
     }
   }
 
+  /**
+   * READs {@code length} bytes through a relay that flips one bit at {@code flipAt} of every
+   * frame of type {@code altered}: the connection must die of the forgery; then {@code after}
+   * checks what was (not) served or delivered.
+   */
   private void readThroughAlteringRelay(boolean encrypted, FrameType altered, int flipAt, long seed, int length,
       AfterForgery after) throws Exception {
     throughRelay(encrypted, (d, h, f) -> h.type() == altered ? List.of(TamperingRelay.flipped(f, flipAt)) : List.of(f),
@@ -178,6 +178,55 @@ class FrameIntegrityTest {
     readThroughAlteringRelay(true, FrameType.READ_RESPONSE, PAYLOAD + 100, 4, 4096, (relay, dst) ->
         assertArrayEquals(new byte[4096], TransportTestSupport.bytesOf(dst, 0, 4096),
             "forged plaintext reached the destination"));
+  }
+
+  /** Where record {@code i} (its tag, then its ciphertext) starts in a whole encrypted frame. */
+  private static int recordAt(int i) {
+    return FrameHeader.LENGTH + i * (RecordLayer.TAG_LENGTH + RecordLayer.RECORD_LENGTH);
+  }
+
+  @Test
+  void largeEncryptedReadTravelsInBoundedRecords() throws Exception {
+    List<Integer> wireLengths = new java.util.concurrent.CopyOnWriteArrayList<>();
+    throughRelay(true, (d, h, f) -> {
+      if (h.type() == FrameType.READ_RESPONSE) {
+        wireLengths.add(f.length);
+      }
+      return List.of(f);
+    }, (src, dst, relay, c) -> {
+      fillPattern(src, 6);
+      await(c.read(src.descriptor(), 0, dst, 0, SIZE));
+      assertPattern(6, 0, dst, 0, SIZE);
+    });
+    assertEquals(List.of(FrameHeader.LENGTH + SIZE + 4 * RecordLayer.TAG_LENGTH), wireLengths,
+        "a READ of three records and a bit travels as four records, each with its own tag");
+  }
+
+  @Test
+  void alteredLaterRecordFailsTheReadAndItsBytesNeverArrive() throws Exception {
+    readThroughAlteringRelay(true, FrameType.READ_RESPONSE, recordAt(2) + RecordLayer.TAG_LENGTH + 7, 7, SIZE,
+        (relay, dst) -> assertArrayEquals(new byte[SIZE - 2 * RecordLayer.RECORD_LENGTH],
+            TransportTestSupport.bytesOf(dst, 2 * RecordLayer.RECORD_LENGTH, SIZE - 2 * RecordLayer.RECORD_LENGTH),
+            "bytes of the forged record or after it reached the destination"));
+  }
+
+  @Test
+  void reorderedRecordsFailTheRead() throws Exception {
+    int record = RecordLayer.TAG_LENGTH + RecordLayer.RECORD_LENGTH;
+    throughRelay(true, (d, h, f) -> {
+      if (h.type() != FrameType.READ_RESPONSE) {
+        return List.of(f);
+      }
+      byte[] swapped = f.clone();
+      System.arraycopy(f, recordAt(0), swapped, recordAt(1), record);
+      System.arraycopy(f, recordAt(1), swapped, recordAt(0), record);
+      return List.of(swapped);
+    }, (src, dst, relay, c) -> {
+      fillPattern(src, 8);
+      assertDiedOfForgery(c, c.read(src.descriptor(), 0, dst, 0, SIZE));
+      assertArrayEquals(new byte[SIZE], TransportTestSupport.bytesOf(dst, 0, SIZE),
+          "plaintext of a record out of its place reached the destination");
+    });
   }
 
   @ParameterizedTest(name = "encrypted={0}")

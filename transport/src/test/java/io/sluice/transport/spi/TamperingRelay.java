@@ -10,6 +10,7 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A man in the middle for tests: clients connect to it, it connects to the real server and
@@ -32,6 +33,10 @@ final class TamperingRelay implements AutoCloseable {
   private final Tamper tamper;
   private final List<FrameHeader> fromServer = new CopyOnWriteArrayList<>();
   private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+  /** Whether HELLO or CHALLENGE asked for encryption (then frames travel in records). */
+  private final AtomicBoolean encrypted = new AtomicBoolean();
+  /** Where the flags byte sits in HELLO's and CHALLENGE's payload: after u16 version and i64 node. */
+  private static final int HANDSHAKE_FLAGS_AT = 2 + 8;
 
   TamperingRelay(NodeAddress server, Tamper tamper) throws IOException {
     this.server = server;
@@ -77,10 +82,15 @@ final class TamperingRelay implements AutoCloseable {
           if (d == Direction.TO_CLIENT && h.type() == FrameType.AUTH_OK) {
             protectedFrames = true;
           }
-          int tag = protectedFrames ? RecordLayer.TAG_LENGTH : 0;
-          byte[] whole = new byte[FrameHeader.LENGTH + h.payloadLength() + tag];
+          int rest = (int) (protectedFrames ? RecordLayer.protectedLength(encrypted.get(), h.payloadLength())
+              : h.payloadLength());
+          byte[] whole = new byte[FrameHeader.LENGTH + rest];
           System.arraycopy(head, 0, whole, 0, FrameHeader.LENGTH);
-          in.readFully(whole, FrameHeader.LENGTH, h.payloadLength() + tag);
+          in.readFully(whole, FrameHeader.LENGTH, rest);
+          if ((h.type() == FrameType.HELLO || h.type() == FrameType.CHALLENGE)
+              && (whole[FrameHeader.LENGTH + HANDSHAKE_FLAGS_AT] & Handshake.FLAG_ENCRYPT) != 0) {
+            encrypted.set(true);
+          }
           if (d == Direction.TO_CLIENT) {
             fromServer.add(h);
           }

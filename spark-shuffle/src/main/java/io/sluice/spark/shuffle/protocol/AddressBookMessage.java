@@ -17,6 +17,8 @@ import java.util.Optional;
  *   gone &lt;executorId&gt;...                       reply: "gone" followed by those of the named executors
  *                                               the driver no longer counts as active (removed or
  *                                               being removed), space separated
+ *   secret                                      reply: "secret &lt;hex&gt;", the application's transport
+ *                                               secret when the driver made one, or "unknown"
  * </pre>
  */
 public final class AddressBookMessage {
@@ -79,6 +81,29 @@ public final class AddressBookMessage {
       }
     }
     return ids;
+  }
+
+  public static String secret() {
+    return "secret";
+  }
+
+  /** The reply that hands out the application's transport secret (hex digits, no spaces). */
+  public static String secretReply(String secret) {
+    if (secret.isEmpty() || !secret.chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
+      throw new IllegalArgumentException("a handed-out secret is hex digits");
+    }
+    return "secret " + secret;
+  }
+
+  /** Decodes a secret reply; empty when the driver has none to hand out. */
+  public static Optional<String> decodeSecretReply(String reply) {
+    if (reply.equals(UNKNOWN)) {
+      return Optional.empty();
+    }
+    if (!reply.startsWith("secret ") || reply.length() == "secret ".length()) {
+      throw new IllegalArgumentException("unexpected address book reply to a secret request");
+    }
+    return Optional.of(reply.substring("secret ".length()));
   }
 
   public static String found(Entry entry) {

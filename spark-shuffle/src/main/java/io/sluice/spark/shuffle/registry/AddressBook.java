@@ -4,6 +4,7 @@ import io.sluice.spark.shuffle.protocol.AddressBookMessage;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -12,8 +13,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The driver's table of executors' shuffle transports: each executor registers its transport
  * address once, reducers look up the executors they read from and ask which of them are gone
- * (with the external shuffle service, map outputs outlive their executor). Requests and replies
- * are those of {@link AddressBookMessage}; only addresses pass through here, never per-block data.
+ * (with the external shuffle service, map outputs outlive their executor). Without Spark
+ * authentication it also hands out the application's transport secret, a random value the driver
+ * made, to the executors that ask over Spark's RPC. Requests and replies are those of {@link
+ * AddressBookMessage}; only addresses and that secret pass through here, never per-block data.
  *
  * <p>Thread safe.
  */
@@ -21,14 +24,18 @@ public final class AddressBook {
   private static final Logger LOG = LoggerFactory.getLogger(AddressBook.class);
 
   private final Predicate<String> isActive;
+  private final Optional<String> secret;
   private final Map<String, AddressBookMessage.Entry> entries = new ConcurrentHashMap<>();
 
   /**
    * @param isActive whether the driver still counts an executor as active (not removed, not being
    *     removed or decommissioned); answers "gone" requests
+   * @param secret the transport secret to hand out (hex digits), or empty when the executors
+   *     have one of their own (Spark's, or one set explicitly)
    */
-  public AddressBook(Predicate<String> isActive) {
+  public AddressBook(Predicate<String> isActive, Optional<String> secret) {
     this.isActive = isActive;
+    this.secret = secret;
   }
 
   /**
@@ -55,6 +62,9 @@ public final class AddressBook {
         }
       }
       return AddressBookMessage.gone(gone);
+    }
+    if (request.equals(AddressBookMessage.secret())) {
+      return secret.map(AddressBookMessage::secretReply).orElse(AddressBookMessage.UNKNOWN);
     }
     if (request.equals("list")) {
       List<AddressBookMessage.Entry> all = new ArrayList<>(entries.values());

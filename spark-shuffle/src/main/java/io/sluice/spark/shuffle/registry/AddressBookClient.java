@@ -74,6 +74,16 @@ public final class AddressBookClient {
     return gone;
   }
 
+  /**
+   * The application's transport secret as the driver hands it out.
+   *
+   * @throws IllegalStateException if the driver has none to hand out
+   */
+  public String secret() {
+    return AddressBookMessage.decodeSecretReply(driver.apply(AddressBookMessage.secret()))
+        .orElseThrow(() -> new IllegalStateException("the driver hands out no transport secret"));
+  }
+
   /** Every registered executor, for reports. */
   public List<AddressBookMessage.Entry> list() {
     return AddressBookMessage.decodeList(driver.apply(AddressBookMessage.list()));

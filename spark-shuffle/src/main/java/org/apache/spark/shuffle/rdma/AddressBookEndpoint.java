@@ -2,6 +2,7 @@ package org.apache.spark.shuffle.rdma;
 
 import io.sluice.spark.shuffle.registry.AddressBook;
 import io.sluice.spark.shuffle.registry.AddressBookClient;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.apache.spark.ExecutorAllocationClient;
@@ -35,10 +36,11 @@ final class AddressBookEndpoint implements ThreadSafeRpcEndpoint {
   /**
    * @param isActive whether the driver still counts an executor as active (not removed, not being
    *     removed or decommissioned); answers "gone" requests
+   * @param secret the transport secret the book hands out, if the driver made one
    */
-  AddressBookEndpoint(RpcEnv rpcEnv, Predicate<String> isActive) {
+  AddressBookEndpoint(RpcEnv rpcEnv, Predicate<String> isActive, Optional<String> secret) {
     this.rpcEnv = rpcEnv;
-    this.book = new AddressBook(isActive);
+    this.book = new AddressBook(isActive, secret);
   }
 
   /**

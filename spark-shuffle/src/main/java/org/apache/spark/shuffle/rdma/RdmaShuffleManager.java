@@ -67,8 +67,11 @@ public final class RdmaShuffleManager implements ShuffleManager {
     this.sort = new SortShuffleManager(conf);
     if (isDriver) {
       SparkEnv env = SparkEnv.get();
-      this.addressBookEndpoint = Optional.of(
-          env.rpcEnv().setupEndpoint(AddressBookEndpoint.NAME, new AddressBookEndpoint(env.rpcEnv(), AddressBookEndpoint::activeInScheduler)));
+      // Without a secret of its own, the application's transports share a random one the driver hands out.
+      Optional<String> handOut = SparkTransportConfig.secret(conf, env.securityManager()).isPresent()
+          ? Optional.empty() : Optional.of(SparkTransportConfig.newSecret());
+      this.addressBookEndpoint = Optional.of(env.rpcEnv().setupEndpoint(AddressBookEndpoint.NAME,
+          new AddressBookEndpoint(env.rpcEnv(), AddressBookEndpoint::activeInScheduler, handOut)));
     } else {
       this.addressBookEndpoint = Optional.empty();
     }
@@ -87,11 +90,11 @@ public final class RdmaShuffleManager implements ShuffleManager {
     SparkEnv env = SparkEnv.get();
     Optional<String> failure = Optional.empty();
     try {
-      TransportConfig config = SparkTransportConfig.from(conf, env.securityManager(),
-          Arrays.stream(env.blockManager().diskBlockManager().localDirs()).map(File::toPath).toList());
       RpcEndpointRef driver = addressBookEndpoint.orElseGet(
           () -> RpcUtils.makeDriverRef(AddressBookEndpoint.NAME, conf, env.rpcEnv()));
       AddressBookClient book = AddressBookEndpoint.client(driver, settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT));
+      TransportConfig config = SparkTransportConfig.from(conf, env.securityManager(), book::secret,
+          Arrays.stream(env.blockManager().diskBlockManager().localDirs()).map(File::toPath).toList());
       // Idle READ destinations kept for reuse: two tasks' worth of bytes in flight.
       long pooled = 2 * settings.value(RdmaShuffleOption.MAX_BYTES_IN_FLIGHT);
       transport = Optional.of(ExecutorShuffleTransport.open(env.executorId(), config, resolver(), book, pooled,

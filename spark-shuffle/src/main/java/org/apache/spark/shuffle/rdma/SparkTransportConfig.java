@@ -6,13 +6,12 @@ import io.sluice.transport.config.ConfigKey;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.apache.spark.SecurityManager;
 import org.apache.spark.SparkConf;
@@ -40,13 +39,17 @@ final class SparkTransportConfig {
    * peers' shuffle files are mapped come from this executor's block-manager folders ({@link
    * ShuffleFileRoots}); the driver passes none.
    */
-  static TransportConfig from(SparkConf conf, SecurityManager security, List<Path> blockManagerDirs)
-      throws IOException {
-    String secret = secret(conf, security);
+  static TransportConfig from(SparkConf conf, SecurityManager security, Supplier<String> fromDriver,
+      List<Path> blockManagerDirs) throws IOException {
+    String secret = secret(conf, security).orElseGet(fromDriver);
     String advertise = conf.get(SPARK_PREFIX + "advertiseHost", "").trim();
     String host = advertise.isEmpty() ? Utils.localHostName() : advertise;
     java.util.Map<String, String> fromSpark = new java.util.HashMap<>();
     fromSpark.put(TransportKeys.SECRET.key(), secret);
+    String appId = conf.get("spark.app.id", "").trim();
+    if (!appId.isEmpty() && !conf.contains(SPARK_PREFIX + TransportKeys.suffix(TransportKeys.SECRET_SALT.key()))) {
+      fromSpark.put(TransportKeys.SECRET_SALT.key(), "spark/" + appId);
+    }
     fromSpark.put(TransportKeys.ADVERTISE_HOST.key(), host);
     if (conf.getBoolean(NETWORK_CRYPTO, false)) {
       fromSpark.put(TransportKeys.ENCRYPTION.key(), "true");
@@ -94,35 +97,27 @@ final class SparkTransportConfig {
   }
 
   /**
-   * The secret every transport of this application shares. With {@code spark.authenticate=true}
-   * it is Spark's own application secret, so only processes Spark trusts can READ shuffle data.
-   * Without Spark authentication there is no secret to share, so it is derived from the
-   * application id, which every driver and executor of the application knows; this keeps other
-   * applications' processes out by mistake but is not a defence against someone who learns the
-   * application id (which is no weaker than Spark's own unauthenticated block transfer).
+   * The secret every transport of this application shares, when the process knows it itself: an
+   * explicit {@code spark.shuffle.rdma.transport.secret}, or with {@code spark.authenticate=true}
+   * Spark's own application secret, so only processes Spark trusts can READ shuffle data. Empty
+   * otherwise: then the driver makes a random one ({@link #newSecret}) and hands it to executors
+   * over Spark's RPC.
    */
-  static String secret(SparkConf conf, SecurityManager security) {
+  static Optional<String> secret(SparkConf conf, SecurityManager security) {
     String explicit = conf.get(SPARK_PREFIX + "secret", "").trim();
     if (!explicit.isEmpty()) {
-      return explicit;
+      return Optional.of(explicit);
     }
     if (security != null && security.isAuthenticationEnabled()) {
-      return security.getSecretKey();
+      return Optional.of(security.getSecretKey());
     }
-    String appId = conf.get("spark.app.id", "").trim();
-    if (appId.isEmpty()) {
-      throw new IllegalStateException(
-          "spark.app.id is not set yet; the shuffle transport secret is derived from it");
-    }
-    return sha256Hex("sluice-spark-shuffle/" + appId);
+    return Optional.empty();
   }
 
-  private static String sha256Hex(String text) {
-    try {
-      MessageDigest md = MessageDigest.getInstance("SHA-256");
-      return HexFormat.of().formatHex(md.digest(text.getBytes(StandardCharsets.UTF_8)));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-    }
+  /** A random secret for one application: 32 bytes from a strong source, as hex digits. */
+  static String newSecret() {
+    byte[] bytes = new byte[32];
+    new SecureRandom().nextBytes(bytes);
+    return HexFormat.of().formatHex(bytes);
   }
 }

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 /** An executor's client of the driver's address book, talking to a book directly; no Spark. */
 class AddressBookClientTest {
   private final Set<String> removed = ConcurrentHashMap.newKeySet();
-  private final AddressBook book = new AddressBook(id -> !removed.contains(id));
+  private final AddressBook book = new AddressBook(id -> !removed.contains(id), Optional.of("5ec7e7"));
   private final List<String> asked = new ArrayList<>();
   private final AddressBookClient client = new AddressBookClient(request -> {
     asked.add(request);
@@ -69,5 +69,12 @@ class AddressBookClientTest {
     IllegalStateException e = assertThrows(IllegalStateException.class, () -> refused.register(entry("1", 1)));
     assertTrue(e.getMessage().contains("busy"), e.getMessage());
     assertThrows(IllegalArgumentException.class, () -> refused.lookup("1"));
+  }
+
+  @Test
+  void theSecretComesFromTheDriver() {
+    assertEquals("5ec7e7", client.secret());
+    AddressBookClient none = new AddressBookClient(new AddressBook(id -> true, Optional.empty())::answer);
+    assertThrows(IllegalStateException.class, none::secret);
   }
 }

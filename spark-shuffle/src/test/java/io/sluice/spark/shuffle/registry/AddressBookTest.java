@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class AddressBookTest {
   @Test
   void addressBookProtocol() {
-    AddressBook book = new AddressBook(id -> !id.equals("5"));
+    AddressBook book = new AddressBook(id -> !id.equals("5"), Optional.empty());
     AddressBookMessage.Entry e = new AddressBookMessage.Entry("3", new NodeAddress("10.0.0.5", 4242), "tcp");
     assertEquals(AddressBookMessage.OK, book.answer(AddressBookMessage.register(e)));
     assertEquals(Optional.of(e), AddressBookMessage.decodeLookupReply(book.answer(AddressBookMessage.lookup("3"))));
@@ -27,12 +27,22 @@ class AddressBookTest {
 
   @Test
   void addressBookNamesGoneExecutors() {
-    AddressBook book = new AddressBook(id -> !id.equals("5") && !id.equals("7"));
+    AddressBook book = new AddressBook(id -> !id.equals("5") && !id.equals("7"), Optional.empty());
     assertEquals(java.util.Set.of("5", "7"),
         AddressBookMessage.decodeGone(book.answer(AddressBookMessage.gone(List.of("3", "5", "7", "8")))));
     assertEquals(java.util.Set.of(), AddressBookMessage.decodeGone(book.answer(AddressBookMessage.gone(List.of("3")))));
     assertEquals(java.util.Set.of(), AddressBookMessage.decodeGone(book.answer(AddressBookMessage.gone(List.of()))));
     assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.gone(List.of("a b")));
     assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.decodeGone("found 3"));
+  }
+
+  @Test
+  void theBookHandsOutTheSecretItWasGivenAndNoneOtherwise() {
+    AddressBook handing = new AddressBook(id -> true, Optional.of("00ff"));
+    assertEquals(Optional.of("00ff"), AddressBookMessage.decodeSecretReply(handing.answer(AddressBookMessage.secret())));
+    AddressBook silent = new AddressBook(id -> true, Optional.empty());
+    assertEquals(Optional.empty(), AddressBookMessage.decodeSecretReply(silent.answer(AddressBookMessage.secret())));
+    assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.decodeSecretReply("found 3"));
+    assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.secretReply("not hex"));
   }
 }

@@ -1,0 +1,132 @@
+package io.sluice.transport.spi;
+
+import static io.sluice.transport.TransportTestSupport.assertFailsWith;
+import static io.sluice.transport.TransportTestSupport.await;
+import static io.sluice.transport.TransportTestSupport.message;
+import static io.sluice.transport.TransportTestSupport.text;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.sluice.transport.AuthenticationFailedException;
+import io.sluice.transport.Connection;
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.PeerClosedException;
+import io.sluice.transport.Transport;
+import io.sluice.transport.TransportOption;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A connect whose peer refuses or resets it before the handshake ends tries again within the
+ * connect deadline; one that fails authentication does not.
+ */
+class ConnectRetryTest {
+  private final EchoPeers peers = new EchoPeers();
+
+  @AfterEach
+  void close() {
+    peers.close();
+  }
+
+  @Test
+  void connectionsResetBeforeTheHandshakeAreTriedAgain() throws Exception {
+    Transport server = peers.open(false, Map.of());
+    Transport client = peers.open(false, Map.of());
+    try (ResettingFront front = new ResettingFront(server.localAddress(), 3);
+        Connection c = await(client.connect(front.address()))) {
+      assertEquals("ok:after resets", text(await(c.request(message("after resets")))));
+      assertEquals(4, front.accepted.get(), "three resets, then the connection that got through");
+    }
+  }
+
+  @Test
+  void aFailedAuthenticationIsNotTriedAgain() throws Exception {
+    Transport server = peers.open(false, Map.of());
+    Transport intruder = peers.open(false, Map.of(TransportOption.SECRET.key(), "not-the-secret"));
+    try (ResettingFront front = new ResettingFront(server.localAddress(), 0)) {
+      assertFailsWith(AuthenticationFailedException.class, intruder.connect(front.address()));
+      assertEquals(1, front.accepted.get(), "an authentication failure was retried");
+    }
+  }
+
+  @Test
+  void aPeerThatKeepsResettingFailsAtTheDeadline() throws Exception {
+    Transport server = peers.open(false, Map.of());
+    Transport client = peers.open(false, Map.of(TransportOption.CONNECT_TIMEOUT_MS.key(), "600"));
+    try (ResettingFront front = new ResettingFront(server.localAddress(), Integer.MAX_VALUE)) {
+      assertFailsWith(PeerClosedException.class, client.connect(front.address()));
+      assertEquals(true, front.accepted.get() > 1, "no second attempt within the deadline");
+    }
+  }
+
+  /**
+   * A listener in front of a server: resets the first {@code resets} connections it accepts, and
+   * relays the later ones to the server byte for byte.
+   */
+  private static final class ResettingFront implements AutoCloseable {
+    final AtomicInteger accepted = new AtomicInteger();
+    private final ServerSocket listener;
+    private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+
+    ResettingFront(NodeAddress server, int resets) throws IOException {
+      listener = new ServerSocket(0, 16, InetAddress.getLoopbackAddress());
+      Thread t = new Thread(() -> {
+        try {
+          while (true) {
+            Socket s = listener.accept();
+            sockets.add(s);
+            if (accepted.incrementAndGet() <= resets) {
+              s.setSoLinger(true, 0);
+              s.close();
+              continue;
+            }
+            Socket upstream = new Socket(server.host(), server.port());
+            sockets.add(upstream);
+            pump(s, upstream);
+            pump(upstream, s);
+          }
+        } catch (IOException closed) {
+          // the listener closed
+        }
+      }, "resetting-front");
+      t.setDaemon(true);
+      t.start();
+    }
+
+    NodeAddress address() {
+      return new NodeAddress("127.0.0.1", listener.getLocalPort());
+    }
+
+    private void pump(Socket from, Socket to) {
+      Thread t = new Thread(() -> {
+        byte[] buf = new byte[8192];
+        try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+          for (int n; (n = in.read(buf)) >= 0; ) {
+            out.write(buf, 0, n);
+          }
+        } catch (IOException closed) {
+          // either end closed
+        }
+      }, "resetting-front-pump");
+      t.setDaemon(true);
+      t.start();
+    }
+
+    @Override
+    public void close() throws IOException {
+      listener.close();
+      for (Socket s : sockets) {
+        s.close();
+      }
+    }
+  }
+}
