@@ -24,6 +24,15 @@ public interface Connection extends AutoCloseable {
   /** Which data path READs take: "tcp", "shm" or "verbs". */
   String dataPath();
 
+  /**
+   * Which data path the READs of {@code remote} took, known once one of them completed: {@link
+   * #dataPath()}, or "tcp" for a region that path leaves to the connection's tcp READs (shm: a
+   * registered file the reader does not trust to map, a region the owner keeps in direct memory).
+   */
+  default String dataPath(RemoteDescriptor remote) {
+    return dataPath();
+  }
+
   /** False once closed locally or by the peer. */
   boolean isOpen();
 

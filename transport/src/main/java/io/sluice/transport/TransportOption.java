@@ -31,7 +31,8 @@ public enum TransportOption {
   ENCRYPTION(TransportKeys.ENCRYPTION),
   DATA_ENCRYPTED_AT_REST(TransportKeys.DATA_ENCRYPTED_AT_REST),
   SHM_DIR(TransportKeys.SHM_DIR),
-  SHM_ENABLED(TransportKeys.SHM_ENABLED);
+  SHM_ENABLED(TransportKeys.SHM_ENABLED),
+  SHM_TRUSTED_FILE_ROOTS(TransportKeys.SHM_TRUSTED_FILE_ROOTS);
 
   private final ConfigKey<?> declaration;
 

@@ -20,13 +20,21 @@ import org.apache.hadoop.fs.CommonConfigurationKeys;
  * @param readThreshold bodies above this many bytes travel by READ
  * @param maxDataLength the largest request or response body accepted (Hadoop's
  *     ipc.maximum.data.length)
+ * @param maxIncomingBodyBytes registered memory a server holds for request bodies it READs
+ * @param callerConnectionIdleMs how long a server keeps an unused connection back to a caller
  */
-record EngineSettings(Map<String, String> transportKeys, int readThreshold, int maxDataLength) {
+record EngineSettings(Map<String, String> transportKeys, int readThreshold, int maxDataLength,
+    long maxIncomingBodyBytes, long callerConnectionIdleMs) {
   EngineSettings {
     transportKeys = Map.copyOf(transportKeys);
     TransportKeys.validate(TransportConfig.of(transportKeys));
     if (readThreshold < 0) {
       throw new IllegalArgumentException(SluiceRpcOption.READ_THRESHOLD_BYTES.key() + " must not be negative");
+    }
+    if (maxIncomingBodyBytes < maxDataLength) {
+      throw new IllegalArgumentException(SluiceRpcOption.SERVER_MAX_INCOMING_BODY_BYTES.key() + "="
+          + maxIncomingBodyBytes + " is below " + CommonConfigurationKeys.IPC_MAXIMUM_DATA_LENGTH + "="
+          + maxDataLength + ": a body of the largest size could never be READ");
     }
   }
 
@@ -41,7 +49,8 @@ record EngineSettings(Map<String, String> transportKeys, int readThreshold, int 
     int threshold = Math.toIntExact(source.value(SluiceRpcOption.READ_THRESHOLD_BYTES));
     int maxData = conf.getInt(CommonConfigurationKeys.IPC_MAXIMUM_DATA_LENGTH,
         CommonConfigurationKeys.IPC_MAXIMUM_DATA_LENGTH_DEFAULT);
-    return new EngineSettings(keys, threshold, maxData);
+    return new EngineSettings(keys, threshold, maxData, source.value(SluiceRpcOption.SERVER_MAX_INCOMING_BODY_BYTES),
+        source.value(SluiceRpcOption.SERVER_CALLER_CONNECTION_IDLE_MS));
   }
 
   TransportConfig transportConfig() {
@@ -60,6 +69,6 @@ record EngineSettings(Map<String, String> transportKeys, int readThreshold, int 
   EngineSettings withTransportDefaults(Map<String, String> defaults) {
     Map<String, String> keys = new HashMap<>(defaults);
     keys.putAll(transportKeys);
-    return new EngineSettings(keys, readThreshold, maxDataLength);
+    return new EngineSettings(keys, readThreshold, maxDataLength, maxIncomingBodyBytes, callerConnectionIdleMs);
   }
 }

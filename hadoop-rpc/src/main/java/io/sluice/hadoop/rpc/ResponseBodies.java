@@ -2,29 +2,31 @@ package io.sluice.hadoop.rpc;
 
 import io.sluice.hadoop.rpc.RpcFrames.Remote;
 import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.memory.AllocatorOptions;
 import io.sluice.transport.memory.RegisteredAllocator;
 import java.io.IOException;
 import org.apache.hadoop.ipc.SluiceCallOutcome;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Response bodies a server keeps in registered memory until their caller has READ them. When the
- * caller sends RELEASE the region goes back to the pool of that caller's node for its later
- * responses; when its deadline passes first (a caller that died or timed out never releases) it is
- * closed, which revokes its key. A node's pool is closed after a lifetime without responses.
+ * Response bodies a server keeps in registered memory until their caller has READ them. Each body
+ * gets a region of its own, registered for the calling node only (no other peer's READ of it is
+ * served) under a fresh key; when the caller sends RELEASE, or its deadline passes first (a
+ * caller that died or timed out never releases), the region is closed, which revokes that key,
+ * so a descriptor seen once never reads a later body. A node's allocator is closed after a
+ * lifetime without responses.
  *
  * <p>Owns every region it publishes. Thread safe.
  */
 final class ResponseBodies implements AutoCloseable {
   private record Entry(long owner, RegisteredRegion region, PeerPool pool, long deadlineNanos) {}
 
-  /** The regions shown to one peer node, reused only for later bodies to that node. */
+  /** The regions shown to one peer node, each registered for it alone and never reused. */
   private static final class PeerPool {
     final RegisteredAllocator regions;
     volatile long lastUsedNanos = System.nanoTime();
@@ -34,37 +36,28 @@ final class ResponseBodies implements AutoCloseable {
     }
   }
 
-  private static final long PEER_IDLE_BYTES = 16L << 20;
-
   private final RegisteredAllocator memory;
   private final long lifetimeNanos;
   private final AtomicLong nextId = new AtomicLong(1);
   private final Map<Long, Entry> bodies = new ConcurrentHashMap<>();
   private final Map<Long, PeerPool> peers = new ConcurrentHashMap<>();
-  private final ScheduledExecutorService sweeper;
-
-  ResponseBodies(RegisteredAllocator memory, long lifetimeMs) {
+  /** Runs {@link #sweep} periodically; owned by the caller, which stops it before {@link #close}. */
+  ResponseBodies(RegisteredAllocator memory, long lifetimeMs, ScheduledExecutorService timer) {
     this.memory = memory;
     this.lifetimeNanos = TimeUnit.MILLISECONDS.toNanos(lifetimeMs);
-    this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "sluice-rpc-response-sweeper");
-      t.setDaemon(true);
-      return t;
-    });
     long period = Math.max(100, Math.min(lifetimeMs / 4, 5_000));
-    sweeper.scheduleWithFixedDelay(this::sweep, period, period, TimeUnit.MILLISECONDS);
+    timer.scheduleWithFixedDelay(this::sweep, period, period, TimeUnit.MILLISECONDS);
   }
 
   /** Writes a body into a new region that {@code owner} may READ; the caller sends its descriptor. */
   Remote publish(long owner, SluiceCallOutcome outcome) throws IOException {
     int length = outcome.bodyLength();
-    // Regions are reused only for the same peer node, which sees nothing there that is not sent
-    // to it, and only after it released them (its READ is done).
     PeerPool pool;
     RegisteredRegion region;
     while (true) {
       pool = peers.computeIfAbsent(owner,
-          node -> new PeerPool(RpcRegions.pool(memory, "response bodies to node " + node, PEER_IDLE_BYTES)));
+          node -> new PeerPool(memory.newChild("response bodies to node " + Long.toHexString(node),
+              AllocatorOptions.DEFAULTS.withReader(node))));
       pool.lastUsedNanos = System.nanoTime();
       try {
         region = pool.regions.allocate(length);
@@ -92,7 +85,7 @@ final class ResponseBodies implements AutoCloseable {
     for (long id : ids) {
       Entry e = bodies.get(id);
       if (e != null && e.owner() == owner && bodies.remove(id, e)) {
-        e.pool().regions.release(e.region());
+        e.pool().regions.free(e.region()); // revokes its key
       }
     }
   }
@@ -119,7 +112,6 @@ final class ResponseBodies implements AutoCloseable {
 
   @Override
   public void close() {
-    sweeper.shutdownNow();
     for (Long id : bodies.keySet()) {
       Entry e = bodies.remove(id);
       if (e != null) {

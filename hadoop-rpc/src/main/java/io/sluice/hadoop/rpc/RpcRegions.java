@@ -26,4 +26,9 @@ final class RpcRegions {
   static RegisteredAllocator pool(RegisteredAllocator parent, String name, long maxIdleBytes) {
     return parent.newChild(name, AllocatorOptions.DEFAULTS.withReuse(SIZES, maxIdleBytes));
   }
+
+  /** Like {@link #pool(RegisteredAllocator, String, long)}, with regions only {@code reader} may READ. */
+  static RegisteredAllocator poolFor(RegisteredAllocator parent, String name, long maxIdleBytes, long reader) {
+    return parent.newChild(name, AllocatorOptions.DEFAULTS.withReuse(SIZES, maxIdleBytes).withReader(reader));
+  }
 }

@@ -45,7 +45,7 @@ final class ServerConnection implements AutoCloseable {
   private final ClientContext.Key key;
   private final Connection connection; // null: the server has no transport, use the stock path
   private final long maxIdleNanos;
-  /** Request bodies this connection's server READs; shown to that node only. Null on the stock path. */
+  /** Request bodies this connection's server READs, registered for that node alone. Null on the stock path. */
   private final RegisteredAllocator requestBodies;
   private int inFlight; // guarded by this
   private long lastUsedNanos; // guarded by this
@@ -60,7 +60,8 @@ final class ServerConnection implements AutoCloseable {
     this.maxIdleNanos = TimeUnit.MILLISECONDS.toNanos(maxIdleMs);
     this.lastUsedNanos = System.nanoTime();
     this.requestBodies = connection == null ? null
-        : RpcRegions.pool(context.memory(), "request bodies to " + key.address(), REQUEST_IDLE_BYTES);
+        : RpcRegions.poolFor(context.memory(), "request bodies to " + key.address(), REQUEST_IDLE_BYTES,
+            connection.peerNode());
   }
 
   /** True when the server offers no transport and calls take the stock path. */

@@ -23,12 +23,24 @@ public final class SluiceRpcOption {
           + " short for Hadoop calls without ipc.client.rpc-timeout.ms); ipc.client.rpc-timeout.ms, when set,"
           + " is the call's deadline.",
       Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
+  public static final ConfigKey<Long> SERVER_MAX_INCOMING_BODY_BYTES = ConfigKey.of(
+      "sluice.rpc.server.maxIncomingBodyBytes", "256m",
+      "Registered memory a server holds for request bodies it READs from callers, from the READ until"
+          + " the call is queued; a call whose body does not fit waits for room until the io deadline."
+          + " At least ipc.maximum.data.length.",
+      Parsers.bytes(), Check.between(1, Long.MAX_VALUE));
+  public static final ConfigKey<Long> SERVER_CALLER_CONNECTION_IDLE_MS = ConfigKey.of(
+      "sluice.rpc.server.callerConnectionIdleMs", "10000",
+      "A connection a server opened back to a caller to READ its request bodies is closed after this"
+          + " long without a READ.",
+      Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
   public static final ConfigKey<String> DISCOVERY_ACL = ConfigKey.of("security.sluice.transport.discovery.protocol.acl", "*",
       "With hadoop.security.authorization: who may ask a server where its transport listens"
           + " (clients that may not use the stock TCP path).",
       Parsers.string());
 
-  private static final List<ConfigKey<?>> ALL = List.of(READ_THRESHOLD_BYTES, IO_TIMEOUT_MS, DISCOVERY_ACL);
+  private static final List<ConfigKey<?>> ALL = List.of(READ_THRESHOLD_BYTES, IO_TIMEOUT_MS,
+      SERVER_MAX_INCOMING_BODY_BYTES, SERVER_CALLER_CONNECTION_IDLE_MS, DISCOVERY_ACL);
 
   private SluiceRpcOption() {}
 

@@ -12,12 +12,21 @@ import io.sluice.transport.NodeAddress;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.Transports;
+import io.sluice.transport.config.TransportKeys;
+import io.sluice.transport.memory.AllocatorOptions;
 import io.sluice.transport.memory.RegisteredAllocator;
 import java.io.IOException;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
 import org.apache.hadoop.io.Writable;
@@ -32,15 +41,20 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The transport side of a {@link SluiceRpcServer}: it owns the server's {@link Transport} and
- * serves each call message by (1) fetching the request body, inline or by READ from the caller's
- * registered memory, (2) authorizing the caller as the TCP listener would ({@link
- * CallerIdentities}), (3) queueing a {@link SluiceCall} on the server's call queue and (4)
- * answering with the handler's response, written inline into the answer or into registered memory
- * the caller READs. Bad frames fail the message with a clear error; the connection and the server
- * go on.
+ * serves each call message by (1) authorizing the caller as the TCP listener would ({@link
+ * CallerIdentities}), before anything of the body is READ, (2) fetching the request body, inline
+ * or by READ from the caller's registered memory into memory bounded by {@code
+ * sluice.rpc.server.maxIncomingBodyBytes}, (3) decoding it and queueing a {@link SluiceCall} on
+ * the server's call queue, and (4) answering with the handler's response, written inline into the
+ * answer or into registered memory only the caller may READ. Steps 1 to 3 run on the
+ * transport's handler threads, or, once a body was READ, on this service's dispatch threads; never
+ * on a selector thread, so host name look-ups, decoding and a full call queue stall no
+ * connection's traffic. Bad frames fail the message with a clear error; the connection and the
+ * server go on.
  *
- * <p>Thread safe: messages arrive on transport threads and answers complete on handler threads;
- * the state is the transport and thread-safe helpers. {@link #close()} closes them all.
+ * <p>Thread safe: messages arrive on transport handler threads, READ bodies are dispatched on its
+ * own threads and answers complete on the server's handler threads; the state is the transport and thread-safe helpers.
+ * {@link #close()} closes them all.
  */
 final class TransportCallService implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TransportCallService.class);
@@ -53,6 +67,8 @@ final class TransportCallService implements AutoCloseable {
   private final ResponseBodies responses;
   private final CallerConnections callers;
   private final Transport transport;
+  private final ExecutorService dispatch;
+  private final ScheduledExecutorService timer;
   private final LongAdder calls = new LongAdder();
   private final LongAdder requestBodiesRead = new LongAdder();
   private final LongAdder responseBodiesPublished = new LongAdder();
@@ -64,12 +80,39 @@ final class TransportCallService implements AutoCloseable {
     this.server = server;
     this.settings = settings;
     this.callerIdentities = new CallerIdentities(server, callerLifetimeMs);
-    this.transport = Transports.open(settings.transportConfig(), this::handle);
-    this.memory = RegisteredAllocator.root("RPC server", transport);
-    this.responses = new ResponseBodies(memory, 2 * settings.ioTimeoutMs());
-    this.callers = new CallerConnections(transport,
-        RpcRegions.pool(memory, "request landing", RpcRegions.DESTINATION_IDLE_BYTES));
+    int threads = settings.transportConfig().value(TransportKeys.HANDLER_THREADS);
+    this.dispatch = Executors.newFixedThreadPool(threads, daemon("sluice-rpc-dispatch-"));
+    this.timer = Executors.newSingleThreadScheduledExecutor(daemon("sluice-rpc-server-timer-"));
+    Transport opened = null;
+    try {
+      opened = Transports.open(settings.transportConfig(), this::handle);
+      this.transport = opened;
+      this.memory = RegisteredAllocator.root("RPC server", transport);
+      this.responses = new ResponseBodies(memory, 2 * settings.ioTimeoutMs(), timer);
+      this.callers = new CallerConnections(transport, memory.newChild("request landing",
+          AllocatorOptions.DEFAULTS.withReuse(RpcRegions.SIZES, RpcRegions.DESTINATION_IDLE_BYTES)
+              .withLimit(settings.maxIncomingBodyBytes()).withReader(Transport.GRANTED_ONLY)),
+          settings.callerConnectionIdleMs());
+    } catch (TransportException | RuntimeException e) {
+      dispatch.shutdownNow();
+      timer.shutdownNow();
+      if (opened != null) {
+        opened.close();
+      }
+      throw e;
+    }
+    long period = Math.max(50, Math.min(settings.callerConnectionIdleMs() / 4, 1_000));
+    timer.scheduleWithFixedDelay(() -> callers.closeIdle(System.nanoTime()), period, period, TimeUnit.MILLISECONDS);
     this.ready = true;
+  }
+
+  private static ThreadFactory daemon(String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
   }
 
   static TransportCallService open(RPC.Server server, EngineSettings settings, org.apache.hadoop.conf.Configuration conf)
@@ -98,12 +141,15 @@ final class TransportCallService implements AutoCloseable {
 
   /**
    * Counts since start: calls served, request bodies READ from callers, response bodies left for
-   * callers to READ, and of those, how many are not yet released.
+   * callers to READ, and of those, how many are not yet released; connections open back to
+   * callers now; the most registered memory request bodies took at once.
    */
-  record Stats(long calls, long requestBodiesRead, long responseBodiesPublished, int responseBodiesPending) {}
+  record Stats(long calls, long requestBodiesRead, long responseBodiesPublished, int responseBodiesPending,
+      int callerConnections, long peakIncomingBodyBytes) {}
 
   Stats stats() {
-    return new Stats(calls.sum(), requestBodiesRead.sum(), responseBodiesPublished.sum(), responses.pending());
+    return new Stats(calls.sum(), requestBodiesRead.sum(), responseBodiesPublished.sum(), responses.pending(),
+        callers.open(), callers.peakBytes());
   }
 
   private CompletableFuture<ByteBuffer> handle(long peerNode, ByteBuffer message) {
@@ -124,38 +170,12 @@ final class TransportCallService implements AutoCloseable {
     Call call = (Call) request;
     responses.release(peerNode, call.released());
     calls.increment();
-    CompletableFuture<byte[]> body;
+    byte[] inline;
     try {
-      body = fetchBody(peerNode, call);
+      inline = checkBody(peerNode, call);
     } catch (IOException e) {
       return CompletableFuture.completedFuture(error(e, true));
     }
-    return body.thenCompose(bytes -> dispatch(peerNode, call, bytes))
-        .exceptionally(t -> error(unwrap(t), false));
-  }
-
-  /** The request body; an inline body is copied now, since the message is valid only during handle. */
-  private CompletableFuture<byte[]> fetchBody(long peerNode, Call call) throws IOException {
-    Body body = call.body();
-    if (body.length() > settings.maxDataLength()) {
-      throw new IOException("request body of " + body.length() + " bytes exceeds ipc.maximum.data.length ("
-          + settings.maxDataLength() + ")");
-    }
-    if (body instanceof Inline inline) {
-      byte[] bytes = new byte[inline.length()];
-      inline.bytes().duplicate().get(bytes);
-      return CompletableFuture.completedFuture(bytes);
-    }
-    Remote remote = (Remote) body;
-    if (remote.descriptor().node() != peerNode) {
-      throw new IOException("request body names memory of node " + Long.toHexString(remote.descriptor().node())
-          + ", not of the calling node " + Long.toHexString(peerNode));
-    }
-    requestBodiesRead.increment();
-    return callers.read(peerNode, new NodeAddress(call.callerHost(), call.callerPort()), remote);
-  }
-
-  private CompletableFuture<ByteBuffer> dispatch(long peerNode, Call call, byte[] body) {
     CallerIdentities.Caller caller;
     try {
       caller = callerIdentities.authorize(new CallerIdentities.Key(
@@ -167,19 +187,87 @@ final class TransportCallService implements AutoCloseable {
           call.callerHost(), call.protocol(), call.user(), call.realUser());
       return CompletableFuture.completedFuture(error(e, true));
     }
-    SluiceCall queued;
+    CompletableFuture<SluiceCall> queued;
+    if (inline != null) {
+      try {
+        queued = CompletableFuture.completedFuture(queue(call, caller, inline));
+      } catch (CompletionException e) {
+        return CompletableFuture.completedFuture(error(unwrap(e), false));
+      }
+    } else {
+      try {
+        // The wait for body memory and the READ's continuation run on dispatch threads: a READ
+        // completes on a selector thread, which must never decode or wait for the call queue.
+        queued = CompletableFuture.supplyAsync(() -> readBody(peerNode, call), dispatch)
+            .thenCompose(body -> body)
+            .thenApplyAsync(body -> queue(call, caller, body), dispatch);
+      } catch (RejectedExecutionException e) {
+        return CompletableFuture.failedFuture(new IOException("the RPC server's transport is closing"));
+      }
+    }
+    return queued.thenCompose(q -> q.outcome().thenApply(outcome -> answer(peerNode, outcome)))
+        .exceptionally(t -> error(unwrap(t), false));
+  }
+
+  /**
+   * Checks the body's size and owner from the frame alone; an inline body is copied now, since
+   * the message is valid only during {@link #handle}.
+   *
+   * @return the inline body, or null for a body to READ
+   */
+  private byte[] checkBody(long peerNode, Call call) throws IOException {
+    Body body = call.body();
+    if (body.length() > settings.maxDataLength()) {
+      throw new IOException("request body of " + body.length() + " bytes exceeds ipc.maximum.data.length ("
+          + settings.maxDataLength() + ")");
+    }
+    if (body instanceof Inline in) {
+      byte[] bytes = new byte[in.length()];
+      in.bytes().duplicate().get(bytes);
+      return bytes;
+    }
+    Remote remote = (Remote) body;
+    if (remote.descriptor().node() != peerNode) {
+      throw new IOException("request body names memory of node " + Long.toHexString(remote.descriptor().node())
+          + ", not of the calling node " + Long.toHexString(peerNode));
+    }
+    return null;
+  }
+
+  /** After authorization: READs the body and copies it out of its landing region. */
+  private CompletableFuture<byte[]> readBody(long peerNode, Call call) {
+    Remote remote = (Remote) call.body();
+    requestBodiesRead.increment();
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.ioTimeoutMs());
+    return callers.read(peerNode, new NodeAddress(call.callerHost(), call.callerPort()), remote, deadline)
+        .thenApply(region -> {
+          try {
+            byte[] bytes = new byte[remote.length()];
+            region.buffer().duplicate().clear().get(bytes);
+            return bytes;
+          } finally {
+            callers.done(region);
+          }
+        });
+  }
+
+  /**
+   * On a transport handler thread (inline body) or a dispatch thread (READ body): decodes the
+   * body and queues the call, blocking while the call queue is full.
+   */
+  private SluiceCall queue(Call call, CallerIdentities.Caller caller, byte[] body) {
     try {
       Writable request = SluiceCalls.decodeRequest(body);
-      queued = SluiceCalls.newCall(server, call.callId(), call.retryCount(), call.clientId(),
+      SluiceCall queued = SluiceCalls.newCall(server, call.callId(), call.retryCount(), call.clientId(),
           call.protocol(), request, caller.user(), caller.address());
       SluiceCalls.queue(server, queued);
+      return queued;
     } catch (IOException e) {
-      return CompletableFuture.completedFuture(error(e, false));
+      throw new CompletionException(e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return CompletableFuture.completedFuture(error(new IOException("interrupted while queueing the call"), false));
+      throw new CompletionException(new IOException("interrupted while queueing the call"));
     }
-    return queued.outcome().thenApply(outcome -> answer(peerNode, outcome));
   }
 
   /** The answer frame: the response written inline, or into registered memory for the caller to READ. */
@@ -215,6 +303,8 @@ final class TransportCallService implements AutoCloseable {
   @Override
   public void close() {
     try {
+      timer.shutdownNow();
+      dispatch.shutdownNow();
       callers.close();
       responses.close();
       memory.shutdown(); // a READ still under way frees its region when it ends

@@ -33,7 +33,7 @@ public final class Sections {
           x -> x.name().endsWith(".wall"), x -> strip(withoutFirstPart(x), ".wall"))), m, "");
       case "transport.json" -> new Section("Transport", fileName, List.of(chart("transport.png",
           "Transport READ throughput", "GB/s", "Sluice READ", "baseline (socket stream for tcp, memcpy for shm)", m,
-          x -> x.unit().equals("GB/s"), x -> x.name().replace(".read.", " "))), m, "");
+          x -> x.unit().equals("GB/s") && x.name().contains(".read."), x -> x.name().replace(".read.", " "))), m, "");
       case "flight.json" -> new Section("Arrow Flight", fileName, List.of(chart("flight.png",
           "Arrow Flight throughput", "GB/s", "Sluice data plane", "gRPC Flight", m,
           x -> x.unit().equals("GB/s"), Sections::withoutFirstPart)), m, "");

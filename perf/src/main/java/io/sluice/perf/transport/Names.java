@@ -33,6 +33,14 @@ final class Names {
     return socketPingPong(size) + "." + p.label();
   }
 
+  static String shmAllocate(int block) {
+    return "shm.allocate." + ByteSize.label(block);
+  }
+
+  static String sparseAllocate(int block) {
+    return "sparse-file.allocate." + ByteSize.label(block);
+  }
+
   static String cipher(int block) {
     return "aes-gcm.seal." + ByteSize.label(block);
   }

@@ -7,7 +7,9 @@ import io.sluice.perf.bench.ResultTable;
 import io.sluice.perf.bench.ResultsFile;
 import java.io.IOException;
 import java.io.PrintStream;
+import io.sluice.transport.TransportOption;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,7 +25,8 @@ import java.util.Set;
  * the latency of single 4 KiB READs beside a 4 KiB socket ping-pong. With {@code tcp-aes} the
  * cipher alone ({@link CipherBaseline}) is measured in the same rounds as its ceiling. Plain tcp
  * throughput is paired with the socket stream, encrypted tcp with plain tcp of the same block and
- * depth, shm with memcpy; latencies with the socket ping-pong. It
+ * depth, shm with memcpy; latencies with the socket ping-pong. With shm, also what allocating
+ * and filling a region costs ({@link AllocationBench}) beside a sparse file of the same size. It
  * writes a {@link ResultsFile} and prints a {@link ResultTable}.
  *
  * <p>Not thread safe; one run at a time per JVM.
@@ -60,6 +63,9 @@ public final class TransportBench {
         }
         measureThroughput(o, out, memcpy, cipher, socket, clients, results);
         measureLatency(o, out, socket, clients, results);
+        if (clients.containsKey("shm")) {
+          measureAllocation(o, out, results);
+        }
       } finally {
         clients.values().forEach(ProviderClient::close);
       }
@@ -136,6 +142,23 @@ public final class TransportBench {
         results.add(new Measurement(Names.readLatency(provider, size, p), Names.MICROS,
             samples.get(Names.readLatency(provider, size)).micros(p),
             Names.socketPingPong(size, p), samples.get(ping).micros(p)));
+      }
+    }
+  }
+
+  private static void measureAllocation(BenchOptions o, PrintStream out, List<Measurement> results)
+      throws IOException {
+    try (AllocationBench bench = new AllocationBench(Path.of(TransportOption.SHM_DIR.defaultValue()))) {
+      Rounds rounds = new Rounds(o, out);
+      for (int block : o.blockSizes()) {
+        Map<String, Rounds.ThroughputCell> cells = new LinkedHashMap<>();
+        cells.put(Names.sparseAllocate(block),
+            (warmup, measure) -> bench.sparseGigabytesPerSecond(block, warmup, measure));
+        cells.put(Names.shmAllocate(block),
+            (warmup, measure) -> bench.reservedGigabytesPerSecond(block, warmup, measure));
+        Map<String, Double> medians = rounds.throughput(cells);
+        results.add(new Measurement(Names.shmAllocate(block), Names.GBPS, medians.get(Names.shmAllocate(block)),
+            Names.sparseAllocate(block), medians.get(Names.sparseAllocate(block))));
       }
     }
   }

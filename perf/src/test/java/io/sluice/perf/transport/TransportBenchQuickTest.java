@@ -48,7 +48,7 @@ class TransportBenchQuickTest {
 
   @Test
   @Timeout(180)
-  void quickRunOverShmPairsThroughputWithMemcpy(@TempDir Path dir) throws Exception {
+  void quickRunOverShmPairsThroughputWithMemcpyAndAllocationWithASparseFile(@TempDir Path dir) throws Exception {
     assumeTrue(Transports.provider("shm").isAvailable(), "shm provider unavailable here");
     Map<String, String> expected = new LinkedHashMap<>();
     for (String size : List.of("64KiB", "1MiB", "8MiB")) {
@@ -57,6 +57,9 @@ class TransportBenchQuickTest {
     }
     expected.put("shm.read.4KiB.latency.p50", "socket.pingpong.4KiB.p50");
     expected.put("shm.read.4KiB.latency.p99", "socket.pingpong.4KiB.p99");
+    for (String size : List.of("64KiB", "1MiB", "8MiB")) {
+      expected.put("shm.allocate." + size, "sparse-file.allocate." + size);
+    }
     runQuick(dir, "shm", expected);
   }
 

@@ -1,5 +1,8 @@
 package io.sluice.transport.config;
 
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -129,6 +132,36 @@ public final class Parsers {
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException("expected a whole number");
       }
+    };
+  }
+
+  /**
+   * Absolute paths separated by commas, each normalized ({@code a/../b} is {@code b}); empty text
+   * is the empty list. Whether a path exists is for its user to check.
+   */
+  public static ValueParser<List<Path>> absolutePaths() {
+    return text -> {
+      List<Path> paths = new ArrayList<>();
+      for (String part : text.split(",", -1)) {
+        String p = part.trim();
+        if (p.isEmpty()) {
+          if (text.isEmpty()) {
+            break;
+          }
+          throw new IllegalArgumentException("expected absolute paths separated by commas, found an empty entry");
+        }
+        Path path;
+        try {
+          path = Path.of(p);
+        } catch (InvalidPathException e) {
+          throw new IllegalArgumentException("'" + p + "' is not a path: " + e.getMessage());
+        }
+        if (!path.isAbsolute()) {
+          throw new IllegalArgumentException("expected absolute paths separated by commas; '" + p + "' is relative");
+        }
+        paths.add(path.normalize());
+      }
+      return List.copyOf(paths);
     };
   }
 

@@ -1,5 +1,6 @@
 package io.sluice.transport.config;
 
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -71,15 +72,20 @@ public final class TransportKeys {
           + " verbs may still carry READs.",
       Parsers.bool());
   public static final ConfigKey<String> SHM_DIR = ConfigKey.of(PREFIX + "shm.dir", "/dev/shm",
-      "Where shm regions live; stale folders of dead processes are removed at start.",
+      "Where shm regions live; at start, folders whose owner lock no process holds are removed.",
       Parsers.string());
   public static final ConfigKey<Boolean> SHM_ENABLED = ConfigKey.of(PREFIX + "shm.enabled", "true",
       "With provider auto: read same-host peers through shared memory.", Parsers.bool());
+  public static final ConfigKey<List<Path>> SHM_TRUSTED_FILE_ROOTS = ConfigKey.of(PREFIX + "shm.trustedFileRoots",
+      "", "Folders (comma-separated) below which peers' registered files are mapped too: a file is mapped only if it"
+          + " is a regular file of this user, reached without links through folders of this user that nobody else"
+          + " may write to. Files elsewhere are READ over the carrier.",
+      Parsers.absolutePaths());
 
   private static final List<ConfigKey<?>> ALL = List.of(PROVIDER, SECRET, SECRET_SALT, BIND_HOST, ADVERTISE_HOST, PORT,
       CONNECT_TIMEOUT_MS, IO_TIMEOUT_MS, MAX_MESSAGE_BYTES, MAX_REQUESTS_IN_FLIGHT, HANDLER_THREADS, IO_THREADS,
       MAX_CONNECTIONS, HANDSHAKE_TIMEOUT_MS, MAX_UNAUTHENTICATED, MAX_UNAUTHENTICATED_PER_ADDRESS, ENCRYPTION,
-      DATA_ENCRYPTED_AT_REST, SHM_DIR, SHM_ENABLED);
+      DATA_ENCRYPTED_AT_REST, SHM_DIR, SHM_ENABLED, SHM_TRUSTED_FILE_ROOTS);
 
   private TransportKeys() {}
 

@@ -6,16 +6,22 @@ import io.sluice.transport.region.DirectMemory;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.BitSet;
 import java.util.Comparator;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -25,12 +31,13 @@ import org.slf4j.LoggerFactory;
 /**
  * This process's shared-memory area: a folder {@code sluice-<pid>-<node>} under the shm
  * directory holding one file per allocated region, a {@code token} file that lets a peer prove it
- * sees the same folder, and a {@code slots} file: the revocation table. Each registered region
+ * sees the same folder, an {@code owner} file locked by this process for the arena's life, and a
+ * {@code slots} file: the revocation table. Each registered region
  * (allocated or file-backed) owns one 8-byte slot holding its key while it is open and 0 once it
  * is revoked; same-host readers check the slot before and after each copy, so revocation takes
  * effect at once without any work by this process per READ.
  *
- * <p>Opening reclaims folders left by processes that no longer exist. Closing deletes the folder.
+ * <p>Opening reclaims folders whose owner lock nobody holds. Closing deletes the folder.
  * Thread safe.
  */
 public final class ShmArena implements AutoCloseable {
@@ -40,7 +47,11 @@ public final class ShmArena implements AutoCloseable {
   public static final int SLOTS = 1 << 17;
   public static final String SLOTS_FILE = "slots";
   public static final String TOKEN_FILE = "token";
+  /** Locked by the owner for the arena's life. */
+  public static final String OWNER_FILE = "owner";
   static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+  /** Read-only zeros that reserve a region's pages, small enough to stay in cache; each writer takes its own duplicate. */
+  private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(64 << 10).asReadOnlyBuffer();
   private static final Pattern FOLDER = Pattern.compile("sluice-(\\d+)-[0-9a-f]+");
 
   /** An allocated region's file and mapping. */
@@ -53,20 +64,18 @@ public final class ShmArena implements AutoCloseable {
   public record Location(String path, long fileOffset, long length, int slot) {}
 
   private final Path dir;
-  private final byte[] token = new byte[TOKEN_LENGTH];
+  private final byte[] token;
   private final MappedByteBuffer slots;
+  /** Held for the arena's life: the clean-up of other processes takes it as proof we are alive. */
+  private final FileLock ownerLock;
   private final BitSet usedSlots = new BitSet(SLOTS);
   private long nextFile;
 
-  private ShmArena(Path dir) throws IOException {
+  private ShmArena(Path dir, byte[] token, MappedByteBuffer slots, FileLock ownerLock) {
     this.dir = dir;
-    new SecureRandom().nextBytes(token);
-    Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-    Files.write(dir.resolve(TOKEN_FILE), token);
-    try (FileChannel ch = FileChannel.open(dir.resolve(SLOTS_FILE),
-        StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-      slots = ch.map(FileChannel.MapMode.READ_WRITE, 0, (long) SLOTS * 8);
-    }
+    this.token = token;
+    this.slots = slots;
+    this.ownerLock = ownerLock;
   }
 
   /** Opens the arena of node {@code node} under {@code shmDir}, after reclaiming stale ones. */
@@ -75,11 +84,36 @@ public final class ShmArena implements AutoCloseable {
       throw new TransportUnavailableException("shm directory " + shmDir + " is missing or not writable");
     }
     reclaimStale(shmDir);
-    Path dir = shmDir.resolve(String.format("sluice-%d-%016x", ProcessHandle.current().pid(), node));
+    String name = String.format("sluice-%d-%016x", ProcessHandle.current().pid(), node);
+    // Built under a name the clean-up ignores and renamed once the owner lock is held, so no
+    // process ever sees an arena whose lock is not held by a live owner.
+    Path building = shmDir.resolve(".building-" + name);
+    Path dir = shmDir.resolve(name);
+    FileChannel lockFile = null;
+    MappedByteBuffer slots = null;
     try {
-      return new ShmArena(dir);
+      byte[] token = new byte[TOKEN_LENGTH];
+      new SecureRandom().nextBytes(token);
+      Files.createDirectory(building, ShmFiles.folderMode());
+      // The umask may have narrowed the mode further; readers require exactly 0700.
+      Files.setPosixFilePermissions(building, ShmFiles.FOLDER_MODE);
+      lockFile = createFile(building.resolve(OWNER_FILE));
+      FileLock lock = lockFile.lock();
+      try (FileChannel ch = createFile(building.resolve(TOKEN_FILE))) {
+        ch.write(ByteBuffer.wrap(token));
+      }
+      try (FileChannel ch = createFile(building.resolve(SLOTS_FILE))) {
+        slots = ch.map(FileChannel.MapMode.READ_WRITE, 0, (long) SLOTS * 8);
+      }
+      Files.move(building, dir, StandardCopyOption.ATOMIC_MOVE);
+      return new ShmArena(dir, token, slots, lock);
     } catch (IOException e) {
+      if (slots != null) {
+        DirectMemory.free(slots);
+      }
+      deleteTree(building);
       deleteTree(dir);
+      closeQuietly(lockFile);
       throw new TransportUnavailableException("cannot create shm arena " + dir + ": " + e.getMessage(), e);
     }
   }
@@ -97,23 +131,36 @@ public final class ShmArena implements AutoCloseable {
     return dir;
   }
 
-  /** Creates a zeroed file of {@code length} bytes and maps it read-write. */
+  /**
+   * Creates a zeroed file of {@code length} bytes and maps it read-write. Every page is written
+   * here, so the file system has given them all (a sparse file would only fail on first touch,
+   * when a full tmpfs turns the write into a fault far from here); it costs one pass of zeros.
+   *
+   * @throws IOException when the folder cannot hold the region (nothing is left behind)
+   */
   public Allocation allocate(int length) throws IOException {
     Path file;
     synchronized (this) {
       file = dir.resolve("region-" + (nextFile++));
     }
-    try (FileChannel ch = FileChannel.open(file,
-        StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-      ch.truncate(length);
-      if (ch.size() < length) {
-        ch.write(java.nio.ByteBuffer.allocate(1), length - 1L);
+    try (FileChannel ch = createFile(file)) {
+      long at = 0;
+      while (at < length) {
+        ByteBuffer zeros = ZEROS.duplicate();
+        zeros.limit((int) Math.min(zeros.capacity(), length - at));
+        at += ch.write(zeros, at);
       }
       return new Allocation(file, ch.map(FileChannel.MapMode.READ_WRITE, 0, length));
     } catch (IOException e) {
       Files.deleteIfExists(file);
       throw e;
     }
+  }
+
+  /** Creates a new file readable and writable by this user only, as readers require. */
+  private static FileChannel createFile(Path file) throws IOException {
+    return FileChannel.open(file, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+        StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS), ShmFiles.fileMode());
   }
 
   /** Takes a free slot and publishes {@code key} in it. */
@@ -147,23 +194,57 @@ public final class ShmArena implements AutoCloseable {
   public void close() {
     DirectMemory.free(slots);
     deleteTree(dir);
+    closeQuietly(ownerLock.channel()); // releases the lock
   }
 
+  private static void closeQuietly(FileChannel ch) {
+    if (ch != null) {
+      try {
+        ch.close();
+      } catch (IOException e) {
+        LOG.warn("Could not close {}: {}", ch, e.getMessage());
+      }
+    }
+  }
+
+  /**
+   * Removes the arenas whose owner lock nobody holds. Liveness is never judged by pid: processes
+   * of other PID namespaces (containers sharing the folder) have pids that mean nothing here.
+   * Folders named with this process's pid are left alone without opening their lock file: they
+   * are this JVM's (closing a descriptor of a file drops the process's POSIX locks on it) or a
+   * process of another namespace with the same number, which is alive as far as we know.
+   */
   private static void reclaimStale(Path shmDir) {
+    long self = ProcessHandle.current().pid();
     try (Stream<Path> entries = Files.list(shmDir)) {
       entries.forEach(p -> {
         Matcher m = FOLDER.matcher(p.getFileName().toString());
-        if (m.matches() && Files.isDirectory(p)) {
-          long pid = Long.parseLong(m.group(1));
-          boolean alive = ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
-          if (!alive) {
-            LOG.info("Reclaiming shm arena {} of process {}, which no longer exists", p, pid);
-            deleteTree(p);
-          }
+        if (m.matches() && Long.parseLong(m.group(1)) != self
+            && Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+          reclaimIfUnowned(p);
         }
       });
     } catch (IOException e) {
       LOG.warn("Could not scan {} for stale shm arenas: {}", shmDir, e.getMessage());
+    }
+  }
+
+  /** Deletes {@code arena} if its owner lock can be taken; holds the lock while deleting. */
+  private static void reclaimIfUnowned(Path arena) {
+    try (FileChannel ch = FileChannel.open(arena.resolve(OWNER_FILE),
+        StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
+      FileLock lock = ch.tryLock();
+      if (lock == null) {
+        return; // its owner is alive
+      }
+      LOG.info("Reclaiming shm arena {}: no process holds its owner lock", arena);
+      deleteTree(arena);
+    } catch (NoSuchFileException e) {
+      // Every arena gets its lock file before its name, so this one was left half deleted.
+      LOG.info("Reclaiming shm arena {}: it has no owner lock file", arena);
+      deleteTree(arena);
+    } catch (IOException | OverlappingFileLockException e) {
+      LOG.debug("Leaving shm arena {}: cannot check its owner lock: {}", arena, e.toString());
     }
   }
 

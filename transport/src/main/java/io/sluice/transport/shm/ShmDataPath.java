@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,9 +27,11 @@ final class ShmDataPath implements DataPath {
   private static final Logger LOG = LoggerFactory.getLogger(ShmDataPath.class);
 
   private final ShmArena arena;
+  private final List<Path> trustedFileRoots;
 
-  ShmDataPath(ShmArena arena) {
+  ShmDataPath(ShmArena arena, List<Path> trustedFileRoots) {
     this.arena = arena;
+    this.trustedFileRoots = List.copyOf(trustedFileRoots);
   }
 
   @Override
@@ -52,7 +55,9 @@ final class ShmDataPath implements DataPath {
     try {
       a = arena.allocate(length);
     } catch (IOException e) {
-      throw new TransportException("cannot allocate " + length + " bytes of shared memory: " + e.getMessage(), e);
+      LOG.warn("No room for {} bytes in shm arena {} ({}): the region lives in direct memory and peers"
+          + " READ it over the carrier", length, arena.directory(), e.getMessage());
+      return new Published(allocateDirect(length), null, () -> { }, () -> { });
     }
     int slot;
     try {
@@ -69,16 +74,34 @@ final class ShmDataPath implements DataPath {
         });
   }
 
+  /**
+   * Publishes the file under its real path with a revocation slot. A reader maps it only if the
+   * file lies below one of the reader's own trusted roots; otherwise it READs it over the carrier.
+   */
   @Override
   public Published publishFile(long key, Path file, long offset, ByteBuffer mapped) throws TransportException {
+    Path real;
+    try {
+      real = file.toRealPath();
+    } catch (IOException e) {
+      throw new TransportException("cannot resolve registered file " + file + ": " + e.getMessage(), e);
+    }
     int slot = arena.takeSlot(key);
-    return new Published(mapped, new Region.ShmLocation(file.toString(), offset, slot),
+    return new Published(mapped, new Region.ShmLocation(real.toString(), offset, slot),
         () -> arena.revokeSlot(slot), () -> arena.freeSlot(slot));
   }
 
   @Override
   public Optional<PeerPath> attach(CarrierConnection connection, long timeoutNanos) throws TransportException {
-    return ShmPeer.attach(connection, timeoutNanos).map(PeerPath.class::cast);
+    return ShmPeer.attach(connection, timeoutNanos, trustedFileRoots).map(PeerPath.class::cast);
+  }
+
+  private static ByteBuffer allocateDirect(int length) throws TransportException {
+    try {
+      return ByteBuffer.allocateDirect(length);
+    } catch (OutOfMemoryError e) {
+      throw new TransportException("cannot allocate " + length + " bytes of direct memory: " + e.getMessage(), e);
+    }
   }
 
   private static void deleteQuietly(Path file) {

@@ -7,7 +7,8 @@ import io.sluice.transport.spi.Settings;
 
 /**
  * Opens the shared-memory {@link DataPath} of a transport: its arena under {@code
- * sluice.transport.shm.dir}. The tcp provider uses it under {@code auto} while {@code
+ * sluice.transport.shm.dir}, mapping peers' registered files below {@code
+ * sluice.transport.shm.trustedFileRoots}. The tcp provider uses it under {@code auto} while {@code
  * sluice.transport.shm.enabled} is on and the folder is writable. Stateless; thread safe.
  */
 public final class ShmDataPathFactory implements DataPathFactory {
@@ -23,6 +24,6 @@ public final class ShmDataPathFactory implements DataPathFactory {
 
   @Override
   public DataPath open(Settings settings, long node) throws TransportException {
-    return new ShmDataPath(ShmArena.open(settings.shmDir(), node));
+    return new ShmDataPath(ShmArena.open(settings.shmDir(), node), settings.shmTrustedFileRoots());
   }
 }

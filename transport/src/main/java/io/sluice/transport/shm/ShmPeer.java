@@ -17,11 +17,11 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -30,30 +30,48 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * READs from a same-host peer through shared memory: the peer's backing file of a key is mapped
  * once (asked for over the carrier connection, an OPEN of {@link ShmMessages}), then each READ is a bounds check, a check
  * of the peer's revocation slot, a copy, and the slot check again. The peer's threads do nothing
- * per READ. Mappings of revoked regions are released by {@link #sweep()} (run by the transport's
+ * per READ. A file in the peer's arena is mapped only as {@link ShmFiles#openInArena} allows (a
+ * peer that names anything else there fails the READ); a registered file elsewhere only as {@link
+ * ShmFiles#openUnderRoot} allows below this side's trusted roots, and is otherwise READ over the
+ * carrier, where the peer serves its own mapping. Mappings of revoked regions are released by {@link #sweep()} (run by the transport's
  * timer) and all of them when the connection closes ({@link #close()}). Thread safe.
  */
 public final class ShmPeer implements PeerPath {
+  private static final Logger LOG = LoggerFactory.getLogger(ShmPeer.class);
+
   private final CarrierConnection connection;
+  private final Path arena;
+  private final List<Path> trustedFileRoots;
   private final MappedByteBuffer slots;
-  private final Map<Long, CompletableFuture<ShmMapping>> mappings = new ConcurrentHashMap<>();
+  /** Per key: its mapping, or empty when the peer serves it over the carrier only. */
+  private final Map<Long, CompletableFuture<Optional<ShmMapping>>> mappings = new ConcurrentHashMap<>();
+  private final AtomicBoolean refusalLogged = new AtomicBoolean();
   private volatile boolean closed;
 
-  private ShmPeer(CarrierConnection connection, MappedByteBuffer slots) {
+  private ShmPeer(CarrierConnection connection, Path arena, List<Path> trustedFileRoots, MappedByteBuffer slots) {
     this.connection = connection;
+    this.arena = arena;
+    this.trustedFileRoots = List.copyOf(trustedFileRoots);
     this.slots = slots;
   }
 
   /**
-   * Asks the peer for its arena and checks that this process sees the same folder. Empty if the
-   * peer has none or it lives on another host (or is not readable by this user).
+   * Asks the peer for its arena and checks that this process sees the same folder and may trust
+   * it ({@link ShmFiles#checkArena}). Empty if the peer has none, it lives on another host, or it
+   * is not a folder of this user with mode 0700: READs then stay on the carrier.
+   *
+   * @param trustedFileRoots folders below which the peer's registered files may be mapped
    */
-  public static Optional<ShmPeer> attach(CarrierConnection connection, long timeoutNanos) throws TransportException {
+  public static Optional<ShmPeer> attach(CarrierConnection connection, long timeoutNanos, List<Path> trustedFileRoots)
+      throws TransportException {
     ShmArena.Info info;
     try {
       info = ShmMessages.decodeInfo(connection.control(ShmMessages.SERVICE, ShmMessages.hello())
@@ -70,49 +88,54 @@ public final class ShmPeer implements PeerPath {
       Thread.currentThread().interrupt();
       throw new PeerClosedException("interrupted during shm set-up");
     }
-    Path dir = Path.of(info.directory());
     try {
-      byte[] token = Files.readAllBytes(dir.resolve(ShmArena.TOKEN_FILE));
-      if (!Arrays.equals(token, info.token())) {
-        return Optional.empty();
+      Path dir = Path.of(info.directory());
+      ShmFiles.checkArena(dir);
+      byte[] token = new byte[ShmArena.TOKEN_LENGTH];
+      try (FileChannel ch = ShmFiles.openInArena(dir, dir.resolve(ShmArena.TOKEN_FILE))) {
+        if (ch.size() != token.length || ch.read(ByteBuffer.wrap(token), 0) != token.length
+            || !Arrays.equals(token, info.token())) {
+          return Optional.empty();
+        }
       }
-      try (FileChannel ch = FileChannel.open(dir.resolve(ShmArena.SLOTS_FILE), StandardOpenOption.READ)) {
+      try (FileChannel ch = ShmFiles.openInArena(dir, dir.resolve(ShmArena.SLOTS_FILE))) {
         if (ch.size() != (long) ShmArena.SLOTS * 8) {
           return Optional.empty();
         }
-        return Optional.of(new ShmPeer(connection, ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size())));
+        return Optional.of(new ShmPeer(connection, dir, trustedFileRoots, ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size())));
       }
-    } catch (IOException | SecurityException e) {
-      return Optional.empty(); // another host, or not ours to read: READs stay on tcp
+    } catch (IOException | InvalidPathException | SecurityException e) {
+      return Optional.empty(); // another host, or not ours to trust: READs stay on the carrier
     }
   }
 
   @Override
   public CompletableFuture<Void> read(ReadRequest r) {
-    CompletableFuture<ShmMapping> m = mapping(r.remote().key());
+    CompletableFuture<Optional<ShmMapping>> m = mapping(r.remote().key());
     if (m.isDone() && !m.isCompletedExceptionally()) {
-      return copy(m.join(), r);
+      return readThrough(m, m.join(), r);
     }
-    return m.thenCompose(mapping -> copy(mapping, r));
+    return m.thenCompose(mapping -> readThrough(m, mapping, r));
   }
 
   /**
    * A read-only slice of the peer's mapped region: the view holds the mapping (it is unmapped only
-   * after the view closes, even when the region is revoked or the connection closes).
+   * after the view closes, even when the region is revoked or the connection closes). Empty for a
+   * region this side READs over the carrier.
    */
   @Override
   public CompletableFuture<Optional<RemoteView>> view(RemoteDescriptor remote, long remoteOffset, long length) {
-    CompletableFuture<ShmMapping> m = mapping(remote.key());
+    CompletableFuture<Optional<ShmMapping>> m = mapping(remote.key());
     if (m.isDone() && !m.isCompletedExceptionally()) {
       return viewOf(m.join(), remoteOffset, length);
     }
     return m.thenCompose(mapping -> viewOf(mapping, remoteOffset, length));
   }
 
-  private CompletableFuture<ShmMapping> mapping(long key) {
-    CompletableFuture<ShmMapping> m = mappings.get(key);
+  private CompletableFuture<Optional<ShmMapping>> mapping(long key) {
+    CompletableFuture<Optional<ShmMapping>> m = mappings.get(key);
     if (m == null) {
-      CompletableFuture<ShmMapping> mine = new CompletableFuture<>();
+      CompletableFuture<Optional<ShmMapping>> mine = new CompletableFuture<>();
       m = mappings.putIfAbsent(key, mine);
       if (m == null) {
         m = mine;
@@ -122,7 +145,11 @@ public final class ShmPeer implements PeerPath {
     return m;
   }
 
-  private CompletableFuture<Optional<RemoteView>> viewOf(ShmMapping m, long offset, long length) {
+  private CompletableFuture<Optional<RemoteView>> viewOf(Optional<ShmMapping> mapping, long offset, long length) {
+    if (mapping.isEmpty()) {
+      return CompletableFuture.completedFuture(Optional.empty());
+    }
+    ShmMapping m = mapping.get();
     try {
       if (!connection.isOpen()) {
         throw new PeerClosedException("connection to " + connection.peer() + " is closed");
@@ -179,16 +206,53 @@ public final class ShmPeer implements PeerPath {
     }
   }
 
-  /** Asks the peer for the key's backing file and maps it; the map entry goes if that fails. */
-  private void open(long key, CompletableFuture<ShmMapping> result) {
+  /**
+   * Copies from the mapping, or READs over the carrier; a failed carrier READ forgets the key
+   * (its region is most likely gone), so keys of freed file regions do not pile up here.
+   */
+  private CompletableFuture<Void> readThrough(CompletableFuture<Optional<ShmMapping>> entry,
+      Optional<ShmMapping> mapping, ReadRequest r) {
+    if (mapping.isPresent()) {
+      return copy(mapping.get(), r);
+    }
+    CompletableFuture<Void> read = connection.readOverCarrier(List.of(r)).get(0);
+    read.whenComplete((x, e) -> {
+      if (e != null) {
+        mappings.remove(r.remote().key(), entry);
+      }
+    });
+    return read;
+  }
+
+  /**
+   * Whether READs of {@code key} are copies from a mapping: false before the key was opened and
+   * when its region is READ over the carrier.
+   */
+  @Override
+  public boolean reaches(long key) {
+    CompletableFuture<Optional<ShmMapping>> f = mappings.get(key);
+    return f != null && f.isDone() && !f.isCompletedExceptionally() && f.join().isPresent();
+  }
+
+  /**
+   * Asks the peer for the key's backing file and maps it; a region the peer keeps out of shared
+   * memory, or a registered file this side does not trust, is read over the carrier. The map
+   * entry goes if this fails.
+   */
+  private void open(long key, CompletableFuture<Optional<ShmMapping>> result) {
     connection.control(ShmMessages.SERVICE, ShmMessages.open(key)).whenComplete((reply, error) -> {
       try {
         if (error != null) {
-          throw error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+          Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+          if (cause instanceof TransportUnavailableException) {
+            result.complete(Optional.empty());
+            return;
+          }
+          throw cause;
         }
-        ShmMapping mapping = map(ShmMessages.decodeLocation(reply), key);
+        Optional<ShmMapping> mapping = map(ShmMessages.decodeLocation(reply), key);
         if (closed) {
-          mapping.drop();
+          mapping.ifPresent(ShmMapping::drop);
         }
         result.complete(mapping);
       } catch (Throwable t) {
@@ -198,22 +262,62 @@ public final class ShmPeer implements PeerPath {
     });
   }
 
-  private ShmMapping map(ShmArena.Location region, long key) throws TransportException {
+  private Optional<ShmMapping> map(ShmArena.Location region, long key) throws TransportException {
     if (region.slot() >= ShmArena.SLOTS || region.length() > Integer.MAX_VALUE) {
       throw new ProtocolException("shm REGION out of range");
     }
-    FileChannel ch = null;
+    Path file;
     try {
-      ch = FileChannel.open(Path.of(region.path()), StandardOpenOption.READ);
+      file = Path.of(region.path());
+    } catch (InvalidPathException e) {
+      throw new ProtocolException("refused the peer's shm region: " + e.getMessage());
+    }
+    if (!arena.equals(file.getParent())) {
+      Optional<FileChannel> registered = openRegisteredFile(file);
+      return registered.isEmpty() ? Optional.empty() : Optional.of(mapOpened(registered.get(), region, key));
+    }
+    FileChannel ch;
+    try {
+      ch = ShmFiles.openInArena(arena, file);
+    } catch (NoSuchFileException e) {
+      if (!connection.isOpen()) {
+        throw new PeerClosedException("connection to " + connection.peer() + " closed while mapping a region");
+      }
+      throw new RegionRevokedException("the peer's backing file is gone: " + region.path());
+    } catch (IOException e) {
+      throw new ProtocolException("refused the peer's shm region: " + e.getMessage());
+    }
+    return Optional.of(mapOpened(ch, region, key));
+  }
+
+  /**
+   * Opens a file the peer registered outside its arena, if it lies below a trusted root and passes
+   * {@link ShmFiles#openUnderRoot}; empty (READs of it go over the carrier) otherwise. The first
+   * refusal of a file below a root is logged: it means a link, a foreign owner or a folder others
+   * may write, in the peer's files or in the roots' set-up.
+   */
+  private Optional<FileChannel> openRegisteredFile(Path file) {
+    try {
+      return ShmFiles.openUnderRoot(trustedFileRoots, file);
+    } catch (IOException e) {
+      if (refusalLogged.compareAndSet(false, true)) {
+        LOG.warn("Not mapping a file registered by {}, READing it over the carrier: {} (logged once per connection)",
+            connection.peer(), e.getMessage());
+      } else {
+        LOG.debug("Not mapping a file registered by {}: {}", connection.peer(), e.getMessage());
+      }
+      return Optional.empty();
+    }
+  }
+
+  private ShmMapping mapOpened(FileChannel ch, ShmArena.Location region, long key) throws TransportException {
+    try {
       ByteBuffer bytes = ch.map(FileChannel.MapMode.READ_ONLY, region.fileOffset(), region.length());
       return new ShmMapping(bytes, ch, region.fileOffset(), region.length(), region.slot(), key);
     } catch (IOException e) {
       closeQuietly(ch);
       if (!connection.isOpen()) {
         throw new PeerClosedException("connection to " + connection.peer() + " closed while mapping a region");
-      }
-      if (e instanceof NoSuchFileException) {
-        throw new RegionRevokedException("the peer's backing file is gone: " + region.path());
       }
       throw new TransportException("cannot map the peer's region: " + e.getMessage(), e);
     }
@@ -290,8 +394,8 @@ public final class ShmPeer implements PeerPath {
   }
 
   private void drop(ShmMapping m) {
-    CompletableFuture<ShmMapping> f = mappings.get(m.key());
-    if (f != null && f.getNow(null) == m) {
+    CompletableFuture<Optional<ShmMapping>> f = mappings.get(m.key());
+    if (f != null && f.getNow(Optional.empty()).orElse(null) == m) {
       mappings.remove(m.key(), f);
     }
     m.drop();
@@ -300,11 +404,8 @@ public final class ShmPeer implements PeerPath {
   /** Releases the mappings of regions the peer has revoked since they were mapped. */
   @Override
   public void sweep() {
-    for (CompletableFuture<ShmMapping> f : mappings.values()) {
-      ShmMapping m = f.getNow(null);
-      if (m != null && !isLive(m)) {
-        drop(m);
-      }
+    for (CompletableFuture<Optional<ShmMapping>> f : mappings.values()) {
+      f.getNow(Optional.empty()).filter(m -> !isLive(m)).ifPresent(this::drop);
     }
   }
 
@@ -312,11 +413,8 @@ public final class ShmPeer implements PeerPath {
   @Override
   public void close() {
     closed = true;
-    for (CompletableFuture<ShmMapping> f : mappings.values()) {
-      ShmMapping m = f.getNow(null);
-      if (m != null) {
-        m.drop();
-      }
+    for (CompletableFuture<Optional<ShmMapping>> f : mappings.values()) {
+      f.getNow(Optional.empty()).ifPresent(ShmMapping::drop);
     }
     mappings.clear();
     // The slot table stays mapped until collected: a copy racing this close may still read it.

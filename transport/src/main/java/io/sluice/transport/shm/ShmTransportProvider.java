@@ -14,7 +14,8 @@ import java.util.OptionalInt;
 
 /**
  * The {@code shm} provider: the tcp transport with shared memory required, so every peer must
- * be on this host and every READ is a copy from the peer's mapped file. {@code auto} never picks
+ * be on this host and every READ of an allocated region is a copy from the peer's mapped file
+ * (regions registered from files elsewhere are read over the carrier). {@code auto} never picks
  * it on its own; it uses shared memory as tcp's data path for same-host peers instead. Stateless;
  * thread safe.
  */

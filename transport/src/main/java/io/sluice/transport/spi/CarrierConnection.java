@@ -123,6 +123,12 @@ public final class CarrierConnection implements Connection {
   }
 
   @Override
+  public String dataPath(RemoteDescriptor remote) {
+    PeerPath memory = path;
+    return memory == null || memory.reaches(remote.key()) ? pathName : "tcp";
+  }
+
+  @Override
   public boolean isOpen() {
     return !closed;
   }
@@ -147,6 +153,15 @@ public final class CarrierConnection implements Connection {
       }
       return results;
     }
+    return readOverCarrier(requests);
+  }
+
+  /**
+   * READs through this connection's own READ frames even when it has a data path: for regions
+   * the path cannot reach (the peer keeps them out of it).
+   */
+  public List<CompletableFuture<Void>> readOverCarrier(List<ReadRequest> requests) {
+    List<CompletableFuture<Void>> results = new ArrayList<>(requests.size());
     List<SessionSocket.Frame> frames = new ArrayList<>(requests.size());
     long deadline = System.nanoTime() + carrier.settings().ioTimeoutNanos();
     List<Long> sent = new ArrayList<>(requests.size());

@@ -38,7 +38,8 @@ public interface DataPath extends AutoCloseable {
 
   /**
    * Publishes a file range the transport mapped ({@code mapped}, bytes {@code offset} to {@code
-   * offset + mapped.capacity()} of {@code file}) for the region with {@code key}.
+   * offset + mapped.capacity()} of {@code file}) for the region with {@code key}; a path may
+   * leave it out of its reach (no location), and readers then READ it over the carrier.
    */
   Published publishFile(long key, Path file, long offset, ByteBuffer mapped) throws TransportException;
 

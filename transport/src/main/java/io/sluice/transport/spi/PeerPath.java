@@ -20,6 +20,12 @@ public interface PeerPath {
     return CompletableFuture.completedFuture(Optional.empty());
   }
 
+  /**
+   * Whether READs of the peer's region {@code key} went through this path when last asked; false
+   * for a region the path leaves to the carrier's READ frames, or has not opened yet.
+   */
+  boolean reaches(long key);
+
   /** Releases what the path holds for regions the peer has revoked since. */
   void sweep();
 

@@ -3,6 +3,7 @@ package io.sluice.transport.spi;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.config.TransportKeys;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /** The carrier's settings (and its data paths'), read and checked once from a {@link TransportConfig}. */
@@ -19,6 +20,7 @@ public record Settings(
     int handlerThreads,
     Path shmDir,
     boolean shmEnabled,
+    List<Path> shmTrustedFileRoots,
     int ioThreads,
     int maxConnections,
     long handshakeTimeoutNanos,
@@ -41,6 +43,7 @@ public record Settings(
         c.value(TransportKeys.HANDLER_THREADS),
         Path.of(c.value(TransportKeys.SHM_DIR)),
         c.value(TransportKeys.SHM_ENABLED),
+        c.value(TransportKeys.SHM_TRUSTED_FILE_ROOTS),
         c.value(TransportKeys.IO_THREADS),
         c.value(TransportKeys.MAX_CONNECTIONS),
         TimeUnit.MILLISECONDS.toNanos(c.value(TransportKeys.HANDSHAKE_TIMEOUT_MS)),

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -99,6 +101,18 @@ class ParsersTest {
     assertEquals(Long.MAX_VALUE, Parsers.longInteger().parse("9223372036854775807"));
     assertEquals("expected a whole number", refusal(() -> Parsers.longInteger().parse("9223372036854775808")));
     assertEquals("expected a whole number", refusal(() -> Parsers.longInteger().parse("ten")));
+  }
+
+  @Test
+  void absolutePathsAreCommaSeparatedAndNormalized() {
+    assertEquals(List.of(), Parsers.absolutePaths().parse(""));
+    assertEquals(List.of(Path.of("/data/1"), Path.of("/data/2")), Parsers.absolutePaths().parse("/data/1, /data/x/../2"));
+  }
+
+  @Test
+  void relativeOrEmptyPathsAreRefused() {
+    assertTrue(refusal(() -> Parsers.absolutePaths().parse("/data/1,tmp")).contains("'tmp' is relative"));
+    assertTrue(refusal(() -> Parsers.absolutePaths().parse("/data/1,,/data/2")).contains("empty entry"));
   }
 
   @Test

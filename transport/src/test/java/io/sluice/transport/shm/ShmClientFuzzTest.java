@@ -2,6 +2,7 @@ package io.sluice.transport.shm;
 
 import static io.sluice.transport.TransportTestSupport.assertFailsWith;
 import static io.sluice.transport.TransportTestSupport.await;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -13,21 +14,16 @@ import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
-import io.sluice.transport.TransportHarness;
 import io.sluice.transport.TransportTestSupport;
+import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.Transports;
-import io.sluice.transport.spi.FrameType;
-import io.sluice.transport.spi.Frames;
-import io.sluice.transport.spi.RawFrameSocket;
 import io.sluice.transport.spi.ScriptedClient;
 import io.sluice.transport.spi.ScriptedServer;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
-import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -41,33 +37,24 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(120)
 class ShmClientFuzzTest {
-  private static final long KEY = 0x1234_5678_9abcL;
-  private static final int FILE_BYTES = 64 * 1024;
+  private static final int FILE_BYTES = FakeShmPeer.FILE_BYTES;
 
   private ScriptedClient fixture;
-  private TransportHarness harness;
   private Transport client;
   private RegisteredRegion dst;
+  private FakeShmPeer peer;
   private Path arena;
-  private byte[] token;
   private byte[] content;
 
   @BeforeEach
   void start() throws Exception {
     assumeTrue(Transports.provider("shm").isAvailable(), "shm provider unavailable");
     fixture = ScriptedClient.open("shm", Map.of(), Map.of());
-    harness = fixture.harness();
     client = fixture.client();
     dst = fixture.dst();
-    // A fake arena as a same-host server would publish it: token, revocation slots, one file.
-    arena = harness.scratchShmDir("fake-arena");
-    token = TransportTestSupport.randomBytes(new Random(1), ShmArena.TOKEN_LENGTH);
-    Files.write(arena.resolve(ShmArena.TOKEN_FILE), token);
-    ByteBuffer slots = ByteBuffer.allocate(ShmArena.SLOTS * 8).order(ByteOrder.nativeOrder());
-    slots.putLong(0, KEY);
-    Files.write(arena.resolve(ShmArena.SLOTS_FILE), slots.array());
-    content = TransportTestSupport.randomBytes(new Random(2), FILE_BYTES);
-    Files.write(arena.resolve("region-0"), content);
+    peer = new FakeShmPeer(fixture.harness());
+    arena = peer.arena();
+    content = peer.content();
   }
 
   @AfterEach
@@ -77,29 +64,8 @@ class ShmClientFuzzTest {
     }
   }
 
-  /** A server that offers the fake arena and answers every shm OPEN with {@code region}. */
   private ScriptedServer serverOffering(ShmArena.Location region) throws IOException {
-    return ScriptedServer.authenticated(peer -> {
-      RawFrameSocket.Frame hello = peer.expect(FrameType.CONTROL);
-      assertEquals(ShmMessages.HELLO, shmOperation(hello));
-      peer.send(FrameType.CONTROL_REPLY, hello.header().correlationId(),
-          ShmMessages.encode(new ShmArena.Info(arena.toString(), token)));
-      while (true) {
-        var next = peer.next();
-        if (next.isEmpty()) {
-          return;
-        }
-        if (next.get().type() == FrameType.CONTROL && shmOperation(next.get()) == ShmMessages.OPEN) {
-          peer.send(FrameType.CONTROL_REPLY, next.get().header().correlationId(), ShmMessages.encode(region));
-        }
-      }
-    });
-  }
-
-  private static byte shmOperation(RawFrameSocket.Frame f) throws ProtocolException {
-    Frames.Control c = Frames.Control.decode(ByteBuffer.wrap(f.payload()));
-    assertEquals(ShmMessages.SERVICE, c.service(), "a control request for another service");
-    return ShmMessages.operation(c.request());
+    return peer.offering(region);
   }
 
   private Connection connect(ScriptedServer server) {
@@ -109,7 +75,7 @@ class ShmClientFuzzTest {
   }
 
   private static RemoteDescriptor descriptor(long length) {
-    return new RemoteDescriptor(ScriptedServer.NODE, 0, length, KEY);
+    return FakeShmPeer.descriptor(length);
   }
 
   @Test
@@ -164,6 +130,55 @@ class ShmClientFuzzTest {
       }
       assertInstanceOf(TransportException.class, e, () -> "READ of a truncated peer file: " + e);
       c.close();
+    }
+  }
+
+  @Test
+  void regionFileReplacedBySymlinkIsRefused() throws Exception {
+    Path file = arena.resolve("region-0");
+    Files.delete(file);
+    Files.createSymbolicLink(file, peer.privateFileElsewhere());
+    try (ScriptedServer server = serverOffering(new ShmArena.Location(file.toString(), 0, FILE_BYTES, 0))) {
+      Connection c = connect(server);
+      Throwable e = TransportTestSupport.failureOf(c.read(descriptor(FILE_BYTES), 0, dst, 0, 4096));
+      assertInstanceOf(ProtocolException.class, e, () -> "READ of a region file that is a symlink: " + e);
+      assertArrayEquals(new byte[4096], TransportTestSupport.bytesOf(dst, 0, 4096), "bytes of the linked file arrived");
+      c.close();
+    }
+  }
+
+  @Test
+  void fileOutsideTheArenaIsNotMappedButReadOverTheCarrier() throws Exception {
+    // Without trusted roots, a file outside the arena is what the peer serves over tcp, never
+    // what this side finds at that path.
+    Path other = peer.privateFileElsewhere();
+    try (ScriptedServer server = serverOffering(new ShmArena.Location(other.toString(), 0, FILE_BYTES, 0))) {
+      Connection c = connect(server);
+      await(c.read(descriptor(FILE_BYTES), 0, dst, 0, 4096));
+      TransportTestSupport.assertRegionEquals(peer.carrierBytes(4096), 0, dst, 0, 4096);
+      assertEquals("tcp", c.dataPath(descriptor(FILE_BYTES)));
+      c.close();
+    }
+  }
+
+  @Test
+  void arenaOpenToOtherUsersIsNotUsed() throws Exception {
+    Files.setPosixFilePermissions(arena, PosixFilePermissions.fromString("rwxr-xr-x"));
+    String file = arena.resolve("region-0").toString();
+    try (ScriptedServer server = serverOffering(new ShmArena.Location(file, 0, FILE_BYTES, 0))) {
+      Throwable e = TransportTestSupport.failureOf(client.connect(server.address()));
+      assertInstanceOf(TransportUnavailableException.class, e, () -> "connect to a peer whose arena is 0755: " + e);
+    }
+  }
+
+  @Test
+  void arenaOfAnotherUserIsNotUsed() throws Exception {
+    assumeTrue("root".equals(System.getProperty("user.name")), "only root can give the arena to another user");
+    Files.setAttribute(arena, "unix:uid", 65534);
+    String file = arena.resolve("region-0").toString();
+    try (ScriptedServer server = serverOffering(new ShmArena.Location(file, 0, FILE_BYTES, 0))) {
+      Throwable e = TransportTestSupport.failureOf(client.connect(server.address()));
+      assertInstanceOf(TransportUnavailableException.class, e, () -> "connect to a peer whose arena is another user's: " + e);
     }
   }
 

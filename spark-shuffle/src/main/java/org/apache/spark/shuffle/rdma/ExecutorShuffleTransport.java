@@ -83,8 +83,9 @@ final class ExecutorShuffleTransport implements AutoCloseable {
       addressBook.register(
           new AddressBookMessage.Entry(executorId, transport.localAddress(), transport.provider()));
       long deadline = config.value(TransportKeys.CONNECT_TIMEOUT_MS) + config.value(TransportKeys.IO_TIMEOUT_MS) + 5_000;
-      LOG.info("Executor {} serves shuffle output through {} at {}",
-          executorId, transport.provider(), transport.localAddress());
+      LOG.info("Executor {} serves shuffle output through {} at {}; same-host peers' shuffle files below {} are"
+          + " mapped", executorId, transport.provider(), transport.localAddress(),
+          config.value(TransportKeys.SHM_TRUSTED_FILE_ROOTS));
       return new ExecutorShuffleTransport(executorId, transport, registry, addressBook, deadline,
           pooledDestinationBytes);
     } catch (RuntimeException e) {

@@ -7,6 +7,8 @@ import io.sluice.spark.shuffle.registry.AddressBookClient;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
+import java.io.File;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import org.apache.spark.ShuffleDependency;
@@ -91,7 +93,8 @@ public final class RdmaShuffleManager implements ShuffleManager {
       RpcEndpointRef driver = addressBookEndpoint.orElseGet(
           () -> RpcUtils.makeDriverRef(AddressBookEndpoint.NAME, conf, env.rpcEnv()));
       AddressBookClient book = AddressBookEndpoint.client(driver, settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT));
-      TransportConfig config = SparkTransportConfig.from(conf, env.securityManager(), book::secret);
+      TransportConfig config = SparkTransportConfig.from(conf, env.securityManager(), book::secret,
+          Arrays.stream(env.blockManager().diskBlockManager().localDirs()).map(File::toPath).toList());
       // Idle READ destinations kept for reuse: two tasks' worth of bytes in flight.
       long pooled = 2 * settings.value(RdmaShuffleOption.MAX_BYTES_IN_FLIGHT);
       transport = Optional.of(ExecutorShuffleTransport.open(env.executorId(), config, resolver(), book, pooled,

@@ -79,7 +79,7 @@ final class RemoteFetcher implements AutoCloseable {
   private record Unit(Source source, FetchPlan.MapRange map, RangeProtocol.Answer file, long start,
       long length, List<Slice> slices) {}
 
-  private record InFlight(Unit unit, RegisteredRegion destination, CompletableFuture<Void> done) {}
+  private record InFlight(Unit unit, List<ReadRequest> reads, RegisteredRegion destination, CompletableFuture<Void> done) {}
 
   private final int shuffleId;
   private final ExecutorShuffleTransport transport;
@@ -171,7 +171,10 @@ final class RemoteFetcher implements AutoCloseable {
       throw failed(f.unit().source(), f.unit().map(), firstReduce(f.unit()), "READ failed", t);
     }
     Unit u = f.unit();
-    transport.recordRead(u.source().connection.join().dataPath(), u.length());
+    Connection c = u.source().connection.join();
+    for (ReadRequest r : f.reads()) {
+      transport.recordRead(c.dataPath(r.remote()), r.length());
+    }
     metrics.incRemoteBytesRead(u.length());
     metrics.incRemoteBlocksFetched(u.slices().size());
     return java.util.Optional.of(new Fetched(f.destination(), u.slices(), () -> {
@@ -270,7 +273,7 @@ final class RemoteFetcher implements AutoCloseable {
       transport.destinations().free(destination);
       throw failed(u.source(), u.map(), firstReduce(u), "READ could not be issued", e);
     }
-    issued.add(new InFlight(u, destination, done));
+    issued.add(new InFlight(u, reads, destination, done));
     bytesInFlight += u.length();
   }
 

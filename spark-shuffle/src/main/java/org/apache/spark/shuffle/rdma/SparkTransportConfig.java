@@ -1,13 +1,18 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.ShuffleFileRoots;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.config.ConfigKey;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import org.apache.spark.SecurityManager;
 import org.apache.spark.SparkConf;
 import org.apache.spark.util.Utils;
@@ -29,8 +34,13 @@ final class SparkTransportConfig {
 
   private SparkTransportConfig() {}
 
-  /** The transport configuration of this process. */
-  static TransportConfig from(SparkConf conf, SecurityManager security, Supplier<String> fromDriver) {
+  /**
+   * The transport configuration of this process. Unless set, the shm roots below which same-host
+   * peers' shuffle files are mapped come from this executor's block-manager folders ({@link
+   * ShuffleFileRoots}); the driver passes none.
+   */
+  static TransportConfig from(SparkConf conf, SecurityManager security, Supplier<String> fromDriver,
+      List<Path> blockManagerDirs) throws IOException {
     String secret = secret(conf, security).orElseGet(fromDriver);
     String advertise = conf.get(SPARK_PREFIX + "advertiseHost", "").trim();
     String host = advertise.isEmpty() ? Utils.localHostName() : advertise;
@@ -46,6 +56,10 @@ final class SparkTransportConfig {
     }
     if (conf.getBoolean(IO_ENCRYPTION, false)) {
       fromSpark.put(TransportKeys.DATA_ENCRYPTED_AT_REST.key(), "true");
+    }
+    if (!conf.contains(SPARK_PREFIX + TransportKeys.suffix(TransportKeys.SHM_TRUSTED_FILE_ROOTS.key()))) {
+      fromSpark.put(TransportKeys.SHM_TRUSTED_FILE_ROOTS.key(), ShuffleFileRoots.of(blockManagerDirs).stream()
+          .map(Path::toString).collect(Collectors.joining(",")));
     }
     return passThrough(conf).with(fromSpark);
   }

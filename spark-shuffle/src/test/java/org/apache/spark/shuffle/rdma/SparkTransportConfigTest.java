@@ -8,15 +8,25 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportOption;
 import io.sluice.transport.config.TransportKeys;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Supplier;
 import org.apache.spark.SecurityManager;
 import org.apache.spark.SparkConf;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import scala.Option;
 
 /** How SparkConf becomes the transport's configuration and secret. */
 class SparkTransportConfigTest {
+  private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY =
+      PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
   private static final Supplier<String> FROM_DRIVER = () -> "a1b2c3";
 
   private static SecurityManager security(SparkConf conf) {
@@ -24,19 +34,19 @@ class SparkTransportConfigTest {
   }
 
   @Test
-  void sparkAuthenticationSecretIsTheTransportSecret() {
+  void sparkAuthenticationSecretIsTheTransportSecret() throws Exception {
     SparkConf conf = new SparkConf(false).set("spark.app.id", "app-1")
         .set("spark.authenticate", "true").set("spark.authenticate.secret", "spark-secret");
     assertEquals(Optional.of("spark-secret"), SparkTransportConfig.secret(conf, security(conf)));
-    assertEquals("spark-secret", SparkTransportConfig.from(conf, security(conf), FROM_DRIVER)
+    assertEquals("spark-secret", SparkTransportConfig.from(conf, security(conf), FROM_DRIVER, List.of())
         .string(TransportOption.SECRET));
   }
 
   @Test
-  void withoutAuthenticationTheSecretIsTheOneTheDriverHandsOut() {
+  void withoutAuthenticationTheSecretIsTheOneTheDriverHandsOut() throws Exception {
     SparkConf conf = new SparkConf(false).set("spark.app.id", "app-1");
     assertEquals(Optional.empty(), SparkTransportConfig.secret(conf, security(conf)));
-    assertEquals(FROM_DRIVER.get(), SparkTransportConfig.from(conf, security(conf), FROM_DRIVER)
+    assertEquals(FROM_DRIVER.get(), SparkTransportConfig.from(conf, security(conf), FROM_DRIVER, List.of())
         .string(TransportOption.SECRET));
     SparkConf explicit = conf.clone().set("spark.shuffle.rdma.transport.secret", "set-by-hand");
     assertEquals(Optional.of("set-by-hand"), SparkTransportConfig.secret(explicit, security(explicit)));
@@ -51,38 +61,57 @@ class SparkTransportConfigTest {
   }
 
   @Test
-  void transportKeysPassThrough() {
+  void transportKeysPassThrough() throws Exception {
     SparkConf conf = new SparkConf(false).set("spark.app.id", "app-1")
         .set("spark.shuffle.rdma.transport.provider", "tcp")
         .set("spark.shuffle.rdma.transport.ioTimeoutMs", "1234")
         .set("spark.shuffle.rdma.transport.advertiseHost", "10.1.2.3");
-    TransportConfig t = SparkTransportConfig.from(conf, security(conf), FROM_DRIVER);
+    TransportConfig t = SparkTransportConfig.from(conf, security(conf), FROM_DRIVER, List.of());
     assertEquals("tcp", t.string(TransportOption.PROVIDER));
     assertEquals(1234, t.longValue(TransportOption.IO_TIMEOUT_MS));
     assertEquals("10.1.2.3", t.string(TransportOption.ADVERTISE_HOST));
     assertEquals("spark/app-1", t.string(TransportOption.SECRET_SALT), "the application's transports salt with its id");
     SparkConf salted = conf.clone().set("spark.shuffle.rdma.transport.secretSalt", "by-hand");
-    assertEquals("by-hand", SparkTransportConfig.from(salted, security(salted), FROM_DRIVER)
+    assertEquals("by-hand", SparkTransportConfig.from(salted, security(salted), FROM_DRIVER, List.of())
         .string(TransportOption.SECRET_SALT));
     assertEquals(TransportOption.MAX_MESSAGE_BYTES.defaultValue(), t.string(TransportOption.MAX_MESSAGE_BYTES));
   }
 
   @Test
-  void sparkWireEncryptionTurnsOnTransportEncryptionAndCannotBeOverridden() {
+  void sparkWireEncryptionTurnsOnTransportEncryptionAndCannotBeOverridden() throws Exception {
     SparkConf conf = new SparkConf(false).set("spark.app.id", "app-1")
         .set("spark.network.crypto.enabled", "true")
         .set("spark.shuffle.rdma.transport.encryption", "false");
-    TransportConfig t = SparkTransportConfig.from(conf, security(conf), FROM_DRIVER);
+    TransportConfig t = SparkTransportConfig.from(conf, security(conf), FROM_DRIVER, List.of());
     assertEquals(true, t.booleanValue(TransportOption.ENCRYPTION));
     assertEquals(false, t.booleanValue(TransportOption.DATA_ENCRYPTED_AT_REST));
 
     SparkConf both = conf.clone().set("spark.io.encryption.enabled", "true");
-    assertEquals(true, SparkTransportConfig.from(both, security(both), FROM_DRIVER).booleanValue(TransportOption.DATA_ENCRYPTED_AT_REST));
+    assertEquals(true, SparkTransportConfig.from(both, security(both), FROM_DRIVER, List.of()).booleanValue(TransportOption.DATA_ENCRYPTED_AT_REST));
 
     SparkConf plain = new SparkConf(false).set("spark.app.id", "app-1");
-    assertEquals(false, SparkTransportConfig.from(plain, security(plain), FROM_DRIVER).booleanValue(TransportOption.ENCRYPTION));
+    assertEquals(false, SparkTransportConfig.from(plain, security(plain), FROM_DRIVER, List.of()).booleanValue(TransportOption.ENCRYPTION));
     SparkConf asked = plain.clone().set("spark.shuffle.rdma.transport.encryption", "true");
-    assertEquals(true, SparkTransportConfig.from(asked, security(asked), FROM_DRIVER).booleanValue(TransportOption.ENCRYPTION));
+    assertEquals(true, SparkTransportConfig.from(asked, security(asked), FROM_DRIVER, List.of()).booleanValue(TransportOption.ENCRYPTION));
+  }
+
+  @Test
+  void shmRootsComeFromTheBlockManagerFoldersUnlessSet(@TempDir Path local) throws Exception {
+    // Laid out as a standalone worker lays out an executor's folders: 0700 up to the worker's.
+    Path worker = Files.createDirectory(local.resolve("spark-1"), OWNER_ONLY);
+    Path executor = Files.createDirectory(worker.resolve("executor-1"), OWNER_ONLY);
+    Path blockManager = Files.createDirectory(executor.resolve("blockmgr-1"));
+    Files.setPosixFilePermissions(local, PosixFilePermissions.fromString("rwxr-xr-x"));
+    SparkConf conf = new SparkConf(false).set("spark.app.id", "app-1");
+    TransportConfig derived = SparkTransportConfig.from(conf, security(conf), FROM_DRIVER, List.of(blockManager));
+    assertEquals(List.of(worker.toRealPath()), derived.value(TransportKeys.SHM_TRUSTED_FILE_ROOTS));
+
+    SparkConf explicit = conf.clone().set("spark.shuffle.rdma.transport.shm.trustedFileRoots", "/data/shuffle");
+    assertEquals(List.of(Path.of("/data/shuffle")),
+        SparkTransportConfig.from(explicit, security(explicit), FROM_DRIVER, List.of(blockManager)).value(TransportKeys.SHM_TRUSTED_FILE_ROOTS));
+    SparkConf none = conf.clone().set("spark.shuffle.rdma.transport.shm.trustedFileRoots", "");
+    assertEquals(List.of(),
+        SparkTransportConfig.from(none, security(none), FROM_DRIVER, List.of(blockManager)).value(TransportKeys.SHM_TRUSTED_FILE_ROOTS));
   }
 
   @Test
