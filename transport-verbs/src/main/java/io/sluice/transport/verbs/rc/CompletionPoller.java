@@ -120,13 +120,14 @@ final class CompletionPoller implements AutoCloseable {
   }
 
   /**
-   * Drains the CQ on this thread unless another thread is draining it; returns how many
-   * completions this call handled.
+   * Drains the CQ on this thread unless another thread is draining it (or this thread is,
+   * further up its stack); returns how many completions this call handled.
    *
    * @throws IOException if polling failed
    */
   int tryDrain() throws IOException {
-    if (!draining.tryLock()) {
+    // A callback on the draining thread that waits must not poll again under the batch it runs in.
+    if (draining.isHeldByCurrentThread() || !draining.tryLock()) {
       return 0;
     }
     try {

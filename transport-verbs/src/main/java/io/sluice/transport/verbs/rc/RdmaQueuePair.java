@@ -329,7 +329,7 @@ public final class RdmaQueuePair implements AutoCloseable {
       }
       long millis = TimeUnit.NANOSECONDS.toMillis(node.readTimeoutNanos());
       // Fails with the others, once the queue pair is destroyed and cannot land it any more.
-      if (reads.expired(now, new TransportTimeoutException("READ from " + peer + " did not complete within "
+      if (reads.expired(now, () -> new TransportTimeoutException("READ from " + peer + " did not complete within "
           + millis + " ms"))) {
         failed = markFailed(new TransportException("the queue pair to " + peer + " was given up: a READ on it did"
             + " not complete within " + millis + " ms"));

@@ -7,6 +7,7 @@ import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * The READ side of one queue pair: a ring of READ slots, each with its work request built
@@ -158,17 +159,17 @@ final class ReadPath implements AutoCloseable {
   }
 
   /**
-   * The oldest READ whose deadline passed by {@code now}, marked with {@code timeout}, or
-   * false if none did. Holds the lock.
+   * Whether the oldest READ passed its deadline by {@code now}; if so it is marked to fail
+   * with {@code timeout}'s exception. Holds the lock.
    */
-  boolean expired(long now, TransportTimeoutException timeout) {
+  boolean expired(long now, Supplier<TransportTimeoutException> timeout) {
     if (inFlight > 0 && slots[head].deadline - now <= 0) {
-      slots[head].timedOut = timeout;
+      slots[head].timedOut = timeout.get();
       return true;
     }
     WaitingRead first = waiting.peek();
     if (first != null && first.deadline - now <= 0) {
-      first.timedOut = timeout;
+      first.timedOut = timeout.get();
       return true;
     }
     return false;

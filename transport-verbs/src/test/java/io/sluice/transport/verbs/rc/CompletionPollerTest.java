@@ -185,4 +185,29 @@ class CompletionPollerTest {
       closeWithin(poller);
     }
   }
+
+  @Test
+  void aCallbackThatWaitsDoesNotPollUnderItsOwnBatch() throws Exception {
+    MemoryCompletions source = new MemoryCompletions();
+    AtomicReference<CompletionPoller> self = new AtomicReference<>();
+    AtomicInteger nested = new AtomicInteger(-1);
+    CountDownLatch handled = new CountDownLatch(1);
+    CompletionPoller poller = new CompletionPoller(source, 64, 0, (wrId, status, len) -> {
+      try {
+        nested.set(self.get().tryDrain());
+      } catch (java.io.IOException e) {
+        nested.set(-2);
+      }
+      handled.countDown();
+    }, "test-cq");
+    self.set(poller);
+    try {
+      source.add(1);
+      source.addQuietly(2);
+      assertTrue(handled.await(DEADLINE_SECONDS, TimeUnit.SECONDS));
+      assertEquals(0, nested.get(), "a callback drained the queue under the batch it was called from");
+    } finally {
+      closeWithin(poller);
+    }
+  }
 }

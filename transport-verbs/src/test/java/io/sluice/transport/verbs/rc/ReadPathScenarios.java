@@ -121,7 +121,7 @@ public final class ReadPathScenarios implements Consumer<String> {
     CompletableFuture<Void> a = new CompletableFuture<>();
     path.submit(read(1, 1 << 20), a, 0);
     post(path);
-    assertTrue(path.expired(1, new TransportTimeoutException("late")));
+    assertTrue(path.expired(1, () -> new TransportTimeoutException("late")));
     List<CompletableFuture<Void>> done = new ArrayList<>();
     assertTrue(queue.retireThrough(slots[0], done));
     assertSame(a, done.get(0));
@@ -143,7 +143,7 @@ public final class ReadPathScenarios implements Consumer<String> {
     assertCarries(reuse.reads().get(1), slots[1].wrId(), read(5, 65536), true);
     assertEquals(-1, reuse.reads().get(1)[NEXT], "the last slot ends the chain");
     // Neither the deadline nor the timeout of the earlier READ stays with slot 0.
-    assertFalse(path.expired(2, new TransportTimeoutException("late")));
+    assertFalse(path.expired(2, () -> new TransportTimeoutException("late")));
     assertSame(d, slots[0].future);
     slots[0].fail(new PeerClosedException("closed"));
     ExecutionException e = assertThrows(ExecutionException.class, d::get);
