@@ -58,7 +58,9 @@ public final class HadoopVerbsCheck {
   private static final class Echo implements GenericRefreshProtocol {
     @Override
     public Collection<RefreshResponse> refresh(String identifier, String[] args) {
-      return List.of(new RefreshResponse(0, String.join("", args)));
+      RefreshResponse echo = new RefreshResponse(0, String.join("", args));
+      echo.setSenderName("echo"); // the protocol's encoding requires a sender
+      return List.of(echo);
     }
   }
 
