@@ -148,8 +148,9 @@ public final class VerbsReadBench {
           double p = median(rates[2]);
           out.printf(Locale.ROOT, "VERBS-BENCH read %-6s x%d in flight: verbs %8.1f MB/s   tcp %8.1f MB/s"
               + "   ib_read_bw %8.1f MB/s   verbs/ib_read_bw %.2f%n", label, IN_FLIGHT, v, t, p, v / p);
-          json.add(record("verbs." + name, "MB/s", v, "ib_read_bw." + name, p));
-          json.add(record("tcp." + name, "MB/s", t, "ib_read_bw." + name, p));
+          String baseline = "ib_read_bw." + label + ".inflight" + IN_FLIGHT;
+          json.add(record("verbs." + name, "MB/s", v, baseline, p));
+          json.add(record("tcp." + name, "MB/s", t, baseline, p));
           ratios.add(String.format(Locale.ROOT, "READ %s x%d verbs/ib_read_bw %.2fx", label, IN_FLIGHT, v / p));
         }
       }
@@ -179,7 +180,7 @@ public final class VerbsReadBench {
           }
         }
         int baselineRow = perftest == null ? 2 : 3;
-        String baselineName = (perftest == null ? "tcp" : "ib_read_lat") + ".read." + label;
+        String baselineName = perftest == null ? "tcp.read." + label : "ib_read_lat." + label;
         for (String quantile : new String[] {"p50", "p99"}) {
           double[][] q = quantile.equals("p50") ? p50 : p99;
           double baseline = median(q[baselineRow]);
