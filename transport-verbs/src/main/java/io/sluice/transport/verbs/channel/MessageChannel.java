@@ -8,6 +8,8 @@ import io.sluice.transport.verbs.rc.RdmaNode;
 import io.sluice.transport.verbs.rc.RdmaQueuePair;
 import io.sluice.transport.verbs.rc.RdmaRead;
 import io.sluice.transport.verbs.rc.RdmaRegion;
+import io.sluice.transport.verbs.rc.ReceiveSlot;
+import io.sluice.transport.verbs.rc.SendSlot;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -142,7 +144,7 @@ abstract class MessageChannel {
 
   protected final RdmaQueuePair queuePair;
   protected final int maxMessageBytes;
-  private final RdmaNode node;
+  final RdmaNode node;
   private final ByteBuffer memory;
   private final RdmaRegion region;
   private final int receiveSlots;
@@ -153,8 +155,8 @@ abstract class MessageChannel {
   private int sinceSignaled;
   private boolean closed;
   /** Prepared work requests by slot number: receives first, then sends. Set by start(). */
-  private volatile RdmaQueuePair.ReceiveSlot[] receives;
-  private volatile RdmaQueuePair.SendSlot[] sends;
+  private volatile ReceiveSlot[] receives;
+  private volatile SendSlot[] sends;
   private final BufferCache staging = new BufferCache(true);
   private final BufferCache landing = new BufferCache(false);
 
@@ -179,17 +181,17 @@ abstract class MessageChannel {
 
   /** Builds every slot's work request, posts every receive slot and starts watching the queue pair. */
   void start() throws IOException {
-    receives = new RdmaQueuePair.ReceiveSlot[receiveSlots];
+    receives = new ReceiveSlot[receiveSlots];
     for (int slot = 0; slot < receiveSlots; slot++) {
       int s = slot;
       receives[slot] = queuePair.prepareReceive(slotAddress(slot), SLOT, region.lkey(), n -> received(s, n));
     }
-    sends = new RdmaQueuePair.SendSlot[sendSlots];
+    sends = new SendSlot[sendSlots];
     for (int i = 0; i < sendSlots; i++) {
       sends[i] = queuePair.prepareSend(slotAddress(receiveSlots + i), SLOT, region.lkey());
     }
     queuePair.onFailure(this::queuePairFailed);
-    for (RdmaQueuePair.ReceiveSlot r : receives) {
+    for (ReceiveSlot r : receives) {
       queuePair.receive(r);
     }
   }

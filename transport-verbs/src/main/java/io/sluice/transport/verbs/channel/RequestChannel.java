@@ -43,13 +43,15 @@ public final class RequestChannel extends MessageChannel {
 
   private static final class Request {
     final ByteBuffer message;
-    final CompletableFuture<ByteBuffer> future = new CompletableFuture<>();
+    /** A caller waiting on it polls the completion queues itself first (RdmaNode#newFuture). */
+    final CompletableFuture<ByteBuffer> future;
     ScheduledFuture<?> timeout;
     int correlationId;
     Staging staged;
 
-    Request(ByteBuffer message) {
+    Request(ByteBuffer message, CompletableFuture<ByteBuffer> future) {
       this.message = message;
+      this.future = future;
     }
   }
 
@@ -91,7 +93,7 @@ public final class RequestChannel extends MessageChannel {
       return CompletableFuture.failedFuture(new MessageTooLargeException(
           "request of " + message.remaining() + " bytes exceeds " + maxMessageBytes));
     }
-    Request r = new Request(ByteBuffer.allocate(message.remaining()).put(message.duplicate()).flip());
+    Request r = new Request(ByteBuffer.allocate(message.remaining()).put(message.duplicate()).flip(), node.newFuture());
     r.timeout = timer.schedule(() -> timedOut(r), timeoutNanos, TimeUnit.NANOSECONDS);
     r.future.whenComplete((x, e) -> r.timeout.cancel(false));
     synchronized (this) {

@@ -195,7 +195,8 @@ final class VerbsConnection implements Connection {
       close(); // the peer went away: free the queue pair now
     }
     for (ReadRequest r : requests) {
-      CompletableFuture<Void> f = new CompletableFuture<>();
+      // A caller waiting on it polls the completion queues itself first: no wake-up, no hand-off.
+      CompletableFuture<Void> f = transport.node().newFuture();
       results.add(f);
       if (!open) {
         f.completeExceptionally(closedException());

@@ -52,7 +52,9 @@ public final class VerbsOpener implements TransportProvider {
     if (config.value(TransportKeys.SECRET).isEmpty()) {
       throw new IllegalArgumentException(TransportKeys.SECRET.key() + " must be set");
     }
-    RdmaNode.Settings settings = new RdmaNode.Settings(COMPLETION_QUEUE_ENTRIES, MAX_COMPLETION_QUEUES, ioNanos, connectNanos);
+    long busyPollNanos = TimeUnit.MICROSECONDS.toNanos(config.value(VerbsKeys.BUSY_POLL_US));
+    RdmaNode.Settings settings = new RdmaNode.Settings(COMPLETION_QUEUE_ENTRIES, MAX_COMPLETION_QUEUES, ioNanos,
+        connectNanos, busyPollNanos);
     RdmaNode node = openNode(config.value(TransportKeys.BIND_HOST), settings);
     try {
       return new VerbsTransport(config, handler, node, connectNanos);

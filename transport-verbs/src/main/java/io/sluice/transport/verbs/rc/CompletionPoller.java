@@ -1,27 +1,30 @@
 package io.sluice.transport.verbs.rc;
 
 import com.ibm.disni.verbs.IbvCQ;
-import com.ibm.disni.verbs.IbvCompChannel;
 import com.ibm.disni.verbs.IbvContext;
-import com.ibm.disni.verbs.IbvWC;
-import com.ibm.disni.verbs.SVCPollCq;
-import com.ibm.disni.verbs.SVCReqNotify;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One completion queue of a node and the thread that drains it: waits for completion
- * events (in slices of {@value #WAIT_SLICE_MS} ms so it notices {@link #close}), polls
- * every completion and hands each to the {@link Handler} on this thread.
+ * One completion queue of a node and the thread that drains it. When the queue is empty the
+ * thread first polls it for up to {@code spinNanos} (busy, no system call but the poll), and
+ * only then arms the queue and sleeps on its completion channel (in slices of {@value
+ * #WAIT_SLICE_MS} ms so it notices {@link #close}): completions that follow each other closely
+ * are taken without a wake-up each. With {@code spinNanos} 0 the thread never spins.
  *
- * <p>Thread safety: {@link #cq()} may be used from any thread to create queue pairs;
+ * <p>A caller waiting for a completion may drain the queue itself ({@link #tryDrain}): one
+ * thread drains at a time (the other one skips), and each completion is handed to the {@link
+ * Handler} on the thread that polled it.
+ *
+ * <p>Thread safety: {@link #cq()} and {@link #tryDrain} may be used from any thread;
  * {@link #close()} once, after every queue pair on the CQ is destroyed.
  */
 final class CompletionPoller implements AutoCloseable {
 
-  /** Receives each completion on the poller thread; must not block. */
+  /** Receives each completion on the draining thread; must not block. */
   interface Handler {
     /** {@code byteLength} is what a receive got; meaningful only for successful receives. */
     void completed(long wrId, int status, int byteLength);
@@ -29,36 +32,40 @@ final class CompletionPoller implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(CompletionPoller.class);
   private static final int WAIT_SLICE_MS = 100;
-  private static final int BATCH = 32;
 
-  private final IbvCompChannel channel;
+  private final CompletionSource source;
   private final IbvCQ cq;
   private final Handler handler;
-  private final IbvWC[] completions = new IbvWC[BATCH];
-  private final SVCPollCq poll;
-  private final SVCReqNotify arm;
+  private final long spinNanos;
+  /** Held by whichever thread polls the queue now. */
+  private final ReentrantLock draining = new ReentrantLock();
   private final Thread thread;
   private volatile boolean running = true;
+  /** Set once the CQ is destroyed: nobody may poll it any more. Guarded by {@link #draining}. */
+  private boolean destroyed;
 
   private final int entries;
   /** CQ entries promised to queue pairs; guarded by the owning {@link CompletionQueues}. */
   int reserved;
 
-  CompletionPoller(IbvContext context, int entries, Handler handler, String name) throws IOException {
+  /** A poller of a new completion queue of {@code entries} on the device. */
+  CompletionPoller(IbvContext context, int entries, long spinNanos, Handler handler, String name) throws IOException {
+    this(new DeviceCompletions(context, entries), entries, spinNanos, handler, name);
+  }
+
+  /** A poller of {@code source}, which it owns from now on; starts its thread. */
+  CompletionPoller(CompletionSource source, int entries, long spinNanos, Handler handler, String name) {
+    this.source = source;
+    this.cq = source instanceof DeviceCompletions d ? d.cq() : null;
     this.handler = handler;
     this.entries = entries;
-    this.channel = context.createCompChannel();
-    this.cq = context.createCQ(channel, entries, 0);
-    for (int i = 0; i < BATCH; i++) {
-      completions[i] = new IbvWC();
-    }
-    this.poll = cq.poll(completions, BATCH);
-    this.arm = cq.reqNotification(false);
+    this.spinNanos = spinNanos;
     this.thread = new Thread(this::loop, name);
     thread.setDaemon(true);
     thread.start();
   }
 
+  /** The device queue, to create queue pairs on (null for a source that is not a device's). */
   IbvCQ cq() {
     return cq;
   }
@@ -70,12 +77,15 @@ final class CompletionPoller implements AutoCloseable {
   private void loop() {
     try {
       while (running) {
-        arm.execute();
-        drain(); // completions that arrived before the CQ was armed raise no event
-        if (channel.getCqEvent(cq, WAIT_SLICE_MS)) {
-          cq.ackEvents(1);
+        if (drain() > 0 || spin()) {
+          continue;
         }
-        drain();
+        source.arm();
+        // Completions that arrived before the CQ was armed raise no event.
+        if (drain() > 0) {
+          continue; // the armed CQ may raise an event for a later one: the next wait takes it at once
+        }
+        source.await(WAIT_SLICE_MS);
       }
     } catch (IOException | RuntimeException e) {
       if (running) {
@@ -84,18 +94,67 @@ final class CompletionPoller implements AutoCloseable {
     }
   }
 
-  private void drain() throws IOException {
-    int polled;
+  /** Polls the empty CQ for up to spinNanos; true as soon as a completion was handled. */
+  private boolean spin() throws IOException {
+    if (spinNanos <= 0) {
+      return false;
+    }
+    long end = System.nanoTime() + spinNanos;
     do {
-      polled = poll.execute().getPolls();
-      for (int i = 0; i < polled; i++) {
-        IbvWC wc = completions[i];
-        handler.completed(wc.getWr_id(), wc.getStatus(), wc.getByte_len());
+      if (drain() > 0) {
+        return true;
       }
-    } while (polled == BATCH);
+      Thread.onSpinWait();
+    } while (running && System.nanoTime() - end < 0);
+    return false;
   }
 
-  /** Stops the thread (within about one wait slice) and destroys the CQ and its channel. */
+  /** Handles every completion queued now; returns how many. */
+  private int drain() throws IOException {
+    draining.lock();
+    try {
+      return drainLocked();
+    } finally {
+      draining.unlock();
+    }
+  }
+
+  /**
+   * Drains the CQ on this thread unless another thread is draining it (or this thread is,
+   * further up its stack); returns how many completions this call handled.
+   *
+   * @throws IOException if polling failed
+   */
+  int tryDrain() throws IOException {
+    // A callback on the draining thread that waits must not poll again under the batch it runs in.
+    if (draining.isHeldByCurrentThread() || !draining.tryLock()) {
+      return 0;
+    }
+    try {
+      return drainLocked();
+    } finally {
+      draining.unlock();
+    }
+  }
+
+  private int drainLocked() throws IOException {
+    if (destroyed) {
+      return 0;
+    }
+    int total = 0;
+    int polled;
+    do {
+      polled = source.poll(handler);
+      total += polled;
+    } while (polled == source.batch());
+    return total;
+  }
+
+  /**
+   * Stops the thread (within about one wait slice, or at once while it spins) and destroys
+   * the queue; completions still queued are handled first, on this thread. Waits at most 5 s
+   * for the thread: if it does not stop, the queue is left in place.
+   */
   @Override
   public void close() {
     running = false;
@@ -108,13 +167,19 @@ final class CompletionPoller implements AutoCloseable {
       LOG.warn("completion thread did not stop; leaving its CQ in place");
       return;
     }
-    poll.free();
-    arm.free();
+    draining.lock();
     try {
-      cq.destroyCQ();
-      channel.destroyCompChannel();
+      try {
+        drainLocked();
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("draining the completion queue before destroying it failed", e);
+      }
+      destroyed = true;
+      source.close();
     } catch (IOException e) {
       LOG.warn("destroying the completion queue failed", e);
+    } finally {
+      draining.unlock();
     }
   }
 }

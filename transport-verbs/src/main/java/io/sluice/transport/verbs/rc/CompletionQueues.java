@@ -20,15 +20,37 @@ final class CompletionQueues implements AutoCloseable {
   private final IbvContext context;
   private final int entriesPerQueue;
   private final int maxQueues;
+  private final long spinNanos;
   private final CompletionPoller.Handler handler;
   private final List<CompletionPoller> pollers = new ArrayList<>();
+  /** The pollers as an array for callers that drain them without this lock; replaced on change. */
+  private volatile CompletionPoller[] snapshot = new CompletionPoller[0];
   private boolean closed;
 
-  CompletionQueues(IbvContext context, int entriesPerQueue, int maxQueues, CompletionPoller.Handler handler) {
+  CompletionQueues(IbvContext context, int entriesPerQueue, int maxQueues, long spinNanos,
+      CompletionPoller.Handler handler) {
     this.context = context;
     this.entriesPerQueue = entriesPerQueue;
     this.maxQueues = maxQueues;
+    this.spinNanos = spinNanos;
     this.handler = handler;
+  }
+
+  /**
+   * Drains every queue no other thread is draining, on this thread; returns how many
+   * completions it handled. For a caller that waits for a completion and would rather poll
+   * than be woken.
+   */
+  int tryDrainAll() {
+    int handled = 0;
+    for (CompletionPoller p : snapshot) {
+      try {
+        handled += p.tryDrain();
+      } catch (java.io.IOException e) {
+        return handled; // the queue's own thread reports the failure
+      }
+    }
+    return handled;
   }
 
   /**
@@ -55,8 +77,10 @@ final class CompletionQueues implements AutoCloseable {
       throw new IOException("all " + maxQueues + " completion queues of " + entriesPerQueue
           + " entries are taken by open queue pairs");
     }
-    CompletionPoller p = new CompletionPoller(context, entriesPerQueue, handler, "sluice-verbs-cq-" + pollers.size());
+    CompletionPoller p = new CompletionPoller(context, entriesPerQueue, spinNanos, handler,
+        "sluice-verbs-cq-" + pollers.size());
     pollers.add(p);
+    snapshot = pollers.toArray(new CompletionPoller[0]);
     p.reserved = entries;
     return new Reservation(p, entries);
   }
@@ -76,6 +100,7 @@ final class CompletionQueues implements AutoCloseable {
       closed = true;
       all = new ArrayList<>(pollers);
       pollers.clear();
+      snapshot = new CompletionPoller[0];
     }
     all.forEach(CompletionPoller::close);
   }

@@ -99,8 +99,8 @@ public final class PreparedConnection implements AutoCloseable {
         state = State.CONNECTING;
         id.connect(param);
       } else if (state == State.CONNECTING && type == Events.ESTABLISHED) {
-        state = State.DONE;
         RdmaQueuePair queuePair = node.established(id, qp, peer.toString(), sizes, reservation, domain);
+        state = State.DONE;
         connected.complete(queuePair);
       } else if (state != State.DONE) {
         failLocked(new TransportException("connecting to " + peer + " failed: " + ConnectionEvents.name(type)));

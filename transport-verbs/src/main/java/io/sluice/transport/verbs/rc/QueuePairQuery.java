@@ -29,7 +29,7 @@ public final class QueuePairQuery {
     return new Snapshot(v[0], v[1], v[2], v[3], v[4]);
   }
 
-  private static long handle(IbvQP qp) {
+  static long handle(IbvQP qp) {
     if (qp instanceof com.ibm.disni.verbs.impl.NatObject o) {
       return o.getObjId();
     }

@@ -49,9 +49,23 @@ public final class RdmaNode implements AutoCloseable {
 
   /**
    * Limits of a node: entries per completion queue and how many queues it may open (one
-   * thread each), and the READ and connect deadlines.
+   * thread each), the READ and connect deadlines, and how long a completion thread (or a
+   * caller waiting on a {@link PolledFuture}) polls an empty completion queue before it
+   * sleeps (0: never; then every completion wakes the thread).
    */
-  public record Settings(int cqEntries, int maxCompletionQueues, long readTimeoutNanos, long connectTimeoutNanos) {}
+  public record Settings(int cqEntries, int maxCompletionQueues, long readTimeoutNanos, long connectTimeoutNanos,
+      long busyPollNanos) {
+    public Settings {
+      if (busyPollNanos < 0) {
+        throw new IllegalArgumentException("busy-poll time must not be negative: " + busyPollNanos + " ns");
+      }
+    }
+
+    /** Without busy polling. */
+    public Settings(int cqEntries, int maxCompletionQueues, long readTimeoutNanos, long connectTimeoutNanos) {
+      this(cqEntries, maxCompletionQueues, readTimeoutNanos, connectTimeoutNanos, 0);
+    }
+  }
 
   /** What the listener does with an admitted connect request. */
   public interface Acceptor {
@@ -104,14 +118,19 @@ public final class RdmaNode implements AutoCloseable {
     this.contextFd = context.getCmd_fd();
     this.domains = new ProtectionDomains(context);
     this.localDomain = domains.local();
-    this.completionQueues = new CompletionQueues(context, settings.cqEntries(), settings.maxCompletionQueues(), this::completed);
+    this.completionQueues = new CompletionQueues(context, settings.cqEntries(), settings.maxCompletionQueues(),
+        settings.busyPollNanos(), this::completed);
     ScheduledThreadPoolExecutor timerPool = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "sluice-verbs-timer");
       t.setDaemon(true);
       return t;
     });
-    timerPool.setRemoveOnCancelPolicy(true); // one timeout per READ, cancelled on completion
+    timerPool.setRemoveOnCancelPolicy(true);
     this.timer = timerPool;
+    // READ deadlines are checked by one sweep, not a timer per READ.
+    long sweep = Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(TimeUnit.MILLISECONDS.toNanos(100),
+        settings.readTimeoutNanos() / 10));
+    timer.scheduleWithFixedDelay(this::sweepDeadlines, sweep, sweep, TimeUnit.NANOSECONDS);
     listenId.listen(128);
     this.address = (InetSocketAddress) listenId.getSource();
     this.cmThread = new Thread(this::cmLoop, "sluice-verbs-cm");
@@ -297,7 +316,21 @@ public final class RdmaNode implements AutoCloseable {
       destroyQuietly(id);
       return;
     }
-    RdmaQueuePair queuePair = established(id, qp, String.valueOf(source), admission.sizes(), reservation, domain);
+    RdmaQueuePair queuePair;
+    try {
+      queuePair = established(id, qp, String.valueOf(source), admission.sizes(), reservation, domain);
+    } catch (IOException e) {
+      LOG.warn("refused an RDMA connect request from {}: building its work requests failed", source, e);
+      try {
+        id.destroyQP();
+      } catch (IOException ignored) {
+        // the id's destruction below releases what is left
+      }
+      completionQueues.release(reservation);
+      domain.release();
+      destroyQuietly(id);
+      return;
+    }
     try {
       admission.acceptor().accept(queuePair);
       if (!queuePair.isOpen()) {
@@ -344,9 +377,14 @@ public final class RdmaNode implements AutoCloseable {
     return attr;
   }
 
-  /** Takes over the caller's reference to {@code domain}. */
+  /**
+   * Takes over the caller's reference to {@code domain}.
+   *
+   * @throws IOException if the queue pair's work requests cannot be built (the caller then
+   *     still owns the id, the queue pair, the reservation and the domain reference)
+   */
   RdmaQueuePair established(RdmaCmId id, IbvQP qp, String peer, RdmaQueuePair.Sizes sizes,
-      CompletionQueues.Reservation reservation, ProtectionDomain domain) {
+      CompletionQueues.Reservation reservation, ProtectionDomain domain) throws IOException {
     RdmaQueuePair queuePair = new RdmaQueuePair(this, id, qp, peer, sizes, reservation, domain);
     queuePairs.add(queuePair);
     routes.put(id, event -> {
@@ -413,10 +451,26 @@ public final class RdmaNode implements AutoCloseable {
   }
 
   private void completed(long wrId, int status, int byteLength) {
-    WorkRequest request = pending.remove(wrId);
+    WorkRequest request = pending.get(wrId);
     if (request != null) {
       request.completed(status, byteLength);
     }
+  }
+
+  private void sweepDeadlines() {
+    long now = System.nanoTime();
+    for (RdmaQueuePair qp : queuePairs) {
+      qp.checkDeadlines(now);
+    }
+  }
+
+  /**
+   * A future whose waiting caller polls this node's completion queues for up to the
+   * busy-poll time before it blocks (see {@link PolledFuture}).
+   */
+  public <T> CompletableFuture<T> newFuture() {
+    return settings.busyPollNanos() > 0 ? new PolledFuture<>(completionQueues, settings.busyPollNanos())
+        : new CompletableFuture<>();
   }
 
   ScheduledFuture<?> schedule(Runnable task, long delayNanos) {

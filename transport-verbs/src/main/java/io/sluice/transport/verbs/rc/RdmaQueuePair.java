@@ -1,25 +1,14 @@
 package io.sluice.transport.verbs.rc;
 
 import com.ibm.disni.verbs.IbvQP;
-import com.ibm.disni.verbs.IbvRecvWR;
-import com.ibm.disni.verbs.IbvSendWR;
-import com.ibm.disni.verbs.IbvSge;
 import com.ibm.disni.verbs.RdmaCmId;
-import com.ibm.disni.verbs.SVCPostRecv;
-import com.ibm.disni.verbs.SVCPostSend;
-import com.ibm.disni.verbs.StatefulVerbCall;
 import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
 import java.io.IOException;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.LinkedList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -27,14 +16,18 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One reliable-connected queue pair, opened by {@link RdmaNode#prepare} or accepted from an
- * admitted peer. It issues READs from the peer's registered memory, at most {@code
- * sizes.reads()} at a time (the rest wait in order), each bounded by the read timeout; and it
- * carries two-sided messages: SENDs (at most {@code sizes.sends()} outstanding) and receives
- * posted ahead into registered buffers (at most {@code sizes.receives()}).
+ * admitted peer: its life (open, failed, destroyed) and the two kinds of work it carries,
+ * each in a class of its own: READs from the peer's registered memory ({@link ReadPath}, at
+ * most {@code sizes.reads()} posted, the rest waiting in order, each bounded by the read
+ * timeout) and two-sided messages ({@link MessagePath}: SEND slots, at most {@code
+ * sizes.sends()} outstanding, and receive slots posted ahead, at most {@code
+ * sizes.receives()}). Every work request is built once, with its own id, and posted again
+ * with only addresses, lengths, keys and flags changed.
  *
- * <p>Signaling: the send queue completes in order, so only the last READ of each post and
- * the SENDs the caller asks for are signaled; a signaled completion completes everything
- * posted before it. A failed work request reports itself whether signaled or not.
+ * <p>Signaling: the send queue completes in order ({@link SendQueue}), so only the last READ
+ * of each post and the SENDs the caller asks for are signaled; a signaled completion
+ * completes everything posted before it. A failed work request reports itself whether
+ * signaled or not.
  *
  * <p>A queue pair that sees one failed completion, a timeout or any rdma_cm event but
  * ESTABLISHED is finished: it disconnects (the device moves it to the error state), tells its
@@ -46,8 +39,10 @@ import org.slf4j.LoggerFactory;
  * <p>A queue pair lives in one {@link ProtectionDomain} and holds a reference to it until it
  * is destroyed. {@link #faultedByPeer()} tells whether the peer broke it (see there).
  *
- * <p>Thread safe: work may be posted from any thread; completions arrive on a completion
- * thread of the node, and futures complete there (callbacks must not block).
+ * <p>Thread safe: work may be posted from any thread (under this object's lock, which the
+ * paths share). Completions are handled on whichever thread drains the completion queue (the
+ * node's completion thread, or a caller waiting on a {@link PolledFuture}); futures
+ * complete there, so callbacks must not block.
  */
 public final class RdmaQueuePair implements AutoCloseable {
 
@@ -69,37 +64,9 @@ public final class RdmaQueuePair implements AutoCloseable {
     }
   }
 
-  /** Told how many bytes a posted receive got; called on a completion thread, must not block. */
+  /** Told how many bytes a posted receive got; called where completions are handled, must not block. */
   public interface Receiver {
     void received(int byteLength);
-  }
-
-  /**
-   * A SEND of one registered buffer, built once ({@link #prepareSend}) and posted many times
-   * with {@link #send(SendSlot, int, boolean)}: only the length, id and flags change.
-   */
-  public static final class SendSlot {
-    private final SVCPostSend call;
-    private final int capacity;
-
-    private SendSlot(SVCPostSend call, int capacity) {
-      this.call = call;
-      this.capacity = capacity;
-    }
-  }
-
-  /**
-   * A receive into one registered buffer, built once ({@link #prepareReceive}) and posted
-   * again each time its message has been taken out ({@link #receive(ReceiveSlot)}).
-   */
-  public static final class ReceiveSlot {
-    private final SVCPostRecv call;
-    private final WorkRequest pending;
-
-    private ReceiveSlot(SVCPostRecv call, WorkRequest pending) {
-      this.call = call;
-      this.pending = pending;
-    }
   }
 
   private static final Logger LOG = LoggerFactory.getLogger(RdmaQueuePair.class);
@@ -108,94 +75,40 @@ public final class RdmaQueuePair implements AutoCloseable {
   private final RdmaCmId id;
   private final IbvQP qp;
   private final String peer;
-  private final Sizes sizes;
   private final CompletionQueues.Reservation reservation;
   private final ProtectionDomain domain;
 
   /** Guarded by this. */
-  private final ArrayDeque<PendingRead> waiting = new ArrayDeque<>();
-  private final ArrayDeque<SendQueueEntry> sendQueue = new ArrayDeque<>();
-  private final Set<PostedReceive> receives = new HashSet<>();
+  private final SendQueue sendQueue;
+  private final ReadPath reads;
+  private final MessagePath messages;
   private final List<Consumer<TransportException>> failureListeners = new ArrayList<>();
-  private final List<StatefulVerbCall<?>> preparedCalls = new ArrayList<>();
-  private int readsPosted;
-  private int sendsPosted;
+  /**
+   * Futures retired by one completion, completed once the lock is released; used only by the
+   * thread draining this queue pair's completion queue (one at a time).
+   */
+  private final List<CompletableFuture<Void>> retired = new ArrayList<>();
   private TransportException failure;
   private boolean faultedByPeer;
   private boolean released;
   /** Work whose futures fail once the queue pair is destroyed; guarded by this. */
-  private final List<SendQueueEntry> awaitingDestroy = new ArrayList<>();
-
-  /** A work request on the send queue (READ or SEND), completed in posting order. */
-  abstract class SendQueueEntry implements WorkRequest {
-    final long wrId = node.nextWrId();
-    final CompletableFuture<Void> future = new CompletableFuture<>();
-    boolean posted;
-
-    @Override
-    public long wrId() {
-      return wrId;
-    }
-
-    @Override
-    public void completed(int status, int byteLength) {
-      sendQueueCompleted(this, status);
-    }
-  }
-
-  /** A READ between submission and completion. */
-  final class PendingRead extends SendQueueEntry {
-    final RdmaRead read;
-    ScheduledFuture<?> timeout;
-    /** Set when this READ passed its deadline: it fails with this instead of the queue pair's cause. */
-    TransportTimeoutException timedOut;
-
-    PendingRead(RdmaRead read) {
-      this.read = read;
-    }
-  }
-
-  /** A SEND between posting and completion. */
-  final class PendingSend extends SendQueueEntry {}
-
-  /** A receive posted ahead of the message that will fill it (its id is the slot's, reused). */
-  private final class PostedReceive implements WorkRequest {
-    final long wrId = node.nextWrId();
-    final Receiver receiver;
-
-    PostedReceive(Receiver receiver) {
-      this.receiver = receiver;
-    }
-
-    @Override
-    public long wrId() {
-      return wrId;
-    }
-
-    @Override
-    public void completed(int status, int byteLength) {
-      synchronized (RdmaQueuePair.this) {
-        if (!receives.remove(this)) {
-          return; // failed with the queue pair (flushed receives end here)
-        }
-      }
-      if (status == CompletionStatus.SUCCESS) {
-        receiver.received(byteLength);
-      } else {
-        failWith(CompletionStatus.toException(status, peer));
-      }
-    }
-  }
+  private final List<Outstanding> awaitingDestroy = new ArrayList<>();
 
   RdmaQueuePair(RdmaNode node, RdmaCmId id, IbvQP qp, String peer, Sizes sizes,
-      CompletionQueues.Reservation reservation, ProtectionDomain domain) {
+      CompletionQueues.Reservation reservation, ProtectionDomain domain) throws IOException {
     this.node = node;
     this.id = id;
     this.qp = qp;
     this.peer = peer;
-    this.sizes = sizes;
     this.reservation = reservation;
     this.domain = domain;
+    this.sendQueue = new SendQueue(sizes.sendQueue());
+    ReadChain chain = new ReadChain(sizes.reads());
+    this.reads = new ReadPath(this, node::nextWrId, sendQueue, chain, (first, count) -> chain.post(qp, first, count));
+    this.messages = new MessagePath(this, node, qp, sendQueue, sizes.sends(), sizes.receives());
+    for (WorkRequest slot : reads.slots()) {
+      node.track(slot);
+    }
   }
 
   /** The protection domain this queue pair lives in; memory its work requests name must be registered there. */
@@ -246,27 +159,34 @@ public final class RdmaQueuePair implements AutoCloseable {
   }
 
   /**
-   * Issues the READs; returns one future per READ, in order. Each completes normally once
-   * its bytes are in local memory, or exceptionally with a {@link TransportException}:
-   * {@link io.sluice.transport.RegionRevokedException} when the peer's device refused it,
-   * {@link TransportTimeoutException} after the read timeout, {@link PeerClosedException}
-   * when the connection is gone.
+   * Issues the READs in one post (those that do not fit wait in order); returns one future
+   * per READ, in order. Each completes normally once its bytes are in local memory, or
+   * exceptionally with a {@link TransportException}: {@link
+   * io.sluice.transport.RegionRevokedException} when the peer's device refused it, {@link
+   * TransportTimeoutException} after the read timeout, {@link PeerClosedException} when the
+   * connection is gone.
    */
-  public List<CompletableFuture<Void>> readBatch(List<RdmaRead> reads) {
-    List<CompletableFuture<Void>> futures = new ArrayList<>(reads.size());
-    boolean failed;
+  public List<CompletableFuture<Void>> readBatch(List<RdmaRead> batch) {
+    List<CompletableFuture<Void>> futures = new ArrayList<>(batch.size());
+    for (int i = 0; i < batch.size(); i++) {
+      futures.add(node.newFuture());
+    }
+    long deadline = System.nanoTime() + node.readTimeoutNanos();
+    boolean failed = false;
     synchronized (this) {
-      for (RdmaRead read : reads) {
-        PendingRead pending = new PendingRead(read);
-        futures.add(pending.future);
-        if (failure != null) {
-          pending.future.completeExceptionally(finishedException());
-          continue;
-        }
-        pending.timeout = node.schedule(() -> timedOut(pending), node.readTimeoutNanos());
-        waiting.add(pending);
+      if (failure != null) {
+        PeerClosedException finished = finishedException();
+        futures.forEach(f -> f.completeExceptionally(finished));
+        return futures;
       }
-      failed = !pump();
+      for (int i = 0; i < batch.size(); i++) {
+        reads.submit(batch.get(i), futures.get(i), deadline);
+      }
+      try {
+        reads.post();
+      } catch (IOException e) {
+        failed = markFailed(new TransportException("posting READs to " + peer + " failed", e));
+      }
     }
     if (failed) {
       notifyFailure();
@@ -275,105 +195,72 @@ public final class RdmaQueuePair implements AutoCloseable {
   }
 
   /** Builds a SEND of up to {@code capacity} bytes from registered memory at {@code address}. */
-  public SendSlot prepareSend(long address, int capacity, int lkey) throws IOException {
-    synchronized (this) {
-      if (failure != null) {
-        throw finishedException();
-      }
-      IbvSendWR wr = new IbvSendWR();
-      wr.setOpcode(IbvSendWR.IBV_WR_SEND);
-      wr.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
-      wr.setSg_list(scatterGather(address, capacity, lkey));
-      SVCPostSend call = qp.postSend(List.of(wr), null);
-      preparedCalls.add(call);
-      return new SendSlot(call, capacity);
+  public synchronized SendSlot prepareSend(long address, int capacity, int lkey) throws IOException {
+    if (failure != null) {
+      throw finishedException();
     }
+    return messages.prepareSend(address, capacity, lkey);
   }
 
   /**
    * Sends the first {@code length} bytes of a slot's buffer as one message. The future
    * completes when the device reports this SEND (if {@code signaled}) or a later signaled one
-   * done: the buffer may then be reused. It fails with the queue pair. A caller that posts
-   * unsignaled SENDs must signal one at the latest when it would otherwise wait for buffers
-   * they hold.
+   * done: the buffer may then be reused, and the slot posted again. It fails with the queue
+   * pair. A caller that posts unsignaled SENDs must signal one at the latest when it would
+   * otherwise wait for buffers they hold.
    *
-   * @throws IllegalStateException if {@code sizes.sends()} SENDs are already outstanding
+   * @throws IllegalStateException if the slot's SEND is still outstanding, or {@code
+   *     sizes.sends()} SENDs are
    */
   public CompletableFuture<Void> send(SendSlot slot, int length, boolean signaled) {
     if (length < 0 || length > slot.capacity) {
       throw new IllegalArgumentException("a SEND of " + length + " bytes from a slot of " + slot.capacity);
     }
-    PendingSend pending = new PendingSend();
+    CompletableFuture<Void> future;
     boolean failed = false;
     synchronized (this) {
       if (failure != null) {
-        pending.future.completeExceptionally(finishedException());
-        return pending.future;
-      }
-      if (sendsPosted >= sizes.sends()) {
-        throw new IllegalStateException("more than " + sizes.sends() + " SENDs outstanding to " + peer);
+        return CompletableFuture.failedFuture(finishedException());
       }
       try {
-        SVCPostSend.SendWRMod wr = slot.call.getWrMod(0);
-        wr.setWr_id(pending.wrId);
-        wr.setSend_flags(signaled ? IbvSendWR.IBV_SEND_SIGNALED : 0);
-        wr.getSgeMod(0).setLength(length);
-        enqueue(pending);
-        sendsPosted++;
-        slot.call.execute();
+        future = messages.send(slot, length, signaled);
       } catch (IOException e) {
+        future = slot.entry.future;
         failed = markFailed(new TransportException("posting a SEND to " + peer + " failed", e));
       }
     }
     if (failed) {
       notifyFailure();
     }
-    return pending.future;
+    return future;
   }
 
   /**
    * Builds a receive into {@code length} bytes of registered memory; {@code receiver} is
    * told how many bytes arrived each time it is posted and filled.
    */
-  public ReceiveSlot prepareReceive(long address, int length, int lkey, Receiver receiver) throws IOException {
-    synchronized (this) {
-      if (failure != null) {
-        throw finishedException();
-      }
-      PostedReceive pending = new PostedReceive(receiver);
-      IbvRecvWR wr = new IbvRecvWR();
-      wr.setWr_id(pending.wrId);
-      wr.setSg_list(scatterGather(address, length, lkey));
-      wr.setNum_sge(1);
-      SVCPostRecv call = qp.postRecv(List.of(wr), null);
-      preparedCalls.add(call);
-      return new ReceiveSlot(call, pending);
+  public synchronized ReceiveSlot prepareReceive(long address, int length, int lkey, Receiver receiver)
+      throws IOException {
+    if (failure != null) {
+      throw finishedException();
     }
+    return messages.prepareReceive(address, length, lkey, receiver);
   }
 
   /**
    * Posts a prepared receive (not already posted). A failure of the queue pair reaches the
    * failure listeners instead.
    *
-   * @throws IllegalStateException if {@code sizes.receives()} receives are already posted
+   * @throws IllegalStateException if it is posted already, or {@code sizes.receives()} are
    */
   public void receive(ReceiveSlot slot) {
-    PostedReceive pending = (PostedReceive) slot.pending;
     boolean failed = false;
     synchronized (this) {
       if (failure != null) {
         return;
       }
-      if (receives.contains(pending)) {
-        throw new IllegalStateException("a receive posted twice for " + peer);
-      }
-      if (receives.size() >= sizes.receives()) {
-        throw new IllegalStateException("more than " + sizes.receives() + " receives posted for " + peer);
-      }
-      node.track(pending);
-      receives.add(pending);
       try {
-        slot.call.execute();
+        messages.receive(slot);
       } catch (IOException e) {
         failed = markFailed(new TransportException("posting a receive for " + peer + " failed", e));
       }
@@ -383,127 +270,75 @@ public final class RdmaQueuePair implements AutoCloseable {
     }
   }
 
-  private static LinkedList<IbvSge> scatterGather(long address, int length, int lkey) {
-    IbvSge sge = new IbvSge();
-    sge.setAddr(address);
-    sge.setLength(length);
-    sge.setLkey(lkey);
-    LinkedList<IbvSge> sges = new LinkedList<>();
-    sges.add(sge);
-    return sges;
-  }
-
-  /** A one-SGE send-queue work request, queued for its completion. Holds this. */
-  private IbvSendWR workRequest(SendQueueEntry entry, int opcode, long localAddress, int length, int lkey,
-      boolean signaled) {
-    IbvSendWR wr = new IbvSendWR();
-    wr.setWr_id(entry.wrId);
-    wr.setOpcode(opcode);
-    wr.setSend_flags(signaled ? IbvSendWR.IBV_SEND_SIGNALED : 0);
-    wr.setSg_list(scatterGather(localAddress, length, lkey));
-    enqueue(entry);
-    return wr;
-  }
-
-  /** Tracks a send-queue entry about to be posted. Holds this. */
-  private void enqueue(SendQueueEntry entry) {
-    node.track(entry);
-    entry.posted = true;
-    sendQueue.add(entry);
-  }
-
-  /**
-   * Posts waiting READs while there is room, in one post whose last READ alone is signaled.
-   * Holds this. Returns false if posting failed (the queue pair is then failed; notify after
-   * unlocking).
-   */
-  private boolean pump() {
-    if (failure != null || waiting.isEmpty() || readsPosted >= sizes.reads()) {
-      return true;
-    }
-    List<IbvSendWR> requests = new ArrayList<>();
-    while (!waiting.isEmpty() && readsPosted < sizes.reads()) {
-      PendingRead pending = waiting.poll();
-      RdmaRead read = pending.read;
-      boolean last = waiting.isEmpty() || readsPosted + 1 == sizes.reads();
-      IbvSendWR wr = workRequest(pending, IbvSendWR.IBV_WR_RDMA_READ, read.localAddress(), read.length(),
-          read.lkey(), last);
-      wr.getRdma().setRemote_addr(read.remoteAddress());
-      wr.getRdma().setRkey(read.rkey());
-      requests.add(wr);
-      readsPosted++;
-    }
-    try {
-      qp.postSend(requests, null).execute().free();
-      return true;
-    } catch (IOException e) {
-      return !markFailed(new TransportException("posting READs to " + peer + " failed", e));
-    }
-  }
-
   /**
    * A send-queue completion: on success it completes every entry posted up to it (the send
-   * queue completes in order); a failure finishes the queue pair.
+   * queue completes in order); a failure finishes the queue pair. The entries' slots are
+   * free for reuse before their futures complete, so a callback may post at once.
    */
-  private void sendQueueCompleted(SendQueueEntry entry, int status) {
-    List<SendQueueEntry> done = new ArrayList<>();
-    boolean failed;
+  void sendQueueCompleted(SendQueueEntry entry, int status) {
+    boolean failed = false;
+    List<CompletableFuture<Void>> done = retired;
     synchronized (this) {
-      if (failure != null || !entry.posted) {
-        return; // failed with the queue pair already
+      if (failure != null) {
+        return; // failed with the queue pair already (flushed work ends here)
       }
       if (status != CompletionStatus.SUCCESS) {
         failed = markFailed(CompletionStatus.toException(status, peer));
-      } else {
-        SendQueueEntry e;
-        do {
-          e = sendQueue.poll();
-          if (e == null) {
-            break; // cannot happen: the entry was posted and is not done
-          }
-          e.posted = false;
-          node.untrack(e);
-          if (e instanceof PendingRead r) {
-            readsPosted--;
-            r.timeout.cancel(false);
-          } else {
-            sendsPosted--;
-          }
-          done.add(e);
-        } while (e != entry);
-        failed = !pump();
+      } else if (sendQueue.retireThrough(entry, done)) {
+        try {
+          reads.post();
+        } catch (IOException e) {
+          failed = markFailed(new TransportException("posting READs to " + peer + " failed", e));
+        }
       }
     }
-    for (SendQueueEntry e : done) {
-      e.future.complete(null);
+    for (int i = 0; i < done.size(); i++) {
+      done.get(i).complete(null);
     }
+    done.clear();
     if (failed) {
       notifyFailure();
+    }
+  }
+
+  /** A receive completion: tells the slot's receiver, or finishes the queue pair on failure. */
+  void receiveCompleted(MessagePath.PostedReceive entry, int status, int byteLength) {
+    synchronized (this) {
+      if (failure != null || !messages.receiveRetired(entry)) {
+        return; // failed with the queue pair (flushed receives end here)
+      }
+    }
+    if (status == CompletionStatus.SUCCESS) {
+      entry.receiver.received(byteLength);
+    } else {
+      failWith(CompletionStatus.toException(status, peer));
     }
   }
 
   /**
-   * A READ passed its deadline: the queue pair is finished (the device may still be working
-   * on it), that READ fails with {@link TransportTimeoutException} and the others with a
-   * plain {@link TransportException}, so the caller may retry them elsewhere.
+   * Called by the node's deadline sweep: if the oldest READ passed its deadline, the queue
+   * pair is finished (the device may still be working on it), that READ fails with {@link
+   * TransportTimeoutException} and the others with a plain {@link TransportException}, so
+   * the caller may retry them elsewhere.
    */
-  private void timedOut(PendingRead pending) {
-    long millis = TimeUnit.NANOSECONDS.toMillis(node.readTimeoutNanos());
-    boolean failed;
+  void checkDeadlines(long now) {
+    boolean failed = false;
     synchronized (this) {
-      if (pending.future.isDone() || failure != null) {
-        return; // done, or failed with the queue pair already
+      if (failure != null) {
+        return;
       }
+      long millis = TimeUnit.NANOSECONDS.toMillis(node.readTimeoutNanos());
       // Fails with the others, once the queue pair is destroyed and cannot land it any more.
-      pending.timedOut = new TransportTimeoutException("READ from " + peer + " did not complete within " + millis + " ms");
-      failed = markFailed(new TransportException("the queue pair to " + peer + " was given up: a READ on it did not"
-          + " complete within " + millis + " ms"));
+      if (reads.expired(now, () -> new TransportTimeoutException("READ from " + peer + " did not complete within "
+          + millis + " ms"))) {
+        failed = markFailed(new TransportException("the queue pair to " + peer + " was given up: a READ on it did"
+            + " not complete within " + millis + " ms"));
+      }
     }
     if (failed) {
       notifyFailure();
     }
   }
-
 
   /** Called by the node on the CM thread for an event that ends the connection (anything but ESTABLISHED). */
   void connectionEnded(String event) {
@@ -555,37 +390,22 @@ public final class RdmaQueuePair implements AutoCloseable {
     } catch (IOException e) {
       LOG.debug("rdma_disconnect from {} failed", peer, e);
     }
-    for (SendQueueEntry e : sendQueue) {
-      if (e instanceof PendingRead r) {
-        r.timeout.cancel(false);
-      }
-    }
-    for (PendingRead pending : waiting) {
-      pending.timeout.cancel(false);
-    }
     node.release(this);
     return true;
   }
 
   /** Fails what was outstanding and tells the listeners; never called while holding this. */
   private void notifyFailure() {
-    List<SendQueueEntry> outstanding;
-    List<PostedReceive> posted;
+    List<Outstanding> outstanding = new ArrayList<>();
     List<Consumer<TransportException>> listeners;
     TransportException cause;
     synchronized (this) {
       cause = failure;
-      outstanding = new ArrayList<>(sendQueue);
-      outstanding.addAll(waiting);
-      sendQueue.clear();
-      waiting.clear();
-      posted = new ArrayList<>(receives);
-      receives.clear();
+      sendQueue.drainTo(outstanding);
+      reads.drainWaiting(outstanding);
       listeners = new ArrayList<>(failureListeners);
       failureListeners.clear();
     }
-    posted.forEach(node::untrack);
-    outstanding.forEach(node::untrack);
     boolean destroyed;
     synchronized (this) {
       destroyed = released;
@@ -634,15 +454,13 @@ public final class RdmaQueuePair implements AutoCloseable {
    * then fails the work that was outstanding; called by the node once, after failing.
    */
   void destroy() {
-    List<SendQueueEntry> outstanding;
+    List<Outstanding> outstanding;
     TransportException cause;
     synchronized (this) {
       if (released) {
         return;
       }
       released = true;
-      preparedCalls.forEach(StatefulVerbCall::free);
-      preparedCalls.clear();
       try {
         int rc = id.destroyQP();
         if (rc < 0) {
@@ -652,6 +470,13 @@ public final class RdmaQueuePair implements AutoCloseable {
       } catch (IOException e) {
         LOG.warn("destroying the queue pair to {} failed", peer, e);
       }
+      // The device touches none of the slots any more: stop routing to them and free them.
+      for (WorkRequest slot : reads.slots()) {
+        node.untrack(slot);
+      }
+      messages.built().forEach(node::untrack);
+      reads.close();
+      messages.close();
       outstanding = new ArrayList<>(awaitingDestroy);
       awaitingDestroy.clear();
       cause = failure;
@@ -661,9 +486,9 @@ public final class RdmaQueuePair implements AutoCloseable {
     failOutstanding(outstanding, cause);
   }
 
-  private static void failOutstanding(List<SendQueueEntry> outstanding, TransportException cause) {
-    for (SendQueueEntry e : outstanding) {
-      e.future.completeExceptionally(e instanceof PendingRead r && r.timedOut != null ? r.timedOut : cause);
+  private static void failOutstanding(List<Outstanding> outstanding, TransportException cause) {
+    for (Outstanding work : outstanding) {
+      work.fail(cause);
     }
   }
 }

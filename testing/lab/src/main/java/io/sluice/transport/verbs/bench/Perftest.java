@@ -41,10 +41,36 @@ final class Perftest {
         String.valueOf(Math.max(5, bytes / size))), 3) * MIB_IN_MB;
   }
 
-  /** {@code ib_read_lat}'s typical (median) microseconds of one {@code size}-byte READ over {@code count} READs. */
-  double readLatencyMicros(int size, int count) {
-    // columns: bytes, iterations, t_min, t_max, t_typical, t_avg, ...
-    return measure("ib_read_lat", size, List.of("-n", String.valueOf(count)), 4);
+  /** Microseconds of one READ as {@code ib_read_lat} reports them: typical (median) and 99th percentile. */
+  record Latency(double p50, double p99) {}
+
+  /** {@code ib_read_lat}'s figures for one {@code size}-byte READ at a time, over {@code count} READs. */
+  Latency readLatency(int size, int count) {
+    // columns: bytes, iterations, t_min, t_max, t_typical, t_avg, t_stdev, 99% percentile, 99.9% percentile
+    List<String> rejected = new ArrayList<>();
+    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+      String[] row = run("ib_read_lat", size, List.of("-n", String.valueOf(count)));
+      if (row.length > 7) {
+        double p50 = sane(row[4]);
+        double p99 = sane(row[7]);
+        if (p50 > 0 && p99 > 0) {
+          return new Latency(p50, p99);
+        }
+      }
+      rejected.add(String.join(" ", row));
+    }
+    throw new IllegalStateException("ib_read_lat -s " + size + " reported no usable figures in " + ATTEMPTS + " runs: "
+        + rejected);
+  }
+
+  /** The figure, or 0 when it is not a positive finite number ("inf", "-nan" under emulation). */
+  private static double sane(String figure) {
+    try {
+      double value = Double.parseDouble(figure);
+      return value > 0 && Double.isFinite(value) ? value : 0;
+    } catch (NumberFormatException e) {
+      return 0;
+    }
   }
 
   /** Column {@code column} of the result line, from the first of {@link #ATTEMPTS} runs that reports a sane figure. */

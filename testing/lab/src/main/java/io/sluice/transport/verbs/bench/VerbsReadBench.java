@@ -26,25 +26,35 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A small READ benchmark for the SoftRoCE lab: the verbs provider against the tcp provider and
- * against perftest ({@code ib_read_bw}, {@code ib_read_lat} on the same device, see
- * {@link Perftest}) in the same run, same address, same sizes. For each READ size, rounds
- * alternate between the contenders (so drift on a shared host hits all alike) and the median
- * round counts; one 4 KiB READ at a time gives the latency (median of each round's median).
- * Request round trips (an echoing handler) are timed too: 256 bytes (one SEND each way on
- * verbs) and 64 KiB (staged and READ on verbs), against tcp. Every provider's first READ is
- * checked byte for byte. Every cell runs once unmeasured first (the JIT compiler's work is heavy
- * under emulation). Each READ cell also prints where the CPU time went ({@link CpuAccount}), and
- * each latency round how a READ's time splits: the posting call, until the thread that completes
- * it runs, and the hand-off to the waiting caller.
+ * A READ benchmark for the SoftRoCE lab that a reader of perftest recognizes: the verbs
+ * provider against the tcp provider and against perftest ({@code ib_read_bw}, {@code
+ * ib_read_lat} on the same device, see {@link Perftest}) in the same run, same address, same
+ * sizes, in alternating rounds (so drift on a shared host hits all alike; the median round
+ * counts):
+ *
+ * <ul>
+ *   <li>latency, one READ at a time, 4 KiB and 64 KiB: p50 and p99 of each round, beside
+ *       {@code ib_read_lat}'s typical and 99% figures;
+ *   <li>throughput with 16 READs in flight, 64 KiB and 1 MiB, beside {@code ib_read_bw};
+ *   <li>request round trips (an echoing handler), 256 B (one SEND each way on verbs) and
+ *       64 KiB (staged and READ on verbs), against tcp.
+ * </ul>
+ *
+ * Verbs runs twice: with the provider's default busy polling and with busy polling off
+ * ({@code sluice.transport.verbs.busyPoll=0}, named {@code verbs.busyPoll0}), so the default is
+ * measured against the alternative in the same rounds. Every provider's first READ is checked
+ * byte for byte. Every cell runs once unmeasured first (the JIT compiler's work is heavy under
+ * emulation). Each READ cell also prints where the CPU time went ({@link CpuAccount}), and each
+ * latency round how a READ's time splits: the posting call, until the thread that completes it
+ * runs, and the hand-off to the waiting caller.
  *
  * <pre>
- *   VerbsReadBench ADDRESS [ROUNDS [PERFTEST_DEVICE]]
+ *   VerbsReadBench [--quick] ADDRESS [ROUNDS [PERFTEST_DEVICE]]
  * </pre>
  *
  * With PERFTEST_DEVICE (the RDMA device that holds ADDRESS), perftest is the baseline of every
- * READ figure, verbs and tcp, and the ratios to it are printed; without it, tcp is the baseline
- * of verbs. Requests always have tcp as their baseline.
+ * READ figure and the ratios to it are printed; without it, tcp is the baseline of verbs.
+ * Requests always have tcp as their baseline. {@code --quick} runs one round of less data.
  *
  * <p>Prints a table and then one line {@code RESULTS <json>}: an array of {"name", "unit",
  * "value", "baseline_name", "baseline_value"} records (the perf/results shape). Exit status 0
@@ -54,131 +64,160 @@ public final class VerbsReadBench {
   private static final int SOURCE_BYTES = 32 << 20;
   private static final int IN_FLIGHT = 16;
   private static final int[] SIZES = {64 << 10, 1 << 20};
-  private static final long BYTES_PER_ROUND = 32L << 20;
-  private static final int LATENCY_READS = 400;
+  private static final int[] LATENCY_SIZES = {4 << 10, 64 << 10};
   private static final int[] REQUEST_SIZES = {256, 64 << 10};
   private static final long DEADLINE_SECONDS = 120;
-  private static final String PERFTEST_LATENCY = "ib_read_lat.4KiB.latency_p50";
+  private static final String NO_POLL = "verbs.busyPoll0";
+
+  /** How much each cell measures. */
+  private record Scale(int rounds, long bytesPerRound, int latencyReads) {}
 
   private VerbsReadBench() {}
 
   public static void main(String[] args) throws TransportException {
-    if (args.length < 1 || args.length > 3) {
-      System.err.println("usage: VerbsReadBench ADDRESS [ROUNDS [PERFTEST_DEVICE]]");
+    List<String> rest = new ArrayList<>(List.of(args));
+    boolean quick = rest.remove("--quick");
+    if (rest.size() < 1 || rest.size() > 3) {
+      System.err.println("usage: VerbsReadBench [--quick] ADDRESS [ROUNDS [PERFTEST_DEVICE]]");
       System.exit(2);
     }
-    int rounds = args.length >= 2 ? Integer.parseInt(args[1]) : 3;
-    Perftest perftest = args.length == 3 ? new Perftest(args[2], args[0]) : null;
-    System.exit(run(args[0], rounds, perftest, System.out));
-  }
-
-  private static String perftestBandwidth(int size) {
-    return "ib_read_bw." + label(size) + ".inflight" + IN_FLIGHT;
+    int rounds = quick ? 1 : rest.size() >= 2 ? Integer.parseInt(rest.get(1)) : 3;
+    Scale scale = quick ? new Scale(1, 4L << 20, 100) : new Scale(rounds, 32L << 20, 400);
+    Perftest perftest = rest.size() == 3 ? new Perftest(rest.get(2), rest.get(0)) : null;
+    System.exit(run(rest.get(0), scale, perftest, System.out));
   }
 
   private static String label(int size) {
-    return size >= 1 << 20 ? (size >> 20) + "MiB" : (size >> 10) + "KiB";
+    return size >= 1 << 20 ? (size >> 20) + "MiB" : size >= 1 << 10 ? (size >> 10) + "KiB" : size + "B";
   }
 
   /** Runs the benchmark; {@code perftest} may be null (then tcp is the baseline). */
-  static int run(String address, int rounds, Perftest perftest, PrintStream out) throws TransportException {
+  static int run(String address, Scale scale, Perftest perftest, PrintStream out) throws TransportException {
     Map<String, String> base = Map.of(
         TransportOption.SECRET.key(), "verbs-bench",
         TransportOption.BIND_HOST.key(), address,
         TransportOption.ADVERTISE_HOST.key(), address,
         TransportOption.SHM_ENABLED.key(), "false");
     List<Endpoints> endpoints = new ArrayList<>();
+    int rounds = scale.rounds();
     try {
-      endpoints.add(Endpoints.open("verbs", new VerbsTransportProvider(), base));
-      endpoints.add(Endpoints.open("tcp", Transports.provider("tcp"), base));
+      endpoints.add(Endpoints.open("verbs", "verbs", new VerbsTransportProvider(), base, Map.of()));
+      endpoints.add(Endpoints.open(NO_POLL, "verbs", new VerbsTransportProvider(), base,
+          Map.of("sluice.transport.verbs.busyPoll", "0")));
+      endpoints.add(Endpoints.open("tcp", "tcp", Transports.provider("tcp"), base, Map.of()));
+      Endpoints verbs = endpoints.get(0);
+      Endpoints tcp = endpoints.get(2);
       // Unmeasured warm-up, so that the JIT compiler's work (heavy under emulation) stays out of
       // the figures as far as it can: every cell once, with less data.
       for (Endpoints e : endpoints) {
         for (int size : SIZES) {
-          e.throughput(size, BYTES_PER_ROUND / 4);
+          e.throughput(size, scale.bytesPerRound() / 4);
         }
-        e.latency(LATENCY_READS / 2);
+        for (int size : LATENCY_SIZES) {
+          e.latency(size, scale.latencyReads() / 2);
+        }
       }
       List<String> json = new ArrayList<>();
-      double verbsAt1MiB = 0;
-      double perftestAt1MiB = 0;
+      List<String> ratios = new ArrayList<>();
       for (int size : SIZES) {
         String label = label(size);
+        List<Endpoints> contenders = List.of(verbs, tcp);
         double[][] rates = new double[3][rounds];
         for (int round = 0; round < rounds; round++) {
-          for (int p = 0; p < 2; p++) {
+          for (int p = 0; p < contenders.size(); p++) {
             CpuAccount before = CpuAccount.sample();
-            rates[p][round] = endpoints.get(p).throughput(size, BYTES_PER_ROUND);
-            out.printf(Locale.ROOT, "VERBS-BENCH cpu %s read %s round %d (%.1f MB/s): %s%n", endpoints.get(p).name(),
-                label, round + 1, rates[p][round], CpuAccount.sample().since(before));
+            rates[p][round] = contenders.get(p).throughput(size, scale.bytesPerRound());
+            out.printf(Locale.ROOT, "VERBS-BENCH cpu %s read %s x%d round %d (%.1f MB/s): %s%n", contenders.get(p).name(),
+                label, IN_FLIGHT, round + 1, rates[p][round], CpuAccount.sample().since(before));
           }
           if (perftest != null) {
             CpuAccount before = CpuAccount.sample();
-            rates[2][round] = perftest.readBandwidth(size, IN_FLIGHT, BYTES_PER_ROUND);
+            rates[2][round] = perftest.readBandwidth(size, IN_FLIGHT, scale.bytesPerRound());
             out.printf(Locale.ROOT, "VERBS-BENCH cpu ib_read_bw read %s round %d (%.1f MB/s): %s%n", label, round + 1,
                 rates[2][round], CpuAccount.sample().since(before).replaceFirst("; JVM threads.*", ""));
           }
         }
-        double verbs = median(rates[0]);
-        double tcp = median(rates[1]);
         String name = "read." + label + ".inflight" + IN_FLIGHT;
+        double v = median(rates[0]);
+        double t = median(rates[1]);
         if (perftest == null) {
-          out.printf(Locale.ROOT, "VERBS-BENCH read %-6s x%d in flight: verbs %8.1f MB/s   tcp %8.1f MB/s   (medians of %d rounds)%n",
-              label, IN_FLIGHT, verbs, tcp, rounds);
-          json.add(record("verbs." + name, "MB/s", verbs, "tcp." + name, tcp));
+          out.printf(Locale.ROOT, "VERBS-BENCH read %-6s x%d in flight: verbs %8.1f MB/s   tcp %8.1f MB/s%n",
+              label, IN_FLIGHT, v, t);
+          json.add(record("verbs." + name, "MB/s", v, "tcp." + name, t));
         } else {
-          double baseline = median(rates[2]);
-          out.printf(Locale.ROOT, "VERBS-BENCH read %-6s x%d in flight: verbs %8.1f MB/s   tcp %8.1f MB/s   ib_read_bw %8.1f MB/s"
-              + "   verbs/ib_read_bw %.2f   (medians of %d rounds)%n", label, IN_FLIGHT, verbs, tcp, baseline, verbs / baseline, rounds);
-          json.add(record("verbs." + name, "MB/s", verbs, perftestBandwidth(size), baseline));
-          json.add(record("tcp." + name, "MB/s", tcp, perftestBandwidth(size), baseline));
-          if (size == 1 << 20) {
-            verbsAt1MiB = verbs;
-            perftestAt1MiB = baseline;
+          double p = median(rates[2]);
+          out.printf(Locale.ROOT, "VERBS-BENCH read %-6s x%d in flight: verbs %8.1f MB/s   tcp %8.1f MB/s"
+              + "   ib_read_bw %8.1f MB/s   verbs/ib_read_bw %.2f%n", label, IN_FLIGHT, v, t, p, v / p);
+          String baseline = "ib_read_bw." + label + ".inflight" + IN_FLIGHT;
+          json.add(record("verbs." + name, "MB/s", v, baseline, p));
+          json.add(record("tcp." + name, "MB/s", t, baseline, p));
+          ratios.add(String.format(Locale.ROOT, "READ %s x%d verbs/ib_read_bw %.2fx", label, IN_FLIGHT, v / p));
+        }
+      }
+      for (int size : LATENCY_SIZES) {
+        String label = label(size);
+        List<Endpoints> contenders = List.of(verbs, endpoints.get(1), tcp);
+        double[][] p50 = new double[4][rounds];
+        double[][] p99 = new double[4][rounds];
+        for (int round = 0; round < rounds; round++) {
+          for (int p = 0; p < contenders.size(); p++) {
+            CpuAccount before = CpuAccount.sample();
+            Latency l = contenders.get(p).latency(size, scale.latencyReads());
+            p50[p][round] = l.p50();
+            p99[p][round] = l.p99();
+            out.printf(Locale.ROOT, "VERBS-BENCH cpu %s read %s one at a time round %d (p50 %.0f us, p99 %.0f us;"
+                + " medians: post %.0f, until the completing thread %.0f, hand-off to the caller %.0f): %s%n",
+                contenders.get(p).name(), label, round + 1, l.p50(), l.p99(), l.post(), l.completion(), l.handoff(),
+                CpuAccount.sample().since(before));
+          }
+          if (perftest != null) {
+            CpuAccount before = CpuAccount.sample();
+            Perftest.Latency l = perftest.readLatency(size, scale.latencyReads());
+            p50[3][round] = l.p50();
+            p99[3][round] = l.p99();
+            out.printf(Locale.ROOT, "VERBS-BENCH cpu ib_read_lat read %s round %d (typical %.0f us, 99%% %.0f us): %s%n",
+                label, round + 1, l.p50(), l.p99(), CpuAccount.sample().since(before).replaceFirst("; JVM threads.*", ""));
+          }
+        }
+        int baselineRow = perftest == null ? 2 : 3;
+        String baselineName = perftest == null ? "tcp.read." + label : "ib_read_lat." + label;
+        for (String quantile : new String[] {"p50", "p99"}) {
+          double[][] q = quantile.equals("p50") ? p50 : p99;
+          double baseline = median(q[baselineRow]);
+          String cell = ".read." + label + ".latency_" + quantile;
+          out.printf(Locale.ROOT, "VERBS-BENCH read %s one at a time, %s: verbs %.0f us   verbs, busy poll off %.0f us"
+              + "   tcp %.0f us%s%n", label, quantile, median(q[0]), median(q[1]), median(q[2]),
+              perftest == null ? "" : String.format(Locale.ROOT, "   ib_read_lat %.0f us   verbs/ib_read_lat %.2f",
+                  baseline, median(q[0]) / baseline));
+          json.add(record("verbs" + cell, "us", median(q[0]), baselineName + ".latency_" + quantile, baseline));
+          json.add(record(NO_POLL + cell, "us", median(q[1]), baselineName + ".latency_" + quantile, baseline));
+          if (perftest != null) {
+            json.add(record("tcp" + cell, "us", median(q[2]), baselineName + ".latency_" + quantile, baseline));
+            ratios.add(String.format(Locale.ROOT, "READ %s %s verbs/ib_read_lat %.2fx (busy poll off %.2fx)", label,
+                quantile, median(q[0]) / baseline, median(q[1]) / baseline));
           }
         }
       }
-      double[][] latencies = new double[3][rounds];
-      for (int round = 0; round < rounds; round++) {
-        for (int p = 0; p < 2; p++) {
-          CpuAccount before = CpuAccount.sample();
-          Latency l = endpoints.get(p).latency(LATENCY_READS);
-          latencies[p][round] = l.total();
-          out.printf(Locale.ROOT, "VERBS-BENCH cpu %s read 4KiB one at a time round %d (%.0f us: post %.0f, until the"
-              + " completing thread %.0f, hand-off to the caller %.0f): %s%n", endpoints.get(p).name(), round + 1,
-              l.total(), l.post(), l.completion(), l.handoff(), CpuAccount.sample().since(before));
-        }
-        if (perftest != null) {
-          CpuAccount before = CpuAccount.sample();
-          latencies[2][round] = perftest.readLatencyMicros(4096, LATENCY_READS);
-          out.printf(Locale.ROOT, "VERBS-BENCH cpu ib_read_lat read 4KiB round %d (%.0f us): %s%n", round + 1,
-              latencies[2][round], CpuAccount.sample().since(before).replaceFirst("; JVM threads.*", ""));
-        }
-      }
-      double verbsLatency = median(latencies[0]);
-      double tcpLatency = median(latencies[1]);
-      if (perftest == null) {
-        out.printf(Locale.ROOT, "VERBS-BENCH read 4KiB one at a time, median latency: verbs %.0f us   tcp %.0f us%n",
-            verbsLatency, tcpLatency);
-        json.add(record("verbs.read.4KiB.latency_p50", "us", verbsLatency, "tcp.read.4KiB.latency_p50", tcpLatency));
-      } else {
-        double baseline = median(latencies[2]);
-        out.printf(Locale.ROOT, "VERBS-BENCH read 4KiB one at a time, median latency: verbs %.0f us   tcp %.0f us   ib_read_lat %.0f us"
-            + "   verbs/ib_read_lat %.2f%n", verbsLatency, tcpLatency, baseline, verbsLatency / baseline);
-        json.add(record("verbs.read.4KiB.latency_p50", "us", verbsLatency, PERFTEST_LATENCY, baseline));
-        json.add(record("tcp.read.4KiB.latency_p50", "us", tcpLatency, PERFTEST_LATENCY, baseline));
-        out.printf(Locale.ROOT, "VERBS-BENCH ratios: READ 1MiB x%d verbs/ib_read_bw %.2fx, READ 4KiB latency"
-            + " verbs/ib_read_lat %.2fx%n", IN_FLIGHT, verbsAt1MiB / perftestAt1MiB, verbsLatency / baseline);
-      }
       for (int size : REQUEST_SIZES) {
-        double verbsRequest = endpoints.get(0).requestMicros(size);
-        double tcpRequest = endpoints.get(1).requestMicros(size);
-        String label = size >= 1 << 10 ? label(size) : size + "B";
-        out.printf(Locale.ROOT, "VERBS-BENCH request %s echoed, median round trip: verbs %.0f us   tcp %.0f us%n",
-            label, verbsRequest, tcpRequest);
-        json.add(record("verbs.request." + label + ".roundtrip_p50", "us", verbsRequest,
-            "tcp.request." + label + ".roundtrip_p50", tcpRequest));
+        String label = label(size);
+        List<Endpoints> contenders = List.of(verbs, endpoints.get(1), tcp);
+        double[][] p50 = new double[3][rounds];
+        for (int round = 0; round < rounds; round++) {
+          for (int p = 0; p < contenders.size(); p++) {
+            p50[p][round] = contenders.get(p).requestMicros(size, scale.latencyReads() / 2);
+          }
+        }
+        double v = median(p50[0]);
+        double n = median(p50[1]);
+        double t = median(p50[2]);
+        out.printf(Locale.ROOT, "VERBS-BENCH request %s echoed, median round trip: verbs %.0f us   verbs, busy poll off"
+            + " %.0f us   tcp %.0f us   verbs/tcp %.2f%n", label, v, n, t, v / t);
+        String cell = ".request." + label + ".roundtrip_p50";
+        json.add(record("verbs" + cell, "us", v, "tcp" + cell, t));
+        json.add(record(NO_POLL + cell, "us", n, "tcp" + cell, t));
+        ratios.add(String.format(Locale.ROOT, "request %s verbs/tcp %.2fx", label, v / t));
       }
+      out.println("VERBS-BENCH ratios: " + String.join("; ", ratios));
       out.println("RESULTS [" + String.join(", ", json) + "]");
       return 0;
     } catch (BenchFailure | IllegalStateException e) {
@@ -197,13 +236,18 @@ public final class VerbsReadBench {
   }
 
   private static double median(double[] values) {
-    double[] sorted = values.clone();
-    Arrays.sort(sorted);
-    return sorted[sorted.length / 2];
+    return percentile(values, 0.5);
   }
 
-  /** Median microseconds of a READ and of its parts (see {@link Endpoints#latency}). */
-  private record Latency(double total, double post, double completion, double handoff) {}
+  /** The value below which {@code fraction} of {@code values} lie (nearest rank). */
+  private static double percentile(double[] values, double fraction) {
+    double[] sorted = values.clone();
+    Arrays.sort(sorted);
+    return sorted[Math.min(sorted.length - 1, (int) Math.ceil(fraction * sorted.length) - 1)];
+  }
+
+  /** Microseconds of a READ, p50 and p99, and the medians of its parts (see {@link Endpoints#latency}). */
+  private record Latency(double p50, double p99, double post, double completion, double handoff) {}
 
   /** A failed or hung READ; ends the benchmark. */
   private static final class BenchFailure extends RuntimeException {
@@ -218,8 +262,11 @@ public final class VerbsReadBench {
   private record Endpoints(String name, Transport server, Transport client, RegisteredRegion source,
       RegisteredRegion target, Connection connection) implements AutoCloseable {
 
-    static Endpoints open(String name, TransportProvider provider, Map<String, String> base) throws TransportException {
-      TransportConfig config = TransportConfig.of(base).with(Map.of(TransportOption.PROVIDER.key(), name));
+    static Endpoints open(String name, String providerName, TransportProvider provider, Map<String, String> base,
+        Map<String, String> extra) throws TransportException {
+      java.util.HashMap<String, String> keys = new java.util.HashMap<>(extra);
+      keys.put(TransportOption.PROVIDER.key(), providerName);
+      TransportConfig config = TransportConfig.of(base).with(keys);
       provider.ensureAvailability();
       Transport server = provider.open(config, (peer, request) -> CompletableFuture.completedFuture(request));
       Transport client = provider.open(config, MessageHandler.REJECT_ALL);
@@ -264,16 +311,18 @@ public final class VerbsReadBench {
     }
 
     /**
-     * Medians over {@code count} 4 KiB READs with nothing else in flight, in microseconds: the
-     * whole READ, and its parts: the call that posts it, from then until the thread that
-     * completes the future runs its callbacks, and from there until the waiting caller runs.
+     * {@code count} READs of {@code size} with nothing else in flight, in microseconds: p50 and
+     * p99 of the whole READ, and the medians of its parts: the call that posts it, from then
+     * until the thread that completes the future runs its callbacks, and from there until the
+     * waiting caller runs.
      */
-    Latency latency(int count) {
+    Latency latency(int size, int count) {
       double[][] samples = new double[4][count];
+      int slots = SOURCE_BYTES / size;
       for (int i = 0; i < count; i++) {
         AtomicLong completed = new AtomicLong();
         long t0 = System.nanoTime();
-        CompletableFuture<Void> read = connection.read(source.descriptor(), (long) i * 4096, target, 0, 4096);
+        CompletableFuture<Void> read = connection.read(source.descriptor(), (long) (i % slots) * size, target, 0, size);
         long posted = System.nanoTime();
         await(read.whenComplete((v, e) -> completed.set(System.nanoTime())), name + " READ");
         long woken = System.nanoTime();
@@ -284,14 +333,15 @@ public final class VerbsReadBench {
         samples[2][i] = (done - posted) / 1e3;
         samples[3][i] = (woken - done) / 1e3;
       }
-      return new Latency(median(samples[0]), median(samples[1]), median(samples[2]), median(samples[3]));
+      return new Latency(median(samples[0]), percentile(samples[0], 0.99), median(samples[1]), median(samples[2]),
+          median(samples[3]));
     }
 
-    /** Median microseconds of one request of {@code size} bytes echoed back, nothing else in flight. */
-    double requestMicros(int size) {
+    /** Median microseconds of {@code count} requests of {@code size} bytes echoed back, nothing else in flight. */
+    double requestMicros(int size, int count) {
       ByteBuffer request = ByteBuffer.allocate(size);
-      double[] samples = new double[LATENCY_READS];
-      for (int i = 0; i < LATENCY_READS; i++) {
+      double[] samples = new double[count];
+      for (int i = 0; i < count; i++) {
         request.putInt(0, i);
         long t0 = System.nanoTime();
         ByteBuffer answer = await(connection.request(request), name + " request");

@@ -1,0 +1,27 @@
+package io.sluice.transport.verbs.provider;
+
+import io.sluice.transport.config.Check;
+import io.sluice.transport.config.ConfigKey;
+import io.sluice.transport.config.Parsers;
+import io.sluice.transport.config.TransportKeys;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** The configuration keys only the verbs provider reads, declared once with their parsers. */
+public final class VerbsKeys {
+
+  /**
+   * How long a completion thread polls an empty completion queue before it arms it and
+   * sleeps, and how long a caller waiting for a READ or an answer polls the queues itself
+   * before it blocks. 0 turns busy polling off (every completion then wakes the thread).
+   */
+  public static final ConfigKey<Long> BUSY_POLL_US = ConfigKey.of(TransportKeys.PREFIX + "verbs.busyPoll", "50us",
+      "verbs: how long a completion thread, or a caller waiting for a READ or an answer, polls the completion"
+          + " queue before it sleeps; 0 when no core can be spared for it.",
+      Parsers.duration(TimeUnit.MICROSECONDS), Check.between(0, TimeUnit.SECONDS.toMicros(1)));
+
+  /** Every verbs key. */
+  public static final List<ConfigKey<?>> ALL = List.of(BUSY_POLL_US);
+
+  private VerbsKeys() {}
+}

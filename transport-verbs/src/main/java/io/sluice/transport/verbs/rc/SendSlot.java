@@ -1,0 +1,47 @@
+package io.sluice.transport.verbs.rc;
+
+import com.ibm.disni.verbs.SVCPostSend;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A SEND of one registered buffer, built once ({@link RdmaQueuePair#prepareSend}) with its
+ * own work request id and posted many times ({@link RdmaQueuePair#send}): only the length
+ * and the signaled flag change. One SEND at a time per slot.
+ */
+public final class SendSlot {
+  final SVCPostSend call;
+  final int capacity;
+  final Entry entry;
+
+  SendSlot(SVCPostSend call, int capacity, Entry entry) {
+    this.call = call;
+    this.capacity = capacity;
+    this.entry = entry;
+  }
+
+  /** The slot's place on the send queue while its SEND is outstanding. */
+  static final class Entry extends SendQueueEntry {
+    private final MessagePath path;
+    CompletableFuture<Void> future;
+
+    Entry(RdmaQueuePair owner, MessagePath path, long wrId) {
+      super(owner, wrId);
+      this.path = path;
+    }
+
+    @Override
+    CompletableFuture<Void> retire() {
+      CompletableFuture<Void> f = future;
+      future = null;
+      path.sendRetired();
+      return f;
+    }
+
+    @Override
+    public void fail(io.sluice.transport.TransportException cause) {
+      if (future != null) {
+        future.completeExceptionally(cause);
+      }
+    }
+  }
+}
