@@ -92,7 +92,8 @@ public final class FlightVerbsCheck {
         "sluice.transport.secret", SECRET,
         "sluice.transport.provider", "verbs",
         "sluice.transport.bindHost", address,
-        "sluice.transport.advertiseHost", address));
+        "sluice.transport.advertiseHost", address,
+        "sluice.flight.puts", "true"));
     StringBuilder put = new StringBuilder();
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = SluiceFlightServer.builder(allocator, Location.forGrpcInsecure(address, 0))
