@@ -79,6 +79,11 @@ final class RpcFixture implements AutoCloseable {
     return proxy(protocol, conf, server.getListenerAddress(), UserGroupInformation.getCurrentUser());
   }
 
+  /** A proxy of the test protocol to {@code server} that calls as the remote user {@code user}. */
+  EchoTestPB proxyAs(String user, Configuration conf, RPC.Server server) throws IOException {
+    return proxy(EchoTestPB.class, conf, server.getListenerAddress(), UserGroupInformation.createRemoteUser(user));
+  }
+
   <T> T proxy(Class<T> protocol, Configuration conf, InetSocketAddress address, UserGroupInformation user)
       throws IOException {
     T proxy = RPC.getProtocolProxy(protocol, RPC.getProtocolVersion(protocol), address, user, conf,

@@ -19,16 +19,13 @@ import org.junit.jupiter.api.Test;
 
 /** Service-level authorization, proxy users, and the rules that send calls to the stock path. */
 class SecurityTest {
-
   @Test
   void serviceLevelAuthorizationDeniesTransportCallsOfOtherUsers() throws Exception {
     try (RpcFixture fixture = new RpcFixture()) {
       Configuration conf = RpcFixture.conf(true);
       RPC.Server server = fixture.startServerServingOnly("alice", conf);
-      EchoTestPB asAlice = fixture.proxy(EchoTestPB.class, conf, server.getListenerAddress(),
-          UserGroupInformation.createRemoteUser("alice"));
-      EchoTestPB asBob = fixture.proxy(EchoTestPB.class, conf, server.getListenerAddress(),
-          UserGroupInformation.createRemoteUser("bob"));
+      EchoTestPB asAlice = fixture.proxyAs("alice", conf, server);
+      EchoTestPB asBob = fixture.proxyAs("bob", conf, server);
       CallContextProto allowed = asAlice.callContext(null, EmptyProto.getDefaultInstance());
       assertEquals("sluice", allowed.getPath());
       assertEquals("alice", allowed.getRemoteUser());

@@ -71,8 +71,7 @@ class ServerDefencesTest {
     try (RpcFixture fixture = new RpcFixture()) {
       Configuration conf = RpcFixture.conf(true);
       RPC.Server server = fixture.startServerServingOnly("alice", conf);
-      EchoTestPB asBob = fixture.proxy(EchoTestPB.class, conf, server.getListenerAddress(),
-          UserGroupInformation.createRemoteUser("bob"));
+      EchoTestPB asBob = fixture.proxyAs("bob", conf, server);
       ServiceException e = assertThrows(ServiceException.class, () -> asBob.echo(null, payload(MIB)));
       assertEquals(AuthorizationException.class.getName(), assertInstanceOf(RemoteException.class, e.getCause()).getClassName());
       assertEquals(1, stats(server).calls());
