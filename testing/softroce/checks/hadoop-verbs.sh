@@ -7,15 +7,5 @@
 cp="/payload/lib/*:/payload/hadoop/*"
 # Some of Hadoop asks for the local host's address by name.
 grep -qs "$(hostname)" /etc/hosts || echo "10.77.0.1 $(hostname)" >> /etc/hosts
-if timeout 600 java -Xmx640m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
-     --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
-     -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
-     -cp "$cp" io.sluice.hadoop.rpc.HadoopVerbsCheck 10.77.0.1 > /tmp/hadoop.log 2>&1; then
-  grep HADOOP-VERBS /tmp/hadoop.log | sed "s/^/SLUICE-LAB: /"
-  echo "SLUICE-LAB: check hadoop-verbs: PASS"
-else
-  grep HADOOP-VERBS /tmp/hadoop.log | sed "s/^/SLUICE-LAB: /"
-  tail -40 /tmp/hadoop.log
-  echo "SLUICE-LAB: check hadoop-verbs: FAIL"
-  exit 1
-fi
+. "$(dirname "$0")/java-check.sh"
+java_check hadoop-verbs HADOOP-VERBS /tmp/hadoop.log -cp "$cp" io.sluice.hadoop.rpc.HadoopVerbsCheck 10.77.0.1

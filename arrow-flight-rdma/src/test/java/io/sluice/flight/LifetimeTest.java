@@ -7,12 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.transport.TransportConfig;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Paths;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -104,34 +98,14 @@ class LifetimeTest {
          SluiceFlightServer server = server(allocator, config(Map.of()))) {
       server.publish("t", TestTables.numeric(allocator, 64, 40_000));
       int tableRegions = server.registeredRegions();
-      List<String> cmd = new ArrayList<>();
-      cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-      cmd.add("-Xmx256m");
-      for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-        if (arg.startsWith("--add-opens")) {
-          cmd.add(arg);
-        }
-      }
-      cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), StalledReader.class.getName(),
-          server.location().getUri().toString(), SECRET));
-      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-      try {
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        String line;
-        StringBuilder seen = new StringBuilder();
-        while ((line = out.readLine()) != null && !line.startsWith("READING")) {
-          seen.append(line).append('\n');
-        }
-        assertTrue(line != null, "the reader process ended before reading: " + seen);
-        assertEquals("READING tcp", line);
+      try (ChildJvm reader = ChildJvm.start(StalledReader.class,
+          List.of(server.location().getUri().toString(), SECRET))) {
+        assertEquals("READING tcp", reader.awaitLine("READING", "the reader process ended before reading"));
         assertTrue(server.activeDataPlaneStreams() > 0);
         assertTrue(server.activeGrants() > 0);
-        p.destroyForcibly(); // SIGKILL
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        reader.kill();
         AuthorizationTest.awaitNoStreams(server);
         assertEquals(tableRegions, server.registeredRegions(), "regions registered for the dead reader");
-      } finally {
-        p.destroyForcibly();
       }
     }
   }

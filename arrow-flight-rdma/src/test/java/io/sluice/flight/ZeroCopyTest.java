@@ -8,11 +8,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.Transports;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -161,33 +156,12 @@ class ZeroCopyTest {
          SluiceFlightServer server = server(allocator, shm(true))) {
       server.publish("t", TestTables.numeric(allocator, 8, 20_000));
       int tableRegions = server.registeredRegions();
-      List<String> cmd = new ArrayList<>();
-      cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-      cmd.add("-Xmx256m");
-      for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-        if (arg.startsWith("--add-opens")) {
-          cmd.add(arg);
-        }
-      }
-      cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ViewHolder.class.getName(),
-          server.location().getUri().toString()));
-      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-      try {
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        String line;
-        StringBuilder seen = new StringBuilder();
-        while ((line = out.readLine()) != null && !line.startsWith("HOLDING")) {
-          seen.append(line).append('\n');
-        }
-        assertTrue(line != null, "the reader process ended before holding views: " + seen);
-        assertEquals("HOLDING shm", line);
+      try (ChildJvm reader = ChildJvm.start(ViewHolder.class, List.of(server.location().getUri().toString()))) {
+        assertEquals("HOLDING shm", reader.awaitLine("HOLDING", "the reader process ended before holding views"));
         assertTrue(server.activeGrants() > 0);
-        p.destroyForcibly(); // SIGKILL
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        reader.kill();
         AuthorizationTest.awaitNoStreams(server);
         assertEquals(tableRegions, server.registeredRegions(), "regions kept for the dead reader");
-      } finally {
-        p.destroyForcibly();
       }
     }
   }

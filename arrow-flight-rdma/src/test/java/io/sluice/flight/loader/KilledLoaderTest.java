@@ -3,11 +3,7 @@ package io.sluice.flight.loader;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Paths;
+import io.sluice.flight.ChildJvm;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,33 +24,13 @@ class KilledLoaderTest {
     try (BufferAllocator allocator = new RootAllocator();
          ShardedTables tables = new ShardedTables(allocator, 2, 11, 50_000, true)) {
       List<Integer> regions = tables.servers.stream().map(s -> s.registeredRegions()).toList();
-      List<String> cmd = new ArrayList<>();
-      cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-      cmd.add("-Xmx256m");
-      for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-        if (arg.startsWith("--add-opens")) {
-          cmd.add(arg);
-        }
-      }
-      cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), StalledTrainer.class.getName()));
-      tables.locations().forEach(l -> cmd.add(l.getUri().toString()));
-      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-      try {
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        StringBuilder seen = new StringBuilder();
-        String line;
-        while ((line = out.readLine()) != null && !line.startsWith("TRAINING")) {
-          seen.append(line).append('\n');
-        }
-        assertTrue(line != null, "the trainer process ended before it trained: " + seen);
-        assertEquals("TRAINING tcp", line);
-        p.destroyForcibly(); // SIGKILL
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+      List<String> uris = tables.locations().stream().map(l -> l.getUri().toString()).toList();
+      try (ChildJvm trainer = ChildJvm.start(StalledTrainer.class, uris)) {
+        assertEquals("TRAINING tcp", trainer.awaitLine("TRAINING", "the trainer process ended before it trained"));
+        trainer.kill();
         tables.awaitNoGrants();
         assertEquals(regions, tables.servers.stream().map(s -> s.registeredRegions()).toList(),
             "regions registered for the dead trainer");
-      } finally {
-        p.destroyForcibly();
       }
     }
   }

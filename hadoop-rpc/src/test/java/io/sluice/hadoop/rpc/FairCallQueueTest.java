@@ -8,7 +8,6 @@ import io.sluice.hadoop.rpc.testproto.EchoTestProtos.EmptyProto;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.ipc.FairCallQueue;
 import org.apache.hadoop.ipc.RPC;
-import org.apache.hadoop.security.UserGroupInformation;
 import org.junit.jupiter.api.Test;
 
 /** Transport calls go through a FairCallQueue with its scheduler, as TCP calls do. */
@@ -23,8 +22,7 @@ class FairCallQueueTest {
       conf.setInt("ipc.0.scheduler.priority.levels", 2);
       RPC.Server server = fixture.startServer(conf);
       for (String name : new String[] {"heavy", "light"}) {
-        EchoTestPB proxy = fixture.proxy(EchoTestPB.class, conf, server.getListenerAddress(),
-            UserGroupInformation.createRemoteUser(name));
+        EchoTestPB proxy = fixture.proxyAs(name, conf, server);
         int calls = name.equals("heavy") ? 20 : 1;
         CallContextProto last = null;
         for (int i = 0; i < calls; i++) {

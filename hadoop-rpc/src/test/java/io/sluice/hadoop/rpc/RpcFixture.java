@@ -9,6 +9,8 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.ipc.ProtobufRpcEngine2;
 import org.apache.hadoop.ipc.RPC;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.authorize.PolicyProvider;
+import org.apache.hadoop.security.authorize.Service;
 
 /**
  * Real RPC servers and proxies on loopback for one test; closing it stops every proxy it made,
@@ -16,6 +18,7 @@ import org.apache.hadoop.security.UserGroupInformation;
  */
 final class RpcFixture implements AutoCloseable {
   static final String SECRET = "sluice-hadoop-rpc-test-secret";
+  private static final String ACL_KEY = "security.sluice.echo.test.protocol.acl";
 
   private final List<Object> proxies = new ArrayList<>();
   private final List<RPC.Server> servers = new ArrayList<>();
@@ -55,8 +58,30 @@ final class RpcFixture implements AutoCloseable {
     return startServer(conf, 0);
   }
 
+  /**
+   * Starts a server of the test protocol with service-level authorization on and an access list
+   * that admits {@code user} alone; {@code conf} is changed to say so, for its proxies too.
+   */
+  RPC.Server startServerServingOnly(String user, Configuration conf) throws IOException {
+    conf.setBoolean("hadoop.security.authorization", true);
+    conf.set(ACL_KEY, user);
+    RPC.Server server = startServer(conf);
+    server.refreshServiceAcl(conf, new PolicyProvider() {
+      @Override
+      public Service[] getServices() {
+        return new Service[] {new Service(ACL_KEY, EchoTestPB.class)};
+      }
+    });
+    return server;
+  }
+
   <T> T proxy(Class<T> protocol, Configuration conf, RPC.Server server) throws IOException {
     return proxy(protocol, conf, server.getListenerAddress(), UserGroupInformation.getCurrentUser());
+  }
+
+  /** A proxy of the test protocol to {@code server} that calls as the remote user {@code user}. */
+  EchoTestPB proxyAs(String user, Configuration conf, RPC.Server server) throws IOException {
+    return proxy(EchoTestPB.class, conf, server.getListenerAddress(), UserGroupInformation.createRemoteUser(user));
   }
 
   <T> T proxy(Class<T> protocol, Configuration conf, InetSocketAddress address, UserGroupInformation user)

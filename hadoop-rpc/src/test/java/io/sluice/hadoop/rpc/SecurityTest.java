@@ -13,33 +13,19 @@ import org.apache.hadoop.ipc.RPC;
 import org.apache.hadoop.ipc.RemoteException;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.authorize.AuthorizationException;
-import org.apache.hadoop.security.authorize.PolicyProvider;
 import org.apache.hadoop.security.authorize.ProxyUsers;
-import org.apache.hadoop.security.authorize.Service;
 import org.apache.hadoop.thirdparty.protobuf.ServiceException;
 import org.junit.jupiter.api.Test;
 
 /** Service-level authorization, proxy users, and the rules that send calls to the stock path. */
 class SecurityTest {
-  private static final String ACL_KEY = "security.sluice.echo.test.protocol.acl";
-
   @Test
   void serviceLevelAuthorizationDeniesTransportCallsOfOtherUsers() throws Exception {
     try (RpcFixture fixture = new RpcFixture()) {
       Configuration conf = RpcFixture.conf(true);
-      conf.setBoolean("hadoop.security.authorization", true);
-      conf.set(ACL_KEY, "alice");
-      RPC.Server server = fixture.startServer(conf);
-      server.refreshServiceAcl(conf, new PolicyProvider() {
-        @Override
-        public Service[] getServices() {
-          return new Service[] {new Service(ACL_KEY, EchoTestPB.class)};
-        }
-      });
-      EchoTestPB asAlice = fixture.proxy(EchoTestPB.class, conf, server.getListenerAddress(),
-          UserGroupInformation.createRemoteUser("alice"));
-      EchoTestPB asBob = fixture.proxy(EchoTestPB.class, conf, server.getListenerAddress(),
-          UserGroupInformation.createRemoteUser("bob"));
+      RPC.Server server = fixture.startServerServingOnly("alice", conf);
+      EchoTestPB asAlice = fixture.proxyAs("alice", conf, server);
+      EchoTestPB asBob = fixture.proxyAs("bob", conf, server);
       CallContextProto allowed = asAlice.callContext(null, EmptyProto.getDefaultInstance());
       assertEquals("sluice", allowed.getPath());
       assertEquals("alice", allowed.getRemoteUser());

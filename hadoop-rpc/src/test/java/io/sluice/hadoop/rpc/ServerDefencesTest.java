@@ -32,8 +32,6 @@ import org.apache.hadoop.ipc.RemoteException;
 import org.apache.hadoop.ipc.protobuf.ProtobufRpcEngine2Protos.RequestHeaderProto;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.authorize.AuthorizationException;
-import org.apache.hadoop.security.authorize.PolicyProvider;
-import org.apache.hadoop.security.authorize.Service;
 import org.apache.hadoop.thirdparty.protobuf.ByteString;
 import org.apache.hadoop.thirdparty.protobuf.CodedOutputStream;
 import org.apache.hadoop.thirdparty.protobuf.ServiceException;
@@ -48,7 +46,6 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(120)
 class ServerDefencesTest {
-  private static final String ACL_KEY = "security.sluice.echo.test.protocol.acl";
   private static final int MIB = 1 << 20;
 
   private static TransportCallService.Stats stats(RPC.Server server) {
@@ -73,17 +70,8 @@ class ServerDefencesTest {
   void theBodyOfARefusedCallerIsNeverRead() throws Exception {
     try (RpcFixture fixture = new RpcFixture()) {
       Configuration conf = RpcFixture.conf(true);
-      conf.setBoolean("hadoop.security.authorization", true);
-      conf.set(ACL_KEY, "alice");
-      RPC.Server server = fixture.startServer(conf);
-      server.refreshServiceAcl(conf, new PolicyProvider() {
-        @Override
-        public Service[] getServices() {
-          return new Service[] {new Service(ACL_KEY, EchoTestPB.class)};
-        }
-      });
-      EchoTestPB asBob = fixture.proxy(EchoTestPB.class, conf, server.getListenerAddress(),
-          UserGroupInformation.createRemoteUser("bob"));
+      RPC.Server server = fixture.startServerServingOnly("alice", conf);
+      EchoTestPB asBob = fixture.proxyAs("bob", conf, server);
       ServiceException e = assertThrows(ServiceException.class, () -> asBob.echo(null, payload(MIB)));
       assertEquals(AuthorizationException.class.getName(), assertInstanceOf(RemoteException.class, e.getCause()).getClassName());
       assertEquals(1, stats(server).calls());

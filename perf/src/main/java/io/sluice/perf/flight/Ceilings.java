@@ -98,19 +98,20 @@ final class Ceilings {
     long base = MemoryUtil.getByteBufferAddress(landing);
     BodySum sum = new BodySum();
     long start = System.nanoTime();
-    for (ArrowRecordBatch b : batches) {
-      long at = 0;
-      List<ArrowBuf> buffers = b.getBuffers();
-      List<ArrowBuffer> layout = b.getBuffersLayout();
-      for (int i = 0; i < buffers.size(); i++) {
-        ArrowBuffer place = layout.get(i);
-        MemoryUtil.setMemory(base + at, place.getOffset() - at, (byte) 0);
-        MemoryUtil.copyMemory(buffers.get(i).memoryAddress(), base + place.getOffset(), place.getSize());
-        at = place.getOffset() + place.getSize();
+    BodyPieces<RuntimeException> copy = new BodyPieces<>() {
+      @Override
+      public void zeros(long at, long n) {
+        MemoryUtil.setMemory(base + at, n, (byte) 0);
       }
-      long length = b.computeBodyLength();
-      MemoryUtil.setMemory(base + at, length - at, (byte) 0);
-      sum.addRange(base, length);
+
+      @Override
+      public void buffer(ArrowBuf buffer, ArrowBuffer place) {
+        MemoryUtil.copyMemory(buffer.memoryAddress(), base + place.getOffset(), place.getSize());
+      }
+    };
+    for (ArrowRecordBatch b : batches) {
+      layOut(b, copy);
+      sum.addRange(base, b.computeBodyLength());
     }
     return new FlightPaths.Timed(System.nanoTime() - start, "memcpy", sum.value());
   }
@@ -127,20 +128,22 @@ final class Ceilings {
         .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
       CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
         try (SocketChannel out = SocketChannel.open(listener.getLocalAddress())) {
-          for (ArrowRecordBatch b : batches) {
-            long at = 0;
-            List<ArrowBuf> buffers = b.getBuffers();
-            List<ArrowBuffer> layout = b.getBuffersLayout();
-            for (int i = 0; i < buffers.size(); i++) {
-              ArrowBuffer place = layout.get(i);
-              writeZeros(out, zeros, place.getOffset() - at);
-              ByteBuffer bytes = buffers.get(i).nioBuffer(0, (int) place.getSize());
+          BodyPieces<IOException> send = new BodyPieces<>() {
+            @Override
+            public void zeros(long at, long n) throws IOException {
+              writeZeros(out, zeros, n);
+            }
+
+            @Override
+            public void buffer(ArrowBuf buffer, ArrowBuffer place) throws IOException {
+              ByteBuffer bytes = buffer.nioBuffer(0, (int) place.getSize());
               while (bytes.hasRemaining()) {
                 out.write(bytes);
               }
-              at = place.getOffset() + place.getSize();
             }
-            writeZeros(out, zeros, b.computeBodyLength() - at);
+          };
+          for (ArrowRecordBatch b : batches) {
+            layOut(b, send);
           }
         } catch (IOException e) {
           throw new UncheckedIOException(e);
@@ -163,6 +166,27 @@ final class Ceilings {
       await(writer);
       return new FlightPaths.Timed(nanos, "socket", sum.value());
     }
+  }
+
+  /** Where the pieces of one batch body go, in body order; {@code at} is the body offset. */
+  private interface BodyPieces<E extends Exception> {
+    void zeros(long at, long n) throws E;
+
+    void buffer(ArrowBuf buffer, ArrowBuffer place) throws E;
+  }
+
+  /** Hands the body of {@code b} to {@code to} in Arrow's IPC body layout: each buffer at its place, zeros between and after. */
+  private static <E extends Exception> void layOut(ArrowRecordBatch b, BodyPieces<E> to) throws E {
+    long at = 0;
+    List<ArrowBuf> buffers = b.getBuffers();
+    List<ArrowBuffer> layout = b.getBuffersLayout();
+    for (int i = 0; i < buffers.size(); i++) {
+      ArrowBuffer place = layout.get(i);
+      to.zeros(at, place.getOffset() - at);
+      to.buffer(buffers.get(i), place);
+      at = place.getOffset() + place.getSize();
+    }
+    to.zeros(at, b.computeBodyLength() - at);
   }
 
   private static void writeZeros(SocketChannel out, ByteBuffer zeros, long n) throws IOException {

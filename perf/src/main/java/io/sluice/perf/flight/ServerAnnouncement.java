@@ -90,27 +90,24 @@ record ServerAnnouncement(Map<String, Location> servers, Map<String, ServedTable
   }
 
   Location server(String path) throws IOException {
-    Location l = servers.get(path);
-    if (l == null) {
-      throw new IOException("benchmark server announced no Flight server for " + path);
-    }
-    return l;
+    return announced(servers, path, "Flight server for " + path);
   }
 
   Ceiling ceiling(String provider) throws IOException {
-    Ceiling c = ceilings.get(provider);
-    if (c == null) {
-      throw new IOException("benchmark server announced no ceiling source for " + provider);
-    }
-    return c;
+    return announced(ceilings, provider, "ceiling source for " + provider);
   }
 
   ServedTable table(String name) throws IOException {
-    ServedTable t = tables.get(name);
-    if (t == null) {
-      throw new IOException("benchmark server announced no table " + name);
+    return announced(tables, name, "table " + name);
+  }
+
+  /** The entry of {@code announced} under {@code key}, or an error saying the server announced no {@code what}. */
+  private static <V> V announced(Map<String, V> announced, String key, String what) throws IOException {
+    V v = announced.get(key);
+    if (v == null) {
+      throw new IOException("benchmark server announced no " + what);
     }
-    return t;
+    return v;
   }
 
   static String dropCommand(String table) {
