@@ -33,9 +33,9 @@ public final class TransportKeys {
   public static final ConfigKey<Integer> PORT = ConfigKey.of(PREFIX + "port", "0",
       "Listener port; 0 picks a free one.", Parsers.integer(), Check.between(0, 65535));
   public static final ConfigKey<Long> CONNECT_TIMEOUT_MS = ConfigKey.of(PREFIX + "connectTimeoutMs", "10000",
-      "Deadline for connecting and authenticating, retries included: a connection the peer refuses or resets"
-          + " before the handshake ends is tried again after 20 ms, 40 ms, ... up to 1 s between tries; a failed"
-          + " authentication is not.", Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
+      "Deadline for connecting and authenticating, retries included: a connection the peer closes or resets"
+          + " before the handshake ends is tried again after 20 ms, 40 ms, ... up to 1 s between tries; a refused"
+          + " connect (nothing listens) and a failed authentication are not.", Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
   public static final ConfigKey<Long> IO_TIMEOUT_MS = ConfigKey.of(PREFIX + "ioTimeoutMs", "30000",
       "Deadline for each READ and request, and for a stalled socket write.",
       Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());

@@ -226,11 +226,11 @@ public final class Carrier implements AutoCloseable {
   }
 
   /**
-   * Connects, trying again while the peer refuses or resets the connection before the handshake
-   * ends (a listener not up yet, a server shedding unauthenticated connections under a flood),
+   * Connects, trying again while the peer closes or resets the connection before the handshake
+   * ends (a server shedding unauthenticated connections under a flood, or refusing for now),
    * after a wait that doubles from {@link #FIRST_RETRY_WAIT_MS} to {@link #MAX_RETRY_WAIT_MS}, as
-   * long as the connect deadline leaves time. A failed authentication, a protocol violation and
-   * the deadline end it at once.
+   * long as the connect deadline leaves time. A refused connect (nothing listens), a failed
+   * authentication, a protocol violation and the deadline end it at once.
    */
   private <T> T connectWithRetries(NodeAddress peer, Upgrade<T> upgrade) throws IOException {
     long deadline = System.nanoTime() + settings.connectTimeoutNanos();
@@ -289,6 +289,8 @@ public final class Carrier implements AutoCloseable {
         socket.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
         peerNode = ClientHandshake.authenticate(channel, handshake, nodeId,
             settings.encryption() ? Handshake.FLAG_ENCRYPT : 0);
+      } catch (java.net.ConnectException e) {
+        throw e; // nothing listens there: no use trying again
       } catch (java.net.SocketException | PeerClosedException | TransportUnavailableException e) {
         if (timedOut.get()) {
           throw e;

@@ -59,6 +59,17 @@ class ConnectRetryTest {
   }
 
   @Test
+  void aPortNobodyListensOnFailsAtOnceNotAtTheDeadline() throws Exception {
+    // A connect deadline far beyond the test's own: retrying a refusal would outlast the latter.
+    Transport client = peers.open(false, Map.of(TransportOption.CONNECT_TIMEOUT_MS.key(), "600000"));
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
+    assertFailsWith(PeerClosedException.class, client.connect(new NodeAddress("127.0.0.1", port)));
+  }
+
+  @Test
   void aPeerThatKeepsResettingFailsAtTheDeadline() throws Exception {
     Transport server = peers.open(false, Map.of());
     Transport client = peers.open(false, Map.of(TransportOption.CONNECT_TIMEOUT_MS.key(), "600"));
