@@ -38,6 +38,9 @@ final class PayloadReader {
   private ByteBuffer record;
   private ByteBuffer nextTag;
   private ByteBuffer[] wanted;
+  /** What a record is read into: the first one's tag came with the header, later ones bring theirs. */
+  private ByteBuffer[] firstRecord;
+  private ByteBuffer[] laterRecord;
   private ByteBuffer plainOut;
   private int recordIndex;
   private int records;
@@ -111,6 +114,8 @@ final class PayloadReader {
     if (record == null) {
       record = ByteBuffer.allocateDirect(RecordLayer.RECORD_LENGTH + RecordLayer.TAG_LENGTH);
       nextTag = ByteBuffer.allocate(RecordLayer.TAG_LENGTH);
+      firstRecord = new ByteBuffer[] {record};
+      laterRecord = new ByteBuffer[] {nextTag, record};
     }
     if (discard) {
       if (discardScratch == null || discardScratch.capacity() < RecordLayer.RECORD_LENGTH) {
@@ -127,7 +132,7 @@ final class PayloadReader {
     records = RecordLayer.records(h.payloadLength());
     recordIndex = 0;
     record.clear().limit(RecordLayer.recordLength(h.payloadLength(), 0));
-    wanted = new ByteBuffer[] {record};
+    wanted = firstRecord;
   }
 
   /**
@@ -188,7 +193,7 @@ final class PayloadReader {
     }
     nextTag.clear();
     record.clear().limit(RecordLayer.recordLength(header.payloadLength(), recordIndex));
-    wanted = new ByteBuffer[] {nextTag, record};
+    wanted = laterRecord;
   }
 
   /** Checks the complete frame and hands it to {@code receiver} (a dropped one to nobody). */

@@ -273,24 +273,17 @@ final class SessionSocket {
 
   /** Reads what the socket has into the read-ahead. @return true if that emptied the socket */
   private boolean fill() throws IOException {
-    if (read(in) < 0) {
+    if (readInto(in) < 0) {
       throw new PeerClosedException(in.position() > 0 ? "peer closed the connection mid-frame"
           : "peer closed the connection");
     }
     return in.hasRemaining();
   }
 
-  private int read(ByteBuffer dst) throws IOException {
-    try {
-      return channel.read(dst);
-    } catch (IOException e) {
-      throw new PeerClosedException("connection lost: " + e.getMessage(), e);
-    }
-  }
-
+  /** Reads from the socket into the buffers in order; a lost connection is a {@link PeerClosedException}. */
   private long readInto(ByteBuffer... dsts) throws IOException {
     try {
-      return channel.read(dsts);
+      return dsts.length == 1 ? channel.read(dsts[0]) : channel.read(dsts);
     } catch (IOException e) {
       throw new PeerClosedException("connection lost: " + e.getMessage(), e);
     }
