@@ -109,6 +109,13 @@ public final class TpcdsDriver {
             + " write_bytes=" + (totals.writeBytes() - writeBefore) + " tasks=" + t.tasks());
       } catch (Exception e) {
         out.println(PREFIX + "failed " + query + " " + oneLine(e));
+      } finally {
+        // Spark frees a query's broadcasts and shuffles on the executors only once the driver's
+        // garbage collector has found their handles unreachable (ContextCleaner). This driver's
+        // heap is large and mostly idle, so without a collection between queries the executors
+        // keep every earlier query's broadcast tables (16-40 MiB each) and run out of heap in a
+        // later broadcast join. Outside the timed part; the same for both managers.
+        System.gc();
       }
     }
   }
