@@ -55,7 +55,7 @@ public final class TransportKeys {
       "tcp: deadline for an accepted connection to authenticate.",
       Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
   public static final ConfigKey<Integer> MAX_UNAUTHENTICATED = ConfigKey.of(PREFIX + "maxUnauthenticated", "256",
-      "tcp: accepted connections not yet authenticated; at the bound the oldest is dropped for a new one.",
+      "tcp: accepted connections not yet authenticated; at the bound a random one is dropped for a new one, first among those that have not sent their HELLO.",
       Parsers.integer(), Check.positive());
   public static final ConfigKey<Integer> MAX_UNAUTHENTICATED_PER_ADDRESS = ConfigKey.of(
       PREFIX + "maxUnauthenticatedPerAddress", "32",

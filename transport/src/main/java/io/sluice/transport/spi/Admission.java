@@ -1,25 +1,36 @@
 package io.sluice.transport.spi;
 
 import java.net.InetAddress;
+import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SplittableRandom;
+import java.util.function.IntUnaryOperator;
 
 /**
  * Bounds on accepted connections that have not authenticated yet. Per source address, a
- * connection beyond the bound is refused, so one host cannot take all the room; globally, the
- * oldest unauthenticated connection is dropped to make room for a new one, so a flood from many
- * addresses can delay an honest handshake (which needs one round trip) but cannot lock it out
- * for a whole handshake deadline.
+ * connection beyond the bound is refused, so one host cannot take all the room. Globally, a new
+ * connection at the bound makes room by dropping a waiting one chosen at random: first among
+ * those that have not even sent their HELLO (an honest client sends it at once), only then among
+ * those waiting for the rest of their handshake. Never the oldest: with oldest-first, a flood of
+ * rate r gives every connection exactly {@code bound / r} seconds, and an honest handshake slower
+ * than that (a long link, a loaded peer) never completes; chosen at random, it survives with a
+ * chance that only shrinks with the flood, and a client that said HELLO outlives every silent
+ * socket.
  *
- * <p>Thread safe: the acceptor admits, any thread reports an end. The caller closes the
- * connection that {@link #admit} names as evicted, outside this object.
+ * <p>Thread safe: the acceptor admits, selector threads report HELLOs, any thread reports an
+ * end. The caller closes the connection that {@link #admit} names as evicted, outside this
+ * object.
  */
 final class Admission<C> {
   private final int global;
   private final int perAddress;
-  private final LinkedHashSet<C> waiting = new LinkedHashSet<>();
+  private final IntUnaryOperator random;
+  /** Waiting connections that have not sent HELLO, then those that have. */
+  private final Pool<C> silent = new Pool<>();
+  private final Pool<C> greeted = new Pool<>();
   private final Map<C, InetAddress> addressOf = new HashMap<>();
   private final Map<InetAddress, Integer> perSource = new HashMap<>();
 
@@ -27,11 +38,17 @@ final class Admission<C> {
   record Decision<C>(boolean admitted, Optional<C> evicted) {}
 
   Admission(int global, int perAddress) {
+    this(global, perAddress, new SplittableRandom()::nextInt);
+  }
+
+  /** @param random given n, a number in [0, n): which waiting connection to drop */
+  Admission(int global, int perAddress, IntUnaryOperator random) {
     if (global <= 0 || perAddress <= 0) {
       throw new IllegalArgumentException("bounds must be positive: " + global + ", " + perAddress);
     }
     this.global = global;
     this.perAddress = perAddress;
+    this.random = random;
   }
 
   /** Counts {@code c} from {@code source} as unauthenticated, or refuses it. */
@@ -41,15 +58,23 @@ final class Admission<C> {
       return new Decision<>(false, Optional.empty());
     }
     Optional<C> evicted = Optional.empty();
-    if (waiting.size() >= global) {
-      C oldest = waiting.iterator().next();
-      forget(oldest);
-      evicted = Optional.of(oldest);
+    if (waiting() >= global) {
+      Pool<C> from = silent.size() > 0 ? silent : greeted;
+      C victim = from.get(random.applyAsInt(from.size()));
+      forget(victim);
+      evicted = Optional.of(victim);
     }
-    waiting.add(c);
+    silent.add(c);
     addressOf.put(c, source);
     perSource.merge(source, 1, Integer::sum);
     return new Decision<>(true, evicted);
+  }
+
+  /** {@code c} sent a well-formed HELLO: it is dropped only when no silent connection is left. */
+  synchronized void greeted(C c) {
+    if (silent.remove(c)) {
+      greeted.add(c);
+    }
   }
 
   /** {@code c} authenticated or closed; it no longer counts. Idempotent. */
@@ -58,17 +83,49 @@ final class Admission<C> {
   }
 
   private void forget(C c) {
-    if (waiting.remove(c)) {
+    if (silent.remove(c) || greeted.remove(c)) {
       InetAddress a = addressOf.remove(c);
       perSource.computeIfPresent(a, (k, n) -> n <= 1 ? null : n - 1);
     }
   }
 
   synchronized int waiting() {
-    return waiting.size();
+    return silent.size() + greeted.size();
   }
 
   synchronized int waitingFrom(InetAddress source) {
     return perSource.getOrDefault(source, 0);
+  }
+
+  /** A set with removal and pick by position in constant time (the last element fills a hole). */
+  private static final class Pool<C> {
+    private final List<C> items = new ArrayList<>();
+    private final Map<C, Integer> at = new HashMap<>();
+
+    void add(C c) {
+      at.put(c, items.size());
+      items.add(c);
+    }
+
+    boolean remove(C c) {
+      Integer i = at.remove(c);
+      if (i == null) {
+        return false;
+      }
+      C last = items.remove(items.size() - 1);
+      if (last != c) {
+        items.set(i, last);
+        at.put(last, i);
+      }
+      return true;
+    }
+
+    C get(int i) {
+      return items.get(i);
+    }
+
+    int size() {
+      return items.size();
+    }
   }
 }

@@ -449,6 +449,11 @@ public final class Carrier implements AutoCloseable {
     }
   }
 
+  /** {@code s} sent a well-formed HELLO (see {@link Admission}). */
+  void sessionGreeted(ServerSession s) {
+    admission.greeted(s);
+  }
+
   void sessionAuthenticated(ServerSession s) {
     admission.done(s);
   }

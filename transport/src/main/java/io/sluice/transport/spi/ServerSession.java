@@ -128,6 +128,7 @@ final class ServerSession implements SessionSocket.Receiver {
       throw new ProtocolException("unsupported protocol version " + hello.version() + "; this side speaks "
           + Frames.VERSION);
     }
+    carrier.sessionGreeted(this);
     serverNonce = Handshake.nonce();
     long self = carrier.nodeId();
     byte[] proof = carrier.handshake().serverProof(transcript());

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetAddress;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The bounds on unauthenticated connections, without sockets. */
@@ -30,17 +31,53 @@ class AdmissionTest {
   }
 
   @Test
-  void atTheGlobalBoundTheOldestMakesRoom() throws Exception {
-    Admission<String> a = new Admission<>(3, 3);
+  void atTheGlobalBoundASilentConnectionMakesRoomNeverOneThatSaidHello() throws Exception {
+    Admission<String> a = new Admission<>(3, 100);
+    a.admit("honest", address(200));
+    a.greeted("honest");
+    for (int i = 0; i < 300; i++) {
+      Admission.Decision<String> d = a.admit("flood" + i, address(i % 100));
+      assertTrue(d.admitted());
+      if (i >= 2) {
+        assertTrue(d.evicted().isPresent() && d.evicted().get().startsWith("flood"),
+            "evicted " + d.evicted() + " while silent connections wait");
+      }
+      assertTrue(a.waiting() <= 3);
+    }
+    assertEquals(3, a.waiting());
+    assertEquals(1, a.waitingFrom(address(200)), "the connection that said HELLO is still waiting");
+  }
+
+  @Test
+  void theVictimIsChosenAtRandomNotTheOldest() throws Exception {
+    // The random source picks the second of the candidates (in the pool's order).
+    Admission<String> a = new Admission<>(3, 3, n -> 1);
     a.admit("x", address(1));
     a.admit("y", address(2));
     a.admit("z", address(3));
-    Admission.Decision<String> d = a.admit("honest", address(4));
+    Admission.Decision<String> d = a.admit("w", address(4));
     assertTrue(d.admitted());
-    assertEquals(Optional.of("x"), d.evicted());
+    assertEquals(Optional.of("y"), d.evicted());
+    assertEquals(1, a.waitingFrom(address(1)), "the oldest is still waiting");
+    assertEquals(0, a.waitingFrom(address(2)), "the evicted connection's address is freed");
     assertEquals(3, a.waiting());
-    assertEquals(0, a.waitingFrom(address(1)), "the evicted connection's address is freed");
-    assertEquals(Optional.of("y"), a.admit("next", address(4)).evicted());
+  }
+
+  @Test
+  void whenEveryoneSaidHelloOneOfThemMakesRoom() throws Exception {
+    Admission<String> a = new Admission<>(2, 2, n -> 0);
+    a.admit("x", address(1));
+    a.admit("y", address(2));
+    a.greeted("x");
+    a.greeted("y");
+    a.greeted("unknown");
+    Admission.Decision<String> d = a.admit("z", address(3));
+    assertTrue(d.admitted());
+    assertTrue(d.evicted().isPresent() && Set.of("x", "y").contains(d.evicted().get()));
+    assertEquals(2, a.waiting());
+    a.done("z");
+    a.done(d.evicted().get());
+    assertEquals(1, a.waiting());
   }
 
   @Test
