@@ -435,6 +435,15 @@ public final class Carrier implements AutoCloseable {
     }
   }
 
+  /** Runs {@code task} on the handler threads; fails with PeerClosedException once closing. */
+  CompletableFuture<Void> runOffLoop(Runnable task) {
+    try {
+      return CompletableFuture.runAsync(task, handlerPool);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.failedFuture(new PeerClosedException("transport is closing"));
+    }
+  }
+
   private void checkDeadlines() {
     try {
       long now = System.nanoTime();

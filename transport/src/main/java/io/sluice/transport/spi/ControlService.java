@@ -13,8 +13,10 @@ import java.nio.ByteBuffer;
  * pairs). The request and reply layouts belong to the service; the carrier bounds both by
  * {@link Frames#MAX_CONTROL_PAYLOAD}. Requests are sent with {@link CarrierConnection#control}.
  *
- * <p>Called on a selector thread that serves many connections, so it must answer quickly and
- * must be thread safe.
+ * <p>Called on a selector thread that serves many connections, so it must answer quickly, unless
+ * it says it {@link #mayBlock} (work with a device, for instance): then its requests run on the
+ * carrier's handler threads, at most {@link ServerSession#MAX_CONTROLS_IN_FLIGHT} per connection
+ * (reading from that peer pauses beyond). Must be thread safe.
  */
 @FunctionalInterface
 public interface ControlService {
@@ -29,4 +31,13 @@ public interface ControlService {
    *     revoked key, for instance), which the requester sees as the same type
    */
   ByteBuffer serve(long peerNode, InetAddress peerAddress, ByteBuffer request) throws TransportException;
+
+  /**
+   * Whether {@link #serve} may take long (registering memory with a device, say): if so it runs
+   * off the selector thread, so that one peer's set-up never stalls the other connections that
+   * thread serves. False by default.
+   */
+  default boolean mayBlock() {
+    return false;
+  }
 }

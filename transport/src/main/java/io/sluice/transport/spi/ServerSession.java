@@ -41,7 +41,11 @@ final class ServerSession implements SessionSocket.Receiver {
   private final String remote;
   private final InetAddress remoteAddress;
   private final long authDeadline;
+  /** Control requests of a service that {@link ControlService#mayBlock} a peer may have running at once. */
+  static final int MAX_CONTROLS_IN_FLIGHT = 4;
   private final AtomicInteger requestsInFlight = new AtomicInteger();
+  /** Control requests admitted and not yet answered; beyond {@link #MAX_CONTROLS_IN_FLIGHT} reading pauses. */
+  private final AtomicInteger controlsInFlight = new AtomicInteger();
   /** Bytes of requests read and not yet answered; when a request does not fit, reading pauses. */
   private final AtomicInteger requestBytesFree;
   private Phase phase = Phase.HELLO;
@@ -90,6 +94,14 @@ final class ServerSession implements SessionSocket.Receiver {
 
   @Override
   public boolean admit(FrameHeader h) throws IOException {
+    if (phase == Phase.OPEN && h.type() == FrameType.CONTROL) {
+      // Answers of blocking services return the slot; resumes then, the timer bounds the wait.
+      if (controlsInFlight.get() >= MAX_CONTROLS_IN_FLIGHT) {
+        return false;
+      }
+      controlsInFlight.incrementAndGet();
+      return true;
+    }
     if (phase != Phase.OPEN || h.type() != FrameType.REQUEST) {
       return true;
     }
@@ -196,17 +208,40 @@ final class ServerSession implements SessionSocket.Receiver {
     var service = carrier.services().get(request.service());
     if (service.isEmpty()) {
       sendError(corr, ErrorCode.UNAVAILABLE, "this endpoint serves no control service " + request.service());
+      controlDone();
       return;
     }
+    if (!service.get().mayBlock()) {
+      answerControl(corr, request.service(), service.get(), request.request());
+      controlDone();
+      return;
+    }
+    // The request's bytes belong to the read buffer: the handler thread gets its own copy.
+    ByteBuffer copy = ByteBuffer.allocate(request.request().remaining()).put(request.request()).flip();
+    carrier.runOffLoop(() -> answerControl(corr, request.service(), service.get(), copy))
+        .whenComplete((ok, error) -> {
+          if (error != null) {
+            sendError(corr, ErrorCode.UNAVAILABLE, String.valueOf(error.getCause() != null ? error.getCause() : error));
+          }
+          controlDone();
+        });
+  }
+
+  private void controlDone() {
+    controlsInFlight.decrementAndGet();
+    socket.resumeReading();
+  }
+
+  private void answerControl(long corr, int serviceId, ControlService service, ByteBuffer request) {
     ByteBuffer reply;
     try {
-      reply = service.get().serve(peerNode, remoteAddress, request.request());
+      reply = service.serve(peerNode, remoteAddress, request);
     } catch (TransportException e) {
       sendError(corr, ErrorCode.of(e), e.getMessage());
       return;
     } catch (RuntimeException e) {
-      LOG.warn("Control service {} failed for {}", request.service(), remote, e);
-      sendError(corr, ErrorCode.PROTOCOL, "control service " + request.service() + " failed: " + e);
+      LOG.warn("Control service {} failed for {}", serviceId, remote, e);
+      sendError(corr, ErrorCode.PROTOCOL, "control service " + serviceId + " failed: " + e);
       return;
     }
     if (reply.remaining() > Frames.MAX_CONTROL_PAYLOAD) {

@@ -117,6 +117,11 @@ final class SessionSocket {
   /** Reading stopped for a backlog or a pause with frames possibly read ahead; resume runs it. */
   private boolean readWaiting;
   private long pausedSince;
+  /**
+   * Calls of {@link #resumeReading}, so that a resume that came between a receiver's "no" and the
+   * pause it causes is not lost (the pause then does not happen).
+   */
+  private volatile long resumes; // written under the lock
   private long lastWriteProgress;
   private boolean closed;
 
@@ -249,9 +254,12 @@ final class SessionSocket {
           markPartial(true);
           return;
         }
+        long resumesBefore = resumesSoFar();
         if (!receiver.admit(h)) {
-          pauseReading();
-          return;
+          if (pauseReading(resumesBefore)) {
+            return;
+          }
+          continue; // resumed meanwhile: ask again
         }
         in.flip().position(FrameHeader.LENGTH);
         ByteBuffer frameTag = in.slice(FrameHeader.LENGTH, need - FrameHeader.LENGTH);
@@ -297,13 +305,22 @@ final class SessionSocket {
     }
   }
 
-  private void pauseReading() {
+  private long resumesSoFar() {
+    return resumes;
+  }
+
+  /** Pauses reading unless a resume came after {@code resumesBefore}; returns whether it paused. */
+  private boolean pauseReading(long resumesBefore) {
     lock.lock();
     try {
+      if (resumes != resumesBefore) {
+        return false;
+      }
       readPaused = true;
       readWaiting = true;
       pausedSince = System.nanoTime();
       updateInterest();
+      return true;
     } finally {
       lock.unlock();
     }
@@ -313,6 +330,7 @@ final class SessionSocket {
   void resumeReading() {
     lock.lock();
     try {
+      resumes++;
       if (readPaused) {
         readPaused = false;
         updateInterest();

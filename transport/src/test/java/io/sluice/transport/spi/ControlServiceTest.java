@@ -21,6 +21,8 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -45,6 +47,14 @@ class ControlServiceTest {
 
   private static Carrier carrier(long node, MessageHandler handler, ControlServices services) throws Exception {
     return new Carrier(settings(), node, handler, services, Optional.empty());
+  }
+
+  /** One selector thread, so that every connection shares it. */
+  private static Carrier oneLoopCarrier(long node, MessageHandler handler, ControlServices services) throws Exception {
+    Map<String, String> m = new HashMap<>(TransportTestSupport.baseConfig("tcp", "/dev/shm"));
+    m.put("sluice.transport.shm.enabled", "false");
+    m.put("sluice.transport.ioThreads", "1");
+    return new Carrier(Settings.from(TransportConfig.of(m)), node, handler, services, Optional.empty());
   }
 
   @Test
@@ -91,6 +101,89 @@ class ControlServiceTest {
           () -> c.control(SERVICE, ByteBuffer.allocate(Frames.MAX_CONTROL_PAYLOAD + 1)));
       assertThrows(IllegalArgumentException.class, () -> c.control(0, request(1, "")));
       assertThrows(IllegalArgumentException.class, () -> c.control(256, request(1, "")));
+    }
+  }
+
+  @Test
+  void aServiceThatMayBlockStallsNeitherOtherPeersNorItsOwnConnection() throws Exception {
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger running = new AtomicInteger();
+    ControlService slow = new ControlService() {
+      @Override
+      public ByteBuffer serve(long peer, java.net.InetAddress address, ByteBuffer request) {
+        running.incrementAndGet();
+        try {
+          if (!release.await(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("never released");
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        return ByteBuffer.allocate(1).put(0, request.get(0));
+      }
+
+      @Override
+      public boolean mayBlock() {
+        return true;
+      }
+    };
+    MessageHandler echo = (peer, request) -> CompletableFuture.completedFuture(message("ok"));
+    try (Carrier server = oneLoopCarrier(11, echo, ControlServices.of(SERVICE, slow));
+        Carrier client = carrier(22, MessageHandler.REJECT_ALL, ControlServices.none());
+        CarrierConnection blocked = await(client.connect(server.localAddress()));
+        CarrierConnection other = await(client.connect(server.localAddress()))) {
+      CompletableFuture<ByteBuffer> first = blocked.control(SERVICE, request(1, ""));
+      CompletableFuture<ByteBuffer> second = blocked.control(SERVICE, request(2, ""));
+      TransportTestSupport.eventually("both set-up calls running", java.time.Duration.ofSeconds(20),
+          () -> running.get() == 2);
+      // While the service blocks, the selector thread both connections share still serves them.
+      assertEquals("ok", text(await(other.request(message("hi")))));
+      assertEquals("ok", text(await(blocked.request(message("hi")))));
+      assertTrue(!first.isDone() && !second.isDone());
+      release.countDown();
+      assertEquals(1, await(first).get(0));
+      assertEquals(2, await(second).get(0));
+    }
+  }
+
+  @Test
+  void blockingRequestsBeyondTheBoundWaitTheirTurnAndAllAreAnswered() throws Exception {
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger running = new AtomicInteger();
+    AtomicInteger maxRunning = new AtomicInteger();
+    ControlService slow = new ControlService() {
+      @Override
+      public ByteBuffer serve(long peer, java.net.InetAddress address, ByteBuffer request) {
+        maxRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
+        try {
+          release.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        running.decrementAndGet();
+        return ByteBuffer.allocate(1).put(0, request.get(0));
+      }
+
+      @Override
+      public boolean mayBlock() {
+        return true;
+      }
+    };
+    try (Carrier server = oneLoopCarrier(11, MessageHandler.REJECT_ALL, ControlServices.of(SERVICE, slow));
+        Carrier client = carrier(22, MessageHandler.REJECT_ALL, ControlServices.none());
+        CarrierConnection c = await(client.connect(server.localAddress()))) {
+      int n = 3 * ServerSession.MAX_CONTROLS_IN_FLIGHT;
+      java.util.List<CompletableFuture<ByteBuffer>> replies = new java.util.ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        replies.add(c.control(SERVICE, request(i, "")));
+      }
+      TransportTestSupport.eventually("the first calls running", java.time.Duration.ofSeconds(20),
+          () -> running.get() == ServerSession.MAX_CONTROLS_IN_FLIGHT);
+      release.countDown();
+      for (int i = 0; i < n; i++) {
+        assertEquals(i, await(replies.get(i)).get(0));
+      }
+      assertEquals(ServerSession.MAX_CONTROLS_IN_FLIGHT, maxRunning.get(), "calls of one peer run at once");
     }
   }
 

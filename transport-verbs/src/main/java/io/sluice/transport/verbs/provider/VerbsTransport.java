@@ -216,6 +216,15 @@ final class VerbsTransport extends AbstractTransport implements ControlService {
     return Optional.of(r);
   }
 
+  /**
+   * Set-up talks to the device (a peer's protection domain, registering a region in it, admitting
+   * a queue pair), which can take milliseconds for a large region: off the selector thread.
+   */
+  @Override
+  public boolean mayBlock() {
+    return true;
+  }
+
   /** Serves the set-up requests of authenticated peers (see {@link SetupMessages}). */
   @Override
   public ByteBuffer serve(long peerNode, InetAddress peerAddress, ByteBuffer request) throws TransportException {
