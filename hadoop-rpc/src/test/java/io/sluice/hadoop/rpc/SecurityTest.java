@@ -65,25 +65,25 @@ class SecurityTest {
 
   @Test
   void withoutASecretEverythingTakesTheStockPath() throws Exception {
-    try (RpcFixture fixture = new RpcFixture()) {
-      Configuration conf = RpcFixture.conf(true);
-      conf.unset("sluice.transport.secret");
-      RPC.Server server = fixture.startServer(conf);
-      assertFalse(((SluiceRpcServer) server).transportAddress().isPresent());
-      EchoTestPB proxy = fixture.proxy(EchoTestPB.class, conf, server);
-      assertEquals("rpc", proxy.callContext(null, EmptyProto.getDefaultInstance()).getPath());
-    }
+    Configuration conf = RpcFixture.conf(true);
+    conf.unset("sluice.transport.secret");
+    assertStockPath(conf, conf);
   }
 
   @Test
   void aSluiceClientOfAServerWithoutTransportTakesTheStockPath() throws Exception {
+    Configuration serverConf = RpcFixture.conf(true);
+    serverConf.set("hadoop.rpc.protection", "privacy");
+    // The client itself would use the transport; the server offers none.
+    assertStockPath(serverConf, RpcFixture.conf(true));
+  }
+
+  /** A server on {@code serverConf} offers no transport, and a client on {@code clientConf} calls it the stock way. */
+  private static void assertStockPath(Configuration serverConf, Configuration clientConf) throws Exception {
     try (RpcFixture fixture = new RpcFixture()) {
-      Configuration serverConf = RpcFixture.conf(true);
-      serverConf.set("hadoop.rpc.protection", "privacy");
       RPC.Server server = fixture.startServer(serverConf);
       assertFalse(((SluiceRpcServer) server).transportAddress().isPresent());
-      // The client itself would use the transport; the server offers none.
-      EchoTestPB proxy = fixture.proxy(EchoTestPB.class, RpcFixture.conf(true), server);
+      EchoTestPB proxy = fixture.proxy(EchoTestPB.class, clientConf, server);
       assertEquals("rpc", proxy.callContext(null, EmptyProto.getDefaultInstance()).getPath());
     }
   }
