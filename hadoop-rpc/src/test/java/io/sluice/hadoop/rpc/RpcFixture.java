@@ -1,5 +1,9 @@
 package io.sluice.hadoop.rpc;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
 import io.sluice.hadoop.rpc.testproto.EchoTestProtos.EchoTestService;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -8,9 +12,13 @@ import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.ipc.ProtobufRpcEngine2;
 import org.apache.hadoop.ipc.RPC;
+import org.apache.hadoop.ipc.RemoteException;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.authorize.AuthorizationException;
 import org.apache.hadoop.security.authorize.PolicyProvider;
 import org.apache.hadoop.security.authorize.Service;
+import org.apache.hadoop.thirdparty.protobuf.ServiceException;
+import org.junit.jupiter.api.function.Executable;
 
 /**
  * Real RPC servers and proxies on loopback for one test; closing it stops every proxy it made,
@@ -58,11 +66,15 @@ final class RpcFixture implements AutoCloseable {
     return startServer(conf, 0);
   }
 
+  /** A server whose access list admits one user alone, and the configuration its proxies use. */
+  record AclServer(RPC.Server server, Configuration conf) {}
+
   /**
-   * Starts a server of the test protocol with service-level authorization on and an access list
-   * that admits {@code user} alone; {@code conf} is changed to say so, for its proxies too.
+   * Starts a server of the test protocol on a new {@link #conf(boolean) conf(true)} with
+   * service-level authorization on and an access list that admits {@code user} alone.
    */
-  RPC.Server startServerServingOnly(String user, Configuration conf) throws IOException {
+  AclServer startServerServingOnly(String user) throws IOException {
+    Configuration conf = conf(true);
     conf.setBoolean("hadoop.security.authorization", true);
     conf.set(ACL_KEY, user);
     RPC.Server server = startServer(conf);
@@ -72,7 +84,18 @@ final class RpcFixture implements AutoCloseable {
         return new Service[] {new Service(ACL_KEY, EchoTestPB.class)};
       }
     });
-    return server;
+    return new AclServer(server, conf);
+  }
+
+  /**
+   * Asserts that {@code call} failed because the server's access list refused its caller;
+   * returns the server's exception.
+   */
+  static RemoteException assertUnauthorized(Executable call) {
+    ServiceException e = assertThrows(ServiceException.class, call);
+    RemoteException remote = assertInstanceOf(RemoteException.class, e.getCause());
+    assertEquals(AuthorizationException.class.getName(), remote.getClassName());
+    return remote;
   }
 
   <T> T proxy(Class<T> protocol, Configuration conf, RPC.Server server) throws IOException {
@@ -82,6 +105,11 @@ final class RpcFixture implements AutoCloseable {
   /** A proxy of the test protocol to {@code server} that calls as the remote user {@code user}. */
   EchoTestPB proxyAs(String user, Configuration conf, RPC.Server server) throws IOException {
     return proxy(EchoTestPB.class, conf, server.getListenerAddress(), UserGroupInformation.createRemoteUser(user));
+  }
+
+  /** A proxy of the test protocol to {@code server} that calls as the remote user {@code user}. */
+  EchoTestPB proxyAs(String user, AclServer server) throws IOException {
+    return proxyAs(user, server.conf(), server.server());
   }
 
   <T> T proxy(Class<T> protocol, Configuration conf, InetSocketAddress address, UserGroupInformation user)

@@ -2,7 +2,6 @@ package io.sluice.hadoop.rpc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,7 +11,6 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.ipc.RPC;
 import org.apache.hadoop.ipc.RemoteException;
 import org.apache.hadoop.security.UserGroupInformation;
-import org.apache.hadoop.security.authorize.AuthorizationException;
 import org.apache.hadoop.security.authorize.ProxyUsers;
 import org.apache.hadoop.thirdparty.protobuf.ServiceException;
 import org.junit.jupiter.api.Test;
@@ -22,22 +20,19 @@ class SecurityTest {
   @Test
   void serviceLevelAuthorizationDeniesTransportCallsOfOtherUsers() throws Exception {
     try (RpcFixture fixture = new RpcFixture()) {
-      Configuration conf = RpcFixture.conf(true);
-      RPC.Server server = fixture.startServerServingOnly("alice", conf);
-      EchoTestPB asAlice = fixture.proxyAs("alice", conf, server);
-      EchoTestPB asBob = fixture.proxyAs("bob", conf, server);
+      RpcFixture.AclServer server = fixture.startServerServingOnly("alice");
+      EchoTestPB asAlice = fixture.proxyAs("alice", server);
+      EchoTestPB asBob = fixture.proxyAs("bob", server);
       CallContextProto allowed = asAlice.callContext(null, EmptyProto.getDefaultInstance());
       assertEquals("sluice", allowed.getPath());
       assertEquals("alice", allowed.getRemoteUser());
-      ServiceException e = assertThrows(ServiceException.class,
+      RemoteException remote = RpcFixture.assertUnauthorized(
           () -> asBob.callContext(null, EmptyProto.getDefaultInstance()));
-      RemoteException remote = assertInstanceOf(RemoteException.class, e.getCause());
-      assertEquals(AuthorizationException.class.getName(), remote.getClassName());
       assertTrue(remote.getMessage().contains("bob"), remote.getMessage());
       // The same user is refused on the stock path too.
       EchoTestPB stockBob = UserGroupInformation.createRemoteUser("bob").doAs(
           (java.security.PrivilegedExceptionAction<EchoTestPB>) () ->
-              fixture.stockProxy(EchoTestPB.class, conf, server.getListenerAddress()));
+              fixture.stockProxy(EchoTestPB.class, server.conf(), server.server().getListenerAddress()));
       assertThrows(ServiceException.class, () -> stockBob.callContext(null, EmptyProto.getDefaultInstance()));
     }
   }
@@ -61,10 +56,7 @@ class SecurityTest {
 
         EchoTestPB asErin = fixture.proxy(EchoTestPB.class, conf, server.getListenerAddress(),
             UserGroupInformation.createProxyUser("erin", dave));
-        ServiceException e = assertThrows(ServiceException.class,
-            () -> asErin.callContext(null, EmptyProto.getDefaultInstance()));
-        RemoteException remote = assertInstanceOf(RemoteException.class, e.getCause());
-        assertEquals(AuthorizationException.class.getName(), remote.getClassName());
+        RpcFixture.assertUnauthorized(() -> asErin.callContext(null, EmptyProto.getDefaultInstance()));
       } finally {
         ProxyUsers.refreshSuperUserGroupsConfiguration(new Configuration());
       }
@@ -73,25 +65,25 @@ class SecurityTest {
 
   @Test
   void withoutASecretEverythingTakesTheStockPath() throws Exception {
-    try (RpcFixture fixture = new RpcFixture()) {
-      Configuration conf = RpcFixture.conf(true);
-      conf.unset("sluice.transport.secret");
-      RPC.Server server = fixture.startServer(conf);
-      assertFalse(((SluiceRpcServer) server).transportAddress().isPresent());
-      EchoTestPB proxy = fixture.proxy(EchoTestPB.class, conf, server);
-      assertEquals("rpc", proxy.callContext(null, EmptyProto.getDefaultInstance()).getPath());
-    }
+    Configuration conf = RpcFixture.conf(true);
+    conf.unset("sluice.transport.secret");
+    assertStockPath(conf, conf);
   }
 
   @Test
   void aSluiceClientOfAServerWithoutTransportTakesTheStockPath() throws Exception {
+    Configuration serverConf = RpcFixture.conf(true);
+    serverConf.set("hadoop.rpc.protection", "privacy");
+    // The client itself would use the transport; the server offers none.
+    assertStockPath(serverConf, RpcFixture.conf(true));
+  }
+
+  /** A server on {@code serverConf} offers no transport, and a client on {@code clientConf} calls it the stock way. */
+  private static void assertStockPath(Configuration serverConf, Configuration clientConf) throws Exception {
     try (RpcFixture fixture = new RpcFixture()) {
-      Configuration serverConf = RpcFixture.conf(true);
-      serverConf.set("hadoop.rpc.protection", "privacy");
       RPC.Server server = fixture.startServer(serverConf);
       assertFalse(((SluiceRpcServer) server).transportAddress().isPresent());
-      // The client itself would use the transport; the server offers none.
-      EchoTestPB proxy = fixture.proxy(EchoTestPB.class, RpcFixture.conf(true), server);
+      EchoTestPB proxy = fixture.proxy(EchoTestPB.class, clientConf, server);
       assertEquals("rpc", proxy.callContext(null, EmptyProto.getDefaultInstance()).getPath());
     }
   }

@@ -2,6 +2,7 @@ package io.sluice.perf.bench;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import picocli.CommandLine;
@@ -10,11 +11,12 @@ import picocli.CommandLine.Model.OptionSpec;
 
 /**
  * The command line and the life of every benchmark program in {@code perf/}: a command names itself
- * in a {@link Command}, declares its own options with picocli {@code @Option} annotations on a small
- * class of fields, {@link #parse} fills it, and {@link #main} turns the outcome into the process's
- * exit status. Every command gets {@code -h/--help} and {@code --quick} from here, and its options
- * are listed in the order they are declared. {@code --help} prints the options picocli knows from
- * the annotations, so the help text and the parser cannot disagree.
+ * and its results file in a {@link Command}, declares its own options with picocli {@code @Option}
+ * annotations on a small class of fields, {@link #parse} fills it, and {@link #main} turns the
+ * outcome into the process's exit status. Every command gets {@code -h/--help} and {@code --quick}
+ * from here, then its own options in the order they are declared, then {@code --out}, the results
+ * file, whose default is the same rule for every command ({@link Command#resultsFile}). {@code
+ * --help} prints the options picocli knows, so the help text and the parser cannot disagree.
  *
  * <p>Exit status: 0 after {@code --help} or a run that succeeded, 2 for a bad command line (the
  * message names the option), 1 when the run failed, or what the program returned. The process
@@ -23,33 +25,45 @@ import picocli.CommandLine.Model.OptionSpec;
  */
 public final class Cli {
   private static final String QUICK = "--quick";
+  private static final String OUT = "--out";
 
   private Cli() {}
 
   /**
-   * What {@code --help} says about a command besides its options.
+   * What {@code --help} says about a command besides its options, and where its results go.
    *
    * @param name the command's name in the usage line
+   * @param results the name of its results file (see {@link #resultsFile})
    * @param description what the command measures
    * @param quick what its {@code --quick} smoke run does; a smoke run proves the harness works and
    *     says nothing about speed
    */
-  public record Command(String name, String description, String quick) {
+  public record Command(String name, String results, String description, String quick) {
     public Command {
-      for (String[] text : new String[][] {{"name", name}, {"description", description}, {"quick", quick}}) {
+      for (String[] text : new String[][] {{"name", name}, {"results", results}, {"description", description},
+          {"quick", quick}}) {
         if (text[1] == null || text[1].isBlank()) {
           throw new IllegalArgumentException("the " + text[0] + " of a command is missing");
         }
       }
     }
+
+    /**
+     * Where the results go unless {@code --out} says otherwise: {@code perf/results/<results>.json},
+     * or for a smoke run {@code perf/target/<results>-quick.json}, beside the build output, so that
+     * it never replaces a real run's results.
+     */
+    public Path resultsFile(boolean quick) {
+      return quick ? Path.of("perf", "target", results + "-quick.json") : Path.of("perf", "results", results + ".json");
+    }
   }
 
   /**
-   * A command line that was read: the command's own options and whether {@code --quick} was given.
-   * The command applies its defaults and validation, which it knows; an option not given keeps the
-   * value its field started with.
+   * A command line that was read: the command's own options, whether {@code --quick} was given and
+   * the results file. The command applies its other defaults and validation, which it knows; an
+   * option not given keeps the value its field started with.
    */
-  public record Parsed<T>(T options, boolean quick) {}
+  public record Parsed<T>(T options, boolean quick, Path out) {}
 
   /** The command line asked for the usage text, which this carries. */
   public static final class HelpRequested extends RuntimeException {
@@ -95,10 +109,15 @@ public final class Cli {
     if (line.isUsageHelpRequested()) {
       throw new HelpRequested(line.getUsageMessage());
     }
-    return new Parsed<>(options, result.hasMatchedOption(QUICK));
+    boolean quick = result.hasMatchedOption(QUICK);
+    Path out = result.hasMatchedOption(OUT) ? result.matchedOptionValue(OUT, null) : command.resultsFile(quick);
+    return new Parsed<>(options, quick, out);
   }
 
-  /** {@code -h/--help} and {@code --quick} first, then the command's own options in declaration order. */
+  /**
+   * {@code -h/--help} and {@code --quick} first, then the command's own options in declaration
+   * order, then {@code --out}.
+   */
   private static CommandSpec spec(Command command, Object options) {
     CommandSpec spec = CommandSpec.create().name(command.name());
     spec.usageMessage().description(command.description()).sortOptions(false);
@@ -106,6 +125,8 @@ public final class Cli {
         .description("Show the options and exit.").build());
     spec.addOption(OptionSpec.builder(QUICK).type(boolean.class).description(command.quick()).build());
     spec.addMixin("options", CommandSpec.forAnnotatedObject(options));
+    spec.addOption(OptionSpec.builder(OUT).type(Path.class).paramLabel("FILE").description("Results file (default "
+        + command.resultsFile(false) + ", with --quick " + command.resultsFile(true) + ").").build());
     return spec;
   }
 

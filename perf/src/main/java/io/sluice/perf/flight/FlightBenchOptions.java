@@ -32,11 +32,8 @@ public record FlightBenchOptions(long tableBytes, int batchRows, int rounds, Lis
   static final int BATCH_ROWS = 64 * 1024;
   static final int DEFAULT_ROUNDS = 3;
   static final List<String> OPERATIONS = List.of("get", "put");
-  static final Path DEFAULT_OUT = Path.of("perf", "results", "flight.json");
-  /** Smoke runs write beside the build output, so they never replace a real run's results. */
-  static final Path QUICK_OUT = Path.of("perf", "target", "flight-quick.json");
 
-  static final Cli.Command COMMAND = new Cli.Command("flight-bench",
+  static final Cli.Command COMMAND = new Cli.Command("flight-bench", "flight",
       "DoGet and DoPut of one table between two JVMs on loopback: the Flight data plane over tcp"
           + " and shm beside flight-core's plain gRPC Flight, in interleaved rounds.",
       "Smoke run: " + QUICK_SIZE_MB + " MiB, one round, no warm-up (the figures are meaningless).");
@@ -54,10 +51,6 @@ public record FlightBenchOptions(long tableBytes, int batchRows, int rounds, Lis
     @Option(names = "--operations", split = ",", paramLabel = "LIST",
         description = "get, put or get,put (default both).")
     List<String> operations = OPERATIONS;
-
-    @Option(names = "--out", paramLabel = "FILE", description = "Results file (default perf/results/flight.json,"
-        + " with --quick perf/target/flight-quick.json).")
-    Path out;
   }
 
   public FlightBenchOptions {
@@ -96,10 +89,10 @@ public record FlightBenchOptions(long tableBytes, int batchRows, int rounds, Lis
     List<String> operations = operations(f.operations);
     if (quick) {
       return new FlightBenchOptions(sizeMb.orElse(QUICK_SIZE_MB) * MIB, BATCH_ROWS, rounds, operations, false,
-          f.out != null ? f.out : QUICK_OUT, true);
+          line.out(), true);
     }
     return new FlightBenchOptions(sizeMb.orElse(DEFAULT_SIZE_MB) * MIB, BATCH_ROWS, rounds, operations, true,
-        f.out != null ? f.out : DEFAULT_OUT, false);
+        line.out(), false);
   }
 
   private static List<String> operations(List<String> given) {

@@ -172,7 +172,7 @@ public final class HadoopRpcBench {
   record BenchArgs(Path out, int rounds, long warmupMillis, long measureMillis, String provider, boolean reference,
       int referenceSeconds, int[] threads, int[] sizes, long jitWarmupMillis) {
 
-    static final Cli.Command COMMAND = new Cli.Command("hadoop-rpc-bench",
+    static final Cli.Command COMMAND = new Cli.Command("hadoop-rpc-bench", "hadoop-rpc",
         "Echo calls over the Sluice RpcEngine beside Hadoop's stock protobuf engine, the workload of"
             + " Hadoop's RPCCallBenchmark, plus RPCCallBenchmark itself for the stock engine.",
         "Smoke run: one short round, no JIT warm-up, no RPCCallBenchmark (the figures are meaningless).");
@@ -195,10 +195,6 @@ public final class HadoopRpcBench {
 
       @Option(names = "--no-reference", description = "Skip Hadoop's RPCCallBenchmark.")
       boolean noReference;
-
-      @Option(names = "--out", paramLabel = "FILE", description = "Results file (default"
-          + " perf/results/hadoop-rpc.json, with --quick perf/target/hadoop-rpc-quick.json).")
-      Path out;
     }
 
     static BenchArgs parse(String[] args) {
@@ -210,10 +206,10 @@ public final class HadoopRpcBench {
       nonNegative(f.threads, "--threads");
       nonNegative(f.sizes, "--sizes");
       if (line.quick()) {
-        return new BenchArgs(f.out != null ? f.out : Path.of("perf/target/hadoop-rpc-quick.json"), 1, 100, 300,
+        return new BenchArgs(line.out(), 1, 100, 300,
             f.provider, false, 1, f.threads, f.sizes, 0);
       }
-      return new BenchArgs(f.out != null ? f.out : Path.of("perf/results/hadoop-rpc.json"), f.rounds, 700, 2_500,
+      return new BenchArgs(line.out(), f.rounds, 700, 2_500,
           f.provider, !f.noReference, 5, f.threads, f.sizes, 2_000);
     }
 

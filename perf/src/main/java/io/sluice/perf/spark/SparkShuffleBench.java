@@ -58,7 +58,7 @@ public final class SparkShuffleBench {
   }
 
   private record Options(long sizeMb, int rounds, Path out, String master, String jar, List<Variant> variants) {
-    static final Cli.Command COMMAND = new Cli.Command("spark-shuffle-bench",
+    static final Cli.Command COMMAND = new Cli.Command("spark-shuffle-bench", "spark-shuffle",
         "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager, alternately.",
         "Smoke run: 8 MB per job, one round; writes perf/target/spark-shuffle-quick.json unless --out says"
             + " otherwise (the figures are meaningless).");
@@ -70,9 +70,6 @@ public final class SparkShuffleBench {
 
       @Option(names = "--rounds", paramLabel = "N", description = "Rounds per manager (default 3; 1 with --quick).")
       Integer rounds;
-
-      @Option(names = "--out", paramLabel = "FILE", description = "Results file (default perf/results/spark-shuffle.json).")
-      Path out;
 
       @Option(names = "--master", paramLabel = "URL", description = "Spark master (default local-cluster[2,1,1024]).")
       String master = "local-cluster[2,1,1024]";
@@ -93,8 +90,6 @@ public final class SparkShuffleBench {
       boolean quick = line.quick();
       long sizeMb = f.sizeMb != null ? f.sizeMb : quick ? 8 : 128;
       int rounds = f.rounds != null ? f.rounds : quick ? 1 : 3;
-      Path out = f.out != null ? f.out
-          : Path.of(quick ? "perf/target/spark-shuffle-quick.json" : "perf/results/spark-shuffle.json");
       if (sizeMb <= 0 || rounds <= 0) {
         throw new IllegalArgumentException("--size-mb and --rounds must be positive");
       }
@@ -109,7 +104,7 @@ public final class SparkShuffleBench {
           throw new IllegalArgumentException("--variants: unknown variant '" + v + "' (plain or encrypted)");
         }
       }
-      return new Options(sizeMb, rounds, out, f.master, f.jar, List.copyOf(variants));
+      return new Options(sizeMb, rounds, line.out(), f.master, f.jar, List.copyOf(variants));
     }
   }
 

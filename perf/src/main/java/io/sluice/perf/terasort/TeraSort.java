@@ -57,7 +57,7 @@ public final class TeraSort {
       return sizeMb * 1_000_000L / TeraRecords.RECORD_BYTES;
     }
 
-    static final Cli.Command COMMAND = new Cli.Command("TeraSort",
+    static final Cli.Command COMMAND = new Cli.Command("TeraSort", "terasort",
         "Generate, sort and validate 100-byte records under Spark's sort shuffle and RdmaShuffleManager.",
         "Smoke run: 20 MB, results to perf/target/terasort-quick.json unless --out says otherwise (the figures"
             + " are meaningless).");
@@ -86,9 +86,6 @@ public final class TeraSort {
           description = "Data folder shared by the driver and every executor (default /tmp/sluice-terasort).")
       Path dir = Path.of("/tmp/sluice-terasort");
 
-      @Option(names = "--out", paramLabel = "FILE", description = "Results file (default perf/results/terasort.json).")
-      Path out;
-
       @Option(names = "--managers", split = ",", paramLabel = "LIST", description = "sort, rdma or both (default sort,rdma).")
       List<String> managers = List.of(SORT, RDMA);
 
@@ -102,7 +99,6 @@ public final class TeraSort {
       Flags f = line.options();
       boolean quick = line.quick();
       long sizeMb = f.sizeMb != null ? f.sizeMb : quick ? 20 : 256;
-      Path out = f.out != null ? f.out : Path.of(quick ? "perf/target/terasort-quick.json" : "perf/results/terasort.json");
       if (sizeMb <= 0 || f.rounds <= 0 || f.executors <= 0 || f.maps < 0 || f.reducers < 0) {
         throw new IllegalArgumentException("--size-mb, --rounds and --executors must be positive");
       }
@@ -114,7 +110,7 @@ public final class TeraSort {
       }
       int parts = (int) Math.max(2L * f.executors, (sizeMb + 63) / 64);
       return new Options(sizeMb, f.maps > 0 ? f.maps : parts, f.reducers > 0 ? f.reducers : parts, f.rounds,
-          f.executors, f.dir, out, managers, f.check);
+          f.executors, f.dir, line.out(), managers, f.check);
     }
   }
 

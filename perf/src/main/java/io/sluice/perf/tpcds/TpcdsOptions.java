@@ -35,7 +35,7 @@ public record TpcdsOptions(double scale, String queries, String master, double b
     sparkConf = List.copyOf(sparkConf);
   }
 
-  static final Cli.Command COMMAND = new Cli.Command("tpcds",
+  static final Cli.Command COMMAND = new Cli.Command("tpcds", "tpcds",
       "TPC-DS under Spark's sort shuffle and RdmaShuffleManager: two driver applications, the"
           + " queries alternating between them, results compared.",
       "Smoke run: q3, q7, q19, q42 and q52 at scale factor 0.01, results under perf/target/ (the figures are"
@@ -78,10 +78,6 @@ public record TpcdsOptions(double scale, String queries, String master, double b
     @Option(names = "--work-dir", paramLabel = "DIR", description = "Logs and result rows (default perf/target/tpcds).")
     Path workDir = Path.of("perf/target/tpcds");
 
-    @Option(names = "--out", paramLabel = "FILE",
-        description = "Results (default perf/results/tpcds.json; with --quick perf/target/tpcds-quick.json).")
-    Path out;
-
     @Option(names = "--markdown", paramLabel = "FILE",
         description = "Per-query table (default perf/results/tpcds.md; with --quick perf/target/tpcds-quick.md).")
     Path markdown;
@@ -113,7 +109,6 @@ public record TpcdsOptions(double scale, String queries, String master, double b
     boolean quick = line.quick();
     double scale = f.scale != null ? f.scale : quick ? 0.01 : 0.1;
     String queries = f.queries != null ? f.queries : quick ? QUICK_QUERIES : "all";
-    Path out = f.out != null ? f.out : Path.of(quick ? "perf/target/tpcds-quick.json" : "perf/results/tpcds.json");
     Path markdown = f.markdown != null ? f.markdown
         : Path.of(quick ? "perf/target/tpcds-quick.md" : "perf/results/tpcds.md");
     Path dataRoot = f.dataRoot != null ? f.dataRoot : TpcdsCache.defaultRoot();
@@ -131,7 +126,7 @@ public record TpcdsOptions(double scale, String queries, String master, double b
       throw new IllegalArgumentException("the shuffle manager's jar is needed (--jar or -Dsluice.spark.jar)");
     }
     return new TpcdsOptions(scale, queries, master, f.budget, f.timeout, f.executors, f.memory, f.partitions,
-        dataRoot, f.workDir, out, markdown, jar, f.conf);
+        dataRoot, f.workDir, line.out(), markdown, jar, f.conf);
   }
 
   /** Whether the master is a standalone cluster, where the two applications share the cores. */

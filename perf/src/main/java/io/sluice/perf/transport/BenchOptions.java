@@ -38,11 +38,8 @@ public record BenchOptions(
     Path out,
     boolean quick) {
   static final List<String> KNOWN_PROVIDERS = List.of("tcp", "tcp-aes", "shm");
-  static final Path DEFAULT_OUT = Path.of("perf", "results", "transport.json");
-  /** Smoke runs write beside the build output, so they never replace a real run's results. */
-  static final Path QUICK_OUT = Path.of("perf", "target", "transport-quick.json");
 
-  static final Cli.Command COMMAND = new Cli.Command("transport-bench",
+  static final Cli.Command COMMAND = new Cli.Command("transport-bench", "transport",
       "READ throughput and latency of the transport's providers between two JVMs on loopback,"
           + " beside a plain socket stream and a memcpy measured in the same run.",
       "Tiny smoke run; the figures are meaningless.");
@@ -53,10 +50,6 @@ public record BenchOptions(
         description = "Comma-separated subset of tcp,tcp-aes,shm (default all; tcp-aes: tcp with"
             + " sluice.transport.encryption=true).")
     List<String> providers = KNOWN_PROVIDERS;
-
-    @Option(names = "--out", paramLabel = "FILE", description = "Results file (default"
-        + " perf/results/transport.json, with --quick perf/target/transport-quick.json).")
-    Path out;
   }
 
   public BenchOptions {
@@ -101,11 +94,10 @@ public record BenchOptions(
     List<Integer> depths = List.of(1, 8);
     if (line.quick()) {
       return new BenchOptions(providers, blocks, depths, 4 << 10, 16 << 20, 1,
-          Duration.ofMillis(20), Duration.ofMillis(60), 2_000, f.out != null ? f.out : QUICK_OUT, true);
+          Duration.ofMillis(20), Duration.ofMillis(60), 2_000, line.out(), true);
     }
     return new BenchOptions(providers, blocks, depths, 4 << 10, 64 << 20, 3,
-        Duration.ofMillis(200), Duration.ofMillis(700), 100_000, f.out != null ? f.out : DEFAULT_OUT,
-        false);
+        Duration.ofMillis(200), Duration.ofMillis(700), 100_000, line.out(), false);
   }
 
   private static List<String> checkProviders(List<String> given) {

@@ -26,12 +26,34 @@ import java.nio.ByteBuffer;
 final class SetupMessages {
   /** The control service id of verbs set-up on the carrier. */
   static final int SERVICE = 2;
-  static final byte NODE_INFO = 1;
-  static final byte ADMIT = 2;
-  static final byte KEY = 3;
-  static final byte PURPOSE_READS = 1;
-  static final byte PURPOSE_MESSAGES = 2;
   static final int KEY_INFO_LENGTH = 8 + 8 + 4;
+
+  /** What a request asks for; {@link #id} is its first byte. */
+  enum Operation {
+    NODE_INFO(1),
+    ADMIT(2),
+    KEY(3);
+
+    final byte id;
+
+    Operation(int id) {
+      this.id = (byte) id;
+    }
+  }
+
+  /** What a queue pair an ADMIT request announces is for; {@link #id} is its byte on the wire. */
+  enum Purpose {
+    /** The requester READs on it. */
+    READS(1),
+    /** It carries the requester's requests (see the channel package). */
+    MESSAGES(2);
+
+    final byte id;
+
+    Purpose(int id) {
+      this.id = (byte) id;
+    }
+  }
 
   /** A live registration as its owner reports it. */
   record KeyInfo(long address, long length, int rkey) {}
@@ -39,29 +61,31 @@ final class SetupMessages {
   private SetupMessages() {}
 
   static ByteBuffer nodeInfoRequest() {
-    return ByteBuffer.allocate(1).put(NODE_INFO).flip();
+    return ByteBuffer.allocate(1).put(Operation.NODE_INFO.id).flip();
   }
 
-  static ByteBuffer admitRequest(byte purpose, InetSocketAddress source) {
+  static ByteBuffer admitRequest(Purpose purpose, InetSocketAddress source) {
     byte[] ip = source.getAddress().getAddress();
-    return ByteBuffer.allocate(1 + 1 + 1 + ip.length + 2).put(ADMIT).put(purpose).put((byte) ip.length).put(ip)
-        .putShort((short) source.getPort()).flip();
+    return ByteBuffer.allocate(1 + 1 + 1 + ip.length + 2).put(Operation.ADMIT.id).put(purpose.id)
+        .put((byte) ip.length).put(ip).putShort((short) source.getPort()).flip();
   }
 
   /** Reads an ADMIT purpose; advances past it. */
-  static byte purpose(ByteBuffer in) throws ProtocolException {
+  static Purpose purpose(ByteBuffer in) throws ProtocolException {
     if (!in.hasRemaining()) {
       throw new ProtocolException("ADMIT request without a purpose");
     }
-    byte purpose = in.get();
-    if (purpose != PURPOSE_READS && purpose != PURPOSE_MESSAGES) {
-      throw new ProtocolException("unknown ADMIT purpose " + (purpose & 0xff));
+    byte id = in.get();
+    for (Purpose purpose : Purpose.values()) {
+      if (purpose.id == id) {
+        return purpose;
+      }
     }
-    return purpose;
+    throw new ProtocolException("unknown ADMIT purpose " + (id & 0xff));
   }
 
   static ByteBuffer keyRequest(long key) {
-    return ByteBuffer.allocate(1 + 8).put(KEY).putLong(key).flip();
+    return ByteBuffer.allocate(1 + 8).put(Operation.KEY.id).putLong(key).flip();
   }
 
   static ByteBuffer addressReply(InetSocketAddress address) {
@@ -76,15 +100,17 @@ final class SetupMessages {
   }
 
   /** The operation of a request; advances past it. */
-  static byte operation(ByteBuffer request) throws ProtocolException {
+  static Operation operation(ByteBuffer request) throws ProtocolException {
     if (!request.hasRemaining()) {
       throw new ProtocolException("empty verbs set-up request");
     }
-    byte op = request.get();
-    if (op != NODE_INFO && op != ADMIT && op != KEY) {
-      throw new ProtocolException("unknown verbs set-up operation " + (op & 0xff));
+    byte id = request.get();
+    for (Operation op : Operation.values()) {
+      if (op.id == id) {
+        return op;
+      }
     }
-    return op;
+    throw new ProtocolException("unknown verbs set-up operation " + (id & 0xff));
   }
 
   /** Reads an address that must be all that remains. */

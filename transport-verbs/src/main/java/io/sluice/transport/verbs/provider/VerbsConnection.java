@@ -87,7 +87,7 @@ final class VerbsConnection implements Connection {
   }
 
   private CompletableFuture<RdmaQueuePair> openQueuePair() {
-    return connect(SetupMessages.PURPOSE_READS, transport.readSizes()).thenApply(qp -> {
+    return connect(SetupMessages.Purpose.READS, transport.readSizes()).thenApply(qp -> {
       if (closed) {
         qp.close();
         throw new CompletionException(closedException());
@@ -97,7 +97,7 @@ final class VerbsConnection implements Connection {
   }
 
   private CompletableFuture<RequestChannel> openChannel() {
-    return connect(SetupMessages.PURPOSE_MESSAGES, transport.requesterSizes()).thenApply(qp -> {
+    return connect(SetupMessages.Purpose.MESSAGES, transport.requesterSizes()).thenApply(qp -> {
       try {
         RequestChannel c = transport.openRequestChannel(qp);
         if (closed) {
@@ -119,9 +119,9 @@ final class VerbsConnection implements Connection {
    * peer READs the requests staged there; a READ queue pair in the node's own domain, where
    * the peer can read nothing.
    */
-  private CompletableFuture<RdmaQueuePair> connect(byte purpose, RdmaQueuePair.Sizes sizes) {
+  private CompletableFuture<RdmaQueuePair> connect(SetupMessages.Purpose purpose, RdmaQueuePair.Sizes sizes) {
     CompletableFuture<PreparedConnection> preparing;
-    if (purpose == SetupMessages.PURPOSE_MESSAGES) {
+    if (purpose == SetupMessages.Purpose.MESSAGES) {
       try {
         ProtectionDomain domain = node.peerDomain(tcp.peerNode());
         try {
@@ -141,7 +141,7 @@ final class VerbsConnection implements Connection {
             asTransportException(PeerKeys.unwrap(error), "RDMA connection to " + peer())));
   }
 
-  private CompletableFuture<RdmaQueuePair> admitAndConnect(byte purpose, PreparedConnection prepared) {
+  private CompletableFuture<RdmaQueuePair> admitAndConnect(SetupMessages.Purpose purpose, PreparedConnection prepared) {
     CompletableFuture<RdmaQueuePair> connected;
     try {
       connected = tcp.control(SetupMessages.SERVICE, SetupMessages.admitRequest(purpose, prepared.source()))

@@ -228,13 +228,13 @@ final class VerbsTransport extends AbstractTransport implements ControlService {
   /** Serves the set-up requests of authenticated peers (see {@link SetupMessages}). */
   @Override
   public ByteBuffer serve(long peerNode, InetAddress peerAddress, ByteBuffer request) throws TransportException {
-    byte op = SetupMessages.operation(request);
-    if (op == SetupMessages.NODE_INFO) {
+    SetupMessages.Operation op = SetupMessages.operation(request);
+    if (op == SetupMessages.Operation.NODE_INFO) {
       SetupMessages.expectEmpty(request, "NODE_INFO request");
       return SetupMessages.addressReply(node.address());
     }
-    if (op == SetupMessages.ADMIT) {
-      byte purpose = SetupMessages.purpose(request);
+    if (op == SetupMessages.Operation.ADMIT) {
+      SetupMessages.Purpose purpose = SetupMessages.purpose(request);
       InetSocketAddress source = SetupMessages.address(request);
       AdmissionRule.check(source, peerAddress);
       if (faults.isBarred(peerNode)) {
@@ -263,11 +263,12 @@ final class VerbsTransport extends AbstractTransport implements ControlService {
    * Admits one queue pair of {@code peerNode} from {@code source}, in the peer's protection
    * domain: a message channel's, or one that serves the peer's READs (whose faults count).
    */
-  private void admit(long peerNode, byte purpose, InetSocketAddress source) throws TransportException {
+  private void admit(long peerNode, SetupMessages.Purpose purpose, InetSocketAddress source)
+      throws TransportException {
     try {
       ProtectionDomain domain = node.peerDomain(peerNode);
       try {
-        if (purpose == SetupMessages.PURPOSE_MESSAGES) {
+        if (purpose == SetupMessages.Purpose.MESSAGES) {
           node.admit(source, responderSizes(), domain, qp -> ResponderChannel.open(node, qp, credit, maxMessageBytes,
               peerNode, tcp::runHandler));
         } else {

@@ -27,7 +27,6 @@ final class ReadPath implements AutoCloseable {
   /** One slot of the ring: the READ posted through it now, if any. */
   final class ReadSlot extends SendQueueEntry {
     final int index;
-    CompletableFuture<Void> future;
     long deadline;
     /** Set when this READ passed its deadline: it fails with this instead of the queue pair's cause. */
     TransportTimeoutException timedOut;
@@ -38,20 +37,15 @@ final class ReadPath implements AutoCloseable {
     }
 
     @Override
-    CompletableFuture<Void> retire() {
-      CompletableFuture<Void> f = future;
-      future = null;
+    void freed() {
       timedOut = null;
       head = head + 1 == slots.length ? 0 : head + 1;
       inFlight--;
-      return f;
     }
 
     @Override
     public void fail(TransportException cause) {
-      if (future != null) {
-        future.completeExceptionally(timedOut != null ? timedOut : cause);
-      }
+      super.fail(timedOut != null ? timedOut : cause);
     }
   }
 

@@ -1,5 +1,6 @@
 package io.sluice.transport.verbs.rc;
 
+import io.sluice.transport.TransportException;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -14,6 +15,8 @@ abstract class SendQueueEntry implements WorkRequest, Outstanding {
   private final long wrId;
   /** Whether the entry is on the send queue now. */
   boolean posted;
+  /** The future of the work posted through the entry now; null while it is idle. */
+  CompletableFuture<Void> future;
 
   SendQueueEntry(RdmaQueuePair owner, long wrId) {
     this.owner = owner;
@@ -34,5 +37,20 @@ abstract class SendQueueEntry implements WorkRequest, Outstanding {
    * The work completed: frees the slot for its next use and returns the future to complete
    * once the lock is released. Holds the lock.
    */
-  abstract CompletableFuture<Void> retire();
+  final CompletableFuture<Void> retire() {
+    CompletableFuture<Void> f = future;
+    future = null;
+    freed();
+    return f;
+  }
+
+  /** Makes the slot ready for its next use once its work completed. Holds the lock. */
+  abstract void freed();
+
+  @Override
+  public void fail(TransportException cause) {
+    if (future != null) {
+      future.completeExceptionally(cause);
+    }
+  }
 }

@@ -1,7 +1,6 @@
 package io.sluice.transport.verbs.rc;
 
 import com.ibm.disni.verbs.SVCPostSend;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * A SEND of one registered buffer, built once ({@link RdmaQueuePair#prepareSend}) with its
@@ -22,7 +21,6 @@ public final class SendSlot {
   /** The slot's place on the send queue while its SEND is outstanding. */
   static final class Entry extends SendQueueEntry {
     private final MessagePath path;
-    CompletableFuture<Void> future;
 
     Entry(RdmaQueuePair owner, MessagePath path, long wrId) {
       super(owner, wrId);
@@ -30,18 +28,8 @@ public final class SendSlot {
     }
 
     @Override
-    CompletableFuture<Void> retire() {
-      CompletableFuture<Void> f = future;
-      future = null;
+    void freed() {
       path.sendRetired();
-      return f;
-    }
-
-    @Override
-    public void fail(io.sluice.transport.TransportException cause) {
-      if (future != null) {
-        future.completeExceptionally(cause);
-      }
     }
   }
 }

@@ -17,21 +17,21 @@ class SetupMessagesTest {
     InetSocketAddress v4 = new InetSocketAddress(InetAddress.getByName("10.77.0.1"), 40000);
     InetSocketAddress v6 = new InetSocketAddress(InetAddress.getByName("fe80::1"), 65535);
     for (InetSocketAddress a : new InetSocketAddress[] {v4, v6}) {
-      for (byte purpose : new byte[] {SetupMessages.PURPOSE_READS, SetupMessages.PURPOSE_MESSAGES}) {
+      for (SetupMessages.Purpose purpose : SetupMessages.Purpose.values()) {
         ByteBuffer admit = SetupMessages.admitRequest(purpose, a);
-        assertEquals(SetupMessages.ADMIT, SetupMessages.operation(admit));
+        assertEquals(SetupMessages.Operation.ADMIT, SetupMessages.operation(admit));
         assertEquals(purpose, SetupMessages.purpose(admit));
         assertEquals(a, SetupMessages.address(admit));
       }
       assertEquals(a, SetupMessages.address(SetupMessages.addressReply(a)));
     }
     ByteBuffer key = SetupMessages.keyRequest(0x8000_0000_1234_5678L);
-    assertEquals(SetupMessages.KEY, SetupMessages.operation(key));
+    assertEquals(SetupMessages.Operation.KEY, SetupMessages.operation(key));
     assertEquals(0x8000_0000_1234_5678L, SetupMessages.key(key));
     SetupMessages.KeyInfo info = new SetupMessages.KeyInfo(0x7f00_0000_1000L, 1 << 20, 0xabcdef);
     assertEquals(info, SetupMessages.keyInfo(SetupMessages.keyReply(info)));
     ByteBuffer nodeInfo = SetupMessages.nodeInfoRequest();
-    assertEquals(SetupMessages.NODE_INFO, SetupMessages.operation(nodeInfo));
+    assertEquals(SetupMessages.Operation.NODE_INFO, SetupMessages.operation(nodeInfo));
     SetupMessages.expectEmpty(nodeInfo, "NODE_INFO");
   }
 
@@ -62,11 +62,11 @@ class SetupMessagesTest {
       random.nextBytes(b);
       ByteBuffer in = ByteBuffer.wrap(b);
       try {
-        byte op = SetupMessages.operation(in);
-        if (op == SetupMessages.ADMIT) {
+        SetupMessages.Operation op = SetupMessages.operation(in);
+        if (op == SetupMessages.Operation.ADMIT) {
           SetupMessages.purpose(in);
           SetupMessages.address(in);
-        } else if (op == SetupMessages.KEY) {
+        } else if (op == SetupMessages.Operation.KEY) {
           SetupMessages.key(in);
         } else {
           SetupMessages.expectEmpty(in, "NODE_INFO");
