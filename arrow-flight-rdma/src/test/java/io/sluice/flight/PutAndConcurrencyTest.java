@@ -35,7 +35,7 @@ class PutAndConcurrencyTest {
       String expected = TestTables.expectedMixed(allocator, batches, rows);
       try (SluiceFlightServer server = server(allocator, config(provider, SECRET, PUTS_ON));
            SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
-               config(provider, expectedPath.equals("grpc") ? null : SECRET));
+               expectedPath.equals("grpc") ? DataPlaneGetTest.grpcOnly(provider) : config(provider, SECRET));
            DictionaryProvider.MapDictionaryProvider dictionaries = TestTables.cities(allocator);
            VectorSchemaRoot root = VectorSchemaRoot.create(TestTables.mixedSchema(), allocator)) {
         try (TableWriter w = client.startPut(FlightDescriptor.path("up"), root, dictionaries)) {
