@@ -68,7 +68,7 @@ class PutAndConcurrencyTest {
             results.add(pool.submit(() -> {
               try (BufferAllocator mine = allocator.newChildAllocator("client", 0, Long.MAX_VALUE);
                    SluiceFlightClient c = SluiceFlightClient.connect(mine, server.location(),
-                       config("tcp", plain ? null : SECRET));
+                       plain ? DataPlaneGetTest.grpcOnly("tcp") : config("tcp", SECRET));
                    TableReader r = c.getStream(SluiceFlightServer.ticket("t"))) {
                 assertEquals(plain ? "grpc" : "tcp", r.dataPath());
                 return TestTables.render(r);
