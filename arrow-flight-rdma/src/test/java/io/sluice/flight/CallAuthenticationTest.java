@@ -63,6 +63,12 @@ class CallAuthenticationTest {
       refused(() -> stranger.listFlights(Criteria.ALL).forEach(i -> { }));
       refused(() -> stranger.doAction(new Action(DataPlaneOffer.ACTION)).hasNext());
       refused(() -> stranger.listActions().forEach(a -> { }));
+      refused(() -> {
+        try (FlightClient.ExchangeReaderWriter x = stranger.doExchange(FlightDescriptor.path("features"))) {
+          x.getWriter().completed();
+          drain(x.getReader());
+        }
+      });
       for (String target : new String[] {"features", "planted"}) {
         refused(() -> putRows(allocator, stranger, target));
       }
