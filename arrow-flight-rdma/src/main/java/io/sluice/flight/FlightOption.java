@@ -57,12 +57,18 @@ public final class FlightOption {
           + " them all busy, for example with readers that stopped reading, is refused with RESOURCE_EXHAUSTED.",
       Parsers.longInteger(), Check.positive());
 
+  public static final ConfigKey<String> TLS_TRUSTED_CERTIFICATES = ConfigKey.of(
+      "sluice.flight.tlsTrustedCertificates", "",
+      "Client: PEM file of the certificates to trust for grpc+tls locations (a server's self-signed"
+          + " certificate or its CA); empty: the JVM's default trust.",
+      Parsers.string());
+
   /** Batches in flight per stream are capped here whatever {@link #STREAM_WINDOW} says. */
   public static final int MAX_STREAM_WINDOW = 1024;
 
   private static final List<ConfigKey<?>> ALL =
       List.of(STAGING_BYTES, STREAM_WINDOW, WINDOW_BYTES, ACK_TIMEOUT_MS, DATA_PLANE, ZERO_COPY, READ_CHUNK_BYTES,
-          REQUIRE_DATA_PLANE, PUTS, MAX_PUT_BYTES, STREAM_THREADS);
+          REQUIRE_DATA_PLANE, PUTS, MAX_PUT_BYTES, STREAM_THREADS, TLS_TRUSTED_CERTIFICATES);
 
   private FlightOption() {}
 

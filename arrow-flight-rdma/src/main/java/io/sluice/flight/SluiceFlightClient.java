@@ -2,6 +2,7 @@ package io.sluice.flight;
 
 import io.sluice.flight.client.ClientStreams;
 import io.sluice.flight.client.DataPlaneSession;
+import io.sluice.flight.client.FlightClients;
 import io.sluice.flight.client.Negotiator;
 import io.sluice.transport.TransportConfig;
 import java.util.Map;
@@ -55,9 +56,13 @@ public final class SluiceFlightClient implements AutoCloseable {
     this.negotiator = new Negotiator(config);
   }
 
-  /** A client of the server at {@code location}; {@code config} holds the transport's keys. */
+  /**
+   * A client of the server at {@code location}; {@code config} holds the transport's keys. With a
+   * secret, every Flight call (also those of {@link #flight()}) presents its {@link CallToken}; a
+   * {@code grpc+tls} location trusts {@link FlightOption#TLS_TRUSTED_CERTIFICATES} when set.
+   */
   public static SluiceFlightClient connect(BufferAllocator allocator, Location location, TransportConfig config) {
-    return new SluiceFlightClient(allocator, FlightClient.builder(allocator, location).build(), config);
+    return new SluiceFlightClient(allocator, FlightClients.open(allocator, location, config), config);
   }
 
   /** A client with no data plane: plain Flight. */
@@ -65,7 +70,10 @@ public final class SluiceFlightClient implements AutoCloseable {
     return connect(allocator, location, TransportConfig.of(Map.of()));
   }
 
-  /** The ordinary Flight client underneath, for every other call (ListFlights, GetFlightInfo, actions). */
+  /**
+   * The ordinary Flight client underneath, for every other call (ListFlights, GetFlightInfo,
+   * actions); its calls present the secret's token as this client's do.
+   */
   public FlightClient flight() {
     return flight;
   }

@@ -7,6 +7,7 @@ import io.sluice.transport.NodeAddress;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.arrow.flight.Location;
@@ -18,8 +19,9 @@ import org.apache.arrow.memory.BufferAllocator;
  * A standard Arrow Flight server for the tables an application publishes, with a READ data plane
  * for Sluice clients. Any Flight client (Java {@code FlightClient}, pyarrow, C++) lists, gets,
  * puts and exchanges as usual; a {@link SluiceFlightClient} holding the transport's shared secret
- * instead receives each batch's IPC metadata over gRPC and READs the body from memory this server
- * registered for it alone.
+ * instead pulls each batch's IPC metadata over the transport and READs the body from memory this server
+ * registered for it alone. Where a secret is configured, every Flight call must present the bearer
+ * token derived from it ({@link CallToken}); calls without it are refused with UNAUTHENTICATED.
  *
  * <pre>{@code
  * try (SluiceFlightServer server = SluiceFlightServer.builder(allocator, Location.forGrpcInsecure("0.0.0.0", 8815))
@@ -106,6 +108,7 @@ public final class SluiceFlightServer implements AutoCloseable {
     private final Location location;
     private TransportConfig config = TransportConfig.of(Map.of());
     private CallHeaderAuthenticator authenticator;
+    private FlightServers.Tls tls;
 
     private Builder(BufferAllocator allocator, Location location) {
       this.allocator = allocator;
@@ -118,15 +121,30 @@ public final class SluiceFlightServer implements AutoCloseable {
       return this;
     }
 
-    /** Flight's own call authentication (basic or bearer), applied to every call as usual. */
+    /**
+     * The application's own Flight call authentication (basic or bearer). Where a secret is
+     * configured, calls presenting its {@link CallToken} pass without it, and every other call goes
+     * to this authenticator; without a secret it authenticates every call.
+     */
     public Builder headerAuthenticator(CallHeaderAuthenticator authenticator) {
       this.authenticator = authenticator;
       return this;
     }
 
+    /**
+     * Serves Flight over TLS (the location's scheme must be {@code grpc+tls}), as Flight's {@code
+     * useTls}: the server's certificate chain and its private key, PEM files, the key in PKCS#8
+     * ({@code -----BEGIN PRIVATE KEY-----}). Clients trust the chain's root ({@link
+     * FlightOption#TLS_TRUSTED_CERTIFICATES} for ours).
+     */
+    public Builder useTls(Path certChain, Path privateKey) {
+      this.tls = new FlightServers.Tls(certChain, privateKey);
+      return this;
+    }
+
     /** Starts the Flight server and, when a secret is configured, the data plane's transport. */
     public SluiceFlightServer start() throws IOException {
-      return new SluiceFlightServer(FlightServers.start(allocator, location, config, authenticator));
+      return new SluiceFlightServer(FlightServers.start(allocator, location, config, authenticator, tls));
     }
   }
 }

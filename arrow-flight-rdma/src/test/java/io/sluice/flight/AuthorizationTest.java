@@ -42,7 +42,7 @@ class AuthorizationTest {
   void anotherAuthenticatedPeerReadsNothingOfAStream() throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = server(allocator, config("tcp", SECRET));
-         FlightClient flight = FlightClient.builder(allocator, server.location()).build();
+         FlightClient flight = DataPlaneGetTest.plainClient(allocator, server.location());
          Transport owner = Transports.open(config("tcp", SECRET), MessageHandler.REJECT_ALL);
          Transport intruder = Transports.open(config("tcp", SECRET), MessageHandler.REJECT_ALL)) {
       server.publish("t", TestTables.numeric(allocator, 2, 4096));

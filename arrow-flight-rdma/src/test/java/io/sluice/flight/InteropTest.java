@@ -50,7 +50,7 @@ class InteropTest {
     try (BufferAllocator allocator = new RootAllocator()) {
       String expected = TestTables.expectedMixed(allocator, 3, 500);
       try (SluiceFlightServer server = server(allocator, config("tcp", SECRET, PutAndConcurrencyTest.PUTS_ON));
-           FlightClient plain = FlightClient.builder(allocator, server.location()).build()) {
+           FlightClient plain = DataPlaneGetTest.plainClient(allocator, server.location())) {
         server.publish("mixed", TestTables.mixed(allocator, 3, 500, CompressionUtil.CodecType.ZSTD));
 
         List<FlightInfo> infos = new ArrayList<>();
@@ -110,7 +110,7 @@ class InteropTest {
         "sluice.transport.secret", SECRET, "sluice.flight.ackTimeoutMs", "10000"));
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = server(allocator, io.sluice.transport.TransportConfig.of(m));
-         FlightClient plain = FlightClient.builder(allocator, server.location()).build()) {
+         FlightClient plain = DataPlaneGetTest.plainClient(allocator, server.location())) {
       server.publish("big", TestTables.numeric(allocator, 6, 200_000)); // about 5 MiB a batch
       long rows = 0;
       long sum = 0;

@@ -35,7 +35,7 @@ class PutAndConcurrencyTest {
       String expected = TestTables.expectedMixed(allocator, batches, rows);
       try (SluiceFlightServer server = server(allocator, config(provider, SECRET, PUTS_ON));
            SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
-               config(provider, expectedPath.equals("grpc") ? null : SECRET));
+               expectedPath.equals("grpc") ? DataPlaneGetTest.grpcOnly(provider) : config(provider, SECRET));
            DictionaryProvider.MapDictionaryProvider dictionaries = TestTables.cities(allocator);
            VectorSchemaRoot root = VectorSchemaRoot.create(TestTables.mixedSchema(), allocator)) {
         try (TableWriter w = client.startPut(FlightDescriptor.path("up"), root, dictionaries)) {
@@ -68,7 +68,7 @@ class PutAndConcurrencyTest {
             results.add(pool.submit(() -> {
               try (BufferAllocator mine = allocator.newChildAllocator("client", 0, Long.MAX_VALUE);
                    SluiceFlightClient c = SluiceFlightClient.connect(mine, server.location(),
-                       config("tcp", plain ? null : SECRET));
+                       plain ? DataPlaneGetTest.grpcOnly("tcp") : config("tcp", SECRET));
                    TableReader r = c.getStream(SluiceFlightServer.ticket("t"))) {
                 assertEquals(plain ? "grpc" : "tcp", r.dataPath());
                 return TestTables.render(r);

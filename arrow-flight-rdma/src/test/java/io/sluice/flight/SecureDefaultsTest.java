@@ -20,9 +20,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * What a server and a client refuse by default: puts unless the application enables them (so no
- * client can replace a published table), puts beyond their bound, and a client that requires the
- * data plane falling back to plain Flight.
+ * What a server and a client refuse by default: puts unless the application enables them, puts
+ * that would replace a table the application published, puts beyond their bound, and a client that
+ * requires the data plane falling back to plain Flight.
  */
 class SecureDefaultsTest {
   private static void putRows(TableWriter w, VectorSchemaRoot root, int batches, int rows) {
@@ -37,7 +37,7 @@ class SecureDefaultsTest {
   void aPlainPutCannotReplaceAPublishedTableByDefault() throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = server(allocator, config("tcp", SECRET));
-         FlightClient plain = FlightClient.builder(allocator, server.location()).build();
+         FlightClient plain = DataPlaneGetTest.plainClient(allocator, server.location());
          DictionaryProvider.MapDictionaryProvider dictionaries = TestTables.cities(allocator);
          VectorSchemaRoot root = VectorSchemaRoot.create(TestTables.mixedSchema(), allocator)) {
       server.publish("features", TestTables.numeric(allocator, 2, 1000));
@@ -59,7 +59,7 @@ class SecureDefaultsTest {
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = server(allocator, config("tcp", SECRET));
          SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
-             config("tcp", path.equals("grpc") ? null : SECRET));
+             path.equals("grpc") ? DataPlaneGetTest.grpcOnly("tcp") : config("tcp", SECRET));
          DictionaryProvider.MapDictionaryProvider dictionaries = TestTables.cities(allocator);
          VectorSchemaRoot root = VectorSchemaRoot.create(TestTables.mixedSchema(), allocator)) {
       FlightRuntimeException e = assertThrows(FlightRuntimeException.class, () -> {
@@ -76,12 +76,55 @@ class SecureDefaultsTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"tcp", "grpc"})
+  void aPutCannotReplaceATableTheApplicationPublished(String path) throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET, Map.of("sluice.flight.puts", "true")));
+         SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
+             path.equals("grpc") ? DataPlaneGetTest.grpcOnly("tcp") : config("tcp", SECRET));
+         DictionaryProvider.MapDictionaryProvider dictionaries = TestTables.cities(allocator);
+         VectorSchemaRoot root = VectorSchemaRoot.create(TestTables.mixedSchema(), allocator)) {
+      server.publish("features", TestTables.numeric(allocator, 2, 1000));
+      String before = render(allocator, server);
+      int regions = server.registeredRegions();
+      FlightRuntimeException e = assertThrows(FlightRuntimeException.class, () -> {
+        try (TableWriter w = client.startPut(FlightDescriptor.path("features"), root, dictionaries)) {
+          assertEquals(path, w.dataPath());
+          putRows(w, root, 2, 100);
+        }
+      });
+      assertEquals(FlightStatusCode.ALREADY_EXISTS, e.status().code(), e.toString());
+      org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("published by the server's application"),
+          e.getMessage());
+      assertEquals(before, render(allocator, server), "the published table was replaced");
+      AuthorizationTest.awaitNoStreams(server);
+      assertEquals(regions, server.registeredRegions(), "the refused put left registered memory behind");
+
+      // Puts may create a table, and replace one that a put stored.
+      for (int rows : new int[] {100, 300}) {
+        try (TableWriter w = client.startPut(FlightDescriptor.path("uploaded"), root, dictionaries)) {
+          putRows(w, root, 1, rows);
+        }
+        assertEquals(rows, client.flight().getInfo(FlightDescriptor.path("uploaded")).getRecords());
+      }
+      // The application may replace any table, one a put stored too; puts may not replace it after that.
+      server.publish("uploaded", TestTables.numeric(allocator, 1, 7));
+      assertEquals(FlightStatusCode.ALREADY_EXISTS, assertThrows(FlightRuntimeException.class, () -> {
+        try (TableWriter w = client.startPut(FlightDescriptor.path("uploaded"), root, dictionaries)) {
+          putRows(w, root, 1, 100);
+        }
+      }).status().code());
+      assertEquals(7, client.flight().getInfo(FlightDescriptor.path("uploaded")).getRecords());
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"tcp", "grpc"})
   void putsBeyondTheBoundStoreNothing(String path) throws Exception {
     Map<String, String> bounded = Map.of("sluice.flight.puts", "true", "sluice.flight.maxPutBytes", "256k");
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounded));
          SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
-             config("tcp", path.equals("grpc") ? null : SECRET));
+             path.equals("grpc") ? DataPlaneGetTest.grpcOnly("tcp") : config("tcp", SECRET));
          DictionaryProvider.MapDictionaryProvider dictionaries = TestTables.cities(allocator);
          VectorSchemaRoot root = VectorSchemaRoot.create(TestTables.mixedSchema(), allocator)) {
       int regions = server.registeredRegions();
@@ -129,7 +172,7 @@ class SecureDefaultsTest {
       java.util.List<org.apache.arrow.flight.FlightStream> streams = new java.util.ArrayList<>();
       try {
         for (int i = 0; i < 12; i++) {
-          FlightClient c = FlightClient.builder(allocator, server.location()).build();
+          FlightClient c = DataPlaneGetTest.plainClient(allocator, server.location());
           idle.add(c);
           streams.add(c.getStream(SluiceFlightServer.ticket("big"))); // and never read
         }
@@ -175,7 +218,7 @@ class SecureDefaultsTest {
   }
 
   private static String render(BufferAllocator allocator, SluiceFlightServer server) throws Exception {
-    try (FlightClient plain = FlightClient.builder(allocator, server.location()).build();
+    try (FlightClient plain = DataPlaneGetTest.plainClient(allocator, server.location());
          org.apache.arrow.flight.FlightStream s = plain.getStream(SluiceFlightServer.ticket("features"))) {
       StringBuilder b = new StringBuilder();
       while (s.next()) {

@@ -1,14 +1,17 @@
 package io.sluice.examples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.examples.pipeline.FeaturePipeline;
 import io.sluice.examples.pipeline.HistoryEmbedding;
 import io.sluice.examples.pipeline.PublishedTable;
 import io.sluice.examples.trainer.Epoch;
+import io.sluice.examples.trainer.PlainFlightReader;
 import io.sluice.examples.trainer.TableDigest;
 import io.sluice.examples.trainer.Trainer;
+import io.sluice.flight.CallToken;
 import io.sluice.flight.SluiceFlightClient;
 import io.sluice.flight.TableReader;
 import io.sluice.flight.loader.Shard;
@@ -23,6 +26,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.memory.BufferAllocator;
@@ -41,8 +46,9 @@ import org.junit.jupiter.api.Test;
  * serving with the READ data plane, once with Spark's sort shuffle and executors serving plain
  * Flight: the feature rows are the same bit for bit (sorted) whichever shuffle built them and
  * whichever Flight path carried them (READ over the transport, gRPC from the same server, gRPC
- * from a server without the data plane), flight-core's plain FlightClient reads the same rows,
- * and the trainer's loss goes down epoch by epoch.
+ * from a server without the data plane), flight-core's plain FlightClient reads the same rows
+ * presenting the executors' call token and nothing without it, and the trainer's loss goes down
+ * epoch by epoch.
  */
 class FeaturePipelineTest {
   static final long USERS = 3000;
@@ -54,11 +60,17 @@ class FeaturePipelineTest {
   void sameFeaturesUnderBothShuffleManagersAndFlightPaths() throws Exception {
     List<Read> sluice = new ArrayList<>();
     List<Epoch> epochs = new ArrayList<>();
+    TableDigest trained = new TableDigest();
+    TableDigest plainReader = new TableDigest();
     runPipeline(true, table -> {
+      assertTrue(table.callToken().isPresent(), "the executors serve with a secret");
+      assertEquals(FlightStatusCode.UNAUTHENTICATED, assertThrows(FlightRuntimeException.class,
+          () -> readWithPlainFlightClient(table, false)).status().code(), "a call without the token was answered");
       sluice.add(readWithSluiceClient(table, true));
       sluice.add(readWithSluiceClient(table, false));
-      sluice.add(readWithPlainFlightClient(table));
-      epochs.addAll(Trainer.train(table, new Trainer.Options(3, 0, 1, 1, 2, "127.0.0.1", true), new TableDigest(),
+      sluice.add(readWithPlainFlightClient(table, true));
+      PlainFlightReader.read(table, plainReader);
+      epochs.addAll(Trainer.train(table, new Trainer.Options(3, 0, 1, 1, 2, "127.0.0.1", true), trained,
           e -> { }));
     });
     List<Read> stock = new ArrayList<>();
@@ -72,6 +84,8 @@ class FeaturePipelineTest {
     assertEquals(expected, sluice.get(1).rows(), "gRPC path of the same servers");
     assertEquals(expected, sluice.get(2).rows(), "flight-core FlightClient");
     assertEquals(expected, stock.get(0).rows(), "features built with Spark's sort shuffle");
+    assertEquals(USERS, plainReader.rows());
+    assertEquals(trained.value(), plainReader.value(), "PlainFlightReader and the trainer saw different rows");
 
     assertEquals(3, epochs.size());
     assertTrue(epochs.get(1).loss() < epochs.get(0).loss() && epochs.get(2).loss() < epochs.get(1).loss(),
@@ -146,12 +160,15 @@ class FeaturePipelineTest {
     return new Read(path, rows);
   }
 
-  static Read readWithPlainFlightClient(PublishedTable table) throws Exception {
+  /** Every shard with flight-core's own client, presenting the executors' call token or not. */
+  static Read readWithPlainFlightClient(PublishedTable table, boolean withToken) throws Exception {
     List<String> rows = new ArrayList<>();
     try (BufferAllocator allocator = new RootAllocator()) {
       for (Shard shard : shards(allocator, table)) {
         try (FlightClient client = FlightClient.builder(allocator, shard.location()).build();
-             FlightStream stream = client.getStream(shard.ticket())) {
+             FlightStream stream = withToken
+                 ? client.getStream(shard.ticket(), CallToken.callOption(table.callToken().orElseThrow()))
+                 : client.getStream(shard.ticket())) {
           while (stream.next()) {
             render(stream.getRoot(), rows);
           }
@@ -164,7 +181,8 @@ class FeaturePipelineTest {
 
   static List<Shard> shards(BufferAllocator allocator, PublishedTable table) throws InterruptedException {
     List<Shard> shards = Shards.list(allocator, table.locations().stream().map(u -> new Location(URI.create(u)))
-        .toList(), table.shardPrefix(), java.time.Duration.ofSeconds(30));
+        .toList(), table.shardPrefix(), java.time.Duration.ofSeconds(30),
+        TransportConfig.of(Map.of("sluice.transport.secret", table.secret())));
     assertEquals(table.shards(), shards.size());
     return shards;
   }

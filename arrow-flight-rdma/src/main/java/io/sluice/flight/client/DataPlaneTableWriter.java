@@ -63,7 +63,7 @@ final class DataPlaneTableWriter implements TableWriter {
       }
     } catch (TimeoutException | InterruptedException | TransportException | RuntimeException e) {
       close();
-      throw asFlight(e);
+      throw asFlight(failure != null ? failure : e);
     }
   }
 
@@ -133,6 +133,9 @@ final class DataPlaneTableWriter implements TableWriter {
   private static FlightRuntimeException asFlight(Throwable e) {
     if (e instanceof FlightRuntimeException f) {
       return f;
+    }
+    if (e instanceof CancellationException && e.getCause() instanceof FlightRuntimeException f) {
+      return f; // the server's refusal cancelled the staging: report the refusal itself
     }
     if (e instanceof TimeoutException) {
       return CallStatus.TIMED_OUT.withDescription(e.getMessage()).withCause(e).toRuntimeException();

@@ -31,7 +31,7 @@ import org.apache.arrow.vector.util.TransferPair;
  * {@code prefetch} shards read ahead (across epoch ends too) while the trainer computes.
  *
  * <pre>{@code
- * List<Shard> shards = Shards.list(allocator, locations, "features.", Duration.ofSeconds(30));
+ * List<Shard> shards = Shards.list(allocator, locations, "features.", Duration.ofSeconds(30), transportConfig);
  * try (FlightLoader loader = FlightLoader.builder(allocator, shards).rank(rank, world).seed(7)
  *          .epochs(5).prefetch(4).config(transportConfig).resumeFrom(checkpoint).build()) {
  *   while (!loader.finished()) {

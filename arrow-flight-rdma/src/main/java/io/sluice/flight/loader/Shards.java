@@ -1,9 +1,12 @@
 package io.sluice.flight.loader;
 
+import io.sluice.flight.client.FlightClients;
+import io.sluice.transport.TransportConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import org.apache.arrow.flight.CallOptions;
 import org.apache.arrow.flight.Criteria;
 import org.apache.arrow.flight.FlightClient;
@@ -28,9 +31,18 @@ public final class Shards {
    */
   public static List<Shard> list(BufferAllocator allocator, List<Location> locations, String prefix,
       Duration timeout) throws InterruptedException {
+    return list(allocator, locations, prefix, timeout, TransportConfig.of(Map.of()));
+  }
+
+  /**
+   * As {@link #list(BufferAllocator, List, String, Duration)}, asking with the call token of the
+   * secret {@code config} holds (servers with a secret answer no other call) and its TLS trust.
+   */
+  public static List<Shard> list(BufferAllocator allocator, List<Location> locations, String prefix,
+      Duration timeout, TransportConfig config) throws InterruptedException {
     List<Shard> found = new ArrayList<>();
     for (Location location : locations) {
-      try (FlightClient client = FlightClient.builder(allocator, location).build()) {
+      try (FlightClient client = FlightClients.open(allocator, location, config)) {
         for (FlightInfo info : client.listFlights(Criteria.ALL, CallOptions.timeout(timeout.toMillis(),
             java.util.concurrent.TimeUnit.MILLISECONDS))) {
           var d = info.getDescriptor();

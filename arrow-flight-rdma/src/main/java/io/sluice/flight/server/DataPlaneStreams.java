@@ -159,6 +159,7 @@ final class DataPlaneStreams {
     } catch (IOException | RuntimeException e) {
       throw CallStatus.INVALID_ARGUMENT.withDescription("bad put descriptor: " + e.getMessage()).toRuntimeException();
     }
+    state.tables().checkPutMayStore(name);
     Connection connection;
     try {
       connection = transport.connect(open.readFrom()).get(state.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
@@ -178,7 +179,7 @@ final class DataPlaneStreams {
       try {
         FlightTable stored = new BodyReceiver(link, connection, transport, state.readChunkBytes(), state.window(),
             state.ackTimeoutNanos()).receive(state.allocator(), state::checkPutSize);
-        state.tables().publish(name, stored); // already in registered memory: served as it is
+        state.tables().storePut(name, stored); // already in registered memory: served as it is
         out.completed();
       } catch (IOException | RuntimeException e) {
         if (e instanceof FlightRuntimeException f) {

@@ -1,5 +1,6 @@
 package io.sluice.flight.server;
 
+import io.sluice.flight.CallToken;
 import io.sluice.flight.FlightOption;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import io.sluice.flight.table.TableRegistry;
@@ -11,6 +12,7 @@ import io.sluice.transport.Transports;
 import io.sluice.transport.config.TransportKeys;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -88,8 +90,19 @@ public final class FlightServers {
     }
   }
 
+  /** A TLS server's certificate chain and its private key, PEM files (the key in PKCS#8). */
+  public record Tls(Path certChain, Path privateKey) {}
+
+  /**
+   * Starts a server. Where {@code config} holds a secret, every call must present its {@link
+   * CallToken} (calls without it go to {@code authenticator}, else are refused); otherwise {@code
+   * authenticator} alone, if any, authenticates calls.
+   *
+   * @param authenticator the application's own call authentication, or null
+   * @param tls the certificate for a {@code grpc+tls} location, or null
+   */
   public static Running start(BufferAllocator allocator, Location location, TransportConfig config,
-      CallHeaderAuthenticator authenticator) throws IOException {
+      CallHeaderAuthenticator authenticator, Tls tls) throws IOException {
     long ackTimeout = TimeUnit.MILLISECONDS.toNanos(config.value(FlightOption.ACK_TIMEOUT_MS));
     int window = (int) Math.min(FlightOption.MAX_STREAM_WINDOW, config.value(FlightOption.STREAM_WINDOW));
     int chunk = (int) Math.min(Integer.MAX_VALUE, config.value(FlightOption.READ_CHUNK_BYTES));
@@ -116,12 +129,19 @@ public final class FlightServers {
       // The producer needs the bound port for its endpoints: bind first, then point it there.
       LocationHolder where = new LocationHolder(location);
       FlightServer.Builder b = FlightServer.builder(allocator, location, new TableProducer(state, where.list()));
-      if (authenticator != null) {
+      Optional<String> token = CallToken.of(config);
+      if (token.isPresent()) {
+        b.headerAuthenticator(new TokenAuthenticator(token.get(), authenticator));
+      } else if (authenticator != null) {
         b.headerAuthenticator(authenticator);
+      }
+      if (tls != null) {
+        b.useTls(tls.certChain().toFile(), tls.privateKey().toFile());
       }
       flight = b.build().start();
       Location bound = where.bind(flight.getPort());
-      LOG.info("Flight server at {}; data plane: {}", bound.getUri(),
+      LOG.info("Flight server at {}; calls authenticated by: {}; data plane: {}", bound.getUri(),
+          token.isPresent() ? "the secret's token" : authenticator != null ? "the application" : "nothing",
           transport.map(t -> t.provider() + " at " + t.localAddress()).orElse("off"));
       return new Running(flight, state, bound);
     } catch (IOException | RuntimeException e) {

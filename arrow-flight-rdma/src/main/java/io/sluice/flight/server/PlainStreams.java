@@ -103,6 +103,7 @@ final class PlainStreams {
       }
       try {
         state.checkPutsAllowed();
+        state.tables().checkPutMayStore(name);
       } catch (FlightRuntimeException e) {
         ack.onError(e);
         return;
@@ -117,7 +118,7 @@ final class PlainStreams {
           state.checkPutSize(bodyBytes);
           sink.add(root, stream.getDictionaryProvider());
         }
-        state.tables().publish(name, sink.build(root, stream.getDictionaryProvider()));
+        state.tables().storePut(name, sink.build(root, stream.getDictionaryProvider()));
         ack.onCompleted();
       } catch (FlightRuntimeException e) {
         ack.onError(e);

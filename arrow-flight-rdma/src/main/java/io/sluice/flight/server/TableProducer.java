@@ -27,8 +27,9 @@ import org.apache.arrow.flight.Ticket;
  * <ul>
  *   <li>ListFlights / GetFlightInfo: one FlightInfo per table, descriptor path {@code [name]}, one
  *       endpoint (this server) whose ticket opens the table.
- *   <li>DoGet: the table as an ordinary Flight stream. DoPut to path {@code [name]}: stores (or
- *       replaces) that table when the put completes.
+ *   <li>DoGet: the table as an ordinary Flight stream. DoPut to path {@code [name]}: stores that
+ *       table when the put completes, replacing one an earlier put stored (never one the
+ *       application published).
  *   <li>DoExchange: with a data-plane command, a data-plane stream; with a path {@code [name]},
  *       the table is sent back as with DoGet (the client's side may stay empty).
  *   <li>DoAction {@value DataPlaneOffer#ACTION}: where this server's transport listens, for

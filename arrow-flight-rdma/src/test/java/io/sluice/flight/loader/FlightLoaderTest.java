@@ -255,7 +255,8 @@ class FlightLoaderTest {
       assertTrue(assertThrows(IllegalArgumentException.class, () -> Cursor.parse("3-1")).getMessage()
           .contains("epoch:position"));
       assertTrue(assertThrows(IllegalStateException.class,
-          () -> Shards.list(allocator, tables.locations(), "nothing.", WAIT)).getMessage().contains("nothing."));
+          () -> Shards.list(allocator, tables.locations(), "nothing.", WAIT, ShardedTables.config(true)))
+          .getMessage().contains("nothing."));
     }
   }
 }

@@ -43,7 +43,7 @@ class KilledLoaderTest {
       for (String a : args) {
         locations.add(new Location(a));
       }
-      List<Shard> shards = Shards.list(allocator, locations, "t.", Duration.ofSeconds(30));
+      List<Shard> shards = Shards.list(allocator, locations, "t.", Duration.ofSeconds(30), ShardedTables.config(true));
       FlightLoader loader = FlightLoader.builder(allocator, shards).seed(5).prefetch(4)
           .config(ShardedTables.config(true)).build();
       LoadedShard first = loader.next(Duration.ofSeconds(60)).orElseThrow();

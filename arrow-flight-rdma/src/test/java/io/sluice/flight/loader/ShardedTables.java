@@ -90,7 +90,7 @@ final class ShardedTables implements AutoCloseable {
   }
 
   List<Shard> shards(BufferAllocator allocator) throws InterruptedException {
-    return Shards.list(allocator, locations(), "t.", Duration.ofSeconds(30));
+    return Shards.list(allocator, locations(), "t.", Duration.ofSeconds(30), config(true));
   }
 
   /** Waits (at most 30 s) until no server has a data-plane stream or grant left. */

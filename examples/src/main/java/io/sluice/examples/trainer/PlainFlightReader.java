@@ -1,13 +1,15 @@
 package io.sluice.examples.trainer;
 
 import io.sluice.examples.pipeline.PublishedTable;
+import io.sluice.flight.CallToken;
 import java.io.Writer;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Properties;
-import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.CallOption;
 import org.apache.arrow.flight.Criteria;
+import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.FlightStream;
@@ -16,9 +18,12 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 
 /**
- * The second consumer: flight-core's own {@code FlightClient}, knowing nothing of Sluice, lists each
- * executor's flights and reads every shard of the table (flights named {@code table.*}) with DoGet. Its digest must equal the
- * trainer's: the table reaches a standard Flight client unchanged.
+ * The second consumer: flight-core's own {@code FlightClient}, knowing nothing of Sluice but the call
+ * token, lists each executor's flights and reads every shard of the table (flights named {@code
+ * table.*}) with DoGet. Its digest must equal the trainer's: the table reaches a standard Flight
+ * client unchanged. The executors' servers have a secret, so every call presents the token derived
+ * from it the standard way, as the call option that sends {@code Authorization: Bearer <token>}
+ * (pyarrow: {@code FlightCallOptions(headers=[(b"authorization", b"Bearer " + token)])}).
  *
  * <pre>
  * java -cp ... io.sluice.examples.trainer.PlainFlightReader --run-dir DIR
@@ -32,15 +37,17 @@ public final class PlainFlightReader {
   /** Reads every endpoint's table with plain Flight into {@code digest}. */
   public static void read(PublishedTable table, TableDigest digest) throws InterruptedException {
     try (BufferAllocator allocator = new RootAllocator()) {
+      CallOption[] auth = table.callToken().map(t -> new CallOption[] {CallToken.callOption(t)})
+          .orElse(new CallOption[0]);
       for (String uri : table.locations()) {
         try (FlightClient client = FlightClient.builder(allocator, new Location(URI.create(uri))).build()) {
-          for (FlightInfo info : client.listFlights(Criteria.ALL)) {
+          for (FlightInfo info : client.listFlights(Criteria.ALL, auth)) {
             if (info.getDescriptor().isCommand()
                 || !info.getDescriptor().getPath().get(0).startsWith(table.shardPrefix())) {
               continue;
             }
             FlightEndpoint endpoint = info.getEndpoints().get(0);
-            FlightStream stream = client.getStream(endpoint.getTicket());
+            FlightStream stream = client.getStream(endpoint.getTicket(), auth);
             try {
               while (stream.next()) {
                 digest.add(stream.getRoot());

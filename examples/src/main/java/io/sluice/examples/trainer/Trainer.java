@@ -99,7 +99,8 @@ public final class Trainer {
     List<Epoch> done = new ArrayList<>();
     try (BufferAllocator allocator = new RootAllocator()) {
       List<Location> locations = table.locations().stream().map(u -> new Location(URI.create(u))).toList();
-      List<Shard> shards = Shards.list(allocator, locations, table.shardPrefix(), Duration.ofSeconds(60));
+      List<Shard> shards = Shards.list(allocator, locations, table.shardPrefix(), Duration.ofSeconds(60),
+          TransportConfig.of(keys));
       if (shards.size() != table.shards()) {
         throw new IllegalStateException("the executors list " + shards.size() + " shards of " + table.table()
             + ", the driver published " + table.shards());

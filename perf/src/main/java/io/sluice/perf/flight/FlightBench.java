@@ -1,5 +1,6 @@
 package io.sluice.perf.flight;
 
+import io.sluice.flight.CallToken;
 import io.sluice.flight.SluiceFlightClient;
 import io.sluice.flight.SluiceFlightServer;
 import io.sluice.flight.table.FlightTable;
@@ -122,7 +123,8 @@ public final class FlightBench {
               workloads.get(ServerAnnouncement.WARMUP_TABLE).bodyBytes() / (double) FlightBenchOptions.MIB) : "");
       out.flush();
       try (FlightClient stock = FlightClient.builder(allocator, a.server(ServerAnnouncement.STOCK)).build();
-           FlightClient plain = FlightClient.builder(allocator, a.server("tcp")).build();
+           FlightClient plain = FlightClient.builder(allocator, a.server("tcp"))
+               .intercept(CallToken.clientMiddleware(CallToken.derive(secret))).build();
            SluiceFlightClient tcp = dataPlaneClient(allocator, a, "tcp", secret);
            SluiceFlightClient shm = dataPlaneClient(allocator, a, "shm", secret);
            CeilingReaders ceilings = CeilingReaders.open(a, PROVIDERS, secret)) {
