@@ -61,7 +61,7 @@ public final class Carrier implements AutoCloseable {
   }
 
   private final Settings settings;
-  private final long nodeId;
+  private final NodeIdentity identity;
   private final MessageHandler handler;
   private final ControlServices services;
   private final Optional<ReadService> reads;
@@ -82,22 +82,23 @@ public final class Carrier implements AutoCloseable {
   /**
    * Opens a carrier and starts listening.
    *
-   * @param nodeId the node id of the transport that owns it
+   * @param identity the key pair and node id of the transport that owns it, which the handshake
+   *     proves to every peer
    * @param services the control services it serves
    * @param reads what READ frames are served from; empty to answer every READ frame with an
    *     unknown key (a provider that moves READs on its own data path)
    * @throws TransportUnavailableException if it cannot listen or open a selector
    */
-  public Carrier(Settings settings, long nodeId, MessageHandler handler, ControlServices services,
+  public Carrier(Settings settings, NodeIdentity identity, MessageHandler handler, ControlServices services,
       Optional<ReadService> reads) throws TransportException {
-    this(settings, nodeId, handler, services, reads, SelectorProvider.provider());
+    this(settings, identity, handler, services, reads, SelectorProvider.provider());
   }
 
   /** As the public constructor, with the selector loops' selectors opened by {@code selectors}. */
-  Carrier(Settings settings, long nodeId, MessageHandler handler, ControlServices services,
+  Carrier(Settings settings, NodeIdentity identity, MessageHandler handler, ControlServices services,
       Optional<ReadService> reads, SelectorProvider selectors) throws TransportException {
     this.settings = settings;
-    this.nodeId = nodeId;
+    this.identity = identity;
     this.handler = handler;
     this.services = services;
     this.reads = reads;
@@ -111,7 +112,7 @@ public final class Carrier implements AutoCloseable {
     }
     int port = listener.socket().getLocalPort();
     this.localAddress = new NodeAddress(advertisedHost(settings), port);
-    String tag = String.format("%04x", nodeId & 0xffff);
+    String tag = String.format("%04x", identity.nodeId() & 0xffff);
     this.handlerPool = Executors.newFixedThreadPool(settings.handlerThreads(), daemon("sluice-handler-" + tag));
     this.connectPool = Executors.newCachedThreadPool(daemon("sluice-connect-" + tag));
     this.timer = Executors.newSingleThreadScheduledExecutor(daemon("sluice-timer-" + tag));
@@ -166,7 +167,11 @@ public final class Carrier implements AutoCloseable {
   }
 
   public long nodeId() {
-    return nodeId;
+    return identity.nodeId();
+  }
+
+  NodeIdentity identity() {
+    return identity;
   }
 
   /** The address peers connect to. */
@@ -287,7 +292,7 @@ public final class Carrier implements AutoCloseable {
           throw new TransportTimeoutException("connecting to " + peer + " took longer than " + timeoutMs + " ms", e);
         }
         socket.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
-        peerNode = ClientHandshake.authenticate(channel, handshake, nodeId,
+        peerNode = ClientHandshake.authenticate(channel, handshake, identity,
             settings.encryption() ? Handshake.FLAG_ENCRYPT : 0);
       } catch (java.net.ConnectException e) {
         throw e; // nothing listens there: no use trying again

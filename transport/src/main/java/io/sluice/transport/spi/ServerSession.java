@@ -128,11 +128,18 @@ final class ServerSession implements SessionSocket.Receiver {
       throw new ProtocolException("unsupported protocol version " + hello.version() + "; this side speaks "
           + Frames.VERSION);
     }
+    try {
+      NodeIdentity.checkClaim("client", hello.node(), hello.publicKey());
+    } catch (AuthenticationFailedException e) {
+      sendError(0, ErrorCode.AUTHENTICATION_FAILED, e.getMessage());
+      throw e;
+    }
     serverNonce = Handshake.nonce();
-    long self = carrier.nodeId();
+    NodeIdentity self = carrier.identity();
     byte[] proof = carrier.handshake().serverProof(transcript());
     socket.send(FrameType.CHALLENGE, 0, NOTHING,
-        new Frames.Challenge(Frames.VERSION, self, ownFlags(), serverNonce, proof).encode());
+        new Frames.Challenge(Frames.VERSION, self.nodeId(), ownFlags(), serverNonce, self.publicKey(), proof)
+            .encode());
     phase = Phase.AUTH;
   }
 
@@ -141,8 +148,9 @@ final class ServerSession implements SessionSocket.Receiver {
   }
 
   private Handshake.Transcript transcript() {
-    return new Handshake.Transcript(hello.nonce(), serverNonce, hello.node(), carrier.nodeId(),
-        hello.flags(), ownFlags());
+    NodeIdentity self = carrier.identity();
+    return new Handshake.Transcript(hello.nonce(), serverNonce, hello.node(), self.nodeId(),
+        hello.flags(), ownFlags(), hello.publicKey(), self.publicKey());
   }
 
   private void auth(FrameHeader h, ByteBuffer payload) throws IOException {
@@ -156,13 +164,21 @@ final class ServerSession implements SessionSocket.Receiver {
       sendError(0, ErrorCode.AUTHENTICATION_FAILED, "authentication failed");
       throw new AuthenticationFailedException("client proof does not match the shared secret");
     }
+    // The client holds the secret; now it must hold the private key of the node id it claimed.
+    try {
+      Handshake.checkClientSignature(t, auth.signature());
+    } catch (AuthenticationFailedException e) {
+      sendError(0, ErrorCode.AUTHENTICATION_FAILED, e.getMessage());
+      throw e;
+    }
+    byte[] signature = Handshake.serverSignature(carrier.identity(), t);
     Handshake.SessionKeys keys = hs.sessionKeys(t);
     socket.protect(RecordLayer.serverSealer(keys), RecordLayer.serverOpener(keys));
     peerNode = hello.node();
     phase = Phase.OPEN;
     authenticated = true;
     carrier.sessionAuthenticated(this);
-    socket.send(FrameType.AUTH_OK, 0, NOTHING);
+    socket.send(FrameType.AUTH_OK, 0, NOTHING, new Frames.AuthOk(signature).encode());
   }
 
   private void dispatch(FrameHeader h, ByteBuffer payload) throws IOException {

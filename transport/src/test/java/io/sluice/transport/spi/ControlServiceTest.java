@@ -43,8 +43,8 @@ class ControlServiceTest {
     return Settings.from(TransportConfig.of(m));
   }
 
-  private static Carrier carrier(long node, MessageHandler handler, ControlServices services) throws Exception {
-    return new Carrier(settings(), node, handler, services, Optional.empty());
+  private static Carrier carrier(MessageHandler handler, ControlServices services) throws Exception {
+    return new Carrier(settings(), NodeIdentity.generate(), handler, services, Optional.empty());
   }
 
   @Test
@@ -69,8 +69,8 @@ class ControlServiceTest {
         default -> ByteBuffer.allocate(Frames.MAX_CONTROL_PAYLOAD + 1);
       };
     };
-    try (Carrier server = carrier(11, echo, ControlServices.of(SERVICE, service));
-        Carrier client = carrier(22, MessageHandler.REJECT_ALL, ControlServices.none());
+    try (Carrier server = carrier(echo, ControlServices.of(SERVICE, service));
+        Carrier client = carrier(MessageHandler.REJECT_ALL, ControlServices.none());
         CarrierConnection c = await(client.connect(server.localAddress()))) {
       ByteBuffer reply = await(c.control(SERVICE, request(1, "abc")));
       assertEquals("echo:abc", StandardCharsets.UTF_8.decode(reply).toString());
@@ -97,9 +97,9 @@ class ControlServiceTest {
   @Test
   void carrierWithoutTheServiceRefusesItAndKeepsTheConnection() throws Exception {
     ControlService other = (peer, address, request) -> ByteBuffer.allocate(0);
-    try (Carrier server = carrier(11, (peer, request) -> CompletableFuture.completedFuture(message("still here")),
+    try (Carrier server = carrier((peer, request) -> CompletableFuture.completedFuture(message("still here")),
             ControlServices.of(SERVICE + 1, other));
-        Carrier client = carrier(22, MessageHandler.REJECT_ALL, ControlServices.none());
+        Carrier client = carrier(MessageHandler.REJECT_ALL, ControlServices.none());
         CarrierConnection c = await(client.connect(server.localAddress()))) {
       assertFailsWith(TransportUnavailableException.class, c.control(SERVICE, request(1, "x")));
       assertTrue(c.isOpen());

@@ -17,6 +17,7 @@ import io.sluice.transport.spi.Carrier;
 import io.sluice.transport.spi.FrameHeader;
 import io.sluice.transport.spi.FrameType;
 import io.sluice.transport.spi.Frames;
+import io.sluice.transport.spi.NodeIdentity;
 import io.sluice.transport.spi.RawFrameSocket;
 import io.sluice.transport.spi.Settings;
 import java.io.IOException;
@@ -108,7 +109,7 @@ class FloodTest {
         RawFrameSocket peer = new RawFrameSocket(server.localAddress());
         sockets.add(peer);
         assertEquals(Optional.of(FrameType.AUTH_OK),
-            peer.authenticate(TransportTestSupport.SECRET, 10_000 + i).map(RawFrameSocket.Frame::type));
+            peer.authenticate(TransportTestSupport.SECRET, NodeIdentity.generate()).map(RawFrameSocket.Frame::type));
         idlePeers.add(peer);
       }
       System.out.printf("flood test: %d idle peers authenticated in %d ms; server threads %d%n", idle,
