@@ -22,10 +22,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The skeleton every provider's transport shares: its identity (a key pair made at open and the
- * node id derived from it, {@link NodeIdentity}), the table of registered
- * regions, the count of live ones, the checks every call makes, and the order of closing (stop
- * the traffic, then revoke and free the regions left, logging each as a leak, then release the
- * provider's resources). A provider says how memory is backed and registered ({@link
+ * node id derived from it, {@link NodeIdentity}, which its {@link Carrier} proves to peers), the
+ * table of registered regions, the count of live ones, the checks every call makes, and the
+ * order of closing (stop the traffic, then revoke and free the regions left, logging each as a
+ * leak, then release the provider's resources). A provider says how memory is backed and registered ({@link
  * #allocateChecked}, {@link #registerFileChecked}), how it connects ({@link #connectOpen}), and
  * what it stops and releases.
  *
