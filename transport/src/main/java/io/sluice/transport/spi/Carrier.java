@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: one acceptor; {@code ioThreads} selector loops that serve every connection,
  * accepted (handshake, READs, requests) or made (answers), however many; a pool for message
  * handlers; a pool that runs outgoing handshakes (one thread per connect in progress, idle
- * threads end after a minute); one timer that enforces every deadline. Accepted connections
+ * threads end after a minute) and the signature work of incoming ones; one timer that enforces every deadline. Accepted connections
  * that have not authenticated are bounded by {@link Admission}.
  *
  * <p>Owned by one transport, which closes it. Thread safe.
@@ -193,6 +193,18 @@ public final class Carrier implements AutoCloseable {
 
   boolean isClosing() {
     return closing;
+  }
+
+  /**
+   * Runs {@code work} (an incoming handshake's signature check and signing, too slow for a
+   * selector thread) on the handshake pool; runs {@code closed} instead if the carrier is closing.
+   */
+  void runHandshakeWork(Runnable work, Runnable closed) {
+    try {
+      connectPool.execute(work);
+    } catch (RejectedExecutionException e) {
+      closed.run();
+    }
   }
 
   /** Connects to {@code peer} and authenticates; completes within the connect deadline. */

@@ -34,10 +34,12 @@ final class ServerSession implements SessionSocket.Receiver {
   private static final Logger LOG = LoggerFactory.getLogger(ServerSession.class);
   private static final Runnable NOTHING = () -> { };
 
-  private enum Phase { HELLO, AUTH, OPEN }
+  /** PROVING: the client proved the secret; its signature is being checked and ours made. */
+  private enum Phase { HELLO, AUTH, PROVING, OPEN }
 
   private final Carrier carrier;
   private final SessionSocket socket;
+  private final IoLoop loop;
   private final String remote;
   private final InetAddress remoteAddress;
   private final long authDeadline;
@@ -56,6 +58,7 @@ final class ServerSession implements SessionSocket.Receiver {
     this.remoteAddress = remoteSocket.getAddress();
     this.authDeadline = System.nanoTime() + carrier.settings().handshakeTimeoutNanos();
     this.requestBytesFree = new AtomicInteger(requestByteBudget(carrier.settings()));
+    this.loop = loop;
     this.socket = new SessionSocket(channel, loop, carrier.settings().ioTimeoutNanos(), false, this);
   }
 
@@ -115,6 +118,7 @@ final class ServerSession implements SessionSocket.Receiver {
     switch (phase) {
       case HELLO -> hello(h, payload);
       case AUTH -> auth(h, payload);
+      case PROVING -> throw new ProtocolException(h.type() + " before AUTH_OK");
       case OPEN -> dispatch(h, payload);
     }
   }
@@ -165,14 +169,39 @@ final class ServerSession implements SessionSocket.Receiver {
       throw new AuthenticationFailedException("client proof does not match the shared secret");
     }
     // The client holds the secret; now it must hold the private key of the node id it claimed.
-    try {
-      Handshake.checkClientSignature(t, auth.signature());
-    } catch (AuthenticationFailedException e) {
-      sendError(0, ErrorCode.AUTHENTICATION_FAILED, e.getMessage());
-      throw e;
+    // Checking its signature and making ours take a millisecond or more, so they run off this
+    // selector thread, which serves other connections meanwhile; the outcome comes back to it.
+    // The handshake deadline still runs.
+    phase = Phase.PROVING;
+    byte[] clientSignature = auth.signature();
+    carrier.runHandshakeWork(() -> {
+      byte[] signature;
+      try {
+        Handshake.checkClientSignature(t, clientSignature);
+        signature = Handshake.serverSignature(carrier.identity(), t);
+      } catch (AuthenticationFailedException e) {
+        loop.execute(() -> refuse(e));
+        return;
+      } catch (RuntimeException e) {
+        loop.execute(() -> socket.brokeDown(e));
+        return;
+      }
+      loop.execute(() -> open(t, signature));
+    }, () -> socket.close(new PeerClosedException("transport is closed")));
+  }
+
+  /** The client's signature failed: tell it why and close. On the loop thread. */
+  private void refuse(AuthenticationFailedException e) {
+    sendError(0, ErrorCode.AUTHENTICATION_FAILED, e.getMessage());
+    socket.close(e);
+  }
+
+  /** The client proved its node id: protect the connection and send our signature in AUTH_OK. On the loop thread. */
+  private void open(Handshake.Transcript t, byte[] signature) {
+    if (!socket.isOpen()) {
+      return; // closed meanwhile: the handshake deadline, an eviction or the transport's close
     }
-    byte[] signature = Handshake.serverSignature(carrier.identity(), t);
-    Handshake.SessionKeys keys = hs.sessionKeys(t);
+    Handshake.SessionKeys keys = carrier.handshake().sessionKeys(t);
     socket.protect(RecordLayer.serverSealer(keys), RecordLayer.serverOpener(keys));
     peerNode = hello.node();
     phase = Phase.OPEN;
