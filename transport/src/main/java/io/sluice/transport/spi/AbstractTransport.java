@@ -25,9 +25,9 @@ import org.slf4j.LoggerFactory;
  * node id derived from it, {@link NodeIdentity}, which its {@link Carrier} proves to peers), the
  * table of registered regions, the count of live ones, the checks every call makes, and the
  * order of closing (stop the traffic, then revoke and free the regions left, logging each as a
- * leak, then release the provider's resources). A provider says how memory is backed and registered ({@link
- * #allocateChecked}, {@link #registerFileChecked}), how it connects ({@link #connectOpen}), and
- * what it stops and releases.
+ * leak, then release the provider's resources). A provider says how memory is backed and
+ * registered ({@link #allocateChecked}, {@link #registerFileChecked}), how it connects ({@link
+ * #connectOpen}), and what it stops and releases.
  *
  * <p>Thread safe, as subclasses must be.
  */

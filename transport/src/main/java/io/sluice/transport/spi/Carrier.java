@@ -21,10 +21,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -40,8 +42,10 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: one acceptor; {@code ioThreads} selector loops that serve every connection,
  * accepted (handshake, READs, requests) or made (answers), however many; a pool for message
  * handlers; a pool that runs outgoing handshakes (one thread per connect in progress, idle
- * threads end after a minute) and the signature work of incoming ones; one timer that enforces every deadline. Accepted connections
- * that have not authenticated are bounded by {@link Admission}.
+ * threads end after a minute); {@link #PROOF_THREADS} threads that check and make the
+ * signatures of incoming handshakes (idle ones end after a minute); one timer that enforces
+ * every deadline. Accepted connections that have not authenticated are bounded by {@link
+ * Admission}.
  *
  * <p>Owned by one transport, which closes it. Thread safe.
  */
@@ -50,6 +54,12 @@ public final class Carrier implements AutoCloseable {
   /** The first wait before connecting again after a refusal or reset; it doubles up to {@link #MAX_RETRY_WAIT_MS}. */
   static final long FIRST_RETRY_WAIT_MS = 20;
   static final long MAX_RETRY_WAIT_MS = 1000;
+  /**
+   * Threads that check a client's signature and make this side's, for incoming handshakes whose
+   * client proved the secret: public-key work kept off the selector threads, on a fixed number
+   * of threads however many peers connect at once.
+   */
+  public static final int PROOF_THREADS = 2;
 
   /**
    * What a transport makes of a new authenticated connection before it is handed out (it asks
@@ -76,6 +86,7 @@ public final class Carrier implements AutoCloseable {
   private final Set<CarrierConnection> connections = ConcurrentHashMap.newKeySet();
   private final ExecutorService handlerPool;
   private final ExecutorService connectPool;
+  private final ExecutorService proofPool;
   private final ScheduledExecutorService timer;
   private volatile boolean closing;
 
@@ -115,6 +126,10 @@ public final class Carrier implements AutoCloseable {
     String tag = String.format("%04x", identity.nodeId() & 0xffff);
     this.handlerPool = Executors.newFixedThreadPool(settings.handlerThreads(), daemon("sluice-handler-" + tag));
     this.connectPool = Executors.newCachedThreadPool(daemon("sluice-connect-" + tag));
+    ThreadPoolExecutor proofs = new ThreadPoolExecutor(PROOF_THREADS, PROOF_THREADS, 1, TimeUnit.MINUTES,
+        new LinkedBlockingQueue<>(), daemon("sluice-proof-" + tag));
+    proofs.allowCoreThreadTimeOut(true);
+    this.proofPool = proofs;
     this.timer = Executors.newSingleThreadScheduledExecutor(daemon("sluice-timer-" + tag));
     this.admission = new Admission<>(settings.maxUnauthenticated(), settings.maxUnauthenticatedPerAddress());
     this.loops = new IoLoop[settings.ioThreads()];
@@ -131,6 +146,7 @@ public final class Carrier implements AutoCloseable {
       closeQuietly(listener);
       handlerPool.shutdownNow();
       connectPool.shutdownNow();
+      proofPool.shutdownNow();
       timer.shutdownNow();
       throw new TransportUnavailableException("cannot open a selector: " + e.getMessage(), e);
     }
@@ -197,11 +213,11 @@ public final class Carrier implements AutoCloseable {
 
   /**
    * Runs {@code work} (an incoming handshake's signature check and signing, too slow for a
-   * selector thread) on the handshake pool; runs {@code closed} instead if the carrier is closing.
+   * selector thread) on the proof threads; runs {@code closed} instead if the carrier is closing.
    */
-  void runHandshakeWork(Runnable work, Runnable closed) {
+  void runProofWork(Runnable work, Runnable closed) {
     try {
-      connectPool.execute(work);
+      proofPool.execute(work);
     } catch (RejectedExecutionException e) {
       closed.run();
     }
@@ -513,6 +529,7 @@ public final class Carrier implements AutoCloseable {
     }
     handlerPool.shutdownNow();
     connectPool.shutdownNow();
+    proofPool.shutdownNow();
     timer.shutdownNow();
   }
 

@@ -27,8 +27,10 @@ import org.slf4j.LoggerFactory;
  * nothing it sends can affect another session.
  *
  * <p>Owned by its {@link Carrier}. Frames are handled on the {@link IoLoop} thread that
- * owns the socket; handler answers are sent from the handler threads through {@link
- * SessionSocket#send}, which is thread safe.
+ * owns the socket, and so is every change of the handshake's state; the handshake's signatures
+ * are checked and made on the carrier's proof threads, which hand the outcome back to the loop
+ * thread. Handler answers are sent from the handler threads through {@link SessionSocket#send},
+ * which is thread safe.
  */
 final class ServerSession implements SessionSocket.Receiver {
   private static final Logger LOG = LoggerFactory.getLogger(ServerSession.class);
@@ -174,7 +176,10 @@ final class ServerSession implements SessionSocket.Receiver {
     // The handshake deadline still runs.
     phase = Phase.PROVING;
     byte[] clientSignature = auth.signature();
-    carrier.runHandshakeWork(() -> {
+    carrier.runProofWork(() -> {
+      if (!socket.isOpen()) {
+        return; // the client left, or the deadline passed, while the work waited its turn
+      }
       byte[] signature;
       try {
         Handshake.checkClientSignature(t, clientSignature);
@@ -196,7 +201,10 @@ final class ServerSession implements SessionSocket.Receiver {
     socket.close(e);
   }
 
-  /** The client proved its node id: protect the connection and send our signature in AUTH_OK. On the loop thread. */
+  /**
+   * The client proved its node id: protect the connection and send our signature in AUTH_OK. On
+   * the loop thread.
+   */
   private void open(Handshake.Transcript t, byte[] signature) {
     if (!socket.isOpen()) {
       return; // closed meanwhile: the handshake deadline, an eviction or the transport's close
