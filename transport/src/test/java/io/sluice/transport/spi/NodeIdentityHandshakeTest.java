@@ -10,13 +10,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.transport.AuthenticationFailedException;
 import io.sluice.transport.Connection;
+import io.sluice.transport.MessageHandler;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
+import io.sluice.transport.TransportConfig;
+import io.sluice.transport.TransportOption;
+import io.sluice.transport.TransportTestSupport;
 import java.nio.ByteBuffer;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -32,6 +40,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class NodeIdentityHandshakeTest {
   private static final int SIZE = 4096;
   private static final long SEED = 17;
+  private static final int SERVICE = 9;
   private final EchoPeers peers = new EchoPeers();
 
   @AfterEach
@@ -116,6 +125,51 @@ class NodeIdentityHandshakeTest {
     try (ScriptedServer server = ScriptedServer.raw(peer -> peer.acceptHandshake(SECRET, liar))) {
       try (Connection c = await(client.connect(server.address()))) {
         assertEquals(liar.nodeId(), c.peerNode(), "an honest scripted server is accepted as the node it proves");
+      }
+    }
+  }
+
+  /**
+   * On a bare carrier: a refused liar reaches neither the message handler nor a control service
+   * and leaves no session behind; an honest peer's control request is served with the node id it
+   * proved.
+   */
+  @Test
+  void aRefusedLiarLeavesNothingBehind() throws Exception {
+    Map<String, String> config = new HashMap<>(TransportTestSupport.baseConfig("tcp", "/dev/shm"));
+    config.put(TransportOption.SHM_ENABLED.key(), "false");
+    AtomicInteger handled = new AtomicInteger();
+    AtomicLong servedPeer = new AtomicLong();
+    MessageHandler counting = (peer, m) -> {
+      handled.incrementAndGet();
+      return CompletableFuture.completedFuture(ByteBuffer.allocate(0));
+    };
+    ControlService service = (peer, address, request) -> {
+      servedPeer.set(peer);
+      return ByteBuffer.allocate(1);
+    };
+    NodeIdentity granted = NodeIdentity.generate();
+    NodeIdentity liar = NodeIdentity.generate();
+    try (Carrier carrier = new Carrier(Settings.from(TransportConfig.of(config)), NodeIdentity.generate(), counting,
+        ControlServices.of(SERVICE, service), Optional.empty())) {
+      for (byte[] key : List.of(liar.publicKey(), granted.publicKey())) {
+        try (RawFrameSocket raw = new RawFrameSocket(carrier.localAddress())) {
+          Optional<RawFrameSocket.Frame> answer = raw.authenticateClaiming(SECRET, liar, granted.nodeId(), key, 0);
+          assertEquals(ErrorCode.AUTHENTICATION_FAILED, answer.orElseThrow().errorCode());
+          raw.send(FrameType.REQUEST, 1, ByteBuffer.allocate(4));
+          raw.send(FrameType.CONTROL, 2, new Frames.Control(SERVICE, ByteBuffer.allocate(1)).encode());
+          raw.expectClosedWithout(FrameType.RESPONSE, FrameType.CONTROL_REPLY, FrameType.AUTH_OK);
+        }
+      }
+      TransportTestSupport.eventually("the refused sessions are gone", TransportTestSupport.DEADLINE,
+          () -> carrier.sessionCount() == 0 && carrier.unauthenticatedCount() == 0);
+      assertEquals(0, handled.get(), "a refused peer's request reached the handler");
+      assertEquals(0, servedPeer.get(), "a refused peer's control request was served");
+      try (RawFrameSocket raw = new RawFrameSocket(carrier.localAddress())) {
+        assertEquals(FrameType.AUTH_OK, raw.authenticate(SECRET, granted).orElseThrow().type());
+        raw.send(FrameType.CONTROL, 3, new Frames.Control(SERVICE, ByteBuffer.allocate(1)).encode());
+        raw.expect(FrameType.CONTROL_REPLY);
+        assertEquals(granted.nodeId(), servedPeer.get(), "the service is told the node id the peer proved");
       }
     }
   }
