@@ -18,7 +18,7 @@ public interface Connection extends AutoCloseable {
   /** The address this connection was opened to. */
   NodeAddress peer();
 
-  /** The node id of the peer, as it appears in its descriptors. */
+  /** The node id of the peer, as it appears in its descriptors; the peer proved it in the handshake. */
   long peerNode();
 
   /** Which data path READs take: "tcp", "shm" or "verbs". */

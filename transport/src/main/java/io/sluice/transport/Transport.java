@@ -17,7 +17,10 @@ public interface Transport extends AutoCloseable {
   /** The provider in use: "tcp", "shm" or "verbs". */
   String provider();
 
-  /** This endpoint's node id, carried in its descriptors; random per open. */
+  /**
+   * This endpoint's node id, carried in its descriptors: derived from a key pair made at open,
+   * so new per open, and proven to every peer in the handshake (no peer can claim another's).
+   */
   long nodeId();
 
   /** The address peers connect to. */

@@ -15,42 +15,38 @@ import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.security.SecureRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The skeleton every provider's transport shares: a random node id, the table of registered
- * regions, the count of live ones, the checks every call makes, and the order of closing (stop
- * the traffic, then revoke and free the regions left, logging each as a leak, then release the
- * provider's resources). A provider says how memory is backed and registered ({@link
- * #allocateChecked}, {@link #registerFileChecked}), how it connects ({@link #connectOpen}), and
- * what it stops and releases.
+ * The skeleton every provider's transport shares: its identity (a key pair made at open and the
+ * node id derived from it, {@link NodeIdentity}, which its {@link Carrier} proves to peers), the
+ * table of registered regions, the count of live ones, the checks every call makes, and the
+ * order of closing (stop the traffic, then revoke and free the regions left, logging each as a
+ * leak, then release the provider's resources). A provider says how memory is backed and
+ * registered ({@link #allocateChecked}, {@link #registerFileChecked}), how it connects ({@link
+ * #connectOpen}), and what it stops and releases.
  *
  * <p>Thread safe, as subclasses must be.
  */
 public abstract class AbstractTransport implements Transport {
   private static final Logger LOG = LoggerFactory.getLogger(AbstractTransport.class);
 
-  private final long nodeId = newNodeId();
+  private final NodeIdentity identity = NodeIdentity.generate();
   private final RegionTable regions = new RegionTable();
   private final AtomicInteger liveRegions = new AtomicInteger();
   private volatile boolean closing;
 
-  private static long newNodeId() {
-    SecureRandom random = new SecureRandom();
-    long id;
-    do {
-      id = random.nextLong();
-    } while (id == 0 || id == GRANTED_ONLY);
-    return id;
-  }
-
   @Override
   public final long nodeId() {
-    return nodeId;
+    return identity.nodeId();
+  }
+
+  /** Who this transport is, for the carrier that proves it to peers. */
+  protected final NodeIdentity identity() {
+    return identity;
   }
 
   /** The regions peers may READ, by key. */

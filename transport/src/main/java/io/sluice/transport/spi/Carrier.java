@@ -21,10 +21,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -40,8 +42,10 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: one acceptor; {@code ioThreads} selector loops that serve every connection,
  * accepted (handshake, READs, requests) or made (answers), however many; a pool for message
  * handlers; a pool that runs outgoing handshakes (one thread per connect in progress, idle
- * threads end after a minute); one timer that enforces every deadline. Accepted connections
- * that have not authenticated are bounded by {@link Admission}.
+ * threads end after a minute); {@link #PROOF_THREADS} threads that check and make the
+ * signatures of incoming handshakes (idle ones end after a minute); one timer that enforces
+ * every deadline. Accepted connections that have not authenticated are bounded by {@link
+ * Admission}.
  *
  * <p>Owned by one transport, which closes it. Thread safe.
  */
@@ -50,6 +54,12 @@ public final class Carrier implements AutoCloseable {
   /** The first wait before connecting again after a refusal or reset; it doubles up to {@link #MAX_RETRY_WAIT_MS}. */
   static final long FIRST_RETRY_WAIT_MS = 20;
   static final long MAX_RETRY_WAIT_MS = 1000;
+  /**
+   * Threads that check a client's signature and make this side's, for incoming handshakes whose
+   * client proved the secret: public-key work kept off the selector threads, on a fixed number
+   * of threads however many peers connect at once.
+   */
+  public static final int PROOF_THREADS = 2;
 
   /**
    * What a transport makes of a new authenticated connection before it is handed out (it asks
@@ -61,7 +71,7 @@ public final class Carrier implements AutoCloseable {
   }
 
   private final Settings settings;
-  private final long nodeId;
+  private final NodeIdentity identity;
   private final MessageHandler handler;
   private final ControlServices services;
   private final Optional<ReadService> reads;
@@ -76,28 +86,30 @@ public final class Carrier implements AutoCloseable {
   private final Set<CarrierConnection> connections = ConcurrentHashMap.newKeySet();
   private final ExecutorService handlerPool;
   private final ExecutorService connectPool;
+  private final ExecutorService proofPool;
   private final ScheduledExecutorService timer;
   private volatile boolean closing;
 
   /**
    * Opens a carrier and starts listening.
    *
-   * @param nodeId the node id of the transport that owns it
+   * @param identity the key pair and node id of the transport that owns it, which the handshake
+   *     proves to every peer
    * @param services the control services it serves
    * @param reads what READ frames are served from; empty to answer every READ frame with an
    *     unknown key (a provider that moves READs on its own data path)
    * @throws TransportUnavailableException if it cannot listen or open a selector
    */
-  public Carrier(Settings settings, long nodeId, MessageHandler handler, ControlServices services,
+  public Carrier(Settings settings, NodeIdentity identity, MessageHandler handler, ControlServices services,
       Optional<ReadService> reads) throws TransportException {
-    this(settings, nodeId, handler, services, reads, SelectorProvider.provider());
+    this(settings, identity, handler, services, reads, SelectorProvider.provider());
   }
 
   /** As the public constructor, with the selector loops' selectors opened by {@code selectors}. */
-  Carrier(Settings settings, long nodeId, MessageHandler handler, ControlServices services,
+  Carrier(Settings settings, NodeIdentity identity, MessageHandler handler, ControlServices services,
       Optional<ReadService> reads, SelectorProvider selectors) throws TransportException {
     this.settings = settings;
-    this.nodeId = nodeId;
+    this.identity = identity;
     this.handler = handler;
     this.services = services;
     this.reads = reads;
@@ -111,9 +123,13 @@ public final class Carrier implements AutoCloseable {
     }
     int port = listener.socket().getLocalPort();
     this.localAddress = new NodeAddress(advertisedHost(settings), port);
-    String tag = String.format("%04x", nodeId & 0xffff);
+    String tag = String.format("%04x", identity.nodeId() & 0xffff);
     this.handlerPool = Executors.newFixedThreadPool(settings.handlerThreads(), daemon("sluice-handler-" + tag));
     this.connectPool = Executors.newCachedThreadPool(daemon("sluice-connect-" + tag));
+    ThreadPoolExecutor proofs = new ThreadPoolExecutor(PROOF_THREADS, PROOF_THREADS, 1, TimeUnit.MINUTES,
+        new LinkedBlockingQueue<>(), daemon("sluice-proof-" + tag));
+    proofs.allowCoreThreadTimeOut(true);
+    this.proofPool = proofs;
     this.timer = Executors.newSingleThreadScheduledExecutor(daemon("sluice-timer-" + tag));
     this.admission = new Admission<>(settings.maxUnauthenticated(), settings.maxUnauthenticatedPerAddress());
     this.loops = new IoLoop[settings.ioThreads()];
@@ -130,6 +146,7 @@ public final class Carrier implements AutoCloseable {
       closeQuietly(listener);
       handlerPool.shutdownNow();
       connectPool.shutdownNow();
+      proofPool.shutdownNow();
       timer.shutdownNow();
       throw new TransportUnavailableException("cannot open a selector: " + e.getMessage(), e);
     }
@@ -166,7 +183,11 @@ public final class Carrier implements AutoCloseable {
   }
 
   public long nodeId() {
-    return nodeId;
+    return identity.nodeId();
+  }
+
+  NodeIdentity identity() {
+    return identity;
   }
 
   /** The address peers connect to. */
@@ -188,6 +209,18 @@ public final class Carrier implements AutoCloseable {
 
   boolean isClosing() {
     return closing;
+  }
+
+  /**
+   * Runs {@code work} (an incoming handshake's signature check and signing, too slow for a
+   * selector thread) on the proof threads; runs {@code closed} instead if the carrier is closing.
+   */
+  void runProofWork(Runnable work, Runnable closed) {
+    try {
+      proofPool.execute(work);
+    } catch (RejectedExecutionException e) {
+      closed.run();
+    }
   }
 
   /** Connects to {@code peer} and authenticates; completes within the connect deadline. */
@@ -287,7 +320,7 @@ public final class Carrier implements AutoCloseable {
           throw new TransportTimeoutException("connecting to " + peer + " took longer than " + timeoutMs + " ms", e);
         }
         socket.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
-        peerNode = ClientHandshake.authenticate(channel, handshake, nodeId,
+        peerNode = ClientHandshake.authenticate(channel, handshake, identity,
             settings.encryption() ? Handshake.FLAG_ENCRYPT : 0);
       } catch (java.net.ConnectException e) {
         throw e; // nothing listens there: no use trying again
@@ -510,6 +543,7 @@ public final class Carrier implements AutoCloseable {
     }
     handlerPool.shutdownNow();
     connectPool.shutdownNow();
+    proofPool.shutdownNow();
     timer.shutdownNow();
   }
 

@@ -13,7 +13,7 @@ import java.nio.charset.StandardCharsets;
  */
 public final class Frames {
   /** Protocol version spoken in HELLO and CHALLENGE. */
-  public static final int VERSION = 4;
+  public static final int VERSION = 5;
   /** Length of nonces and HMAC-SHA256 proofs. */
   public static final int NONCE_LENGTH = 32;
   /** Largest control payload; anything bigger is a protocol error. */
@@ -21,12 +21,13 @@ public final class Frames {
 
   private Frames() {}
 
-  /** HELLO: u16 version, i64 node, u8 flags ({@link Handshake#FLAG_ENCRYPT}), nonce. */
-  public record Hello(int version, long node, int flags, byte[] nonce) {
-    public static final int LENGTH = 2 + 8 + 1 + NONCE_LENGTH;
+  /** HELLO: u16 version, i64 node, u8 flags ({@link Handshake#FLAG_ENCRYPT}), nonce, public key. */
+  public record Hello(int version, long node, int flags, byte[] nonce, byte[] publicKey) {
+    public static final int LENGTH = 2 + 8 + 1 + NONCE_LENGTH + NodeIdentity.PUBLIC_KEY_LENGTH;
 
     public ByteBuffer encode() {
-      return ByteBuffer.allocate(LENGTH).putShort((short) version).putLong(node).put((byte) flags).put(nonce).flip();
+      return ByteBuffer.allocate(LENGTH).putShort((short) version).putLong(node).put((byte) flags).put(nonce)
+          .put(publicKey).flip();
     }
 
     public static Hello decode(ByteBuffer in) throws ProtocolException {
@@ -35,35 +36,56 @@ public final class Frames {
             + "; this side speaks " + VERSION);
       }
       expectLength(FrameType.HELLO, in, LENGTH);
-      return new Hello(in.getShort() & 0xffff, in.getLong(), readFlags(in), bytes(in, NONCE_LENGTH));
+      return new Hello(in.getShort() & 0xffff, in.getLong(), readFlags(in), bytes(in, NONCE_LENGTH),
+          bytes(in, NodeIdentity.PUBLIC_KEY_LENGTH));
     }
   }
 
-  /** CHALLENGE: u16 version, i64 node, u8 flags, nonce, server proof. */
-  public record Challenge(int version, long node, int flags, byte[] nonce, byte[] proof) {
-    public static final int LENGTH = 2 + 8 + 1 + NONCE_LENGTH + NONCE_LENGTH;
+  /** CHALLENGE: u16 version, i64 node, u8 flags, nonce, public key, server proof. */
+  public record Challenge(int version, long node, int flags, byte[] nonce, byte[] publicKey, byte[] proof) {
+    public static final int LENGTH = 2 + 8 + 1 + NONCE_LENGTH + NodeIdentity.PUBLIC_KEY_LENGTH + NONCE_LENGTH;
 
     public ByteBuffer encode() {
       return ByteBuffer.allocate(LENGTH).putShort((short) version).putLong(node).put((byte) flags).put(nonce)
-          .put(proof).flip();
+          .put(publicKey).put(proof).flip();
     }
 
     public static Challenge decode(ByteBuffer in) throws ProtocolException {
       expectLength(FrameType.CHALLENGE, in, LENGTH);
       return new Challenge(in.getShort() & 0xffff, in.getLong(), readFlags(in), bytes(in, NONCE_LENGTH),
-          bytes(in, NONCE_LENGTH));
+          bytes(in, NodeIdentity.PUBLIC_KEY_LENGTH), bytes(in, NONCE_LENGTH));
     }
   }
 
-  /** AUTH: client proof. */
-  public record Auth(byte[] proof) {
+  /** AUTH: client proof, the client's signature of the transcript. */
+  public record Auth(byte[] proof, byte[] signature) {
+    public static final int LENGTH = NONCE_LENGTH + NodeIdentity.SIGNATURE_LENGTH;
+
     public ByteBuffer encode() {
-      return ByteBuffer.allocate(NONCE_LENGTH).put(proof).flip();
+      return ByteBuffer.allocate(LENGTH).put(proof).put(signature).flip();
     }
 
     public static Auth decode(ByteBuffer in) throws ProtocolException {
-      expectLength(FrameType.AUTH, in, NONCE_LENGTH);
-      return new Auth(bytes(in, NONCE_LENGTH));
+      expectLength(FrameType.AUTH, in, LENGTH);
+      return new Auth(bytes(in, NONCE_LENGTH), bytes(in, NodeIdentity.SIGNATURE_LENGTH));
+    }
+  }
+
+  /**
+   * AUTH_OK, the first protected frame from the server: the server's signature of the
+   * transcript. The server signs only for a client that has proven the secret, so no one
+   * without it can make the server spend a signature.
+   */
+  public record AuthOk(byte[] signature) {
+    public static final int LENGTH = NodeIdentity.SIGNATURE_LENGTH;
+
+    public ByteBuffer encode() {
+      return ByteBuffer.allocate(LENGTH).put(signature).flip();
+    }
+
+    public static AuthOk decode(ByteBuffer in) throws ProtocolException {
+      expectLength(FrameType.AUTH_OK, in, LENGTH);
+      return new AuthOk(bytes(in, NodeIdentity.SIGNATURE_LENGTH));
     }
   }
 

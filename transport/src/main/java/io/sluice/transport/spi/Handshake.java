@@ -1,5 +1,6 @@
 package io.sluice.transport.spi;
 
+import io.sluice.transport.AuthenticationFailedException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -23,13 +24,22 @@ import javax.crypto.spec.SecretKeySpec;
  * same on every peer of a deployment) makes guesses computed for one deployment useless for
  * another.
  *
- * <p>The client sends a nonce and its flags (HELLO); the server answers with its own nonce,
- * flags and the proof HMAC-SHA256(secret, "sluice/server" | transcript) (CHALLENGE); the client
- * checks it and answers with HMAC-SHA256(secret, "sluice/client" | transcript) (AUTH); the
- * server checks that and sends AUTH_OK, the first frame under the record protection of {@link
- * RecordLayer}. The transcript is both nonces, both node ids and both flag bytes, so neither a
- * replayed proof nor a stripped encryption flag survives. Distinct labels keep one side's proof
- * from being replayed as the other's.
+ * <p>The client sends a nonce, its flags, its node id and its public key (HELLO); the server
+ * checks that the id is the one the key derives ({@link NodeIdentity}) and answers with its own
+ * nonce, flags, node id, public key and the proof HMAC-SHA256(secret, "sluice/server" |
+ * transcript) (CHALLENGE); the client checks the server's id against its key and the proof, and
+ * answers with HMAC-SHA256(secret, "sluice/client" | transcript) and its Ed25519 signature of
+ * "sluice/sign/client" | transcript (AUTH); the server checks both and sends AUTH_OK, the first
+ * frame under the record protection of {@link RecordLayer}, carrying its own signature of
+ * "sluice/sign/server" | transcript, which the client checks last. The transcript is both
+ * nonces, both node ids, both flag bytes and both public keys, so neither a replayed proof, nor a
+ * stripped encryption flag, nor a swapped key survives. Distinct labels keep one side's proof or
+ * signature from being replayed as the other's.
+ *
+ * <p>The secret decides who may talk at all; the signatures decide which node is talking: a
+ * peer that holds the secret but not a node's private key cannot claim that node's id, so
+ * grants and readers bound to a node id are bound to the key pair behind it. The server spends
+ * a signature only on a client that proved the secret.
  *
  * <p>Keys: prk = HMAC-SHA256(secret, "sluice/keys" | transcript); the client-to-server key is
  * HMAC-SHA256(prk, "sluice/c2s" | mode) and the server-to-client key HMAC-SHA256(prk,
@@ -47,20 +57,25 @@ public final class Handshake {
   private static final Map<List<String>, byte[]> DERIVED = new ConcurrentHashMap<>();
   private static final int DERIVED_MAX = 64;
   private static final SecureRandom RANDOM = new SecureRandom();
+  private static final String CLIENT_SIGNATURE = "sluice/sign/client";
+  private static final String SERVER_SIGNATURE = "sluice/sign/server";
   private final SecretKeySpec key;
 
-  /** What both sides said in HELLO and CHALLENGE; proofs and keys are bound to all of it. */
+  /**
+   * What both sides said in HELLO and CHALLENGE; proofs, signatures and keys are bound to all of
+   * it.
+   */
   public record Transcript(byte[] clientNonce, byte[] serverNonce, long clientNode, long serverNode,
-      int clientFlags, int serverFlags) {
+      int clientFlags, int serverFlags, byte[] clientKey, byte[] serverKey) {
     /** Encryption is on when either side asks for it. */
     public boolean encrypted() {
       return ((clientFlags | serverFlags) & FLAG_ENCRYPT) != 0;
     }
 
     byte[] bytes() {
-      return ByteBuffer.allocate(clientNonce.length + serverNonce.length + 18)
+      return ByteBuffer.allocate(clientNonce.length + serverNonce.length + 18 + clientKey.length + serverKey.length)
           .put(clientNonce).put(serverNonce).putLong(clientNode).putLong(serverNode)
-          .put((byte) clientFlags).put((byte) serverFlags).array();
+          .put((byte) clientFlags).put((byte) serverFlags).put(clientKey).put(serverKey).array();
     }
   }
 
@@ -114,6 +129,32 @@ public final class Handshake {
 
   public byte[] clientProof(Transcript t) {
     return hmac(key, "sluice/client", t.bytes());
+  }
+
+  /** The client's signature of {@code t}; {@code self} is the client. */
+  public static byte[] clientSignature(NodeIdentity self, Transcript t) {
+    return self.sign(CLIENT_SIGNATURE, t.bytes());
+  }
+
+  /** The server's signature of {@code t}; {@code self} is the server. */
+  public static byte[] serverSignature(NodeIdentity self, Transcript t) {
+    return self.sign(SERVER_SIGNATURE, t.bytes());
+  }
+
+  /** @throws AuthenticationFailedException unless {@code signature} is the client's of {@code t} */
+  public static void checkClientSignature(Transcript t, byte[] signature) throws AuthenticationFailedException {
+    if (!NodeIdentity.verifies(t.clientKey(), CLIENT_SIGNATURE, t.bytes(), signature)) {
+      throw new AuthenticationFailedException(String.format(
+          "client's signature does not verify with the public key of node %016x", t.clientNode()));
+    }
+  }
+
+  /** @throws AuthenticationFailedException unless {@code signature} is the server's of {@code t} */
+  public static void checkServerSignature(Transcript t, byte[] signature) throws AuthenticationFailedException {
+    if (!NodeIdentity.verifies(t.serverKey(), SERVER_SIGNATURE, t.bytes(), signature)) {
+      throw new AuthenticationFailedException(String.format(
+          "server's signature does not verify with the public key of node %016x", t.serverNode()));
+    }
   }
 
   /** The record keys of the connection this transcript authenticated. */

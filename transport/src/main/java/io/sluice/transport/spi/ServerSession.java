@@ -27,17 +27,21 @@ import org.slf4j.LoggerFactory;
  * nothing it sends can affect another session.
  *
  * <p>Owned by its {@link Carrier}. Frames are handled on the {@link IoLoop} thread that
- * owns the socket; handler answers are sent from the handler threads through {@link
- * SessionSocket#send}, which is thread safe.
+ * owns the socket, and so is every change of the handshake's state; the handshake's signatures
+ * are checked and made on the carrier's proof threads, which hand the outcome back to the loop
+ * thread. Handler answers are sent from the handler threads through {@link SessionSocket#send},
+ * which is thread safe.
  */
 final class ServerSession implements SessionSocket.Receiver {
   private static final Logger LOG = LoggerFactory.getLogger(ServerSession.class);
   private static final Runnable NOTHING = () -> { };
 
-  private enum Phase { HELLO, AUTH, OPEN }
+  /** PROVING: the client proved the secret; its signature is being checked and ours made. */
+  private enum Phase { HELLO, AUTH, PROVING, OPEN }
 
   private final Carrier carrier;
   private final SessionSocket socket;
+  private final IoLoop loop;
   private final String remote;
   private final InetAddress remoteAddress;
   private final long authDeadline;
@@ -60,6 +64,7 @@ final class ServerSession implements SessionSocket.Receiver {
     this.remoteAddress = remoteSocket.getAddress();
     this.authDeadline = System.nanoTime() + carrier.settings().handshakeTimeoutNanos();
     this.requestBytesFree = new AtomicInteger(requestByteBudget(carrier.settings()));
+    this.loop = loop;
     this.socket = new SessionSocket(channel, loop, carrier.settings().ioTimeoutNanos(), false, this);
   }
 
@@ -127,6 +132,7 @@ final class ServerSession implements SessionSocket.Receiver {
     switch (phase) {
       case HELLO -> hello(h, payload);
       case AUTH -> auth(h, payload);
+      case PROVING -> throw new ProtocolException(h.type() + " before AUTH_OK");
       case OPEN -> dispatch(h, payload);
     }
   }
@@ -140,12 +146,19 @@ final class ServerSession implements SessionSocket.Receiver {
       throw new ProtocolException("unsupported protocol version " + hello.version() + "; this side speaks "
           + Frames.VERSION);
     }
+    try {
+      NodeIdentity.checkClaim("client", hello.node(), hello.publicKey());
+    } catch (AuthenticationFailedException e) {
+      sendError(0, ErrorCode.AUTHENTICATION_FAILED, e.getMessage());
+      throw e;
+    }
     carrier.sessionGreeted(this);
     serverNonce = Handshake.nonce();
-    long self = carrier.nodeId();
+    NodeIdentity self = carrier.identity();
     byte[] proof = carrier.handshake().serverProof(transcript());
     socket.send(FrameType.CHALLENGE, 0, NOTHING,
-        new Frames.Challenge(Frames.VERSION, self, ownFlags(), serverNonce, proof).encode());
+        new Frames.Challenge(Frames.VERSION, self.nodeId(), ownFlags(), serverNonce, self.publicKey(), proof)
+            .encode());
     phase = Phase.AUTH;
   }
 
@@ -154,8 +167,9 @@ final class ServerSession implements SessionSocket.Receiver {
   }
 
   private Handshake.Transcript transcript() {
-    return new Handshake.Transcript(hello.nonce(), serverNonce, hello.node(), carrier.nodeId(),
-        hello.flags(), ownFlags());
+    NodeIdentity self = carrier.identity();
+    return new Handshake.Transcript(hello.nonce(), serverNonce, hello.node(), self.nodeId(),
+        hello.flags(), ownFlags(), hello.publicKey(), self.publicKey());
   }
 
   private void auth(FrameHeader h, ByteBuffer payload) throws IOException {
@@ -169,13 +183,52 @@ final class ServerSession implements SessionSocket.Receiver {
       sendError(0, ErrorCode.AUTHENTICATION_FAILED, "authentication failed");
       throw new AuthenticationFailedException("client proof does not match the shared secret");
     }
-    Handshake.SessionKeys keys = hs.sessionKeys(t);
+    // The client holds the secret; now it must hold the private key of the node id it claimed.
+    // Checking its signature and making ours take a millisecond or more, so they run off this
+    // selector thread, which serves other connections meanwhile; the outcome comes back to it.
+    // The handshake deadline still runs.
+    phase = Phase.PROVING;
+    byte[] clientSignature = auth.signature();
+    carrier.runProofWork(() -> {
+      if (!socket.isOpen()) {
+        return; // the client left, or the deadline passed, while the work waited its turn
+      }
+      byte[] signature;
+      try {
+        Handshake.checkClientSignature(t, clientSignature);
+        signature = Handshake.serverSignature(carrier.identity(), t);
+      } catch (AuthenticationFailedException e) {
+        loop.execute(() -> refuse(e));
+        return;
+      } catch (RuntimeException e) {
+        loop.execute(() -> socket.brokeDown(e));
+        return;
+      }
+      loop.execute(() -> open(t, signature));
+    }, () -> socket.close(new PeerClosedException("transport is closed")));
+  }
+
+  /** The client's signature failed: tell it why and close. On the loop thread. */
+  private void refuse(AuthenticationFailedException e) {
+    sendError(0, ErrorCode.AUTHENTICATION_FAILED, e.getMessage());
+    socket.close(e);
+  }
+
+  /**
+   * The client proved its node id: protect the connection and send our signature in AUTH_OK. On
+   * the loop thread.
+   */
+  private void open(Handshake.Transcript t, byte[] signature) {
+    if (!socket.isOpen()) {
+      return; // closed meanwhile: the handshake deadline, an eviction or the transport's close
+    }
+    Handshake.SessionKeys keys = carrier.handshake().sessionKeys(t);
     socket.protect(RecordLayer.serverSealer(keys), RecordLayer.serverOpener(keys));
     peerNode = hello.node();
     phase = Phase.OPEN;
     authenticated = true;
     carrier.sessionAuthenticated(this);
-    socket.send(FrameType.AUTH_OK, 0, NOTHING);
+    socket.send(FrameType.AUTH_OK, 0, NOTHING, new Frames.AuthOk(signature).encode());
   }
 
   private void dispatch(FrameHeader h, ByteBuffer payload) throws IOException {

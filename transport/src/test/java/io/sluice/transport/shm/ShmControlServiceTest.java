@@ -13,6 +13,7 @@ import io.sluice.transport.Transports;
 import io.sluice.transport.spi.ErrorCode;
 import io.sluice.transport.spi.FrameType;
 import io.sluice.transport.spi.Frames;
+import io.sluice.transport.spi.NodeIdentity;
 import io.sluice.transport.spi.RawFrameSocket;
 import java.nio.ByteBuffer;
 import java.util.Map;
@@ -63,7 +64,7 @@ class ShmControlServiceTest {
       }
       try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
         assertEquals(Optional.of(FrameType.AUTH_OK),
-            raw.authenticate(TransportTestSupport.SECRET, 6).map(RawFrameSocket.Frame::type));
+            raw.authenticate(TransportTestSupport.SECRET, NodeIdentity.generate()).map(RawFrameSocket.Frame::type));
         raw.send(FrameType.CONTROL, 3, control(ShmMessages.open(shared.descriptor().key() ^ 1)));
         RawFrameSocket.Frame refused = raw.next().orElseThrow(() -> new AssertionError("closed on a wrong key"));
         assertEquals(ErrorCode.UNKNOWN_KEY, refused.errorCode(), "OPEN of an unknown key");
@@ -82,7 +83,7 @@ class ShmControlServiceTest {
     try (RegisteredRegion granted = server.allocateFor(1234, 4096);
         RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
       assertEquals(Optional.of(FrameType.AUTH_OK),
-          raw.authenticate(TransportTestSupport.SECRET, 6).map(RawFrameSocket.Frame::type));
+          raw.authenticate(TransportTestSupport.SECRET, NodeIdentity.generate()).map(RawFrameSocket.Frame::type));
       raw.send(FrameType.CONTROL, 1, control(ShmMessages.open(granted.descriptor().key())));
       assertEquals(ErrorCode.UNKNOWN_KEY, raw.next().orElseThrow().errorCode());
     }

@@ -45,16 +45,16 @@ class ControlServiceTest {
     return Settings.from(TransportConfig.of(m));
   }
 
-  private static Carrier carrier(long node, MessageHandler handler, ControlServices services) throws Exception {
-    return new Carrier(settings(), node, handler, services, Optional.empty());
+  private static Carrier carrier(MessageHandler handler, ControlServices services) throws Exception {
+    return new Carrier(settings(), NodeIdentity.generate(), handler, services, Optional.empty());
   }
 
   /** One selector thread, so that every connection shares it. */
-  private static Carrier oneLoopCarrier(long node, MessageHandler handler, ControlServices services) throws Exception {
+  private static Carrier oneLoopCarrier(MessageHandler handler, ControlServices services) throws Exception {
     Map<String, String> m = new HashMap<>(TransportTestSupport.baseConfig("tcp", "/dev/shm"));
     m.put("sluice.transport.shm.enabled", "false");
     m.put("sluice.transport.ioThreads", "1");
-    return new Carrier(Settings.from(TransportConfig.of(m)), node, handler, services, Optional.empty());
+    return new Carrier(Settings.from(TransportConfig.of(m)), NodeIdentity.generate(), handler, services, Optional.empty());
   }
 
   @Test
@@ -79,8 +79,8 @@ class ControlServiceTest {
         default -> ByteBuffer.allocate(Frames.MAX_CONTROL_PAYLOAD + 1);
       };
     };
-    try (Carrier server = carrier(11, echo, ControlServices.of(SERVICE, service));
-        Carrier client = carrier(22, MessageHandler.REJECT_ALL, ControlServices.none());
+    try (Carrier server = carrier(echo, ControlServices.of(SERVICE, service));
+        Carrier client = carrier(MessageHandler.REJECT_ALL, ControlServices.none());
         CarrierConnection c = await(client.connect(server.localAddress()))) {
       ByteBuffer reply = await(c.control(SERVICE, request(1, "abc")));
       assertEquals("echo:abc", StandardCharsets.UTF_8.decode(reply).toString());
@@ -128,8 +128,8 @@ class ControlServiceTest {
       }
     };
     MessageHandler echo = (peer, request) -> CompletableFuture.completedFuture(message("ok"));
-    try (Carrier server = oneLoopCarrier(11, echo, ControlServices.of(SERVICE, slow));
-        Carrier client = carrier(22, MessageHandler.REJECT_ALL, ControlServices.none());
+    try (Carrier server = oneLoopCarrier(echo, ControlServices.of(SERVICE, slow));
+        Carrier client = carrier(MessageHandler.REJECT_ALL, ControlServices.none());
         CarrierConnection blocked = await(client.connect(server.localAddress()));
         CarrierConnection other = await(client.connect(server.localAddress()))) {
       CompletableFuture<ByteBuffer> first = blocked.control(SERVICE, request(1, ""));
@@ -169,8 +169,8 @@ class ControlServiceTest {
         return true;
       }
     };
-    try (Carrier server = oneLoopCarrier(11, MessageHandler.REJECT_ALL, ControlServices.of(SERVICE, slow));
-        Carrier client = carrier(22, MessageHandler.REJECT_ALL, ControlServices.none());
+    try (Carrier server = oneLoopCarrier(MessageHandler.REJECT_ALL, ControlServices.of(SERVICE, slow));
+        Carrier client = carrier(MessageHandler.REJECT_ALL, ControlServices.none());
         CarrierConnection c = await(client.connect(server.localAddress()))) {
       int n = 3 * ServerSession.MAX_CONTROLS_IN_FLIGHT;
       java.util.List<CompletableFuture<ByteBuffer>> replies = new java.util.ArrayList<>();
@@ -190,9 +190,9 @@ class ControlServiceTest {
   @Test
   void carrierWithoutTheServiceRefusesItAndKeepsTheConnection() throws Exception {
     ControlService other = (peer, address, request) -> ByteBuffer.allocate(0);
-    try (Carrier server = carrier(11, (peer, request) -> CompletableFuture.completedFuture(message("still here")),
+    try (Carrier server = carrier((peer, request) -> CompletableFuture.completedFuture(message("still here")),
             ControlServices.of(SERVICE + 1, other));
-        Carrier client = carrier(22, MessageHandler.REJECT_ALL, ControlServices.none());
+        Carrier client = carrier(MessageHandler.REJECT_ALL, ControlServices.none());
         CarrierConnection c = await(client.connect(server.localAddress()))) {
       assertFailsWith(TransportUnavailableException.class, c.control(SERVICE, request(1, "x")));
       assertTrue(c.isOpen());

@@ -86,8 +86,8 @@ class DeadSelectorThreadTest {
   void pendingWorkFailsAtOnceAndNewConnectionsAreRefused() throws Exception {
     MessageHandler neverAnswers = (peer, request) -> new CompletableFuture<>();
     KeptSelectors selectors = new KeptSelectors();
-    try (Carrier server = new Carrier(settings(), 11, neverAnswers, ControlServices.none(), Optional.empty());
-        Carrier client = new Carrier(settings(), 22, MessageHandler.REJECT_ALL, ControlServices.none(),
+    try (Carrier server = new Carrier(settings(), NodeIdentity.generate(), neverAnswers, ControlServices.none(), Optional.empty());
+        Carrier client = new Carrier(settings(), NodeIdentity.generate(), MessageHandler.REJECT_ALL, ControlServices.none(),
             Optional.empty(), selectors);
         CarrierConnection c = await(client.connect(server.localAddress()))) {
       CompletableFuture<?> pending = c.request(message("never answered"));

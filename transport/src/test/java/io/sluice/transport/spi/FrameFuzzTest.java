@@ -142,23 +142,31 @@ class FrameFuzzTest {
     for (int i = 0; i < 2000; i++) {
       byte[] n1 = FrameFuzzing.randomBytes(random, Frames.NONCE_LENGTH);
       byte[] n2 = FrameFuzzing.randomBytes(random, Frames.NONCE_LENGTH);
+      byte[] key = FrameFuzzing.randomBytes(random, NodeIdentity.PUBLIC_KEY_LENGTH);
+      byte[] sig = FrameFuzzing.randomBytes(random, NodeIdentity.SIGNATURE_LENGTH);
       long node = random.nextLong();
       int version = random.nextInt(65536);
 
-      Frames.Hello hello = Frames.Hello.decode(new Frames.Hello(Frames.VERSION, node, version & 1, n1).encode());
+      Frames.Hello hello = Frames.Hello.decode(new Frames.Hello(Frames.VERSION, node, version & 1, n1, key).encode());
       assertEquals(Frames.VERSION, hello.version());
       assertEquals(version & 1, hello.flags());
       assertEquals(node, hello.node());
       assertArrayEquals(n1, hello.nonce());
+      assertArrayEquals(key, hello.publicKey());
 
-      Frames.Challenge ch = Frames.Challenge.decode(new Frames.Challenge(version, node, version & 1, n1, n2).encode());
+      Frames.Challenge ch = Frames.Challenge.decode(
+          new Frames.Challenge(version, node, version & 1, n1, key, n2).encode());
       assertEquals(version, ch.version());
       assertEquals(version & 1, ch.flags());
       assertEquals(node, ch.node());
       assertArrayEquals(n1, ch.nonce());
+      assertArrayEquals(key, ch.publicKey());
       assertArrayEquals(n2, ch.proof());
 
-      assertArrayEquals(n2, Frames.Auth.decode(new Frames.Auth(n2).encode()).proof());
+      Frames.Auth auth = Frames.Auth.decode(new Frames.Auth(n2, sig).encode());
+      assertArrayEquals(n2, auth.proof());
+      assertArrayEquals(sig, auth.signature());
+      assertArrayEquals(sig, Frames.AuthOk.decode(new Frames.AuthOk(sig).encode()).signature());
 
       Frames.ReadRequestFrame rr = new Frames.ReadRequestFrame(random.nextLong(),
           random.nextLong() & Long.MAX_VALUE, random.nextInt(Integer.MAX_VALUE));

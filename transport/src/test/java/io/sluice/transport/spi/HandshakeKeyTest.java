@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
 /** The handshake's key is a salted, slow derivation of the secret, never the secret itself. */
 class HandshakeKeyTest {
   private static final Handshake.Transcript TRANSCRIPT = new Handshake.Transcript(
-      new byte[Frames.NONCE_LENGTH], new byte[Frames.NONCE_LENGTH], 1, 2, 0, 0);
+      new byte[Frames.NONCE_LENGTH], new byte[Frames.NONCE_LENGTH], 1, 2, 0, 0,
+      new byte[NodeIdentity.PUBLIC_KEY_LENGTH], new byte[NodeIdentity.PUBLIC_KEY_LENGTH]);
   private final EchoPeers peers = new EchoPeers();
 
   @AfterEach

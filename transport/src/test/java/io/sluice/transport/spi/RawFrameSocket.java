@@ -1,5 +1,6 @@
 package io.sluice.transport.spi;
 
+import io.sluice.transport.AuthenticationFailedException;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.TransportTestSupport;
@@ -149,40 +150,72 @@ public final class RawFrameSocket implements AutoCloseable {
   }
 
   /**
-   * Runs the client half of the handshake with {@code secret}, unencrypted.
+   * Runs the client half of the handshake with {@code secret} as {@code self}, unencrypted.
    *
    * @return the server's last frame: AUTH_OK if the server accepted, ERROR or empty otherwise
    */
-  public Optional<Frame> authenticate(String secret, long node) throws ProtocolException {
-    return authenticate(secret, node, 0);
+  public Optional<Frame> authenticate(String secret, NodeIdentity self) throws ProtocolException {
+    return authenticate(secret, self, 0);
   }
 
   /** Runs the client half of the handshake with {@code flags}; on AUTH_OK, protection is on. */
-  public Optional<Frame> authenticate(String secret, long node, int flags) throws ProtocolException {
+  public Optional<Frame> authenticate(String secret, NodeIdentity self, int flags) throws ProtocolException {
+    return authenticateClaiming(secret, self, self.nodeId(), self.publicKey(), flags);
+  }
+
+  /**
+   * Runs the client half of the handshake claiming node {@code node} with public key {@code key},
+   * signing with {@code signer}'s private key: an honest client when those are {@code signer}'s
+   * own, a liar otherwise. On AUTH_OK, protection is on and the server's signature checked.
+   *
+   * @return the server's last frame: AUTH_OK if the server accepted, ERROR or empty otherwise
+   */
+  public Optional<Frame> authenticateClaiming(String secret, NodeIdentity signer, long node, byte[] key, int flags)
+      throws ProtocolException {
     Handshake hs = new Handshake(secret);
     byte[] nonce = Handshake.nonce();
-    send(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, node, flags, nonce).encode());
+    send(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, node, flags, nonce, key).encode());
     Optional<Frame> challenge = next();
     if (challenge.isEmpty() || challenge.get().type() != FrameType.CHALLENGE) {
       return challenge;
     }
     Frames.Challenge c = Frames.Challenge.decode(ByteBuffer.wrap(challenge.get().payload()));
-    Handshake.Transcript t = new Handshake.Transcript(nonce, c.nonce(), node, c.node(), flags, c.flags());
-    send(FrameType.AUTH, 0, new Frames.Auth(hs.clientProof(t)).encode());
+    Handshake.Transcript t = new Handshake.Transcript(nonce, c.nonce(), node, c.node(), flags, c.flags(), key,
+        c.publicKey());
+    send(FrameType.AUTH, 0, new Frames.Auth(hs.clientProof(t), Handshake.clientSignature(signer, t)).encode());
     Optional<FrameHeader> h = nextHeader();
     if (h.isPresent() && h.get().type() == FrameType.AUTH_OK) {
       protect(hs.sessionKeys(t), true);
     }
-    return h.isEmpty() ? Optional.empty() : body(h.get());
+    Optional<Frame> last = h.isEmpty() ? Optional.empty() : body(h.get());
+    if (last.isPresent() && last.get().type() == FrameType.AUTH_OK) {
+      try {
+        Handshake.checkServerSignature(t, Frames.AuthOk.decode(ByteBuffer.wrap(last.get().payload())).signature());
+      } catch (AuthenticationFailedException e) {
+        throw new AssertionError("the server's AUTH_OK does not carry its signature", e);
+      }
+    }
+    return last;
   }
 
   /**
-   * Runs the server half of the handshake with {@code secret} as node {@code self}; protection
-   * is on afterwards.
+   * Runs the server half of the handshake with {@code secret} as {@code self}; protection is on
+   * afterwards.
    *
    * @return the client's node id
    */
-  public long acceptHandshake(String secret, long self) throws ProtocolException {
+  public long acceptHandshake(String secret, NodeIdentity self) throws ProtocolException {
+    return acceptHandshakeClaiming(secret, self, self.nodeId(), self.publicKey());
+  }
+
+  /**
+   * Runs the server half of the handshake claiming node {@code node} with public key {@code key},
+   * signing with {@code signer}'s private key; protection is on afterwards.
+   *
+   * @return the client's node id
+   */
+  public long acceptHandshakeClaiming(String secret, NodeIdentity signer, long node, byte[] key)
+      throws ProtocolException {
     Frame hello = next().orElseThrow(() -> new AssertionError("client closed before HELLO"));
     if (hello.type() != FrameType.HELLO) {
       throw new AssertionError("expected HELLO, got " + hello.type());
@@ -190,14 +223,15 @@ public final class RawFrameSocket implements AutoCloseable {
     Frames.Hello h = Frames.Hello.decode(ByteBuffer.wrap(hello.payload()));
     byte[] nonce = Handshake.nonce();
     Handshake hs = new Handshake(secret);
-    Handshake.Transcript t = new Handshake.Transcript(h.nonce(), nonce, h.node(), self, h.flags(), 0);
-    send(FrameType.CHALLENGE, 0, new Frames.Challenge(Frames.VERSION, self, 0, nonce, hs.serverProof(t)).encode());
+    Handshake.Transcript t = new Handshake.Transcript(h.nonce(), nonce, h.node(), node, h.flags(), 0,
+        h.publicKey(), key);
+    send(FrameType.CHALLENGE, 0, new Frames.Challenge(Frames.VERSION, node, 0, nonce, key, hs.serverProof(t)).encode());
     Frame auth = next().orElseThrow(() -> new AssertionError("client closed before AUTH"));
     if (auth.type() != FrameType.AUTH) {
       throw new AssertionError("expected AUTH, got " + auth.type());
     }
     protect(hs.sessionKeys(t), false);
-    send(FrameType.AUTH_OK, 0, ByteBuffer.allocate(0));
+    send(FrameType.AUTH_OK, 0, new Frames.AuthOk(Handshake.serverSignature(signer, t)).encode());
     return h.node();
   }
 

@@ -15,8 +15,10 @@ import java.util.concurrent.CompletableFuture;
  * {@link #finished()} completes when it returns or fails.
  */
 public final class ScriptedServer implements AutoCloseable {
-  /** The node id the fake server claims. */
-  public static final long NODE = 0x4242L;
+  /** The key pair the fake server proves its node id with. */
+  static final NodeIdentity IDENTITY = NodeIdentity.generate();
+  /** The node id of the fake server. */
+  public static final long NODE = IDENTITY.nodeId();
 
   @FunctionalInterface
   public interface Script {
@@ -50,7 +52,7 @@ public final class ScriptedServer implements AutoCloseable {
   /** Starts a server that authenticates the client with the test secret, then runs {@code script}. */
   public static ScriptedServer authenticated(Script script) throws IOException {
     return new ScriptedServer(peer -> {
-      peer.acceptHandshake(TransportTestSupport.SECRET, NODE);
+      peer.acceptHandshake(TransportTestSupport.SECRET, IDENTITY);
       script.run(peer);
     });
   }

@@ -90,6 +90,11 @@ class WireFuzzTest {
     assertEquals("echo:ping", text(await(good.request(message("ping")))));
   }
 
+  /** An honest, unencrypted HELLO from {@code self}. */
+  private static ByteBuffer hello(NodeIdentity self) {
+    return new Frames.Hello(Frames.VERSION, self.nodeId(), 0, Handshake.nonce(), self.publicKey()).encode();
+  }
+
   private ByteBuffer readOfLiveRegion(long offset, int length) {
     ByteBuffer b = ByteBuffer.allocate(Frames.ReadRequestFrame.LENGTH);
     new Frames.ReadRequestFrame(region.descriptor().key(), offset, length).encode(b);
@@ -104,7 +109,7 @@ class WireFuzzTest {
     }
     try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
       // A HELLO first, then a READ instead of the proof.
-      raw.send(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, 5, 0, Handshake.nonce()).encode());
+      raw.send(FrameType.HELLO, 0, hello(NodeIdentity.generate()));
       raw.send(FrameType.READ_REQUEST, 2, readOfLiveRegion(0, 1024));
       raw.expectClosedWithout(FrameType.READ_RESPONSE, FrameType.AUTH_OK);
     }
@@ -119,7 +124,7 @@ class WireFuzzTest {
   @Test
   void wrongProofIsRejectedByTheServer() throws Exception {
     try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
-      Optional<RawFrameSocket.Frame> answer = raw.authenticate("wrong-secret", 77);
+      Optional<RawFrameSocket.Frame> answer = raw.authenticate("wrong-secret", NodeIdentity.generate());
       assertTrue(answer.isEmpty() || answer.get().type() == FrameType.ERROR,
           "server answered a wrong proof with " + answer.map(RawFrameSocket.Frame::type));
       answer.ifPresent(f -> assertErrorCode(f, ErrorCode.AUTHENTICATION_FAILED));
@@ -128,15 +133,16 @@ class WireFuzzTest {
     }
     try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
       // Echo the server's own proof back: the labels differ, so it must not pass as the client's.
-      raw.send(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, 78, 0, Handshake.nonce()).encode());
+      NodeIdentity self = NodeIdentity.generate();
+      raw.send(FrameType.HELLO, 0, hello(self));
       RawFrameSocket.Frame challenge = raw.next().orElseThrow(() -> new AssertionError("no CHALLENGE"));
       assertEquals(FrameType.CHALLENGE, challenge.type());
       Frames.Challenge c = Frames.Challenge.decode(ByteBuffer.wrap(challenge.payload()));
-      raw.send(FrameType.AUTH, 0, new Frames.Auth(c.proof()).encode());
+      raw.send(FrameType.AUTH, 0, new Frames.Auth(c.proof(), new byte[NodeIdentity.SIGNATURE_LENGTH]).encode());
       raw.expectClosedWithout(FrameType.AUTH_OK);
     }
     try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
-      Optional<RawFrameSocket.Frame> ok = raw.authenticate(TransportTestSupport.SECRET, 79);
+      Optional<RawFrameSocket.Frame> ok = raw.authenticate(TransportTestSupport.SECRET, NodeIdentity.generate());
       assertEquals(Optional.of(FrameType.AUTH_OK), ok.map(RawFrameSocket.Frame::type),
           "the raw client itself is sound: the right secret is accepted");
     }
@@ -165,7 +171,7 @@ class WireFuzzTest {
     for (int i = 0; i < 40; i++) {
       try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
         assertEquals(Optional.of(FrameType.AUTH_OK),
-            raw.authenticate(TransportTestSupport.SECRET, 1000 + i).map(RawFrameSocket.Frame::type));
+            raw.authenticate(TransportTestSupport.SECRET, NodeIdentity.generate()).map(RawFrameSocket.Frame::type));
         int frames = 1 + random.nextInt(4);
         for (int f = 0; f < frames && raw.sendRaw(randomFrame(random)); f++) {
           // keep sending until the server hangs up
@@ -187,7 +193,7 @@ class WireFuzzTest {
   void oversizedRequestFrameClosesTheSocket() throws Exception {
     try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
       assertEquals(Optional.of(FrameType.AUTH_OK),
-          raw.authenticate(TransportTestSupport.SECRET, 5).map(RawFrameSocket.Frame::type));
+          raw.authenticate(TransportTestSupport.SECRET, NodeIdentity.generate()).map(RawFrameSocket.Frame::type));
       ByteBuffer header = ByteBuffer.allocate(FrameHeader.LENGTH);
       new FrameHeader(FrameType.REQUEST, TransportTestSupport.MAX_MESSAGE_BYTES + 1, 1).encode(header);
       raw.sendRaw(header.array());

@@ -17,6 +17,7 @@ import io.sluice.transport.spi.Carrier;
 import io.sluice.transport.spi.FrameHeader;
 import io.sluice.transport.spi.FrameType;
 import io.sluice.transport.spi.Frames;
+import io.sluice.transport.spi.NodeIdentity;
 import io.sluice.transport.spi.RawFrameSocket;
 import io.sluice.transport.spi.Settings;
 import java.io.IOException;
@@ -108,7 +109,7 @@ class FloodTest {
         RawFrameSocket peer = new RawFrameSocket(server.localAddress());
         sockets.add(peer);
         assertEquals(Optional.of(FrameType.AUTH_OK),
-            peer.authenticate(TransportTestSupport.SECRET, 10_000 + i).map(RawFrameSocket.Frame::type));
+            peer.authenticate(TransportTestSupport.SECRET, NodeIdentity.generate()).map(RawFrameSocket.Frame::type));
         idlePeers.add(peer);
       }
       System.out.printf("flood test: %d idle peers authenticated in %d ms; server threads %d%n", idle,
@@ -128,7 +129,8 @@ class FloodTest {
               + " idle peers)%n",
           flood.opened, flood.refused, flood.millis, flood.maxUnauthenticated, settings.maxUnauthenticated(),
           flood.maxServerThreads, "1 acceptor, " + settings.ioThreads() + " selectors, 1 timer, up to "
-              + settings.handlerThreads() + " handlers", flood.maxJvmThreads, threadsBefore);
+              + settings.handlerThreads() + " handlers and " + Carrier.PROOF_THREADS + " proof threads",
+          flood.maxJvmThreads, threadsBefore);
       System.out.printf("flood test: legitimate READs of 64 KiB during the flood: %d, p50 %.2f ms, p99 %.2f ms,"
               + " max %.2f ms; new legitimate connections: %d of %d made%n",
           lat.length, pct(lat, 0.5), pct(lat, 0.99), lat.length == 0 ? 0 : lat[lat.length - 1] / 1e6,
@@ -140,7 +142,7 @@ class FloodTest {
       assertTrue(lat.length > 0, "no legitimate READ completed during the flood");
       assertEquals(FLOOD_SOCKETS, flood.opened + flood.refused);
       assertTrue(flood.maxUnauthenticated <= settings.maxUnauthenticated(), "unauthenticated bound exceeded");
-      int fixed = 1 + settings.ioThreads() + 1 + settings.handlerThreads();
+      int fixed = 1 + settings.ioThreads() + 1 + settings.handlerThreads() + Carrier.PROOF_THREADS;
       assertTrue(flood.maxServerThreads <= fixed, "server threads " + flood.maxServerThreads + " > " + fixed);
       assertTrue(flood.maxJvmThreads - threadsBefore <= 8,
           "the JVM grew from " + threadsBefore + " to " + flood.maxJvmThreads + " threads");

@@ -98,7 +98,7 @@ final class VerbsTransport extends AbstractTransport implements ControlService {
     timerPool.setRemoveOnCancelPolicy(true); // connect and request deadlines, cancelled when met
     this.timer = timerPool;
     try {
-      this.tcp = new Carrier(Settings.from(config), nodeId(), handler, ControlServices.of(SetupMessages.SERVICE, this),
+      this.tcp = new Carrier(Settings.from(config), identity(), handler, ControlServices.of(SetupMessages.SERVICE, this),
           Optional.empty());
     } catch (TransportException | RuntimeException e) {
       timer.shutdownNow();
