@@ -172,6 +172,20 @@ public final class RawFrameSocket implements AutoCloseable {
    */
   public Optional<Frame> authenticateClaiming(String secret, NodeIdentity signer, long node, byte[] key, int flags)
       throws ProtocolException {
+    return authenticate(secret, signer, node, key, flags, () -> { });
+  }
+
+  /**
+   * Runs the client half of the handshake as {@code self}, unencrypted, running {@code
+   * afterChallenge} between the server's CHALLENGE and this side's AUTH: a slow client.
+   */
+  public Optional<Frame> authenticateSlowly(String secret, NodeIdentity self, Runnable afterChallenge)
+      throws ProtocolException {
+    return authenticate(secret, self, self.nodeId(), self.publicKey(), 0, afterChallenge);
+  }
+
+  private Optional<Frame> authenticate(String secret, NodeIdentity signer, long node, byte[] key, int flags,
+      Runnable afterChallenge) throws ProtocolException {
     Handshake hs = new Handshake(secret);
     byte[] nonce = Handshake.nonce();
     send(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, node, flags, nonce, key).encode());
@@ -179,6 +193,7 @@ public final class RawFrameSocket implements AutoCloseable {
     if (challenge.isEmpty() || challenge.get().type() != FrameType.CHALLENGE) {
       return challenge;
     }
+    afterChallenge.run();
     Frames.Challenge c = Frames.Challenge.decode(ByteBuffer.wrap(challenge.get().payload()));
     Handshake.Transcript t = new Handshake.Transcript(nonce, c.nonce(), node, c.node(), flags, c.flags(), key,
         c.publicKey());
