@@ -101,7 +101,8 @@ class DataPlaneGetTest {
   void aClientWithTheDataPlaneOffReadsOverGrpc() throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = server(allocator, config("tcp", SECRET))) {
-      String expected = TestTables.publishMixed(server, allocator, "t", 2, 100, CompressionUtil.CodecType.NO_COMPRESSION);
+      String expected = TestTables.publishMixed(server, allocator, "t", 2, 100,
+          CompressionUtil.CodecType.NO_COMPRESSION);
       try (SluiceFlightClient plain = SluiceFlightClient.connect(allocator, server.location(), grpcOnly("tcp"));
            TableReader r = plain.getStream(SluiceFlightServer.ticket("t"))) {
         assertEquals("grpc", r.dataPath());
