@@ -83,11 +83,11 @@ class CallAuthenticationTest {
   @Test
   void aPlainFlightClientWithTheTokenReadsWhatOurClientReads() throws Exception {
     try (BufferAllocator allocator = new RootAllocator()) {
-      String expected = TestTables.expectedMixed(allocator, 3, 500);
       try (SluiceFlightServer server = server(allocator, config("tcp", SECRET));
            SluiceFlightClient ours = SluiceFlightClient.connect(allocator, server.location(), config("tcp", SECRET));
            FlightClient plain = FlightClient.builder(allocator, server.location()).build()) {
-        server.publish("mixed", TestTables.mixed(allocator, 3, 500, CompressionUtil.CodecType.LZ4_FRAME));
+        String expected = TestTables.publishMixed(server, allocator, "mixed", 3, 500,
+            CompressionUtil.CodecType.LZ4_FRAME);
         try (TableReader r = ours.getStream(SluiceFlightServer.ticket("mixed"))) {
           assertEquals("tcp", r.dataPath());
           assertEquals(expected, TestTables.render(r));
@@ -130,10 +130,10 @@ class CallAuthenticationTest {
   @Test
   void withoutASecretEveryCallIsAnsweredAsBefore() throws Exception {
     try (BufferAllocator allocator = new RootAllocator()) {
-      String expected = TestTables.expectedMixed(allocator, 2, 100);
       try (SluiceFlightServer server = server(allocator, config("tcp", null));
            FlightClient plain = FlightClient.builder(allocator, server.location()).build()) {
-        server.publish("t", TestTables.mixed(allocator, 2, 100, CompressionUtil.CodecType.NO_COMPRESSION));
+        String expected = TestTables.publishMixed(server, allocator, "t", 2, 100,
+            CompressionUtil.CodecType.NO_COMPRESSION);
         assertEquals(200, plain.getInfo(FlightDescriptor.path("t")).getRecords());
         assertEquals(expected, render(plain.getStream(SluiceFlightServer.ticket("t"))));
       }

@@ -60,40 +60,37 @@ class DataPlaneGetTest {
   @ParameterizedTest
   @ValueSource(strings = {"tcp", "shm"})
   void everyTypeArrivesOverTheDataPlane(String provider) throws Exception {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      String expected = TestTables.expectedMixed(allocator, 3, 1000);
-      try (SluiceFlightServer server = server(allocator, config(provider, SECRET))) {
-        server.publish("mixed", TestTables.mixed(allocator, 3, 1000, CompressionUtil.CodecType.NO_COMPRESSION));
-        try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
-            config(provider, SECRET))) {
-          try (TableReader r = client.getStream(SluiceFlightServer.ticket("mixed"))) {
-            assertEquals(provider, r.dataPath());
-            assertEquals(expected, TestTables.render(r));
-          }
-          // a ticket may be used again: a new stream of the same table
-          try (TableReader r = client.getStream(SluiceFlightServer.ticket("mixed"))) {
-            assertEquals(expected, TestTables.render(r));
-          }
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config(provider, SECRET))) {
+      String expected = TestTables.publishMixed(server, allocator, "mixed", 3, 1000,
+          CompressionUtil.CodecType.NO_COMPRESSION);
+      try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
+          config(provider, SECRET))) {
+        try (TableReader r = client.getStream(SluiceFlightServer.ticket("mixed"))) {
+          assertEquals(provider, r.dataPath());
+          assertEquals(expected, TestTables.render(r));
         }
-        assertEquals(0, server.activeGrants(), "a reader still has access after its streams ended");
+        // a ticket may be used again: a new stream of the same table
+        try (TableReader r = client.getStream(SluiceFlightServer.ticket("mixed"))) {
+          assertEquals(expected, TestTables.render(r));
+        }
       }
+      assertEquals(0, server.activeGrants(), "a reader still has access after its streams ended");
     }
   }
 
   @Test
   void compressedBatchesAreDecompressedByTheReader() throws Exception {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      String expected = TestTables.expectedMixed(allocator, 2, 1000);
-      try (SluiceFlightServer server = server(allocator, config("tcp", SECRET))) {
-        server.publish("zstd", TestTables.mixed(allocator, 2, 1000, CompressionUtil.CodecType.ZSTD));
-        server.publish("lz4", TestTables.mixed(allocator, 2, 1000, CompressionUtil.CodecType.LZ4_FRAME));
-        try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
-            config("tcp", SECRET))) {
-          for (String name : new String[] {"zstd", "lz4"}) {
-            try (TableReader r = client.getStream(SluiceFlightServer.ticket(name))) {
-              assertEquals("tcp", r.dataPath());
-              assertEquals(expected, TestTables.render(r), name);
-            }
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET))) {
+      String expected = TestTables.publishMixed(server, allocator, "zstd", 2, 1000, CompressionUtil.CodecType.ZSTD);
+      server.publish("lz4", TestTables.mixed(allocator, 2, 1000, CompressionUtil.CodecType.LZ4_FRAME));
+      try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
+          config("tcp", SECRET))) {
+        for (String name : new String[] {"zstd", "lz4"}) {
+          try (TableReader r = client.getStream(SluiceFlightServer.ticket(name))) {
+            assertEquals("tcp", r.dataPath());
+            assertEquals(expected, TestTables.render(r), name);
           }
         }
       }
@@ -102,17 +99,16 @@ class DataPlaneGetTest {
 
   @Test
   void aClientWithTheDataPlaneOffReadsOverGrpc() throws Exception {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      String expected = TestTables.expectedMixed(allocator, 2, 100);
-      try (SluiceFlightServer server = server(allocator, config("tcp", SECRET))) {
-        server.publish("t", TestTables.mixed(allocator, 2, 100, CompressionUtil.CodecType.NO_COMPRESSION));
-        try (SluiceFlightClient plain = SluiceFlightClient.connect(allocator, server.location(), grpcOnly("tcp"));
-             TableReader r = plain.getStream(SluiceFlightServer.ticket("t"))) {
-          assertEquals("grpc", r.dataPath());
-          assertTrue(plain.fallbackReason().orElseThrow().contains("sluice.flight.dataPlane"),
-              plain.fallbackReason().get());
-          assertEquals(expected, TestTables.render(r));
-        }
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET))) {
+      String expected = TestTables.publishMixed(server, allocator, "t", 2, 100,
+          CompressionUtil.CodecType.NO_COMPRESSION);
+      try (SluiceFlightClient plain = SluiceFlightClient.connect(allocator, server.location(), grpcOnly("tcp"));
+           TableReader r = plain.getStream(SluiceFlightServer.ticket("t"))) {
+        assertEquals("grpc", r.dataPath());
+        assertTrue(plain.fallbackReason().orElseThrow().contains("sluice.flight.dataPlane"),
+            plain.fallbackReason().get());
+        assertEquals(expected, TestTables.render(r));
       }
     }
   }

@@ -48,10 +48,9 @@ class InteropTest {
   @Test
   void plainFlightClientUsesEveryRpc() throws Exception {
     try (BufferAllocator allocator = new RootAllocator()) {
-      String expected = TestTables.expectedMixed(allocator, 3, 500);
       try (SluiceFlightServer server = server(allocator, config("tcp", SECRET, PutAndConcurrencyTest.PUTS_ON));
            FlightClient plain = DataPlaneGetTest.plainClient(allocator, server.location())) {
-        server.publish("mixed", TestTables.mixed(allocator, 3, 500, CompressionUtil.CodecType.ZSTD));
+        String expected = TestTables.publishMixed(server, allocator, "mixed", 3, 500, CompressionUtil.CodecType.ZSTD);
 
         List<FlightInfo> infos = new ArrayList<>();
         plain.listFlights(Criteria.ALL).forEach(infos::add);

@@ -57,9 +57,9 @@ class PutAndConcurrencyTest {
   void sixteenClientsReadAtOnce() throws Exception {
     int clients = 16;
     try (BufferAllocator allocator = new RootAllocator()) {
-      String expected = TestTables.expectedMixed(allocator, 4, 2000);
       try (SluiceFlightServer server = server(allocator, config("tcp", SECRET))) {
-        server.publish("t", TestTables.mixed(allocator, 4, 2000, CompressionUtil.CodecType.NO_COMPRESSION));
+        String expected = TestTables.publishMixed(server, allocator, "t", 4, 2000,
+            CompressionUtil.CodecType.NO_COMPRESSION);
         ExecutorService pool = Executors.newFixedThreadPool(clients);
         try {
           List<Future<String>> results = new ArrayList<>();

@@ -1,6 +1,7 @@
 package io.sluice.flight;
 
 import io.sluice.flight.table.FlightTable;
+import io.sluice.transport.TransportException;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -133,6 +134,16 @@ public final class TestTables {
       }
       return b.build();
     }
+  }
+
+  /**
+   * Publishes {@link #mixed} as {@code name} on {@code server} and returns what {@link #render}
+   * prints for it, so a test compares what it reads with what it published.
+   */
+  public static String publishMixed(SluiceFlightServer server, BufferAllocator allocator, String name, int batches,
+      int rows, CompressionUtil.CodecType codec) throws TransportException {
+    server.publish(name, mixed(allocator, batches, rows, codec));
+    return expectedMixed(allocator, batches, rows);
   }
 
   /** A numeric table: {@code batches} batches of {@code rows} rows of two longs and a double. */

@@ -57,10 +57,10 @@ class TlsTest {
   @Test
   void ourClientReadsAndPutsOverTls() throws Exception {
     try (BufferAllocator allocator = new RootAllocator()) {
-      String expected = TestTables.expectedMixed(allocator, 3, 400);
       try (SluiceFlightServer server = tlsServer(allocator)) {
         assertEquals("grpc+tls", server.location().getUri().getScheme());
-        server.publish("mixed", TestTables.mixed(allocator, 3, 400, CompressionUtil.CodecType.NO_COMPRESSION));
+        String expected = TestTables.publishMixed(server, allocator, "mixed", 3, 400,
+            CompressionUtil.CodecType.NO_COMPRESSION);
         for (String path : new String[] {"tcp", "grpc"}) {
           try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
                    trusting(path.equals("tcp")));

@@ -31,6 +31,23 @@ class FlightLoaderTest {
   static final int SHARDS = 11;
   static final int ROWS = 500;
 
+  /** The body of a test against served shards. */
+  interface ShardsTest {
+    void run(BufferAllocator allocator, ShardedTables tables, List<Shard> shards) throws Exception;
+  }
+
+  /**
+   * Runs {@code test} against {@code shards} shards of {@code rows} rows per batch, served by
+   * {@code servers} real servers (with the data plane when {@code dataPlane}) and listed with a
+   * fresh allocator; closes the servers and then the allocator, so a leaked batch fails the test.
+   */
+  static void withShards(int servers, int shards, int rows, boolean dataPlane, ShardsTest test) throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         ShardedTables tables = new ShardedTables(allocator, servers, shards, rows, dataPlane)) {
+      test.run(allocator, tables, tables.shards(allocator));
+    }
+  }
+
   /** What one rank saw: per epoch, the shards' names in delivery order. */
   static List<List<String>> readAll(FlightLoader loader, Set<Long> ids) throws Exception {
     List<List<String>> epochs = new ArrayList<>();
@@ -64,9 +81,7 @@ class FlightLoaderTest {
   @ParameterizedTest
   @ValueSource(ints = {1, 2, 3})
   void everyRowExactlyOncePerEpochOverAllRanks(int world) throws Exception {
-    try (BufferAllocator allocator = new RootAllocator();
-         ShardedTables tables = new ShardedTables(allocator, 2, SHARDS, ROWS, true)) {
-      List<Shard> shards = tables.shards(allocator);
+    withShards(2, SHARDS, ROWS, true, (allocator, tables, shards) -> {
       assertEquals(SHARDS, shards.size());
       Set<Long> ids = new HashSet<>();
       List<List<List<String>>> byRank = new ArrayList<>();
@@ -93,14 +108,12 @@ class FlightLoaderTest {
         assertTrue(sizes <= 1, "ranks' shares differ by more than one shard");
       }
       tables.awaitNoGrants();
-    }
+    });
   }
 
   @Test
   void orderIsFixedBySeedAndEpochWhateverTheNumberOfReaders() throws Exception {
-    try (BufferAllocator allocator = new RootAllocator();
-         ShardedTables tables = new ShardedTables(allocator, 2, SHARDS, 10, false)) {
-      List<Shard> shards = tables.shards(allocator);
+    withShards(2, SHARDS, 10, false, (allocator, tables, shards) -> {
       List<List<String>> first;
       List<List<String>> second;
       try (FlightLoader a = FlightLoader.builder(allocator, shards).seed(7).epochs(3).prefetch(4).build()) {
@@ -135,14 +148,12 @@ class FlightLoaderTest {
       for (Shard s : shards) {
         assertEquals(ShardedTables.batchesOf(Integer.parseInt(s.name().substring(3))) * 10L, s.rows());
       }
-    }
+    });
   }
 
   @Test
   void resumedLoaderContinuesExactlyAtItsCursorAndRereadsNothing() throws Exception {
-    try (BufferAllocator allocator = new RootAllocator();
-         ShardedTables tables = new ShardedTables(allocator, 2, SHARDS, 100, true)) {
-      List<Shard> shards = tables.shards(allocator);
+    withShards(2, SHARDS, 100, true, (allocator, tables, shards) -> {
       List<List<String>> whole;
       try (FlightLoader all = FlightLoader.builder(allocator, shards).rank(1, 2).seed(3).epochs(2)
           .config(ShardedTables.config(true)).build()) {
@@ -184,14 +195,12 @@ class FlightLoaderTest {
       expected.addAll(whole.get(1));
       assertEquals(expected, before);
       tables.awaitNoGrants();
-    }
+    });
   }
 
   @Test
   void readerClosedMidEpochLeaksNothingAndServersEndItsGrants() throws Exception {
-    try (BufferAllocator allocator = new RootAllocator();
-         ShardedTables tables = new ShardedTables(allocator, 2, SHARDS, 50_000, true)) {
-      List<Shard> shards = tables.shards(allocator);
+    withShards(2, SHARDS, 50_000, true, (allocator, tables, shards) -> {
       int[] regions = tables.servers.stream().mapToInt(s -> s.registeredRegions()).toArray();
       try (BufferAllocator mine = allocator.newChildAllocator("reader", 0, Long.MAX_VALUE)) {
         FlightLoader loader = FlightLoader.builder(mine, shards).seed(1).prefetch(4)
@@ -206,26 +215,23 @@ class FlightLoaderTest {
       tables.awaitNoGrants();
       assertEquals(List.of(regions[0], regions[1]),
           tables.servers.stream().map(s -> s.registeredRegions()).toList());
-    }
+    });
   }
 
   @Test
   void plainFlightServersAreReadOverDoGet() throws Exception {
-    try (BufferAllocator allocator = new RootAllocator();
-         ShardedTables tables = new ShardedTables(allocator, 1, 3, 10, false);
-         FlightLoader loader = FlightLoader.builder(allocator, tables.shards(allocator)).epochs(1)
-             .config(ShardedTables.config(true)).build()) {
-      try (LoadedShard s = loader.next(WAIT).orElseThrow()) {
+    withShards(1, 3, 10, false, (allocator, tables, shards) -> {
+      try (FlightLoader loader = FlightLoader.builder(allocator, shards).epochs(1)
+          .config(ShardedTables.config(true)).build();
+           LoadedShard s = loader.next(WAIT).orElseThrow()) {
         assertEquals("grpc", s.dataPath());
       }
-    }
+    });
   }
 
   @Test
   void failedShardIsNamedAndTheCursorStaysOnIt() throws Exception {
-    try (BufferAllocator allocator = new RootAllocator();
-         ShardedTables tables = new ShardedTables(allocator, 2, SHARDS, 10, true)) {
-      List<Shard> shards = tables.shards(allocator);
+    withShards(2, SHARDS, 10, true, (allocator, tables, shards) -> {
       Shard first = shards.get(EpochOrder.permutation(shards.size(), 9, 0)[0]);
       tables.servers.stream().filter(s -> s.location().equals(first.location())).findFirst().orElseThrow()
           .remove(first.name());
@@ -237,14 +243,12 @@ class FlightLoaderTest {
         assertThrows(IllegalStateException.class, () -> loader.next(WAIT));
       }
       tables.awaitNoGrants();
-    }
+    });
   }
 
   @Test
   void badArgumentsAreNamed() throws Exception {
-    try (BufferAllocator allocator = new RootAllocator();
-         ShardedTables tables = new ShardedTables(allocator, 1, 3, 10, false)) {
-      List<Shard> shards = tables.shards(allocator);
+    withShards(1, 3, 10, false, (allocator, tables, shards) -> {
       assertTrue(assertThrows(IllegalArgumentException.class,
           () -> FlightLoader.builder(allocator, shards).rank(2, 2)).getMessage().contains("rank"));
       assertTrue(assertThrows(IllegalArgumentException.class,
@@ -257,6 +261,6 @@ class FlightLoaderTest {
       assertTrue(assertThrows(IllegalStateException.class,
           () -> Shards.list(allocator, tables.locations(), "nothing.", WAIT, ShardedTables.config(true)))
           .getMessage().contains("nothing."));
-    }
+    });
   }
 }
