@@ -119,6 +119,34 @@ public final class RpcFrames {
     }
   }
 
+  /**
+   * The fields of a call frame from the client id to the caller's port, which every call of one
+   * caller on one connection repeats: encoded once and copied into each call frame. Immutable.
+   */
+  public static final class CallerFields {
+    private final byte[] encoded;
+
+    public CallerFields(byte[] clientId, String protocol, String user, String realUser, String callerHost,
+        int callerPort) {
+      if (clientId.length > MAX_CLIENT_ID) {
+        throw new IllegalArgumentException("client id of " + clientId.length + " bytes");
+      }
+      byte[] p = utf8(protocol);
+      byte[] u = utf8(user);
+      byte[] r = utf8(realUser == null ? "" : realUser);
+      byte[] h = utf8(callerHost);
+      ByteBuffer out = ByteBuffer.allocate(1 + clientId.length + 2 + p.length + 2 + u.length + 2 + r.length
+          + 2 + h.length + 2);
+      out.put((byte) clientId.length).put(clientId);
+      putString(out, p);
+      putString(out, u);
+      putString(out, r);
+      putString(out, h);
+      out.putShort((short) callerPort);
+      this.encoded = out.array();
+    }
+  }
+
   public static ByteBuffer encode(Request request) {
     if (request instanceof Release r) {
       ByteBuffer out = header(ByteBuffer.allocate(6 + 1 + 8 * r.released().length), TYPE_RELEASE);
@@ -126,26 +154,35 @@ public final class RpcFrames {
       return out.flip();
     }
     Call c = (Call) request;
-    if (c.clientId().length > MAX_CLIENT_ID) {
-      throw new IllegalArgumentException("client id of " + c.clientId().length + " bytes");
-    }
-    byte[] protocol = utf8(c.protocol());
-    byte[] user = utf8(c.user());
-    byte[] realUser = utf8(c.realUser() == null ? "" : c.realUser());
-    byte[] host = utf8(c.callerHost());
-    int size = 6 + 4 + 4 + 1 + c.clientId().length + 2 + protocol.length + 2 + user.length
-        + 2 + realUser.length + 2 + host.length + 2 + 1 + 8 * c.released().length + bodySize(c.body());
-    ByteBuffer out = header(ByteBuffer.allocate(size), TYPE_CALL);
-    out.putInt(c.callId()).putInt(c.retryCount());
-    out.put((byte) c.clientId().length).put(c.clientId());
-    putString(out, protocol);
-    putString(out, user);
-    putString(out, realUser);
-    putString(out, host);
-    out.putShort((short) c.callerPort());
-    putReleased(out, c.released());
-    putBody(out, c.body());
+    return encodeCall(c.callId(), c.retryCount(), new CallerFields(c.clientId(), c.protocol(), c.user(), c.realUser(),
+        c.callerHost(), c.callerPort()), c.released(), c.body());
+  }
+
+  /** A call frame, as {@link #encode(Request)} writes a {@link Call} with these fields. */
+  public static ByteBuffer encodeCall(int callId, int retryCount, CallerFields caller, long[] released, Body body) {
+    ByteBuffer out = callStart(callId, retryCount, caller, released, bodySize(body));
+    putBody(out, body);
     return out.flip();
+  }
+
+  /**
+   * The start of a call frame with an inline body of {@code bodyLength} bytes, for a caller that
+   * writes the body straight into the frame (a heap buffer with an accessible array): the buffer
+   * is positioned where the body goes; write exactly {@code bodyLength} bytes, then flip it.
+   */
+  public static ByteBuffer inlineCall(int callId, int retryCount, CallerFields caller, long[] released,
+      int bodyLength) {
+    return callStart(callId, retryCount, caller, released, 1 + 4 + bodyLength).put(BODY_INLINE).putInt(bodyLength);
+  }
+
+  private static ByteBuffer callStart(int callId, int retryCount, CallerFields caller, long[] released,
+      int bodySize) {
+    checkReleased(released);
+    ByteBuffer out = header(ByteBuffer.allocate(6 + 4 + 4 + caller.encoded.length + 1 + 8 * released.length
+        + bodySize), TYPE_CALL);
+    out.putInt(callId).putInt(retryCount).put(caller.encoded);
+    putReleased(out, released);
+    return out;
   }
 
   public static ByteBuffer encode(Response response) {

@@ -6,20 +6,22 @@ import io.sluice.hadoop.rpc.RpcFrames.Remote;
 import io.sluice.hadoop.rpc.RpcFrames.Response;
 import io.sluice.transport.Connection;
 import io.sluice.transport.RegisteredRegion;
-import io.sluice.transport.Transport;
 import io.sluice.transport.memory.RegisteredAllocator;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.hadoop.ipc.RemoteException;
 import org.apache.hadoop.ipc.protobuf.ProtobufRpcEngine2Protos.RequestHeaderProto;
+import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.thirdparty.protobuf.CodedInputStream;
 import org.apache.hadoop.thirdparty.protobuf.CodedOutputStream;
 import org.apache.hadoop.thirdparty.protobuf.Message;
@@ -47,9 +49,13 @@ final class ServerConnection implements AutoCloseable {
   private final long maxIdleNanos;
   /** Request bodies this connection's server READs, registered for that node alone. Null on the stock path. */
   private final RegisteredAllocator requestBodies;
+  /** What every call frame of this connection says about its caller. Null on the stock path. */
+  private final RpcFrames.CallerFields callerFields;
   private int inFlight; // guarded by this
   private long lastUsedNanos; // guarded by this
   private boolean retired; // guarded by this
+  /** Request headers by method name. */
+  private final Map<String, RequestHeaderProto> requestHeaders = new ConcurrentHashMap<>();
   /** Response bodies READ and not yet released; the next call or {@link #flushReleases} names them. */
   private final ConcurrentLinkedQueue<Long> readBodies = new ConcurrentLinkedQueue<>();
 
@@ -62,6 +68,11 @@ final class ServerConnection implements AutoCloseable {
     this.requestBodies = connection == null ? null
         : RpcRegions.poolFor(context.memory(), "request bodies to " + key.address(), REQUEST_IDLE_BYTES,
             connection.peerNode());
+    UserGroupInformation real = key.user().getRealUser();
+    this.callerFields = connection == null ? null
+        : new RpcFrames.CallerFields(context.clientId(), key.protocolName(), key.user().getUserName(),
+            real == null ? null : real.getUserName(), context.transport().localAddress().host(),
+            context.transport().localAddress().port());
   }
 
   /** True when the server offers no transport and calls take the stock path. */
@@ -107,33 +118,31 @@ final class ServerConnection implements AutoCloseable {
   Message call(int callId, int retryCount, String method, long clientVersion, Message request,
       Message responsePrototype, long timeoutMs) throws IOException {
     String what = "call " + key.protocolName() + "." + method + " to " + key.address();
-    RequestHeaderProto header = RequestHeaderProto.newBuilder().setMethodName(method)
-        .setDeclaringClassProtocolName(key.protocolName()).setClientProtocolVersion(clientVersion).build();
+    RequestHeaderProto header = requestHeader(method, clientVersion);
     int size = delimitedSize(header) + delimitedSize(request);
     if (size > context.settings().maxDataLength()) {
       throw new IOException(what + ": request of " + size + " bytes exceeds ipc.maximum.data.length");
     }
-    Transport transport = context.transport();
     RegisteredRegion requestRegion = null;
     boolean answered = false;
     try {
-      Body body;
+      ByteBuffer message;
       if (size > context.settings().readThreshold()) {
         requestRegion = allocate(requestBodies, size, what);
         // Encoded into an array and copied in bulk: protobuf writes a direct buffer a byte at a time.
         byte[] bytes = new byte[size];
         write(header, request, CodedOutputStream.newInstance(bytes));
         requestRegion.buffer().put(bytes);
-        body = new Remote(requestRegion.descriptor(), size, 0);
+        message = RpcFrames.encodeCall(callId, retryCount, callerFields, takeReadBodies(),
+            new Remote(requestRegion.descriptor(), size, 0));
       } else {
-        byte[] bytes = new byte[size];
-        write(header, request, CodedOutputStream.newInstance(bytes));
-        body = new Inline(ByteBuffer.wrap(bytes));
+        // The body is encoded straight into the frame, after the caller's fields encoded once.
+        message = RpcFrames.inlineCall(callId, retryCount, callerFields, takeReadBodies(), size);
+        write(header, request, CodedOutputStream.newInstance(message.array(),
+            message.arrayOffset() + message.position(), size));
+        message.position(message.position() + size).flip();
       }
-      RpcFrames.Call frame = new RpcFrames.Call(callId, retryCount, context.clientId(), key.protocolName(),
-          key.user().getUserName(), key.user().getRealUser() == null ? null : key.user().getRealUser().getUserName(),
-          transport.localAddress().host(), transport.localAddress().port(), takeReadBodies(), body);
-      ByteBuffer reply = await(connection.request(RpcFrames.encode(frame)), timeoutMs, what);
+      ByteBuffer reply = await(connection.request(message), timeoutMs, what);
       answered = true; // the server READs a request body before it answers
       Response response = RpcFrames.decodeResponse(reply);
       if (!response.isOk()) {
@@ -248,6 +257,17 @@ final class ServerConnection implements AutoCloseable {
 
   private synchronized void retireNow() {
     retired = true;
+  }
+
+  /** The request header of a method's calls; built once per method, as it never changes. */
+  private RequestHeaderProto requestHeader(String method, long clientVersion) {
+    RequestHeaderProto header = requestHeaders.get(method);
+    if (header == null || header.getClientProtocolVersion() != clientVersion) {
+      header = RequestHeaderProto.newBuilder().setMethodName(method)
+          .setDeclaringClassProtocolName(key.protocolName()).setClientProtocolVersion(clientVersion).build();
+      requestHeaders.put(method, header);
+    }
+    return header;
   }
 
   private static int delimitedSize(Message m) {

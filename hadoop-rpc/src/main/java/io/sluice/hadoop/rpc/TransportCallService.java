@@ -187,23 +187,26 @@ final class TransportCallService implements AutoCloseable {
           call.callerHost(), call.protocol(), call.user(), call.realUser());
       return CompletableFuture.completedFuture(error(e, true));
     }
-    CompletableFuture<SluiceCall> queued;
     if (inline != null) {
+      SluiceCall queued;
       try {
-        queued = CompletableFuture.completedFuture(queue(call, caller, inline));
+        queued = queue(call, caller, inline);
       } catch (CompletionException e) {
         return CompletableFuture.completedFuture(error(unwrap(e), false));
       }
-    } else {
-      try {
-        // The wait for body memory and the READ's continuation run on dispatch threads: a READ
-        // completes on a selector thread, which must never decode or wait for the call queue.
-        queued = CompletableFuture.supplyAsync(() -> readBody(peerNode, call), dispatch)
-            .thenCompose(body -> body)
-            .thenApplyAsync(body -> queue(call, caller, body), dispatch);
-      } catch (RejectedExecutionException e) {
-        return CompletableFuture.failedFuture(new IOException("the RPC server's transport is closing"));
-      }
+      // The outcome always completes normally, and answer() turns its own failures into an error
+      // frame: one stage, run by the handler thread that finished the call.
+      return queued.outcome().thenApply(outcome -> answer(peerNode, outcome));
+    }
+    CompletableFuture<SluiceCall> queued;
+    try {
+      // The wait for body memory and the READ's continuation run on dispatch threads: a READ
+      // completes on a selector thread, which must never decode or wait for the call queue.
+      queued = CompletableFuture.supplyAsync(() -> readBody(peerNode, call), dispatch)
+          .thenCompose(body -> body)
+          .thenApplyAsync(body -> queue(call, caller, body), dispatch);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.failedFuture(new IOException("the RPC server's transport is closing"));
     }
     return queued.thenCompose(q -> q.outcome().thenApply(outcome -> answer(peerNode, outcome)))
         .exceptionally(t -> error(unwrap(t), false));

@@ -43,6 +43,25 @@ class RpcFramesTest {
   }
 
   @Test
+  void callWrittenInPlaceIsTheSameFrameAsAnEncodedCall() throws Exception {
+    byte[] clientId = new byte[16];
+    clientId[0] = 4;
+    RpcFrames.CallerFields caller = new RpcFrames.CallerFields(clientId, "org.example.ProtocolPB", "carol", null,
+        "10.0.0.7", 40123);
+    ByteBuffer inPlace = RpcFrames.inlineCall(8, 1, caller, new long[] {11}, 4);
+    inPlace.put(new byte[] {9, 8, 7, 6}).flip();
+    ByteBuffer encoded = RpcFrames.encode(new Call(8, 1, clientId, "org.example.ProtocolPB", "carol", null,
+        "10.0.0.7", 40123, new long[] {11}, new Inline(ByteBuffer.wrap(new byte[] {9, 8, 7, 6}))));
+    assertEquals(encoded, inPlace);
+    Call back = (Call) RpcFrames.decodeRequest(inPlace);
+    assertEquals(8, back.callId());
+    assertNull(back.realUser());
+    assertEquals(4, back.body().length());
+    assertThrows(IllegalArgumentException.class,
+        () -> RpcFrames.inlineCall(1, 0, caller, new long[RpcFrames.MAX_RELEASED + 1], 0));
+  }
+
+  @Test
   void callWithRemoteBodyAndNoRealUserRoundTrips() throws Exception {
     Call call = new Call(1, 0, new byte[16], "p", "u", null, "h", 1, new long[0], new Remote(DESCRIPTOR, 1000, 0));
     Call back = (Call) RpcFrames.decodeRequest(RpcFrames.encode(call));
