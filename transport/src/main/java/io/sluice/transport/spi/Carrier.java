@@ -43,7 +43,8 @@ import org.slf4j.LoggerFactory;
  * accepted (handshake, READs, requests) or made (answers), however many; a pool for message
  * handlers; a pool that runs outgoing handshakes (one thread per connect in progress, idle
  * threads end after a minute); {@link #PROOF_THREADS} threads that check and make the
- * signatures of incoming handshakes (idle ones end after a minute); one timer that enforces
+ * signatures of incoming handshakes (idle ones end after a minute); {@link #SETUP_THREADS}
+ * threads for the requests of control services that may block (idem); one timer that enforces
  * every deadline. Accepted connections that have not authenticated are bounded by {@link
  * Admission}.
  *
@@ -60,6 +61,12 @@ public final class Carrier implements AutoCloseable {
    * of threads however many peers connect at once.
    */
   public static final int PROOF_THREADS = 2;
+  /**
+   * Threads that serve the requests of control services that {@link ControlService#mayBlock}
+   * (verbs set-up registers memory with the device): off the selector threads, and apart from
+   * the message handlers, which an application may keep busy for as long as it likes.
+   */
+  public static final int SETUP_THREADS = 2;
 
   /**
    * What a transport makes of a new authenticated connection before it is handed out (it asks
@@ -87,6 +94,7 @@ public final class Carrier implements AutoCloseable {
   private final ExecutorService handlerPool;
   private final ExecutorService connectPool;
   private final ExecutorService proofPool;
+  private final ExecutorService setupPool;
   private final ScheduledExecutorService timer;
   private volatile boolean closing;
 
@@ -130,6 +138,10 @@ public final class Carrier implements AutoCloseable {
         new LinkedBlockingQueue<>(), daemon("sluice-proof-" + tag));
     proofs.allowCoreThreadTimeOut(true);
     this.proofPool = proofs;
+    ThreadPoolExecutor setup = new ThreadPoolExecutor(SETUP_THREADS, SETUP_THREADS, 1, TimeUnit.MINUTES,
+        new LinkedBlockingQueue<>(), daemon("sluice-setup-" + tag));
+    setup.allowCoreThreadTimeOut(true);
+    this.setupPool = setup;
     this.timer = Executors.newSingleThreadScheduledExecutor(daemon("sluice-timer-" + tag));
     this.admission = new Admission<>(settings.maxUnauthenticated(), settings.maxUnauthenticatedPerAddress());
     this.loops = new IoLoop[settings.ioThreads()];
@@ -147,6 +159,7 @@ public final class Carrier implements AutoCloseable {
       handlerPool.shutdownNow();
       connectPool.shutdownNow();
       proofPool.shutdownNow();
+      setupPool.shutdownNow();
       timer.shutdownNow();
       throw new TransportUnavailableException("cannot open a selector: " + e.getMessage(), e);
     }
@@ -468,10 +481,10 @@ public final class Carrier implements AutoCloseable {
     }
   }
 
-  /** Runs {@code task} on the handler threads; fails with PeerClosedException once closing. */
+  /** Runs {@code task} on the set-up threads; fails with PeerClosedException once closing. */
   CompletableFuture<Void> runOffLoop(Runnable task) {
     try {
-      return CompletableFuture.runAsync(task, handlerPool);
+      return CompletableFuture.runAsync(task, setupPool);
     } catch (RejectedExecutionException e) {
       return CompletableFuture.failedFuture(new PeerClosedException("transport is closing"));
     }
@@ -544,6 +557,7 @@ public final class Carrier implements AutoCloseable {
     handlerPool.shutdownNow();
     connectPool.shutdownNow();
     proofPool.shutdownNow();
+    setupPool.shutdownNow();
     timer.shutdownNow();
   }
 

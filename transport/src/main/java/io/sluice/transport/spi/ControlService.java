@@ -15,7 +15,7 @@ import java.nio.ByteBuffer;
  *
  * <p>Called on a selector thread that serves many connections, so it must answer quickly, unless
  * it says it {@link #mayBlock} (work with a device, for instance): then its requests run on the
- * carrier's handler threads, at most {@link ServerSession#MAX_CONTROLS_IN_FLIGHT} per connection
+ * carrier's set-up threads ({@link Carrier#SETUP_THREADS}, not the message handlers), at most {@link ServerSession#MAX_CONTROLS_IN_FLIGHT} per connection
  * (reading from that peer pauses beyond). Must be thread safe.
  */
 @FunctionalInterface

@@ -147,6 +147,47 @@ class ControlServiceTest {
   }
 
   @Test
+  void aServiceThatMayBlockIsServedWhileEveryHandlerThreadIsBusy() throws Exception {
+    CountDownLatch release = new CountDownLatch(1);
+    CountDownLatch entered = new CountDownLatch(1);
+    MessageHandler holding = (peer, request) -> {
+      entered.countDown();
+      try {
+        release.await(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return CompletableFuture.completedFuture(message("released"));
+    };
+    ControlService setup = new ControlService() {
+      @Override
+      public ByteBuffer serve(long peer, java.net.InetAddress address, ByteBuffer request) {
+        return ByteBuffer.allocate(1).put(0, (byte) 9);
+      }
+
+      @Override
+      public boolean mayBlock() {
+        return true;
+      }
+    };
+    Map<String, String> m = new HashMap<>(TransportTestSupport.baseConfig("tcp", "/dev/shm"));
+    m.put("sluice.transport.shm.enabled", "false");
+    m.put("sluice.transport.handlerThreads", "1");
+    try (Carrier server = new Carrier(Settings.from(TransportConfig.of(m)), NodeIdentity.generate(), holding,
+            ControlServices.of(SERVICE, setup), Optional.empty());
+        Carrier client = carrier(MessageHandler.REJECT_ALL, ControlServices.none());
+        CarrierConnection c = await(client.connect(server.localAddress()))) {
+      CompletableFuture<ByteBuffer> held = c.request(message("hold"));
+      assertTrue(entered.await(30, TimeUnit.SECONDS));
+      assertEquals(9, await(c.control(SERVICE, request(1, ""))).get(0), "set-up waited for the handler");
+      release.countDown();
+      assertEquals("released", text(await(held)));
+    } finally {
+      release.countDown();
+    }
+  }
+
+  @Test
   void blockingRequestsBeyondTheBoundWaitTheirTurnAndAllAreAnswered() throws Exception {
     CountDownLatch release = new CountDownLatch(1);
     AtomicInteger running = new AtomicInteger();
@@ -177,13 +218,14 @@ class ControlServiceTest {
       for (int i = 0; i < n; i++) {
         replies.add(c.control(SERVICE, request(i, "")));
       }
+      int atOnce = Math.min(ServerSession.MAX_CONTROLS_IN_FLIGHT, Carrier.SETUP_THREADS);
       TransportTestSupport.eventually("the first calls running", java.time.Duration.ofSeconds(20),
-          () -> running.get() == ServerSession.MAX_CONTROLS_IN_FLIGHT);
+          () -> running.get() == atOnce);
       release.countDown();
       for (int i = 0; i < n; i++) {
         assertEquals(i, await(replies.get(i)).get(0));
       }
-      assertEquals(ServerSession.MAX_CONTROLS_IN_FLIGHT, maxRunning.get(), "calls of one peer run at once");
+      assertEquals(atOnce, maxRunning.get(), "calls running at once");
     }
   }
 
