@@ -47,7 +47,7 @@ class VerbsRecoveryTest {
   void open() {
     VerbsTransportProvider p = new VerbsTransportProvider();
     assumeTrue(p.isAvailable(), () -> "verbs unavailable: " + p.unavailabilityCause().map(Throwable::getMessage).orElse(""));
-    harness = new TransportHarness("verbs", VerbsTransportContractTest.LAB_OPTIONS);
+    harness = new TransportHarness("verbs", VerbsTransportContractTest.labOptions());
   }
 
   @AfterEach

@@ -2,6 +2,8 @@ package io.sluice.transport.verbs;
 
 import io.sluice.transport.TransportContractTest;
 import io.sluice.transport.TransportOption;
+import io.sluice.transport.verbs.provider.VerbsKeys;
+import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -9,7 +11,10 @@ import java.util.Map;
  * SoftRoCE lab); elsewhere every case is skipped. The suite's transports listen for tcp on
  * 127.0.0.1, as the contract expects; with a loopback bind host the verbs provider binds its
  * RDMA listener to the address of the machine's RDMA device (10.77.0.1 in the lab), which
- * peers learn over the authenticated tcp connection, so READs cross real queue pairs.
+ * peers learn over the authenticated tcp connection, so READs cross real queue pairs. With
+ * {@code -Dsluice.rdma.address=...} the RDMA listener binds that device's address instead
+ * ({@code sluice.transport.verbs.deviceAddress}): the lab runs the suite once on its RoCE
+ * device and once on its iWARP device.
  */
 class VerbsTransportContractTest extends TransportContractTest {
   /**
@@ -24,8 +29,22 @@ class VerbsTransportContractTest extends TransportContractTest {
     return "verbs";
   }
 
+  /**
+   * {@link #LAB_OPTIONS}, plus the device address of {@code -Dsluice.rdma.address} when set: the
+   * lab has two devices, and a loopback bind host alone would take whichever comes first.
+   */
+  static Map<String, String> labOptions() {
+    String device = System.getProperty("sluice.rdma.address", "");
+    if (device.isEmpty()) {
+      return LAB_OPTIONS;
+    }
+    Map<String, String> options = new HashMap<>(LAB_OPTIONS);
+    options.put(VerbsKeys.DEVICE_ADDRESS.key(), device);
+    return options;
+  }
+
   @Override
   protected Map<String, String> providerOptions() {
-    return LAB_OPTIONS;
+    return labOptions();
   }
 }

@@ -20,8 +20,19 @@ public final class VerbsKeys {
           + " queue before it sleeps; 0 when no core can be spared for it.",
       Parsers.duration(TimeUnit.MICROSECONDS), Check.between(0, TimeUnit.SECONDS.toMicros(1)));
 
+  /**
+   * The IP address of the RDMA device the RDMA listener binds, where the bind host alone does
+   * not tell it: a wildcard or loopback bind host (then the first interface address that
+   * belongs to a device is taken), or a machine with several devices, e.g. a RoCE and an iWARP
+   * NIC. Empty: derived from the bind host.
+   */
+  public static final ConfigKey<String> DEVICE_ADDRESS = ConfigKey.of(TransportKeys.PREFIX + "verbs.deviceAddress",
+      "", "verbs: IP address of the RDMA device the RDMA listener binds; empty: the bind host, or with a wildcard"
+          + " or loopback bind host the first interface address that belongs to an RDMA device.",
+      Parsers.string());
+
   /** Every verbs key. */
-  public static final List<ConfigKey<?>> ALL = List.of(BUSY_POLL_US);
+  public static final List<ConfigKey<?>> ALL = List.of(BUSY_POLL_US, DEVICE_ADDRESS);
 
   private VerbsKeys() {}
 }

@@ -55,7 +55,9 @@ public final class VerbsOpener implements TransportProvider {
     long busyPollNanos = TimeUnit.MICROSECONDS.toNanos(config.value(VerbsKeys.BUSY_POLL_US));
     RdmaNode.Settings settings = new RdmaNode.Settings(COMPLETION_QUEUE_ENTRIES, MAX_COMPLETION_QUEUES, ioNanos,
         connectNanos, busyPollNanos);
-    RdmaNode node = openNode(config.value(TransportKeys.BIND_HOST), settings);
+    String device = config.value(VerbsKeys.DEVICE_ADDRESS);
+    RdmaNode node = device.isEmpty() ? openNode(config.value(TransportKeys.BIND_HOST), settings)
+        : openDevice(device, settings);
     try {
       return new VerbsTransport(config, handler, node, connectNanos);
     } catch (TransportException | RuntimeException e) {
@@ -88,6 +90,23 @@ public final class VerbsOpener implements TransportProvider {
     }
     throw new TransportUnavailableException("verbs: no RDMA device at " + (tried.isEmpty() ? bindHost : tried)
         + "; set " + TransportKeys.BIND_HOST.key() + " to the IP address of an RDMA device");
+  }
+
+  /** Binds exactly {@code device}, the configured address of an RDMA device. */
+  private static RdmaNode openDevice(String device, RdmaNode.Settings settings) throws TransportUnavailableException {
+    InetAddress address;
+    try {
+      address = InetAddress.getByName(device);
+    } catch (IOException e) {
+      throw new TransportUnavailableException("verbs: cannot resolve " + VerbsKeys.DEVICE_ADDRESS.key() + " "
+          + device + ": " + e.getMessage(), e);
+    }
+    try {
+      return RdmaNode.open(new InetSocketAddress(address, 0), settings);
+    } catch (IOException | RuntimeException e) {
+      throw new TransportUnavailableException("verbs: no RDMA device at " + VerbsKeys.DEVICE_ADDRESS.key() + " "
+          + device + " (" + e.getMessage() + ")", e);
+    }
   }
 
   private static List<InetAddress> interfaceAddresses() throws SocketException {

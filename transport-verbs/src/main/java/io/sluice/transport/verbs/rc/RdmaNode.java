@@ -79,6 +79,8 @@ public final class RdmaNode implements AutoCloseable {
   private record Admission(RdmaQueuePair.Sizes sizes, ProtectionDomain domain, Acceptor acceptor) {}
 
   private static final Logger LOG = LoggerFactory.getLogger(RdmaNode.class);
+  /** Devices whose fabric this process has logged: each is logged once, at the first node on it. */
+  private static final Set<String> LOGGED_DEVICES = ConcurrentHashMap.newKeySet();
   /** Event retrieval holds the id lock this long at most, so id creation waits no longer. */
   private static final int CM_WAIT_SLICE_MS = 20;
 
@@ -93,6 +95,7 @@ public final class RdmaNode implements AutoCloseable {
   private final ScheduledExecutorService timer;
   private final Thread cmThread;
   private final InetSocketAddress address;
+  private final DeviceQuery.Device device;
   private final AtomicLong wrIds = new AtomicLong();
   private final Map<Long, WorkRequest> pending = new ConcurrentHashMap<>();
   private final Map<RdmaCmId, Consumer<RdmaCmEvent>> routes = new ConcurrentHashMap<>();
@@ -116,6 +119,10 @@ public final class RdmaNode implements AutoCloseable {
       throw new IOException(bind + " is not the address of an RDMA device (bind to the device's IP, not a wildcard)");
     }
     this.contextFd = context.getCmd_fd();
+    this.device = DeviceQuery.query(listenId);
+    if (LOGGED_DEVICES.add(device.name())) {
+      LOG.info("RDMA device {} at {}", device.describe(), bind.getAddress().getHostAddress());
+    }
     this.domains = new ProtectionDomains(context);
     this.localDomain = domains.local();
     this.completionQueues = new CompletionQueues(context, settings.cqEntries(), settings.maxCompletionQueues(),
@@ -149,6 +156,11 @@ public final class RdmaNode implements AutoCloseable {
   /** The address peers connect to. */
   public InetSocketAddress address() {
     return address;
+  }
+
+  /** The device this node's listener is bound to, and so its fabric. */
+  public DeviceQuery.Device device() {
+    return device;
   }
 
   /**

@@ -49,12 +49,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * runs, and the hand-off to the waiting caller.
  *
  * <pre>
- *   VerbsReadBench [--quick] ADDRESS [ROUNDS [PERFTEST_DEVICE]]
+ *   VerbsReadBench [--quick] [--prefix NAME] ADDRESS [ROUNDS [PERFTEST_DEVICE]]
  * </pre>
  *
  * With PERFTEST_DEVICE (the RDMA device that holds ADDRESS), perftest is the baseline of every
  * READ figure and the ratios to it are printed; without it, tcp is the baseline of verbs.
  * Requests always have tcp as their baseline. {@code --quick} runs one round of less data.
+ * {@code --prefix NAME} names the records of a second device apart from the first: the verbs
+ * provider's {@code verbs.X} become {@code NAME.X}, every other name (tcp, perftest) gets
+ * {@code NAME.} in front, e.g. {@code siw.read.64KiB.inflight16} beside {@code
+ * siw.ib_read_bw.64KiB.inflight16} for the soft-iWARP device.
  *
  * <p>Prints a table and then one line {@code RESULTS <json>}: an array of {"name", "unit",
  * "value", "baseline_name", "baseline_value"} records (the perf/results shape). Exit status 0
@@ -77,14 +81,24 @@ public final class VerbsReadBench {
   public static void main(String[] args) throws TransportException {
     List<String> rest = new ArrayList<>(List.of(args));
     boolean quick = rest.remove("--quick");
+    String prefix = "";
+    int at = rest.indexOf("--prefix");
+    if (at >= 0) {
+      if (at + 1 >= rest.size() || !rest.get(at + 1).matches("[a-z][a-z0-9]*")) {
+        System.err.println("VerbsReadBench: --prefix needs a name of lower-case letters and digits");
+        System.exit(2);
+      }
+      prefix = rest.remove(at + 1);
+      rest.remove(at);
+    }
     if (rest.size() < 1 || rest.size() > 3) {
-      System.err.println("usage: VerbsReadBench [--quick] ADDRESS [ROUNDS [PERFTEST_DEVICE]]");
+      System.err.println("usage: VerbsReadBench [--quick] [--prefix NAME] ADDRESS [ROUNDS [PERFTEST_DEVICE]]");
       System.exit(2);
     }
     int rounds = quick ? 1 : rest.size() >= 2 ? Integer.parseInt(rest.get(1)) : 3;
     Scale scale = quick ? new Scale(1, 4L << 20, 100) : new Scale(rounds, 32L << 20, 400);
     Perftest perftest = rest.size() == 3 ? new Perftest(rest.get(2), rest.get(0)) : null;
-    System.exit(run(rest.get(0), scale, perftest, System.out));
+    System.exit(run(rest.get(0), scale, perftest, new Names(prefix), System.out));
   }
 
   private static String label(int size) {
@@ -92,7 +106,8 @@ public final class VerbsReadBench {
   }
 
   /** Runs the benchmark; {@code perftest} may be null (then tcp is the baseline). */
-  static int run(String address, Scale scale, Perftest perftest, PrintStream out) throws TransportException {
+  static int run(String address, Scale scale, Perftest perftest, Names names, PrintStream out)
+      throws TransportException {
     Map<String, String> base = Map.of(
         TransportOption.SECRET.key(), "verbs-bench",
         TransportOption.BIND_HOST.key(), address,
@@ -143,14 +158,14 @@ public final class VerbsReadBench {
         if (perftest == null) {
           out.printf(Locale.ROOT, "VERBS-BENCH read %-6s x%d in flight: verbs %8.1f MB/s   tcp %8.1f MB/s%n",
               label, IN_FLIGHT, v, t);
-          json.add(record("verbs." + name, "MB/s", v, "tcp." + name, t));
+          json.add(names.record("verbs." + name, "MB/s", v, "tcp." + name, t));
         } else {
           double p = median(rates[2]);
           out.printf(Locale.ROOT, "VERBS-BENCH read %-6s x%d in flight: verbs %8.1f MB/s   tcp %8.1f MB/s"
               + "   ib_read_bw %8.1f MB/s   verbs/ib_read_bw %.2f%n", label, IN_FLIGHT, v, t, p, v / p);
           String baseline = "ib_read_bw." + label + ".inflight" + IN_FLIGHT;
-          json.add(record("verbs." + name, "MB/s", v, baseline, p));
-          json.add(record("tcp." + name, "MB/s", t, baseline, p));
+          json.add(names.record("verbs." + name, "MB/s", v, baseline, p));
+          json.add(names.record("tcp." + name, "MB/s", t, baseline, p));
           ratios.add(String.format(Locale.ROOT, "READ %s x%d verbs/ib_read_bw %.2fx", label, IN_FLIGHT, v / p));
         }
       }
@@ -189,10 +204,10 @@ public final class VerbsReadBench {
               + "   tcp %.0f us%s%n", label, quantile, median(q[0]), median(q[1]), median(q[2]),
               perftest == null ? "" : String.format(Locale.ROOT, "   ib_read_lat %.0f us   verbs/ib_read_lat %.2f",
                   baseline, median(q[0]) / baseline));
-          json.add(record("verbs" + cell, "us", median(q[0]), baselineName + ".latency_" + quantile, baseline));
-          json.add(record(NO_POLL + cell, "us", median(q[1]), baselineName + ".latency_" + quantile, baseline));
+          json.add(names.record("verbs" + cell, "us", median(q[0]), baselineName + ".latency_" + quantile, baseline));
+          json.add(names.record(NO_POLL + cell, "us", median(q[1]), baselineName + ".latency_" + quantile, baseline));
           if (perftest != null) {
-            json.add(record("tcp" + cell, "us", median(q[2]), baselineName + ".latency_" + quantile, baseline));
+            json.add(names.record("tcp" + cell, "us", median(q[2]), baselineName + ".latency_" + quantile, baseline));
             ratios.add(String.format(Locale.ROOT, "READ %s %s verbs/ib_read_lat %.2fx (busy poll off %.2fx)", label,
                 quantile, median(q[0]) / baseline, median(q[1]) / baseline));
           }
@@ -213,8 +228,8 @@ public final class VerbsReadBench {
         out.printf(Locale.ROOT, "VERBS-BENCH request %s echoed, median round trip: verbs %.0f us   verbs, busy poll off"
             + " %.0f us   tcp %.0f us   verbs/tcp %.2f%n", label, v, n, t, v / t);
         String cell = ".request." + label + ".roundtrip_p50";
-        json.add(record("verbs" + cell, "us", v, "tcp" + cell, t));
-        json.add(record(NO_POLL + cell, "us", n, "tcp" + cell, t));
+        json.add(names.record("verbs" + cell, "us", v, "tcp" + cell, t));
+        json.add(names.record(NO_POLL + cell, "us", n, "tcp" + cell, t));
         ratios.add(String.format(Locale.ROOT, "request %s verbs/tcp %.2fx", label, v / t));
       }
       out.println("VERBS-BENCH ratios: " + String.join("; ", ratios));
@@ -228,11 +243,21 @@ public final class VerbsReadBench {
     }
   }
 
-  /** One results record in the perf/results shape. */
-  private static String record(String name, String unit, double value, String baselineName, double baseline) {
-    return String.format(Locale.ROOT,
-        "{\"name\": \"%s\", \"unit\": \"%s\", \"value\": %.6g, \"baseline_name\": \"%s\", \"baseline_value\": %.6g}",
-        name, unit, value, baselineName, baseline);
+  /** Names the records of one device: as they are, or under a prefix (see the class comment). */
+  record Names(String prefix) {
+    String of(String name) {
+      if (prefix.isEmpty()) {
+        return name;
+      }
+      return name.startsWith("verbs.") ? prefix + name.substring("verbs".length()) : prefix + "." + name;
+    }
+
+    /** One results record in the perf/results shape. */
+    String record(String name, String unit, double value, String baselineName, double baseline) {
+      return String.format(Locale.ROOT,
+          "{\"name\": \"%s\", \"unit\": \"%s\", \"value\": %.6g, \"baseline_name\": \"%s\", \"baseline_value\": %.6g}",
+          of(name), unit, value, of(baselineName), baseline);
+    }
   }
 
   private static double median(double[] values) {

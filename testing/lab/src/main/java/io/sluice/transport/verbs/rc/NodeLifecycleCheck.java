@@ -132,7 +132,13 @@ public final class NodeLifecycleCheck implements DisniTask {
       out.println("LIFECYCLE: an overfull post: " + refused);
       Matcher m = Pattern.compile("refused work request (\\d+) of 256 \\(wr_id (\\d+)\\)")
           .matcher(refused);
-      if (!m.find() || Integer.parseInt(m.group(1)) == 0 || Long.parseLong(m.group(2)) != 1_000_000 + Long.parseLong(m.group(1))) {
+      boolean iwarp = server.device().fabric() == DeviceQuery.Fabric.IWARP;
+      if (iwarp && refused.equals("accepted all 256")) {
+        // Observed on siw: it took all 256 small unsignaled READs of one post (its send queue is
+        // sized and drained otherwise than rxe's), so there is no refusal to examine.
+        out.println("LIFECYCLE: on iWARP (" + server.device().name() + ") the device took the whole post;"
+            + " the refusal's naming is not observable there");
+      } else if (!m.find() || Integer.parseInt(m.group(1)) == 0 || Long.parseLong(m.group(2)) != 1_000_000 + Long.parseLong(m.group(1))) {
         out.println("LIFECYCLE: FAIL the refused post does not name the work request it stopped at");
         problems++;
       }
