@@ -15,11 +15,20 @@
 /* Order of the values query0 returns. */
 enum { DEV_NODE_TYPE, DEV_TRANSPORT_TYPE, DEV_LINK_LAYER, DEV_MAX_SGE_RD, DEV_PORT, DEV_FIELDS };
 
-JNIEXPORT jintArray JNICALL QUERY(query0)(JNIEnv *env, jclass cls, jlong id_handle) {
-    (void)cls;
+/* The rdma_cm id behind a handle if it is bound to a device; NULL with an IOException pending otherwise. */
+static struct rdma_cm_id *bound_id(JNIEnv *env, jlong id_handle) {
     struct rdma_cm_id *id = SLUICE_PTR(struct rdma_cm_id, id_handle);
     if (id == NULL || id->verbs == NULL) {
         sluice_throw_io_msg(env, "device query: the rdma_cm id is bound to no device");
+        return NULL;
+    }
+    return id;
+}
+
+JNIEXPORT jintArray JNICALL QUERY(query0)(JNIEnv *env, jclass cls, jlong id_handle) {
+    (void)cls;
+    struct rdma_cm_id *id = bound_id(env, id_handle);
+    if (id == NULL) {
         return NULL;
     }
     struct ibv_device_attr device;
@@ -43,18 +52,13 @@ JNIEXPORT jintArray JNICALL QUERY(query0)(JNIEnv *env, jclass cls, jlong id_hand
     values[DEV_LINK_LAYER] = (jint)port.link_layer;
     values[DEV_MAX_SGE_RD] = (jint)device.max_sge_rd;
     values[DEV_PORT] = (jint)port_num;
-    jintArray result = (*env)->NewIntArray(env, DEV_FIELDS);
-    if (result != NULL) {
-        (*env)->SetIntArrayRegion(env, result, 0, DEV_FIELDS, values);
-    }
-    return result;
+    return sluice_int_array(env, values, DEV_FIELDS);
 }
 
 JNIEXPORT jstring JNICALL QUERY(name0)(JNIEnv *env, jclass cls, jlong id_handle) {
     (void)cls;
-    struct rdma_cm_id *id = SLUICE_PTR(struct rdma_cm_id, id_handle);
-    if (id == NULL || id->verbs == NULL) {
-        sluice_throw_io_msg(env, "device query: the rdma_cm id is bound to no device");
+    struct rdma_cm_id *id = bound_id(env, id_handle);
+    if (id == NULL) {
         return NULL;
     }
     const char *name = ibv_get_device_name(id->verbs->device);

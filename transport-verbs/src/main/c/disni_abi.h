@@ -117,6 +117,9 @@ struct disni_reg_mr_record {
 void sluice_throw_io(JNIEnv *env, const char *what, int err);
 void sluice_throw_io_msg(JNIEnv *env, const char *message);
 
+/* A new Java int[] holding values[0..count-1]; NULL with an exception pending if that failed (jni_values.c). */
+jintArray sluice_int_array(JNIEnv *env, const jint *values, jsize count);
+
 /*
  * Waits until fd is readable, at most timeout_ms (negative: no limit), retrying on EINTR.
  * Returns 1 when readable, 0 on timeout, and -errno when the descriptor failed: poll itself

@@ -37,9 +37,5 @@ JNIEXPORT jintArray JNICALL QUERY(query0)(JNIEnv *env, jclass cls, jlong qp_hand
     values[QP_MAX_RECV_SGE] = (jint)attr.cap.max_recv_sge;
     values[QP_MAX_RD_ATOMIC] = (jint)attr.max_rd_atomic;
     values[QP_MAX_DEST_RD_ATOMIC] = (jint)attr.max_dest_rd_atomic;
-    jintArray result = (*env)->NewIntArray(env, QP_FIELDS);
-    if (result != NULL) {
-        (*env)->SetIntArrayRegion(env, result, 0, QP_FIELDS, values);
-    }
-    return result;
+    return sluice_int_array(env, values, QP_FIELDS);
 }

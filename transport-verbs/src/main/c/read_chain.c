@@ -45,11 +45,7 @@ JNIEXPORT jintArray JNICALL CHAIN(layout0)(JNIEnv *env, jclass cls) {
     values[L_SGE_ADDR] = (jint)offsetof(struct read_slot, sge.addr);
     values[L_SGE_LENGTH] = (jint)offsetof(struct read_slot, sge.length);
     values[L_SGE_LKEY] = (jint)offsetof(struct read_slot, sge.lkey);
-    jintArray result = (*env)->NewIntArray(env, L_FIELDS);
-    if (result != NULL) {
-        (*env)->SetIntArrayRegion(env, result, 0, L_FIELDS, values);
-    }
-    return result;
+    return sluice_int_array(env, values, L_FIELDS);
 }
 
 /* Allocates and builds a ring of `capacity` READ slots; returns a direct buffer over it. */
