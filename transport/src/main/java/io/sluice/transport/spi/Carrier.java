@@ -134,14 +134,8 @@ public final class Carrier implements AutoCloseable {
     String tag = String.format("%04x", identity.nodeId() & 0xffff);
     this.handlerPool = Executors.newFixedThreadPool(settings.handlerThreads(), daemon("sluice-handler-" + tag));
     this.connectPool = Executors.newCachedThreadPool(daemon("sluice-connect-" + tag));
-    ThreadPoolExecutor proofs = new ThreadPoolExecutor(PROOF_THREADS, PROOF_THREADS, 1, TimeUnit.MINUTES,
-        new LinkedBlockingQueue<>(), daemon("sluice-proof-" + tag));
-    proofs.allowCoreThreadTimeOut(true);
-    this.proofPool = proofs;
-    ThreadPoolExecutor setup = new ThreadPoolExecutor(SETUP_THREADS, SETUP_THREADS, 1, TimeUnit.MINUTES,
-        new LinkedBlockingQueue<>(), daemon("sluice-setup-" + tag));
-    setup.allowCoreThreadTimeOut(true);
-    this.setupPool = setup;
+    this.proofPool = idlingPool(PROOF_THREADS, "sluice-proof-" + tag);
+    this.setupPool = idlingPool(SETUP_THREADS, "sluice-setup-" + tag);
     this.timer = Executors.newSingleThreadScheduledExecutor(daemon("sluice-timer-" + tag));
     this.admission = new Admission<>(settings.maxUnauthenticated(), settings.maxUnauthenticatedPerAddress());
     this.loops = new IoLoop[settings.ioThreads()];
@@ -180,6 +174,14 @@ public final class Carrier implements AutoCloseable {
     } catch (IOException e) {
       return InetAddress.getLoopbackAddress().getHostAddress();
     }
+  }
+
+  /** At most {@code threads} threads, started when work comes; idle ones end after a minute. */
+  private static ExecutorService idlingPool(int threads, String prefix) {
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 1, TimeUnit.MINUTES,
+        new LinkedBlockingQueue<>(), daemon(prefix));
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
   }
 
   private static ThreadFactory daemon(String prefix) {
@@ -482,7 +484,7 @@ public final class Carrier implements AutoCloseable {
   }
 
   /** Runs {@code task} on the set-up threads; fails with PeerClosedException once closing. */
-  CompletableFuture<Void> runOffLoop(Runnable task) {
+  CompletableFuture<Void> runSetup(Runnable task) {
     try {
       return CompletableFuture.runAsync(task, setupPool);
     } catch (RejectedExecutionException e) {

@@ -271,7 +271,7 @@ final class ServerSession implements SessionSocket.Receiver {
     }
     // The request's bytes belong to the read buffer: the handler thread gets its own copy.
     ByteBuffer copy = ByteBuffer.allocate(request.request().remaining()).put(request.request()).flip();
-    carrier.runOffLoop(() -> answerControl(corr, request.service(), service.get(), copy))
+    carrier.runSetup(() -> answerControl(corr, request.service(), service.get(), copy))
         .whenComplete((ok, error) -> {
           if (error != null) {
             sendError(corr, ErrorCode.UNAVAILABLE, String.valueOf(error.getCause() != null ? error.getCause() : error));
