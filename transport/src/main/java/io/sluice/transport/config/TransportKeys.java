@@ -72,7 +72,7 @@ public final class TransportKeys {
           + " verbs may still carry READs.",
       Parsers.bool());
   public static final ConfigKey<String> SHM_DIR = ConfigKey.of(PREFIX + "shm.dir", "/dev/shm",
-      "Where shm regions live; at start, folders whose owner lock no process holds are removed.",
+      "Where shm regions live; at start, this user's folders whose owner lock no process holds are removed, in the background.",
       Parsers.string());
   public static final ConfigKey<Boolean> SHM_ENABLED = ConfigKey.of(PREFIX + "shm.enabled", "true",
       "With provider auto: read same-host peers through shared memory.", Parsers.bool());

@@ -12,16 +12,26 @@ import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.file.DirectoryIteratorException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SecureDirectoryStream;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.UserPrincipal;
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -37,7 +47,8 @@ import org.slf4j.LoggerFactory;
  * is revoked; same-host readers check the slot before and after each copy, so revocation takes
  * effect at once without any work by this process per READ.
  *
- * <p>Opening reclaims folders whose owner lock nobody holds. Closing deletes the folder.
+ * <p>Opening starts the clean-up of folders whose owner lock nobody holds, off the caller's
+ * thread ({@link #reclaimStale}). Closing deletes the folder.
  * Thread safe.
  */
 public final class ShmArena implements AutoCloseable {
@@ -53,6 +64,8 @@ public final class ShmArena implements AutoCloseable {
   /** Read-only zeros that reserve a region's pages, small enough to stay in cache; each writer takes its own duplicate. */
   private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(64 << 10).asReadOnlyBuffer();
   private static final Pattern FOLDER = Pattern.compile("sluice-(\\d+)-[0-9a-f]+");
+  /** Entries the clean-up looks at in the shm directory, and in one stale arena (its files and a few more). */
+  static final int MAX_RECLAIM_ENTRIES = SLOTS + 16;
 
   /** An allocated region's file and mapping. */
   public record Allocation(Path file, MappedByteBuffer buffer) {}
@@ -69,9 +82,13 @@ public final class ShmArena implements AutoCloseable {
   /** Held for the arena's life: the clean-up of other processes takes it as proof we are alive. */
   private final FileLock ownerLock;
   private final BitSet usedSlots = new BitSet(SLOTS);
+  /** Completes when the clean-up of stale arenas that opening started has ended. */
+  private final CompletableFuture<Void> reclaimed;
   private long nextFile;
 
-  private ShmArena(Path dir, byte[] token, MappedByteBuffer slots, FileLock ownerLock) {
+  private ShmArena(Path dir, byte[] token, MappedByteBuffer slots, FileLock ownerLock,
+      CompletableFuture<Void> reclaimed) {
+    this.reclaimed = reclaimed;
     this.dir = dir;
     this.token = token;
     this.slots = slots;
@@ -83,7 +100,7 @@ public final class ShmArena implements AutoCloseable {
     if (!Files.isDirectory(shmDir) || !Files.isWritable(shmDir)) {
       throw new TransportUnavailableException("shm directory " + shmDir + " is missing or not writable");
     }
-    reclaimStale(shmDir);
+    CompletableFuture<Void> reclaimed = reclaimStaleInBackground(shmDir);
     String name = String.format("sluice-%d-%016x", ProcessHandle.current().pid(), node);
     // Built under a name the clean-up ignores and renamed once the owner lock is held, so no
     // process ever sees an arena whose lock is not held by a live owner.
@@ -106,7 +123,7 @@ public final class ShmArena implements AutoCloseable {
         slots = ch.map(FileChannel.MapMode.READ_WRITE, 0, (long) SLOTS * 8);
       }
       Files.move(building, dir, StandardCopyOption.ATOMIC_MOVE);
-      return new ShmArena(dir, token, slots, lock);
+      return new ShmArena(dir, token, slots, lock, reclaimed);
     } catch (IOException e) {
       if (slots != null) {
         DirectMemory.free(slots);
@@ -121,6 +138,11 @@ public final class ShmArena implements AutoCloseable {
   /** Whether shared memory can be used at all under {@code shmDir}. */
   public static boolean usable(Path shmDir) {
     return Files.isDirectory(shmDir) && Files.isWritable(shmDir);
+  }
+
+  /** Completes once the clean-up of stale arenas started by {@link #open} has ended. */
+  CompletableFuture<Void> reclaimed() {
+    return reclaimed;
   }
 
   public Info info() {
@@ -208,43 +230,123 @@ public final class ShmArena implements AutoCloseable {
   }
 
   /**
-   * Removes the arenas whose owner lock nobody holds. Liveness is never judged by pid: processes
+   * Removes the arenas whose owner lock nobody holds, on a daemon thread of its own so that no
+   * number of stale folders or files delays start-up. Liveness is never judged by pid: processes
    * of other PID namespaces (containers sharing the folder) have pids that mean nothing here.
    * Folders named with this process's pid are left alone without opening their lock file: they
    * are this JVM's (closing a descriptor of a file drops the process's POSIX locks on it) or a
    * process of another namespace with the same number, which is alive as far as we know.
+   *
+   * <p>The shm directory is shared with every local user, so the clean-up never resolves a path
+   * twice: it holds the shm directory open, opens each candidate relative to it without following
+   * a link, checks that the folder is this user's with mode 0700 before touching anything in it,
+   * and deletes the folder's entries relative to that open folder ({@code unlinkat}). A folder
+   * swapped for a link at any moment is never followed, and nothing outside it is ever deleted.
    */
-  private static void reclaimStale(Path shmDir) {
+  private static CompletableFuture<Void> reclaimStaleInBackground(Path shmDir) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    Thread t = new Thread(() -> {
+      try {
+        reclaimStale(shmDir);
+      } finally {
+        done.complete(null);
+      }
+    }, "sluice-shm-reclaim");
+    t.setDaemon(true);
+    t.start();
+    return done;
+  }
+
+  static void reclaimStale(Path shmDir) {
     long self = ProcessHandle.current().pid();
-    try (Stream<Path> entries = Files.list(shmDir)) {
-      entries.forEach(p -> {
-        Matcher m = FOLDER.matcher(p.getFileName().toString());
-        if (m.matches() && Long.parseLong(m.group(1)) != self
-            && Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
-          reclaimIfUnowned(p);
-        }
-      });
+    UserPrincipal user;
+    try {
+      user = Files.getOwner(Path.of("/proc/self"));
     } catch (IOException e) {
+      LOG.warn("Not reclaiming stale shm arenas under {}: cannot tell this process's user: {}", shmDir, e.getMessage());
+      return;
+    }
+    try (DirectoryStream<Path> listing = Files.newDirectoryStream(shmDir)) {
+      if (!(listing instanceof SecureDirectoryStream<Path> parent)) {
+        LOG.warn("Not reclaiming stale shm arenas under {}: the platform cannot delete relative to an open folder",
+            shmDir);
+        return;
+      }
+      int seen = 0;
+      for (Path entry : listing) {
+        if (++seen > MAX_RECLAIM_ENTRIES) {
+          LOG.warn("Stopped scanning {} for stale shm arenas after {} entries", shmDir, MAX_RECLAIM_ENTRIES);
+          return;
+        }
+        Path name = entry.getFileName();
+        Matcher m = FOLDER.matcher(name.toString());
+        if (m.matches() && Long.parseLong(m.group(1)) != self) {
+          reclaimIfUnowned(parent, name, shmDir.resolve(name), user);
+        }
+      }
+    } catch (IOException | DirectoryIteratorException e) {
       LOG.warn("Could not scan {} for stale shm arenas: {}", shmDir, e.getMessage());
     }
   }
 
-  /** Deletes {@code arena} if its owner lock can be taken; holds the lock while deleting. */
-  private static void reclaimIfUnowned(Path arena) {
-    try (FileChannel ch = FileChannel.open(arena.resolve(OWNER_FILE),
-        StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
-      FileLock lock = ch.tryLock();
-      if (lock == null) {
-        return; // its owner is alive
+  /**
+   * Deletes the arena {@code name} of the open shm directory if it is this user's, mode 0700, and
+   * its owner lock can be taken; holds the lock while deleting.
+   */
+  private static void reclaimIfUnowned(SecureDirectoryStream<Path> parent, Path name, Path shown,
+      UserPrincipal user) {
+    // Opened with O_NOFOLLOW relative to the open shm directory: a link is refused, never followed.
+    try (SecureDirectoryStream<Path> arena = parent.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
+      // fstat of the open folder: the attributes are those of what will be deleted from.
+      PosixFileAttributes a = arena.getFileAttributeView(PosixFileAttributeView.class).readAttributes();
+      if (!a.isDirectory() || !a.owner().equals(user) || !a.permissions().equals(ShmFiles.FOLDER_MODE)) {
+        LOG.debug("Leaving {}: not a folder of this user with mode rwx------", shown);
+        return;
       }
-      LOG.info("Reclaiming shm arena {}: no process holds its owner lock", arena);
-      deleteTree(arena);
-    } catch (NoSuchFileException e) {
-      // Every arena gets its lock file before its name, so this one was left half deleted.
-      LOG.info("Reclaiming shm arena {}: it has no owner lock file", arena);
-      deleteTree(arena);
-    } catch (IOException | OverlappingFileLockException e) {
-      LOG.debug("Leaving shm arena {}: cannot check its owner lock: {}", arena, e.toString());
+      try (SeekableByteChannel lockChannel = arena.newByteChannel(Path.of(OWNER_FILE),
+          Set.of(StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS))) {
+        FileLock lock = ((FileChannel) lockChannel).tryLock();
+        if (lock == null) {
+          return; // its owner is alive
+        }
+        LOG.info("Reclaiming shm arena {}: no process holds its owner lock", shown);
+        deleteEntries(arena, shown);
+      } catch (NoSuchFileException e) {
+        // Every arena gets its lock file before its name, so this one was left half deleted.
+        LOG.info("Reclaiming shm arena {}: it has no owner lock file", shown);
+        deleteEntries(arena, shown);
+      }
+      // unlinkat(AT_REMOVEDIR) of the name: fails on a link or on a folder that is not empty.
+      parent.deleteDirectory(name);
+    } catch (IOException | OverlappingFileLockException | ClassCastException | DirectoryIteratorException e) {
+      LOG.debug("Leaving shm arena {}: {}", shown, e.toString());
+    }
+  }
+
+  /**
+   * Deletes the entries of the open arena folder, each relative to it; arenas hold no folders, so
+   * none is descended into (an empty one is removed). At most {@link #MAX_RECLAIM_ENTRIES} entries.
+   */
+  private static void deleteEntries(SecureDirectoryStream<Path> arena, Path shown) throws IOException {
+    List<Path> names = new ArrayList<>();
+    for (Path p : arena) {
+      if (names.size() == MAX_RECLAIM_ENTRIES) {
+        LOG.warn("Shm arena {} holds more than {} entries; deleting the first of them only", shown,
+            MAX_RECLAIM_ENTRIES);
+        break;
+      }
+      names.add(p.getFileName());
+    }
+    for (Path n : names) {
+      try {
+        arena.deleteFile(n); // unlinkat(fd, n, 0): a link is removed itself, its target never touched
+      } catch (IOException notAFile) {
+        try {
+          arena.deleteDirectory(n);
+        } catch (IOException e) {
+          LOG.debug("Could not delete {} of {}: {}", n, shown, e.toString());
+        }
+      }
     }
   }
 
