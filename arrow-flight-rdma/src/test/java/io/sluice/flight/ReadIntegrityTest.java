@@ -8,15 +8,36 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.flight.plane.FrameLink;
+import io.sluice.flight.protocol.DataPlaneOffer;
+import io.sluice.flight.protocol.DataPlaneProtocol;
+import io.sluice.flight.protocol.DataPlaneProtocol.BodyFrame;
+import io.sluice.flight.protocol.DataPlaneProtocol.BodyRef;
+import io.sluice.flight.protocol.DataPlaneProtocol.OpenPut;
+import io.sluice.flight.protocol.DataPlaneProtocol.SchemaFrame;
+import io.sluice.flight.protocol.IpcBodies;
 import io.sluice.flight.table.FlightTable;
+import io.sluice.flight.table.TableRegistry;
+import io.sluice.transport.Checksums;
+import io.sluice.transport.Connection;
+import io.sluice.transport.MessageHandler;
 import io.sluice.transport.ReadIntegrityException;
+import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.Transport;
+import io.sluice.transport.Transports;
+import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import org.apache.arrow.flight.Action;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -24,7 +45,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * A published table's registered memory changed after publication (the bytes a corrupting device
  * or fabric would deliver): the reader refuses the body instead of building a batch from it, on
- * tcp (READ) and shm (a view of the server's memory), and the server frees the stream.
+ * tcp (READ) and shm (a view of the server's memory), and the server frees the stream. A put's
+ * body that differs from what its writer staged is refused by the server the same way.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ReadIntegrityTest {
@@ -76,6 +98,53 @@ class ReadIntegrityTest {
         assertNotEquals(expected, corrupt, "the flipped byte did not reach the reader: the test proves nothing");
       }
       AuthorizationTest.awaitNoStreams(server);
+    }
+  }
+
+  /**
+   * A put whose body does not have the checksum its frame announces (what the server READ is not
+   * what the writer staged): the server refuses the put naming the corruption and stores nothing.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"tcp", "shm"})
+  void aPutBodyThatIsNotWhatTheWriterStagedIsRefused(String provider) throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config(provider, SECRET, PutAndConcurrencyTest.PUTS_ON));
+         FlightClient flight = DataPlaneGetTest.plainClient(allocator, server.location());
+         Transport writer = Transports.open(config(provider, SECRET), MessageHandler.REJECT_ALL);
+         FlightTable source = TestTables.numeric(allocator, 1, ROWS)) {
+      int regionsBefore = server.registeredRegions();
+      DataPlaneOffer offer = DataPlaneOffer.decode(flight.doAction(new Action(DataPlaneOffer.ACTION)).next().getBody());
+      ArrowRecordBatch batch = source.batches().get(0);
+      int length = (int) IpcBodies.bodyLength(batch);
+      try (Connection connection = writer.connect(offer.address()).get(10, TimeUnit.SECONDS);
+           RegisteredRegion staged = writer.allocateFor(offer.nodeId(), length)) {
+        IpcBodies.writeBody(batch, staged.buffer());
+        int announced = Checksums.crc32c(staged.buffer()) ^ 1;
+        byte[] grant = DataPlaneProtocol.grantReply(
+            connection.request(DataPlaneProtocol.grantRequest()).get(10, TimeUnit.SECONDS));
+        ByteBuffer d = TableRegistry.descriptor("p").serialize();
+        byte[] descriptor = new byte[d.remaining()];
+        d.get(descriptor);
+        byte[] command = DataPlaneProtocol.encode(new OpenPut(grant, descriptor, writer.localAddress()));
+        try (FlightClient.ExchangeReaderWriter x = flight.doExchange(FlightDescriptor.command(command))) {
+          FrameLink link = new FrameLink(x.getReader(), x.getWriter(), allocator);
+          link.send(DataPlaneProtocol.encode(new SchemaFrame(IpcBodies.schemaMetadata(source.messageSchema()))));
+          link.send(DataPlaneProtocol.encode(new BodyFrame(false, 0, IpcBodies.metadata(batch),
+              new BodyRef(staged.descriptor(), 0, length), announced)));
+          x.getWriter().completed();
+          FlightRuntimeException e = assertThrows(FlightRuntimeException.class, () -> {
+            while (x.getReader().next()) {
+              // acknowledgements
+            }
+          });
+          assertEquals(FlightStatusCode.INVALID_ARGUMENT, e.status().code(), e.toString());
+          assertTrue(e.getMessage().contains("corrupt READ of record batch body 0 of a put"), e.getMessage());
+        }
+      }
+      AuthorizationTest.awaitNoStreams(server);
+      assertTrue(server.published("p").isEmpty(), "a corrupt put was stored");
+      assertEquals(regionsBefore, server.registeredRegions(), "a refused put's memory outlived it");
     }
   }
 
