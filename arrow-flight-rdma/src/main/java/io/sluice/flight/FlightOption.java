@@ -36,6 +36,11 @@ public final class FlightOption {
       "Client: on shm, take batch bodies as read-only views of the server's memory instead of READing"
           + " them (the server keeps a stream's table until no view of it is held).",
       Parsers.bool());
+  public static final ConfigKey<Boolean> VERIFY_READS = ConfigKey.of("sluice.flight.verifyReads", "true",
+      "Client: check every batch body READ (or viewed on shm) against the CRC32C the server computed"
+          + " when it stored the table, before Arrow sees it; a mismatch fails the stream. Costs one"
+          + " CRC32C pass over each body on the reading thread.",
+      Parsers.bool());
   public static final ConfigKey<Long> READ_CHUNK_BYTES = ConfigKey.of("sluice.flight.readChunkBytes", "8388608",
       "Largest single range of the batched READ that fetches one batch body.", Parsers.bytes(), Check.positive());
 
@@ -67,8 +72,8 @@ public final class FlightOption {
   public static final int MAX_STREAM_WINDOW = 1024;
 
   private static final List<ConfigKey<?>> ALL =
-      List.of(STAGING_BYTES, STREAM_WINDOW, WINDOW_BYTES, ACK_TIMEOUT_MS, DATA_PLANE, ZERO_COPY, READ_CHUNK_BYTES,
-          REQUIRE_DATA_PLANE, PUTS, MAX_PUT_BYTES, STREAM_THREADS, TLS_TRUSTED_CERTIFICATES);
+      List.of(STAGING_BYTES, STREAM_WINDOW, WINDOW_BYTES, ACK_TIMEOUT_MS, DATA_PLANE, ZERO_COPY, VERIFY_READS,
+          READ_CHUNK_BYTES, REQUIRE_DATA_PLANE, PUTS, MAX_PUT_BYTES, STREAM_THREADS, TLS_TRUSTED_CERTIFICATES);
 
   private FlightOption() {}
 

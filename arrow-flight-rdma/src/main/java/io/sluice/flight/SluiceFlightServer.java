@@ -62,6 +62,14 @@ public final class SluiceFlightServer implements AutoCloseable {
     running.publish(name, table);
   }
 
+  /**
+   * The table published as {@code name}, retained (the caller closes it); its batches are views of
+   * the registered memory streams READ. Package-private: tests reach that memory through it.
+   */
+  Optional<FlightTable> published(String name) {
+    return running.tables().acquire(name);
+  }
+
   /** Unpublishes a table; streams reading it finish first. */
   public boolean remove(String name) {
     return running.tables().remove(name);

@@ -40,7 +40,7 @@ public final class ClientStreams {
     int chunk = (int) Math.min(Integer.MAX_VALUE, config.value(FlightOption.READ_CHUNK_BYTES));
     int depth = (int) Math.min(FlightOption.MAX_STREAM_WINDOW, config.value(FlightOption.STREAM_WINDOW));
     return new DataPlaneTableReader(exchange, session, allocator, grant, chunk, depth, timeoutNanos(config),
-        config.value(FlightOption.ZERO_COPY));
+        config.value(FlightOption.ZERO_COPY), config.value(FlightOption.VERIFY_READS));
   }
 
   public static TableWriter dataPlanePut(FlightClient flight, DataPlaneSession session, BufferAllocator allocator,

@@ -30,14 +30,14 @@ final class DataPlaneTableReader implements TableReader {
 
   DataPlaneTableReader(FlightClient.ExchangeReaderWriter exchange, DataPlaneSession session,
       org.apache.arrow.memory.BufferAllocator allocator, byte[] grant, int chunkBytes, int depth, long timeoutNanos,
-      boolean viewBodies) {
+      boolean viewBodies, boolean verify) {
     this.exchange = exchange;
     this.dataPath = session.dataPath();
     this.session = session;
     // The server sends a frame at least every acknowledgement deadline or ends the stream.
     FrameLink link = new FrameLink(exchange.getReader(), exchange.getWriter(), allocator, 2 * timeoutNanos);
     this.reader = new BodyReader(allocator, link, session.connection(), session.landing(), grant, chunkBytes, depth,
-        timeoutNanos, viewBodies);
+        timeoutNanos, viewBodies, verify);
   }
 
   @Override

@@ -8,7 +8,9 @@ import io.sluice.flight.protocol.DataPlaneProtocol.Frame;
 import io.sluice.flight.protocol.DataPlaneProtocol.Pull;
 import io.sluice.flight.protocol.DataPlaneProtocol.SchemaFrame;
 import io.sluice.flight.protocol.IpcBodies;
+import io.sluice.transport.Checksums;
 import io.sluice.transport.Connection;
+import io.sluice.transport.ReadIntegrityException;
 import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.RemoteView;
 import io.sluice.transport.UnknownKeyException;
@@ -35,7 +37,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * consumer rarely waits for one. Up to {@code depth} bodies are being READ at once, each in one
  * batched READ (ranges of at most {@code chunkBytes}) straight into registered memory from a
  * {@link LandingPool}; on shm (with {@code viewBodies}) a body is not READ at all but taken as a
- * read-only view of the server's memory ({@link ViewLease}). Arrow's own loader then slices the
+ * read-only view of the server's memory ({@link ViewLease}). Each body's bytes are checked against
+ * the CRC32C announced with it (unless told not to) before Arrow sees them: a mismatch fails the
+ * stream with a {@link ReadIntegrityException} as the cause. Arrow's own loader then slices the
  * vectors from that memory without a copy (dictionaries, every type and compressed buffers work
  * as they do for IPC streams). When every body is taken, a last pull acknowledges them; the
  * call's owner then half-closes the call once no view is held.
@@ -54,6 +58,7 @@ public final class BodyReader extends ArrowReader {
   private final ArrayDeque<BodyFrame> announced = new ArrayDeque<>();
   private final ArrayDeque<Reading> reading = new ArrayDeque<>();
   private final boolean viewBodies;
+  private final boolean verify;
   private final ViewLease views = new ViewLease();
   private CompletableFuture<ByteBuffer> pull;
   private long pulledAt = -1;
@@ -82,9 +87,11 @@ public final class BodyReader extends ArrowReader {
   /**
    * @param viewBodies take bodies as read-only views of the server's memory where the connection
    *     maps it (shm) instead of READing them
+   * @param verify check each body READ or viewed against the CRC32C announced with it before
+   *     Arrow sees it
    */
   public BodyReader(BufferAllocator allocator, FrameLink link, Connection connection, LandingPool landing,
-      byte[] grant, int chunkBytes, int depth, long timeoutNanos, boolean viewBodies) {
+      byte[] grant, int chunkBytes, int depth, long timeoutNanos, boolean viewBodies, boolean verify) {
     super(allocator, CommonsCompressionFactory.INSTANCE);
     this.link = link;
     this.connection = connection;
@@ -94,6 +101,7 @@ public final class BodyReader extends ArrowReader {
     this.timeoutNanos = timeoutNanos;
     this.depth = Math.max(1, depth);
     this.viewBodies = viewBodies && connection.dataPath().equals("shm");
+    this.verify = verify;
   }
 
   @Override
@@ -270,12 +278,33 @@ public final class BodyReader extends ArrowReader {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while reading a batch body", e);
     }
+    if (verify && length > 0) {
+      check(r, view);
+    }
     consumed++;
     bytesRead += length;
     if (view.isPresent()) {
       return views.wrap(view.get(), length, allocator);
     }
     return r.landing().map(l -> l.wrap(allocator, length)).orElseGet(allocator::getEmpty);
+  }
+
+  /**
+   * Checks the body's bytes, READ or viewed, against the CRC32C the server announced with it; on
+   * a mismatch gives the body back and fails the stream with the {@link ReadIntegrityException}
+   * as the cause.
+   */
+  private void check(Reading r, Optional<RemoteView> view) throws IOException {
+    BodyFrame f = r.frame();
+    ByteBuffer bytes = view.map(RemoteView::buffer)
+        .orElseGet(() -> r.landing().orElseThrow().region().buffer().limit((int) f.body().length()));
+    try {
+      Checksums.verify(bytes, f.crc32c(), connection.peer(), f.body().region(), f.body().offset(),
+          (f.dictionary() ? "dictionary" : "record batch") + " body " + f.sequence());
+    } catch (ReadIntegrityException e) {
+      giveBack(r);
+      throw new IOException(e.getMessage(), e);
+    }
   }
 
   /**

@@ -8,7 +8,9 @@ import io.sluice.flight.protocol.DataPlaneProtocol.SchemaFrame;
 import io.sluice.flight.protocol.IpcBodies;
 import io.sluice.flight.table.FlightTable;
 import io.sluice.flight.table.RegisteredBodies;
+import io.sluice.transport.Checksums;
 import io.sluice.transport.Connection;
+import io.sluice.transport.ReadIntegrityException;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
 import java.io.IOException;
@@ -26,11 +28,14 @@ import org.apache.arrow.vector.types.pojo.Schema;
 /**
  * The receiving side of a data-plane put, for a table that is kept: each body is READ into
  * registered segments that no peer may READ ({@link Transport#GRANTED_ONLY}), one after another,
- * and the stored table is made of those segments and the IPC metadata as received, so nothing is copied
- * after the READ and the table is served from the same memory. Up to {@code depth} bodies are
- * being READ at once while the next frames arrive; acknowledgements are cumulative and sent from
- * the READs' completions ({@link PutAcknowledger}), one per half window and whenever no READ is
- * left under way, so a writer waiting for room is never left waiting on a server waiting for frames.
+ * and the stored table is made of those segments and the IPC metadata as received, so nothing is
+ * copied after the READ and the table is served from the same memory. Each body is checked against
+ * the CRC32C its frame carries (the writer's) once its READ completes and is stored with it, so the
+ * table's readers check their READs against the same value; a mismatch fails the put and stores
+ * nothing. Up to {@code depth} bodies are being READ at once while the next frames arrive;
+ * acknowledgements are cumulative and sent from the READs' completions ({@link PutAcknowledger}),
+ * one per half window and whenever no READ is left under way, so a writer waiting for room is never
+ * left waiting on a server waiting for frames.
  *
  * <p>Not thread safe: one receiving thread (completions arrive on the transport's threads).
  */
@@ -67,7 +72,7 @@ public final class BodyReceiver {
     long offset = 0;
     long announcedBytes = 0;
     PutAcknowledger acks = new PutAcknowledger(link, depth);
-    java.util.ArrayDeque<CompletableFuture<Void>> reading = new java.util.ArrayDeque<>();
+    java.util.ArrayDeque<Landing> reading = new java.util.ArrayDeque<>();
     try {
       Schema schema = schema(next().orElseThrow(() -> new IOException("the put ended before its schema")));
       for (Optional<Frame> f = next(); f.isPresent(); f = next()) {
@@ -86,20 +91,21 @@ public final class BodyReceiver {
         if (reading.size() >= depth) {
           await(reading.poll());
         }
-        reading.add(acks.track(body.sequence(), read(body, segment, offset)));
+        reading.add(new Landing(body, segment, offset, acks.track(body.sequence(), read(body, segment, offset))));
+        // Stored with the writer's checksum, which await() holds the landed bytes to.
         (body.dictionary() ? dictionaries : batches).add(new RegisteredBodies.Body(body.metadata(),
-            new BodyRef(segment.descriptor(), offset, length)));
+            new BodyRef(segment.descriptor(), offset, length), body.crc32c()));
         offset += (length + 7) & ~7L;
       }
-      for (CompletableFuture<Void> r; (r = reading.poll()) != null; ) {
+      for (Landing r; (r = reading.poll()) != null; ) {
         await(r);
       }
       return RegisteredBodies.adopt(schema, segments, dictionaries, batches, allocator);
     } catch (IOException | RuntimeException e) {
       // A READ still under way may write its segment until it completes: wait before freeing.
-      for (CompletableFuture<Void> r; (r = reading.poll()) != null; ) {
+      for (Landing r; (r = reading.poll()) != null; ) {
         try {
-          r.get(timeoutNanos, TimeUnit.NANOSECONDS);
+          r.read().get(timeoutNanos, TimeUnit.NANOSECONDS);
         } catch (Exception ignored) {
           // failed or late: the transport writes a destination only before completing normally
         }
@@ -153,9 +159,20 @@ public final class BodyReceiver {
     return BodyReads.start(connection, f.body(), into, at, chunkBytes);
   }
 
-  private void await(CompletableFuture<Void> read) throws IOException {
+  /** A body being READ into {@code segment} at {@code at}. */
+  private record Landing(BodyFrame frame, RegisteredRegion segment, long at, CompletableFuture<Void> read) {}
+
+  /** Waits for the body's READ, then checks the bytes that landed against the writer's checksum. */
+  private void await(Landing landing) throws IOException {
     try {
-      read.get(timeoutNanos, TimeUnit.NANOSECONDS);
+      landing.read().get(timeoutNanos, TimeUnit.NANOSECONDS);
+      BodyFrame f = landing.frame();
+      ByteBuffer landed = landing.segment().buffer();
+      landed.limit((int) (landing.at() + f.body().length())).position((int) landing.at());
+      Checksums.verify(landed, f.crc32c(), connection.peer(), f.body().region(), f.body().offset(),
+          (f.dictionary() ? "dictionary" : "record batch") + " body " + f.sequence() + " of a put");
+    } catch (ReadIntegrityException e) {
+      throw new IOException(e.getMessage(), e);
     } catch (ExecutionException e) {
       throw new IOException("READ of a batch body failed: " + e.getCause(), e.getCause());
     } catch (TimeoutException e) {

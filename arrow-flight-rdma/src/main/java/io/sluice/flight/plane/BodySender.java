@@ -6,6 +6,7 @@ import io.sluice.flight.protocol.DataPlaneProtocol.BodyFrame;
 import io.sluice.flight.protocol.DataPlaneProtocol.BodyRef;
 import io.sluice.flight.protocol.DataPlaneProtocol.SchemaFrame;
 import io.sluice.flight.protocol.IpcBodies;
+import io.sluice.transport.Checksums;
 import io.sluice.transport.TransportException;
 import java.util.concurrent.TimeoutException;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
@@ -15,8 +16,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * The sending side of a data-plane stream: copies each body into a region of its {@link Staging}
- * (readable by the one peer of the stream) and sends a frame with the IPC metadata and where the
- * body lies. The peer READs it and acknowledges; {@link Staging} holds the window. Used by one
+ * (readable by the one peer of the stream) and sends a frame with the IPC metadata, where the
+ * body lies and its CRC32C. The peer READs it and acknowledges; {@link Staging} holds the window. Used by one
  * producing thread; acknowledgements arrive through {@link #acknowledge} from another.
  */
 public final class BodySender {
@@ -49,8 +50,10 @@ public final class BodySender {
     Staging.Slot slot = staging.acquire(length);
     IpcBodies.writeBody(body, slot.region().buffer());
     byte[] metadata = IpcBodies.metadata(message);
+    // The server checks what it READ against this before storing the body.
+    int crc = Checksums.crc32c(slot.region().buffer(), 0, (int) length);
     link.send(DataPlaneProtocol.encode(new BodyFrame(dictionary, slot.sequence(), metadata,
-        new BodyRef(slot.region().descriptor(), 0, length))));
+        new BodyRef(slot.region().descriptor(), 0, length), crc)));
     bodyBytes += length;
   }
 

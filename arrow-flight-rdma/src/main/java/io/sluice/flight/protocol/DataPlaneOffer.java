@@ -26,7 +26,8 @@ public record DataPlaneOffer(NodeAddress address, long nodeId, String provider) 
       ByteBuffer b = ByteBuffer.wrap(bytes);
       byte version = b.get();
       if (version != DataPlaneProtocol.VERSION) {
-        throw new IllegalArgumentException("data-plane offer of version " + version);
+        throw new IllegalArgumentException("data-plane offer of version " + version + ", this client speaks "
+            + DataPlaneProtocol.VERSION + " (client and server must be the same release)");
       }
       long node = b.getLong();
       int port = b.getInt();

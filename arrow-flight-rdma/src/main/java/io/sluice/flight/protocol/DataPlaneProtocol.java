@@ -23,14 +23,23 @@ import java.util.Arrays;
  *       and asks for the next ones, so batch announcements never travel on gRPC.
  * </ul>
  *
+ * <p>Every body travels with the CRC32C its owner computed over it ({@link BodyFrame#crc32c()}):
+ * the server's when the table was published or a put completed, the writer's when it staged a
+ * put's body; whoever READs (or views) the body checks it before building a batch from it.
+ *
  * <p>All integers are big-endian. Decoding checks every length against what remains and against
  * {@link #MAX_METADATA_BYTES}; a malformed input raises {@link IllegalArgumentException} with the
- * reason. Stateless and thread safe.
+ * reason. {@link #VERSION} leads every command and the server's offer ({@link DataPlaneOffer}); a
+ * peer of another version is refused by name (a server answers its command INVALID_ARGUMENT, a
+ * client finds the offer unreadable and takes plain Flight). Stateless and thread safe.
  */
 public final class DataPlaneProtocol {
   /** Prefix of every data-plane command; a descriptor command without it is not ours. */
   private static final byte[] COMMAND_MAGIC = "sluice-data-plane".getBytes(StandardCharsets.US_ASCII);
-  public static final byte VERSION = 1;
+  /**
+   * The data plane's version. 2: every body frame and announcement carries the body's CRC32C.
+   */
+  public static final byte VERSION = 2;
   /** Length of a grant token. */
   public static final int GRANT_BYTES = 32;
   /** Largest IPC metadata (schema or batch header) a frame may carry. */
@@ -72,10 +81,16 @@ public final class DataPlaneProtocol {
 
   /**
    * A dictionary batch or record batch: its IPC {@code Message} flatbuffer bytes (field nodes,
-   * buffer layout, compression) and where its body lies. {@code sequence} numbers the stream's
-   * body frames from 0; acknowledgements name it.
+   * buffer layout, compression), where its body lies and the CRC32C of the body's bytes as its
+   * owner registered them. {@code sequence} numbers the stream's body frames from 0;
+   * acknowledgements name it.
+   *
+   * <p>Encoded as: type (1: {@code 2} dictionary, {@code 3} record batch), sequence (8), metadata
+   * length (4) and metadata, region ({@link RemoteDescriptor#ENCODED_LENGTH}), offset (8), length
+   * (8), CRC32C (4).
    */
-  public record BodyFrame(boolean dictionary, long sequence, byte[] metadata, BodyRef body) implements Frame {}
+  public record BodyFrame(boolean dictionary, long sequence, byte[] metadata, BodyRef body, int crc32c)
+      implements Frame {}
 
   /** The reader has the body of every frame up to and including {@code sequence}. */
   public record AckFrame(long sequence) implements Frame {}
@@ -126,7 +141,8 @@ public final class DataPlaneProtocol {
     ByteBuffer b = ByteBuffer.wrap(command, COMMAND_MAGIC.length, command.length - COMMAND_MAGIC.length);
     byte version = get(b);
     if (version != VERSION) {
-      throw new IllegalArgumentException("data-plane version " + version + ", this server speaks " + VERSION);
+      throw new IllegalArgumentException("data-plane version " + version + " from the client, this server speaks "
+          + VERSION + " (client and server must be the same release)");
     }
     byte kind = get(b);
     byte[] grant = getFixed(b, GRANT_BYTES);
@@ -178,9 +194,10 @@ public final class DataPlaneProtocol {
           throw new IllegalArgumentException("negative frame sequence " + sequence);
         }
         byte[] metadata = getBytes(b, MAX_METADATA_BYTES);
-        need(b, RemoteDescriptor.ENCODED_LENGTH + 16);
+        need(b, RemoteDescriptor.ENCODED_LENGTH + 16 + 4);
         RemoteDescriptor region = RemoteDescriptor.decode(b);
-        f = new BodyFrame(type == DICTIONARY, sequence, metadata, new BodyRef(region, b.getLong(), b.getLong()));
+        BodyRef body = new BodyRef(region, b.getLong(), b.getLong());
+        f = new BodyFrame(type == DICTIONARY, sequence, metadata, body, b.getInt());
       }
       case ACK -> f = new AckFrame(getLong(b));
       default -> throw new IllegalArgumentException("unknown data-plane frame type " + type);
@@ -212,7 +229,10 @@ public final class DataPlaneProtocol {
 
   /**
    * The next bodies of a get, in sequence order; {@code last} says no body follows them. The
-   * dictionary flag, sequence, metadata and body of each are those of a {@link BodyFrame}.
+   * dictionary flag, sequence, metadata, body and CRC32C of each are those of a {@link BodyFrame}.
+   *
+   * <p>Encoded as: {@code 0x41} (1), last (1: 0 or 1), count (4, at most {@link
+   * #MAX_ANNOUNCED_BODIES}), then per body its encoded {@link BodyFrame} length (4) and the frame.
    */
   public record Announcement(boolean last, java.util.List<BodyFrame> bodies) {}
 
@@ -312,14 +332,14 @@ public final class DataPlaneProtocol {
   // ---- helpers
 
   private static int bodyFrameLength(BodyFrame f) {
-    return 1 + 8 + 4 + f.metadata().length + RemoteDescriptor.ENCODED_LENGTH + 16;
+    return 1 + 8 + 4 + f.metadata().length + RemoteDescriptor.ENCODED_LENGTH + 16 + 4;
   }
 
   private static void putBodyFrame(ByteBuffer b, BodyFrame f) {
     b.put(f.dictionary() ? DICTIONARY : BATCH).putLong(f.sequence());
     putBytes(b, f.metadata());
     f.body().region().encode(b);
-    b.putLong(f.body().offset()).putLong(f.body().length());
+    b.putLong(f.body().offset()).putLong(f.body().length()).putInt(f.crc32c());
   }
 
   private static ByteBuffer commandBuffer(byte kind, int bodyLength) {

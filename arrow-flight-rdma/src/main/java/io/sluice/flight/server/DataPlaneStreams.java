@@ -84,10 +84,10 @@ final class DataPlaneStreams {
           () -> new IllegalStateException("table '" + name + "' was published without the data plane"));
       List<BodyFrame> frames = new ArrayList<>();
       for (RegisteredBodies.Body b : bodies.dictionaries()) {
-        frames.add(new BodyFrame(true, frames.size(), b.metadata(), b.ref()));
+        frames.add(new BodyFrame(true, frames.size(), b.metadata(), b.ref(), b.crc32c()));
       }
       for (RegisteredBodies.Body b : bodies.batches()) {
-        frames.add(new BodyFrame(false, frames.size(), b.metadata(), b.ref()));
+        frames.add(new BodyFrame(false, frames.size(), b.metadata(), b.ref(), b.crc32c()));
       }
       ServedGet served = new ServedGet(peer, frames, state.windowBytes(), state.ackTimeoutNanos());
       grants = bodies.allow(peer);

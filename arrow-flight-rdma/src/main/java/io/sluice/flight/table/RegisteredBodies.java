@@ -3,6 +3,7 @@ package io.sluice.flight.table;
 import io.sluice.flight.memory.RegionBuffers;
 import io.sluice.flight.protocol.DataPlaneProtocol.BodyRef;
 import io.sluice.flight.protocol.IpcBodies;
+import io.sluice.transport.Checksums;
 import io.sluice.transport.ReaderGrant;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.Transport;
@@ -39,8 +40,12 @@ public final class RegisteredBodies implements AutoCloseable {
   /** First segment of a table whose size is not known in advance. */
   private static final long MIN_GROWING_SEGMENT = 1L << 20;
 
-  /** One body: the IPC metadata that describes it, and where it lies. */
-  public record Body(byte[] metadata, BodyRef ref) {}
+  /**
+   * One body: the IPC metadata that describes it, where it lies, and the CRC32C of its bytes,
+   * computed once when they were placed (or checked against the writer's when a put READ them),
+   * which every announcement of the body carries to its reader.
+   */
+  public record Body(byte[] metadata, BodyRef ref, int crc32c) {}
 
   private final List<RegisteredRegion> segments;
   private final List<Body> dictionaries;
@@ -255,7 +260,9 @@ public final class RegisteredBodies implements AutoCloseable {
         segment = newSegment(length);
       }
       IpcBodies.writeBody(body, segment.buffer().position((int) offset));
-      Body placed = new Body(metadata, new BodyRef(segment.descriptor(), offset, length));
+      // The bytes never change from here on: their checksum is computed once, for every reader.
+      int crc = Checksums.crc32c(segment.buffer(), (int) offset, (int) length);
+      Body placed = new Body(metadata, new BodyRef(segment.descriptor(), offset, length), crc);
       offset += align(length);
       if (remaining >= 0) {
         remaining -= align(length);

@@ -46,11 +46,12 @@ class DataPlaneProtocolTest {
   void framesRoundTrip() {
     RemoteDescriptor d = new RemoteDescriptor(1, 2, 1000, 4);
     BodyFrame f = (BodyFrame) DataPlaneProtocol.decodeFrame(DataPlaneProtocol.encode(
-        new BodyFrame(true, 5, new byte[] {3, 4}, new BodyRef(d, 10, 990))));
+        new BodyFrame(true, 5, new byte[] {3, 4}, new BodyRef(d, 10, 990), 0xCAFEF00D)));
     assertTrue(f.dictionary());
     assertEquals(5, f.sequence());
     assertArrayEquals(new byte[] {3, 4}, f.metadata());
     assertEquals(new BodyRef(d, 10, 990), f.body());
+    assertEquals(0xCAFEF00D, f.crc32c());
     assertEquals(new AckFrame(77), DataPlaneProtocol.decodeFrame(DataPlaneProtocol.encode(new AckFrame(77))));
     SchemaFrame s = (SchemaFrame) DataPlaneProtocol.decodeFrame(DataPlaneProtocol.encode(new SchemaFrame(new byte[] {1})));
     assertArrayEquals(new byte[] {1}, s.metadata());
@@ -67,8 +68,8 @@ class DataPlaneProtocolTest {
     assertTrue(DataPlaneProtocol.isPull(DataPlaneProtocol.encode(p)));
     assertFalse(DataPlaneProtocol.isPull(DataPlaneProtocol.grantRequest()));
     RemoteDescriptor d = new RemoteDescriptor(1, 2, 1000, 4);
-    List<BodyFrame> bodies = List.of(new BodyFrame(true, 0, new byte[] {1}, new BodyRef(d, 0, 8)),
-        new BodyFrame(false, 1, new byte[] {2, 3}, new BodyRef(d, 8, 992)));
+    List<BodyFrame> bodies = List.of(new BodyFrame(true, 0, new byte[] {1}, new BodyRef(d, 0, 8), -1),
+        new BodyFrame(false, 1, new byte[] {2, 3}, new BodyRef(d, 8, 992), 0x1234_5678));
     ByteBuffer encoded = DataPlaneProtocol.encode(new Announcement(true, bodies));
     assertEquals(DataPlaneProtocol.encodedLength(bodies), encoded.remaining());
     Announcement a = DataPlaneProtocol.decodeAnnouncement(encoded);
@@ -77,6 +78,8 @@ class DataPlaneProtocolTest {
     assertEquals(1, a.bodies().get(1).sequence());
     assertEquals(new BodyRef(d, 8, 992), a.bodies().get(1).body());
     assertArrayEquals(new byte[] {2, 3}, a.bodies().get(1).metadata());
+    assertEquals(-1, a.bodies().get(0).crc32c());
+    assertEquals(0x1234_5678, a.bodies().get(1).crc32c());
     assertFalse(DataPlaneProtocol.decodeAnnouncement(DataPlaneProtocol.encode(new Announcement(false, List.of()))).last());
   }
 
@@ -88,7 +91,7 @@ class DataPlaneProtocolTest {
     assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodePull(pull.duplicate().limit(10)));
     RemoteDescriptor d = new RemoteDescriptor(1, 2, 1000, 4);
     ByteBuffer a = DataPlaneProtocol.encode(new Announcement(false,
-        List.of(new BodyFrame(false, 0, new byte[] {1}, new BodyRef(d, 0, 8)))));
+        List.of(new BodyFrame(false, 0, new byte[] {1}, new BodyRef(d, 0, 8), 42))));
     ByteBuffer count = a.duplicate();
     count.putInt(2, 2); // claims two bodies, holds one
     assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeAnnouncement(count));
@@ -98,6 +101,43 @@ class DataPlaneProtocolTest {
     ByteBuffer length = a.duplicate();
     length.putInt(6, Integer.MAX_VALUE);
     assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeAnnouncement(length));
+  }
+
+  @Test
+  void anAnnouncedBodyWithoutItsChecksumIsRefused() {
+    RemoteDescriptor d = new RemoteDescriptor(1, 2, 1000, 4);
+    BodyFrame body = new BodyFrame(false, 0, new byte[] {1}, new BodyRef(d, 0, 8), 42);
+    ByteBuffer a = DataPlaneProtocol.encode(new Announcement(true, List.of(body)));
+    // The announcement of a body in the format of version 1: the body's frame ends before its CRC32C.
+    ByteBuffer old = ByteBuffer.allocate(a.remaining() - 4);
+    old.put(a.duplicate().limit(a.limit() - 4));
+    old.putInt(6, old.getInt(6) - 4).flip();
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> DataPlaneProtocol.decodeAnnouncement(old));
+    assertTrue(e.getMessage().contains("truncated"), e.getMessage());
+    // A frame whose checksum is cut short, and one with bytes after it.
+    ByteBuffer frame = DataPlaneProtocol.encode(body);
+    assertThrows(IllegalArgumentException.class,
+        () -> DataPlaneProtocol.decodeFrame(frame.duplicate().limit(frame.limit() - 2)));
+    ByteBuffer longer = ByteBuffer.allocate(frame.remaining() + 4).put(frame.duplicate()).putInt(7).flip();
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeFrame(longer))
+        .getMessage().contains("after the end"));
+  }
+
+  @Test
+  void aPeerOfAnotherVersionIsRefusedByName() {
+    byte[] cmd = DataPlaneProtocol.encode(new OpenGet(GRANT, new byte[] {1}));
+    int version = "sluice-data-plane".length();
+    assertEquals(DataPlaneProtocol.VERSION, cmd[version]);
+    cmd[version] = 1;
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeCommand(cmd));
+    assertTrue(e.getMessage().contains("version 1") && e.getMessage().contains("speaks " + DataPlaneProtocol.VERSION),
+        e.getMessage());
+    byte[] offer = new DataPlaneOffer(new NodeAddress("127.0.0.1", 1), 5, "tcp").encode();
+    offer[0] = 1;
+    e = assertThrows(IllegalArgumentException.class, () -> DataPlaneOffer.decode(offer));
+    assertTrue(e.getMessage().contains("version 1") && e.getMessage().contains("speaks " + DataPlaneProtocol.VERSION),
+        e.getMessage());
   }
 
   @Test
@@ -112,8 +152,8 @@ class DataPlaneProtocolTest {
     assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeFrame(ByteBuffer.wrap(new byte[] {99})));
     // a body that lies outside its region
     RemoteDescriptor d = new RemoteDescriptor(1, 0, 100, 4);
-    ByteBuffer body = DataPlaneProtocol.encode(new BodyFrame(false, 0, new byte[0], new BodyRef(d, 0, 100)));
-    body.putLong(body.limit() - 8, 101);
+    ByteBuffer body = DataPlaneProtocol.encode(new BodyFrame(false, 0, new byte[0], new BodyRef(d, 0, 100), 0));
+    body.putLong(body.limit() - 4 - 8, 101);
     assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeFrame(body));
     // a metadata length that claims more than the frame holds
     ByteBuffer schema = DataPlaneProtocol.encode(new SchemaFrame(new byte[4]));

@@ -22,7 +22,7 @@ class ServedGetTest {
     RemoteDescriptor d = new RemoteDescriptor(1, 2, n * length, 4);
     List<BodyFrame> out = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      out.add(new BodyFrame(false, i, new byte[] {(byte) i}, new BodyRef(d, i * length, length)));
+      out.add(new BodyFrame(false, i, new byte[] {(byte) i}, new BodyRef(d, i * length, length), i));
     }
     return out;
   }
