@@ -10,8 +10,9 @@ import java.util.SplittableRandom;
 import java.util.function.IntUnaryOperator;
 
 /**
- * Bounds on accepted connections that have not authenticated yet. Per source address, a
- * connection beyond the bound is refused, so one host cannot take all the room. Globally, a new
+ * Bounds on accepted connections that have not authenticated yet. Per source network (an IPv4
+ * /24, an IPv6 /64: what one party easily holds many addresses of), a connection beyond the bound
+ * is refused, so one host or subnet cannot take all the room. Globally, a new
  * connection at the bound makes room by dropping a waiting one chosen at random: first among
  * those that have not even sent their HELLO (an honest client sends it at once), only then among
  * those waiting for the rest of their handshake. Never the oldest: with oldest-first, a flood of
@@ -31,8 +32,8 @@ final class Admission<C> {
   /** Waiting connections that have not sent HELLO, then those that have. */
   private final Pool<C> silent = new Pool<>();
   private final Pool<C> greeted = new Pool<>();
-  private final Map<C, InetAddress> addressOf = new HashMap<>();
-  private final Map<InetAddress, Integer> perSource = new HashMap<>();
+  private final Map<C, SourceNetwork> addressOf = new HashMap<>();
+  private final Map<SourceNetwork, Integer> perSource = new HashMap<>();
 
   /** What admission decided for a new connection. */
   record Decision<C>(boolean admitted, Optional<C> evicted) {}
@@ -52,7 +53,8 @@ final class Admission<C> {
   }
 
   /** Counts {@code c} from {@code source} as unauthenticated, or refuses it. */
-  synchronized Decision<C> admit(C c, InetAddress source) {
+  synchronized Decision<C> admit(C c, InetAddress address) {
+    SourceNetwork source = SourceNetwork.of(address);
     int fromSource = perSource.getOrDefault(source, 0);
     if (fromSource >= perAddress) {
       return new Decision<>(false, Optional.empty());
@@ -84,7 +86,7 @@ final class Admission<C> {
 
   private void forget(C c) {
     if (silent.remove(c) || greeted.remove(c)) {
-      InetAddress a = addressOf.remove(c);
+      SourceNetwork a = addressOf.remove(c);
       perSource.computeIfPresent(a, (k, n) -> n <= 1 ? null : n - 1);
     }
   }
@@ -93,8 +95,38 @@ final class Admission<C> {
     return silent.size() + greeted.size();
   }
 
-  synchronized int waitingFrom(InetAddress source) {
-    return perSource.getOrDefault(source, 0);
+  synchronized int waitingFrom(InetAddress address) {
+    return perSource.getOrDefault(SourceNetwork.of(address), 0);
+  }
+
+  /**
+   * The network an address counts against: its first 24 bits for IPv4 (IPv4-mapped IPv6
+   * included), its first 64 for IPv6.
+   */
+  record SourceNetwork(long prefix, boolean v6) {
+    static SourceNetwork of(InetAddress a) {
+      byte[] b = a.getAddress();
+      if (b.length == 16 && isV4Mapped(b)) {
+        b = java.util.Arrays.copyOfRange(b, 12, 16);
+      }
+      if (b.length == 4) {
+        return new SourceNetwork(((b[0] & 0xffL) << 16) | ((b[1] & 0xffL) << 8) | (b[2] & 0xffL), false);
+      }
+      long p = 0;
+      for (int i = 0; i < 8; i++) {
+        p = (p << 8) | (b[i] & 0xffL);
+      }
+      return new SourceNetwork(p, true);
+    }
+
+    private static boolean isV4Mapped(byte[] b) {
+      for (int i = 0; i < 10; i++) {
+        if (b[i] != 0) {
+          return false;
+        }
+      }
+      return b[10] == (byte) 0xff && b[11] == (byte) 0xff;
+    }
   }
 
   /** A set with removal and pick by position in constant time (the last element fills a hole). */

@@ -87,6 +87,10 @@ public final class Carrier implements AutoCloseable {
   private final NodeAddress localAddress;
   private final Set<ServerSession> sessions = ConcurrentHashMap.newKeySet();
   private final Admission<ServerSession> admission;
+  /** One line a few seconds for connections refused at the bound, and for those dropped to make room. */
+  private final LogLimiter refusedLog = new LogLimiter(10, TimeUnit.SECONDS);
+  private final LogLimiter droppedLog = new LogLimiter(10, TimeUnit.SECONDS);
+  private final LogLimiter sessionEndLog = new LogLimiter(1, TimeUnit.SECONDS);
   private final IoLoop[] loops;
   private final Thread acceptor;
   private final AtomicInteger loopTurn = new AtomicInteger();
@@ -398,8 +402,8 @@ public final class Carrier implements AutoCloseable {
         continue;
       }
       if (sessions.size() >= settings.maxConnections()) {
-        LOG.warn("Refusing connection from {}: {} connections open ({})", remote, settings.maxConnections(),
-            TransportOption.MAX_CONNECTIONS.key());
+        refusedLog.log(left -> LOG.warn("Refusing connection from {}: {} connections open ({}){}", remote,
+            settings.maxConnections(), TransportOption.MAX_CONNECTIONS.key(), leftOut(left)));
         closeQuietly(s);
         continue;
       }
@@ -413,13 +417,17 @@ public final class Carrier implements AutoCloseable {
       ServerSession session = new ServerSession(this, s, loop, remote);
       Admission.Decision<ServerSession> d = admission.admit(session, remote.getAddress());
       if (!d.admitted()) {
-        LOG.debug("Refusing connection from {}: {} unauthenticated connections from that address", remote,
+        LOG.debug("Refusing connection from {}: {} unauthenticated connections from its network", remote,
             settings.maxUnauthenticatedPerAddress());
         closeQuietly(s);
         continue;
       }
-      d.evicted().ifPresent(old -> old.socket().close(new TransportTimeoutException(
-          "dropped unauthenticated to make room (" + settings.maxUnauthenticated() + " waiting)")));
+      d.evicted().ifPresent(old -> {
+        droppedLog.log(left -> LOG.info("Dropping an unauthenticated connection to make room: {} waiting ({}){}",
+            settings.maxUnauthenticated(), TransportOption.MAX_UNAUTHENTICATED.key(), leftOut(left)));
+        old.socket().close(new DroppedToMakeRoom(
+            "dropped unauthenticated to make room (" + settings.maxUnauthenticated() + " waiting)"));
+      });
       sessions.add(session);
       if (closing) {
         session.close();
@@ -447,6 +455,24 @@ public final class Carrier implements AutoCloseable {
   /** The selector loop for a new connection, in turn. */
   private IoLoop nextLoop() {
     return loops[Math.floorMod(loopTurn.getAndIncrement(), loops.length)];
+  }
+
+  /** Why an unauthenticated connection was closed by {@link Admission}; logged by the drop, not the session. */
+  static final class DroppedToMakeRoom extends TransportTimeoutException {
+    private static final long serialVersionUID = 1L;
+
+    DroppedToMakeRoom(String message) {
+      super(message);
+    }
+  }
+
+  /** Limits the lines sessions log when they end badly (refused handshakes, violations, time-outs). */
+  LogLimiter sessionEndLog() {
+    return sessionEndLog;
+  }
+
+  static String leftOut(long lines) {
+    return lines == 0 ? "" : " (" + lines + " more such lines left out)";
   }
 
   private static void closeQuietly(java.nio.channels.Channel s) {

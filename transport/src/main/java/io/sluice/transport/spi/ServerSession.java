@@ -341,14 +341,19 @@ final class ServerSession implements SessionSocket.Receiver {
 
   @Override
   public void closed(IOException cause) {
-    if (cause instanceof AuthenticationFailedException) {
-      LOG.warn("Rejected connection from {}: {}", remote, cause.getMessage());
+    // At most a line a second however many peers fail: a flood must not become a log flood.
+    LogLimiter limit = carrier.sessionEndLog();
+    if (cause instanceof Carrier.DroppedToMakeRoom) {
+      LOG.debug("session {} ended: {}", remote, cause.getMessage());
+    } else if (cause instanceof AuthenticationFailedException) {
+      limit.log(n -> LOG.warn("Rejected connection from {}: {}{}", remote, cause.getMessage(), Carrier.leftOut(n)));
     } else if (cause instanceof ProtocolException) {
-      LOG.warn("Closing connection from {}: protocol violation: {}", remote, cause.getMessage());
+      limit.log(n -> LOG.warn("Closing connection from {}: protocol violation: {}{}", remote, cause.getMessage(),
+          Carrier.leftOut(n)));
     } else if (cause instanceof TransportTimeoutException) {
-      LOG.warn("Closing connection from {}: {}", remote, cause.getMessage());
+      limit.log(n -> LOG.warn("Closing connection from {}: {}{}", remote, cause.getMessage(), Carrier.leftOut(n)));
     } else if (!(cause instanceof PeerClosedException) && !carrier.isClosing()) {
-      LOG.warn("Closing connection from {}: {}", remote, cause.toString());
+      limit.log(n -> LOG.warn("Closing connection from {}: {}{}", remote, cause.toString(), Carrier.leftOut(n)));
     } else {
       LOG.debug("session {} ended: {}", remote, cause.getMessage());
     }

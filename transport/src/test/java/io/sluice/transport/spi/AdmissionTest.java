@@ -12,8 +12,9 @@ import org.junit.jupiter.api.Test;
 
 /** The bounds on unauthenticated connections, without sockets. */
 class AdmissionTest {
-  private static InetAddress address(int last) throws Exception {
-    return InetAddress.getByAddress(new byte[] {10, 0, 0, (byte) last});
+  /** An address of network {@code net}: each number is a /24 of its own. */
+  private static InetAddress address(int net) throws Exception {
+    return InetAddress.getByAddress(new byte[] {10, 0, (byte) net, 1});
   }
 
   /** {@code a} after admitting {@code names}, the i-th from address i + 1. */
@@ -96,5 +97,20 @@ class AdmissionTest {
   void boundsMustBePositive() {
     assertThrows(IllegalArgumentException.class, () -> new Admission<String>(0, 1));
     assertThrows(IllegalArgumentException.class, () -> new Admission<String>(1, 0));
+  }
+
+  @Test
+  void theBoundIsPerIpv4Slash24AndIpv6Slash64NotPerAddress() throws Exception {
+    Admission<String> a = new Admission<>(100, 2);
+    assertTrue(a.admit("a", InetAddress.getByName("192.0.2.1")).admitted());
+    assertTrue(a.admit("b", InetAddress.getByName("192.0.2.77")).admitted());
+    assertFalse(a.admit("c", InetAddress.getByName("192.0.2.200")).admitted(), "a third address of the same /24");
+    assertFalse(a.admit("d", InetAddress.getByName("::ffff:192.0.2.9")).admitted(), "IPv4-mapped counts as IPv4");
+    assertTrue(a.admit("e", InetAddress.getByName("192.0.3.1")).admitted(), "the next /24 is another network");
+    assertTrue(a.admit("f", InetAddress.getByName("2001:db8:0:1::1")).admitted());
+    assertTrue(a.admit("g", InetAddress.getByName("2001:db8:0:1:ffff::2")).admitted());
+    assertFalse(a.admit("h", InetAddress.getByName("2001:db8:0:1:abcd::3")).admitted(), "a third of the same /64");
+    assertTrue(a.admit("i", InetAddress.getByName("2001:db8:0:2::1")).admitted(), "the next /64 is another network");
+    assertEquals(2, a.waitingFrom(InetAddress.getByName("192.0.2.5")));
   }
 }
