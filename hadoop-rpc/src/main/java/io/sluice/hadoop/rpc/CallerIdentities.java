@@ -43,7 +43,7 @@ final class CallerIdentities {
    * The caller's user and address.
    *
    * @throws AuthorizationException if proxy-user rules or service-level authorization refuse it
-   * @throws UnknownHostException if the caller's address cannot be resolved
+   * @throws UnknownHostException if the caller's host is not an IP address literal
    */
   Caller authorize(Key key) throws AuthorizationException, UnknownHostException {
     long now = System.nanoTime();
@@ -51,7 +51,7 @@ final class CallerIdentities {
     if (known != null && now - known.expiresNanos() < 0) {
       return known;
     }
-    InetAddress address = InetAddress.getByName(key.host());
+    InetAddress address = literal(key.host());
     UserGroupInformation user;
     if (key.realUser() == null) {
       user = UserGroupInformation.createRemoteUser(key.user(), SaslRpcServer.AuthMethod.SIMPLE);
@@ -68,6 +68,25 @@ final class CallerIdentities {
     authorized.put(key, caller);
     return caller;
   }
+
+  /**
+   * The caller's host as the call frame names it, which must be an IP address literal: a name a
+   * peer claims is never looked up (a blocking DNS query on a handler thread, steered by the peer).
+   * Clients send their transport's address as a literal ({@link ClientContext#callerHost}).
+   *
+   * @throws UnknownHostException if {@code host} is not an IPv4 or IPv6 address literal
+   */
+  static InetAddress literal(String host) throws UnknownHostException {
+    if (host == null || !(IPV4.matcher(host).matches() || (host.indexOf(':') >= 0 && IPV6.matcher(host).matches()))) {
+      throw new UnknownHostException("caller host " + host + " is not an IP address literal; names are not looked up");
+    }
+    // A literal is parsed, never looked up.
+    return InetAddress.getByName(host);
+  }
+
+  private static final java.util.regex.Pattern IPV4 =
+      java.util.regex.Pattern.compile("(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(\\.(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)){3}");
+  private static final java.util.regex.Pattern IPV6 = java.util.regex.Pattern.compile("[0-9A-Fa-f:.]{2,45}");
 
   /** Forgets every decision: after the server's ACLs were refreshed. */
   void clear() {

@@ -47,10 +47,13 @@ final class ClientContext implements AutoCloseable {
   private final ScheduledExecutorService reaper;
   private final RegisteredAllocator memory;
   private final RegisteredAllocator landing;
+  /** This client's transport address as a literal, as servers require it in call frames. */
+  private final String callerHost;
 
   ClientContext(EngineSettings settings) throws TransportException {
     this.settings = settings;
     this.transport = Transports.open(settings.transportConfig(), MessageHandler.REJECT_ALL);
+    this.callerHost = addressLiteral(transport);
     this.memory = RegisteredAllocator.root("RPC client", transport);
     this.landing = RpcRegions.pool(memory, "response landing", RpcRegions.DESTINATION_IDLE_BYTES);
     this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -68,6 +71,24 @@ final class ClientContext implements AutoCloseable {
 
   Transport transport() {
     return transport;
+  }
+
+  /**
+   * This client's transport host as an IP address literal: servers never look up a name a
+   * caller claims, so the client resolves its own advertised name, once, here.
+   */
+  String callerHost() {
+    return callerHost;
+  }
+
+  private static String addressLiteral(Transport transport) throws TransportException {
+    String host = transport.localAddress().host();
+    try {
+      return java.net.InetAddress.getByName(host).getHostAddress();
+    } catch (java.net.UnknownHostException e) {
+      transport.close();
+      throw new TransportException("cannot resolve this client's transport host " + host + " to an address", e);
+    }
   }
 
   /** The registered memory of this client, whose pools its connections take. */

@@ -71,7 +71,7 @@ final class ServerConnection implements AutoCloseable {
     UserGroupInformation real = key.user().getRealUser();
     this.callerFields = connection == null ? null
         : new RpcFrames.CallerFields(context.clientId(), key.protocolName(), key.user().getUserName(),
-            real == null ? null : real.getUserName(), context.transport().localAddress().host(),
+            real == null ? null : real.getUserName(), context.callerHost(),
             context.transport().localAddress().port());
   }
 
