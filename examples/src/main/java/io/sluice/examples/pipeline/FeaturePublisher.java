@@ -41,6 +41,12 @@ record FeaturePublisher(String table, String secret, int width, long items)
   private static final long serialVersionUID = 1L;
   static final int BATCH_ROWS = 8192;
 
+  /** Without the secret: Spark logs the functions it ships. */
+  @Override
+  public String toString() {
+    return "FeaturePublisher[table=" + table + ", secret=<hidden>, width=" + width + ", items=" + items + "]";
+  }
+
   /**
    * The Arrow schema of the feature table: user_id int64, label and f0..f(width-1) float64, and
    * {@code embedding}, a FixedSizeList of {@link HistoryEmbedding#DIMS} float32.

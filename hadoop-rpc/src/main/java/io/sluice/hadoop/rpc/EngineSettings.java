@@ -71,4 +71,14 @@ record EngineSettings(Map<String, String> transportKeys, int readThreshold, int 
     keys.putAll(transportKeys);
     return new EngineSettings(keys, readThreshold, maxDataLength, maxIncomingBodyBytes, callerConnectionIdleMs);
   }
+
+  /** The settings with the secret left out: a settings object may be logged. */
+  @Override
+  public String toString() {
+    Map<String, String> shown = new java.util.TreeMap<>(transportKeys);
+    shown.computeIfPresent(TransportKeys.SECRET.key(), (k, v) -> "<hidden>");
+    return "EngineSettings[transportKeys=" + shown + ", readThreshold=" + readThreshold + ", maxDataLength="
+        + maxDataLength + ", maxIncomingBodyBytes=" + maxIncomingBodyBytes + ", callerConnectionIdleMs="
+        + callerConnectionIdleMs + "]";
+  }
 }

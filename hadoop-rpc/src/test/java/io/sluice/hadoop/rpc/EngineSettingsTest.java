@@ -42,4 +42,13 @@ class EngineSettingsTest {
     assertEquals("invalid value '0' for sluice.rpc.ioTimeoutMs: must be positive",
         assertThrows(IllegalArgumentException.class, () -> EngineSettings.from(timeout)).getMessage());
   }
+
+  @Test
+  void theSecretNeverAppearsInTheSettingsText() {
+    Configuration conf = new Configuration(false);
+    conf.set("sluice.transport.secret", "a-secret-that-must-not-be-logged");
+    String text = EngineSettings.from(conf).toString();
+    assertEquals(false, text.contains("a-secret-that-must-not-be-logged"), text);
+    assertEquals(true, text.contains("sluice.transport.secret=<hidden>"), text);
+  }
 }
