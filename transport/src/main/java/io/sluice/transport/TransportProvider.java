@@ -1,5 +1,7 @@
 package io.sluice.transport;
 
+import io.sluice.transport.config.ConfigKey;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
 
@@ -26,6 +28,15 @@ public interface TransportProvider {
    */
   default OptionalInt autoPreference() {
     return OptionalInt.of(0);
+  }
+
+  /**
+   * The configuration keys only this provider reads, beyond {@link
+   * io.sluice.transport.config.TransportKeys}. Declared whether or not the provider can run here,
+   * so that a value it would refuse is refused on every host ({@link Transports#validate}).
+   */
+  default List<ConfigKey<?>> keys() {
+    return List.of();
   }
 
   /** Opens an endpoint. @throws TransportUnavailableException if the provider cannot run here. */

@@ -1,5 +1,7 @@
 package io.sluice.transport;
 
+import io.sluice.transport.config.ConfigKey;
+import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -32,6 +34,35 @@ public final class Transports {
     }
     list.sort(Comparator.comparingInt(p -> p.autoPreference().orElse(Integer.MAX_VALUE)));
     return list;
+  }
+
+  /** Every key the transport reads: {@link TransportKeys#all()} and each provider's own. */
+  public static List<ConfigKey<?>> keys() {
+    List<ConfigKey<?>> all = new ArrayList<>(TransportKeys.all());
+    for (TransportProvider p : providers()) {
+      all.addAll(p.keys());
+    }
+    return all;
+  }
+
+  /**
+   * Reads every transport key of {@code source}, the providers' own included, with its parser and
+   * checks: a value any provider would refuse is refused here, on every host, whichever provider
+   * will run. @throws IllegalArgumentException naming the first bad key and its value
+   */
+  public static void validate(ConfigSource source) {
+    for (ConfigKey<?> k : keys()) {
+      k.from(source);
+    }
+  }
+
+  /**
+   * Warnings for the keys among {@code present} that start with the transport's prefix but that no
+   * declaration knows, each naming the closest known key; empty when all are known.
+   */
+  public static List<String> unknownKeys(Iterable<String> present) {
+    List<String> known = keys().stream().map(ConfigKey::key).toList();
+    return ConfigKey.unknown(present, TransportKeys.PREFIX, known);
   }
 
   /** The provider with that name. @throws IllegalArgumentException for an unknown name */

@@ -1,6 +1,7 @@
 package io.sluice.hadoop.rpc;
 
 import io.sluice.transport.TransportConfig;
+import io.sluice.transport.Transports;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
 import java.util.HashMap;
@@ -27,7 +28,7 @@ record EngineSettings(Map<String, String> transportKeys, int readThreshold, int 
     long maxIncomingBodyBytes, long callerConnectionIdleMs) {
   EngineSettings {
     transportKeys = Map.copyOf(transportKeys);
-    TransportKeys.validate(TransportConfig.of(transportKeys));
+    Transports.validate(TransportConfig.of(transportKeys));
     if (readThreshold < 0) {
       throw new IllegalArgumentException(SluiceRpcOption.READ_THRESHOLD_BYTES.key() + " must not be negative");
     }
@@ -36,6 +37,19 @@ record EngineSettings(Map<String, String> transportKeys, int readThreshold, int 
           + maxIncomingBodyBytes + " is below " + CommonConfigurationKeys.IPC_MAXIMUM_DATA_LENGTH + "="
           + maxDataLength + ": a body of the largest size could never be READ");
     }
+  }
+
+  /**
+   * Warnings for the {@code sluice.*} keys of {@code conf} that neither the engine nor the transport
+   * declares, each naming the closest known key.
+   */
+  static java.util.List<String> unknownKeys(Configuration conf) {
+    java.util.List<String> known = new java.util.ArrayList<>();
+    Transports.keys().forEach(k -> known.add(k.key()));
+    SluiceRpcOption.all().forEach(k -> known.add(k.key()));
+    java.util.List<String> present = new java.util.ArrayList<>();
+    conf.forEach(e -> present.add(e.getKey()));
+    return io.sluice.transport.config.ConfigKey.unknown(present, "sluice.", known);
   }
 
   static EngineSettings from(Configuration conf) {

@@ -58,6 +58,9 @@ public final class SluiceRpcServer extends ProtobufRpcEngine2.Server {
       return;
     }
     EngineSettings settings = EngineSettings.from(conf);
+    for (String w : EngineSettings.unknownKeys(conf)) {
+      LOG.warn("Sluice RPC server {}: {}", describe(), w);
+    }
     InetAddress bound = getListenerAddress().getAddress();
     if (bound != null && !bound.isAnyLocalAddress()) {
       // Unless told otherwise, the transport listens where the RPC listener does.

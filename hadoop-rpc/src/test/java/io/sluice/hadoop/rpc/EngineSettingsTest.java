@@ -51,4 +51,16 @@ class EngineSettingsTest {
     assertEquals(false, text.contains("a-secret-that-must-not-be-logged"), text);
     assertEquals(true, text.contains("sluice.transport.secret=<hidden>"), text);
   }
+
+  @Test
+  void verbsKeysAreCheckedOnEveryHostAndUnknownKeysNamed() {
+    Configuration conf = new Configuration(false);
+    conf.set("sluice.transport.verbs.busyPoll", "maybe");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> EngineSettings.from(conf));
+    assertEquals(true, e.getMessage().contains("sluice.transport.verbs.busyPoll"), e.getMessage());
+    Configuration typo = new Configuration(false);
+    typo.set("sluice.rpc.readThresholdByte", "1m");
+    assertEquals(java.util.List.of("unknown key sluice.rpc.readThresholdByte; did you mean sluice.rpc.readThresholdBytes?"),
+        EngineSettings.unknownKeys(typo));
+  }
 }

@@ -6,10 +6,13 @@ import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportProvider;
 import io.sluice.transport.TransportUnavailableException;
+import io.sluice.transport.config.ConfigKey;
+import io.sluice.transport.verbs.config.VerbsKeys;
 import io.sluice.transport.verbs.nativelib.DisniRuntime;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import java.util.stream.Stream;
 
@@ -75,6 +78,11 @@ public final class VerbsTransportProvider implements TransportProvider {
     } catch (IOException e) {
       return false;
     }
+  }
+
+  @Override
+  public List<ConfigKey<?>> keys() {
+    return VerbsKeys.ALL;
   }
 
   @Override

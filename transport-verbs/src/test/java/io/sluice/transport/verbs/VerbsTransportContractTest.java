@@ -2,7 +2,7 @@ package io.sluice.transport.verbs;
 
 import io.sluice.transport.TransportContractTest;
 import io.sluice.transport.TransportOption;
-import io.sluice.transport.verbs.provider.VerbsKeys;
+import io.sluice.transport.verbs.config.VerbsKeys;
 import java.util.HashMap;
 import java.util.Map;
 

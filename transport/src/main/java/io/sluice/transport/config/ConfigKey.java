@@ -109,4 +109,48 @@ public final class ConfigKey<T> {
   public String toString() {
     return key;
   }
+
+  /**
+   * Warnings for the keys among {@code present} under {@code prefix} that are not in {@code known},
+   * each naming the closest known key (fewest single-character edits), so a misspelt key does not
+   * pass unnoticed. Empty when all are known.
+   */
+  public static List<String> unknown(Iterable<String> present, String prefix, java.util.Collection<String> known) {
+    List<String> warnings = new java.util.ArrayList<>();
+    for (String key : present) {
+      if (key.startsWith(prefix) && !known.contains(key)) {
+        String closest = null;
+        int best = Integer.MAX_VALUE;
+        for (String k : known) {
+          int d = editDistance(key, k);
+          if (d < best) {
+            best = d;
+            closest = k;
+          }
+        }
+        warnings.add("unknown key " + key + (closest == null ? "" : "; did you mean " + closest + "?"));
+      }
+    }
+    return warnings;
+  }
+
+  /** Levenshtein distance, two rows. */
+  static int editDistance(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int sub = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+        cur[j] = Math.min(sub, Math.min(prev[j] + 1, cur[j - 1] + 1));
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
+  }
 }

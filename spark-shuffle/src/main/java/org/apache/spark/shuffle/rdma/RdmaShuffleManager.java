@@ -62,6 +62,9 @@ public final class RdmaShuffleManager implements ShuffleManager {
   public RdmaShuffleManager(SparkConf conf, boolean isDriver) {
     // Settings the transport or this manager would refuse fail here, before any shuffle runs.
     SparkTransportConfig.validate(conf);
+    for (String w : SparkTransportConfig.unknownKeys(conf)) {
+      LOG.warn("RdmaShuffleManager: {}", w);
+    }
     this.conf = conf;
     this.settings = SparkTransportConfig.source(conf);
     this.sort = new SortShuffleManager(conf);

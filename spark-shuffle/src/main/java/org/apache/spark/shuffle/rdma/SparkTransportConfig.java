@@ -2,6 +2,7 @@ package org.apache.spark.shuffle.rdma;
 
 import io.sluice.spark.shuffle.ShuffleFileRoots;
 import io.sluice.transport.TransportConfig;
+import io.sluice.transport.Transports;
 import io.sluice.transport.config.ConfigKey;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
@@ -87,13 +88,30 @@ final class SparkTransportConfig {
       k.from(spark);
     }
     TransportConfig transport = passThrough(conf);
-    for (ConfigKey<?> k : TransportKeys.all()) {
+    // The providers' own keys too (verbs), whether or not this host can run them.
+    for (ConfigKey<?> k : Transports.keys()) {
       try {
         k.from(transport);
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(SPARK_PREFIX + TransportKeys.suffix(k.key()) + ": " + e.getMessage(), e);
       }
     }
+  }
+
+  /**
+   * Warnings for the {@code spark.shuffle.rdma.*} keys set in {@code conf} that neither the manager
+   * nor the transport declares, each naming the closest known key.
+   */
+  static List<String> unknownKeys(SparkConf conf) {
+    List<String> known = new java.util.ArrayList<>();
+    for (ConfigKey<?> k : RdmaShuffleOption.all()) {
+      known.add(k.key());
+    }
+    for (ConfigKey<?> k : Transports.keys()) {
+      known.add(SPARK_PREFIX + TransportKeys.suffix(k.key()));
+    }
+    List<String> present = java.util.Arrays.stream(conf.getAll()).map(t -> t._1()).toList();
+    return ConfigKey.unknown(present, "spark.shuffle.rdma.", known);
   }
 
   /**

@@ -158,4 +158,23 @@ class SparkTransportConfigTest {
     assertEquals(true, assertThrows(IllegalArgumentException.class, () -> new RdmaShuffleManager(provider, false))
         .getMessage().contains("carrier-pigeon"));
   }
+
+  /** Verbs keys are checked on every host, with or without RDMA: a typo never waits for an RDMA host to fail. */
+  @Test
+  void aVerbsValueIsRefusedAtStartUpOnEveryHostNamingTheSparkKey() {
+    SparkConf conf = new SparkConf(false).set("spark.shuffle.rdma.transport.verbs.busyPoll", "maybe");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SparkTransportConfig.validate(conf));
+    assertTrue(e.getMessage().startsWith("spark.shuffle.rdma.transport.verbs.busyPoll: "), e.getMessage());
+    assertTrue(e.getMessage().contains("maybe"), e.getMessage());
+  }
+
+  @Test
+  void anUnknownKeyIsNamedWithTheClosestKnownKey() {
+    SparkConf conf = new SparkConf(false)
+        .set("spark.shuffle.rdma.transport.verbs.busyPol", "10us")
+        .set("spark.shuffle.rdma.transport.encryption", "true")
+        .set("spark.shuffle.other", "x");
+    assertEquals(List.of("unknown key spark.shuffle.rdma.transport.verbs.busyPol; did you mean"
+        + " spark.shuffle.rdma.transport.verbs.busyPoll?"), SparkTransportConfig.unknownKeys(conf));
+  }
 }

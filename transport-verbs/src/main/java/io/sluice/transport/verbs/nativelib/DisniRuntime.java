@@ -46,8 +46,9 @@ public final class DisniRuntime {
   /** Classes defined by the DiSNI loader. */
   static final List<String> ISOLATED_PREFIXES = List.of("com.ibm.disni.", "io.sluice.transport.verbs.");
 
-  /** Exceptions to {@link #ISOLATED_PREFIXES}: the loading machinery itself. */
-  static final List<String> SHARED_PREFIXES = List.of("io.sluice.transport.verbs.nativelib.");
+  /** Exceptions to {@link #ISOLATED_PREFIXES}: the loading machinery itself, and the verbs keys (declarations only). */
+  static final List<String> SHARED_PREFIXES = List.of("io.sluice.transport.verbs.nativelib.",
+      "io.sluice.transport.verbs.config.");
 
   private static final String ABI_CLASS = "io.sluice.transport.verbs.abi.NativeAbi";
   private static final Logger LOG = LoggerFactory.getLogger(DisniRuntime.class);

@@ -1,5 +1,6 @@
 package io.sluice.transport.verbs.provider;
 
+import io.sluice.transport.verbs.config.VerbsKeys;
 import io.sluice.transport.MessageHandler;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportConfig;

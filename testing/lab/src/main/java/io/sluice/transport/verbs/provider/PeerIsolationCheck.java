@@ -1,5 +1,6 @@
 package io.sluice.transport.verbs.provider;
 
+import io.sluice.transport.verbs.config.VerbsKeys;
 import static io.sluice.transport.TransportTestSupport.assertPattern;
 import static io.sluice.transport.TransportTestSupport.await;
 import static io.sluice.transport.TransportTestSupport.eventually;

@@ -1,4 +1,4 @@
-package io.sluice.transport.verbs.provider;
+package io.sluice.transport.verbs.config;
 
 import io.sluice.transport.config.Check;
 import io.sluice.transport.config.ConfigKey;
@@ -7,7 +7,11 @@ import io.sluice.transport.config.TransportKeys;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-/** The configuration keys only the verbs provider reads, declared once with their parsers. */
+/**
+ * The configuration keys only the verbs provider reads, declared once with their parsers. Shared
+ * between the application's class loader, where {@link io.sluice.transport.verbs.VerbsTransportProvider}
+ * declares them for validation on every host, and the DiSNI loader, where the provider reads them.
+ */
 public final class VerbsKeys {
 
   /**
