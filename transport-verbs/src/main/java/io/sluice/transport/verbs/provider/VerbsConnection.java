@@ -274,6 +274,29 @@ final class VerbsConnection implements Connection {
 
   private void post(RdmaQueuePair qp, List<Op> ops) {
     List<RdmaRead> reads = new ArrayList<>(ops.size());
+    List<Op> current = new ArrayList<>(ops.size());
+    for (Op op : ops) {
+      // A READ that waited for a new queue pair while another READ's failure made the key be
+      // asked about again waits for that answer: a revoked rkey posted now would kill the
+      // new queue pair too, and with it the READs already retried once on it.
+      Optional<CompletableFuture<SetupMessages.KeyInfo>> known = keys.peek(op.request.remote().key());
+      if (op.info != null && (known.isEmpty() || known.get() != op.info)) {
+        op.info = keys.lookup(op.request.remote().key());
+        op.info.whenComplete((info, e) -> {
+          if (e != null) {
+            fail(op, e);
+          } else if (inBounds(op, info)) {
+            submit(List.of(op));
+          }
+        });
+        continue;
+      }
+      current.add(op);
+    }
+    if (current.isEmpty()) {
+      return;
+    }
+    ops = current;
     for (Op op : ops) {
       ReadRequest r = op.request;
       reads.add(new RdmaRead(op.checked.address() + r.remoteOffset(), op.checked.rkey(),
