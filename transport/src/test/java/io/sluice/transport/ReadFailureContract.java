@@ -11,10 +11,17 @@ import static io.sluice.transport.TransportTestSupport.patternMismatch;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
+import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -165,6 +172,205 @@ public interface ReadFailureContract extends TransportContractFixture {
       assertTrue(problems.isEmpty(), () -> problems.size() + " problems (" + done + " of " + inFlight
           + " in-flight READs completed), first: " + problems.get(0));
       assertTrue(c.isOpen(), "revocation must not close the connection");
+    }
+  }
+
+  /**
+   * READs of 1 B to 1 MiB from eight threads into destinations filled with 0xA5, while one
+   * region on each of two peers is closed and a third peer closes, at seeded moments of the
+   * issuing. A READ completes with exactly the right bytes at the moment it completes (a READ
+   * completed before its bytes landed still shows 0xA5), or fails with the error of what was
+   * closed under it: {@link RegionRevokedException} for its region, {@link PeerClosedException}
+   * (or the revocation the peer's close implies) for its peer. Nothing else fails, nothing
+   * waits for a timeout, and no destination byte ever holds anything but 0xA5 or the right
+   * pattern byte (a failed READ may have placed part of its range).
+   */
+  @Test
+  default void readsRacingRegionAndPeerClosesLandWholeOrFailWithTheirCause() throws Exception {
+    record Planned(int peer, int region, long remote, int length, long local) {}
+    long seed = 0x51C3_0002L;
+    Random plan = new Random(seed);
+    int peers = 3;
+    int regionsPerPeer = 3;
+    int threads = 8;
+    int perThread = 40;
+    int regionLen = (1 << 20) + 4099;
+    byte fill = (byte) 0xA5;
+    int closedRegionPeer0 = plan.nextInt(regionsPerPeer);
+    int closedRegionPeer1 = plan.nextInt(regionsPerPeer);
+    int closingPeer = 2;
+    int total = threads * perThread;
+    // Issued-READ counts at which the three closes happen, in order, within the middle of the run.
+    int[] closeAt = {total / 8 + plan.nextInt(total / 4), total / 3 + plan.nextInt(total / 4),
+        total / 2 + plan.nextInt(total / 4)};
+
+    List<List<Planned>> work = new ArrayList<>();
+    long[] destinationLength = new long[threads];
+    for (int t = 0; t < threads; t++) {
+      List<Planned> mine = new ArrayList<>();
+      long local = 0;
+      for (int i = 0; i < perThread; i++) {
+        int length = (int) Math.max(1, Math.min(1 << 20, Math.round(Math.pow(2, plan.nextDouble() * 20))));
+        int peer = plan.nextInt(peers);
+        int region = plan.nextInt(regionsPerPeer);
+        long remote = plan.nextInt(regionLen - length + 1);
+        mine.add(new Planned(peer, region, remote, length, local));
+        local += length;
+      }
+      work.add(mine);
+      destinationLength[t] = local;
+    }
+
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    Transport[] servers = new Transport[peers];
+    RegisteredRegion[][] sources = new RegisteredRegion[peers][regionsPerPeer];
+    Connection[] connections = new Connection[peers];
+    RegisteredRegion[] destinations = new RegisteredRegion[threads];
+    try {
+      for (int p = 0; p < peers; p++) {
+        servers[p] = harness().open(MessageHandler.REJECT_ALL);
+        for (int r = 0; r < regionsPerPeer; r++) {
+          sources[p][r] = servers[p].allocate(regionLen);
+          fillPattern(sources[p][r], FAILURE_SEED + p * regionsPerPeer + r);
+        }
+        connections[p] = TransportHarness.connect(client, servers[p]);
+      }
+      for (int t = 0; t < threads; t++) {
+        destinations[t] = client.allocate(Math.toIntExact(destinationLength[t]));
+        byte[] pattern = new byte[Math.toIntExact(destinationLength[t])];
+        Arrays.fill(pattern, fill);
+        TransportTestSupport.fill(destinations[t], 0, pattern);
+      }
+      // Every key is known and every connection warm: READs after a close use what they learned before.
+      for (int p = 0; p < peers; p++) {
+        for (int r = 0; r < regionsPerPeer; r++) {
+          await(connections[p].read(sources[p][r].descriptor(), 0, destinations[0], 0, 1));
+        }
+      }
+      TransportTestSupport.fill(destinations[0], 0, new byte[] {fill});
+
+      AtomicInteger issued = new AtomicInteger();
+      ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
+      List<CompletableFuture<Void>> all = Collections.synchronizedList(new ArrayList<>());
+      List<Planned> issuedPlans = Collections.synchronizedList(new ArrayList<>());
+      List<Integer> issuedThreads = Collections.synchronizedList(new ArrayList<>());
+      CountDownLatch start = new CountDownLatch(1);
+      RemoteDescriptor[][] descriptors = new RemoteDescriptor[peers][regionsPerPeer];
+      for (int p = 0; p < peers; p++) {
+        for (int r = 0; r < regionsPerPeer; r++) {
+          descriptors[p][r] = sources[p][r].descriptor();
+        }
+      }
+      Thread closer = new Thread(() -> {
+        Runnable[] closes = {() -> sources[0][closedRegionPeer0].close(),
+            () -> sources[1][closedRegionPeer1].close(), () -> servers[closingPeer].close()};
+        try {
+          for (int k = 0; k < closes.length; k++) {
+            while (issued.get() < closeAt[k]) {
+              Thread.sleep(0, 200_000);
+            }
+            closes[k].run();
+          }
+        } catch (RuntimeException | InterruptedException e) {
+          problems.add("closing failed: " + e);
+        }
+      }, "contract-closer");
+      List<Thread> workers = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int id = t;
+        Thread w = new Thread(() -> {
+          try {
+            start.await();
+            for (Planned r : work.get(id)) {
+              long patternSeed = FAILURE_SEED + r.peer() * regionsPerPeer + r.region();
+              CompletableFuture<Void> f = connections[r.peer()].read(descriptors[r.peer()][r.region()], r.remote(),
+                  destinations[id], r.local(), r.length());
+              // Checked when it completes: a READ completed before its bytes landed shows 0xA5 here.
+              CompletableFuture<Void> checked = f.whenComplete((v, e) -> {
+                if (e == null) {
+                  patternMismatch(patternSeed, r.remote(), destinations[id], r.local(), r.length())
+                      .ifPresent(m -> problems.add("READ completed with wrong bytes: " + m));
+                }
+              });
+              synchronized (all) {
+                all.add(checked);
+                issuedPlans.add(r);
+                issuedThreads.add(id);
+              }
+              issued.incrementAndGet();
+            }
+          } catch (RuntimeException | InterruptedException e) {
+            problems.add("issuing thread failed: " + e);
+          }
+        }, "contract-reader-" + t);
+        workers.add(w);
+        w.start();
+      }
+      closer.start();
+      start.countDown();
+      for (Thread w : workers) {
+        w.join(DEADLINE.toMillis());
+        assertTrue(!w.isAlive(), "issuing thread did not finish");
+      }
+      closer.join(DEADLINE.toMillis());
+      assertTrue(!closer.isAlive(), "the closing thread did not finish");
+      awaitAllDone(all, DEADLINE);
+
+      int succeeded = 0;
+      for (int i = 0; i < all.size(); i++) {
+        Planned r = issuedPlans.get(i);
+        RegisteredRegion dst = destinations[issuedThreads.get(i)];
+        long patternSeed = FAILURE_SEED + r.peer() * regionsPerPeer + r.region();
+        Optional<Throwable> failure = failureIfAny(all.get(i));
+        boolean regionClosed = (r.peer() == 0 && r.region() == closedRegionPeer0)
+            || (r.peer() == 1 && r.region() == closedRegionPeer1);
+        if (failure.isEmpty()) {
+          succeeded++;
+          // Checked again now: nothing landed in it after it completed.
+          patternMismatch(patternSeed, r.remote(), dst, r.local(), r.length())
+              .ifPresent(m -> problems.add("bytes changed after the READ completed: " + m));
+          continue;
+        }
+        Throwable e = failure.get();
+        boolean expected = r.peer() == closingPeer
+            ? e instanceof PeerClosedException || e instanceof RegionRevokedException
+            : regionClosed && e instanceof RegionRevokedException;
+        if (!expected) {
+          problems.add("READ of " + (regionClosed ? "a closed region" : r.peer() == closingPeer
+              ? "a closed peer" : "a region nobody closed") + " failed: " + TransportTestSupport.describe(e));
+        }
+        ByteBuffer b = dst.buffer();
+        for (int k = 0; k < r.length(); k++) {
+          byte got = b.get(Math.toIntExact(r.local() + k));
+          if (got != fill && got != TransportTestSupport.patternByte(patternSeed, r.remote() + k)) {
+            problems.add(String.format("a failed READ left a foreign byte %02x at byte %d of its %d-byte range",
+                got & 0xff, k, r.length()));
+            break;
+          }
+        }
+      }
+      int ok = succeeded;
+      assertTrue(problems.isEmpty(), () -> problems.size() + " problems (" + ok + " of " + total
+          + " READs completed), first: " + problems.peek());
+      assertTrue(connections[0].isOpen() && connections[1].isOpen(), "closing a region must not close the connection");
+    } finally {
+      for (Connection c : connections) {
+        if (c != null) {
+          c.close();
+        }
+      }
+      for (RegisteredRegion d : destinations) {
+        if (d != null) {
+          d.close();
+        }
+      }
+      for (RegisteredRegion[] perPeer : sources) {
+        for (RegisteredRegion r : perPeer) {
+          if (r != null) {
+            r.close();
+          }
+        }
+      }
     }
   }
 }

@@ -38,8 +38,12 @@ import org.slf4j.LoggerFactory;
  * follow the credit rules of the subclasses (at most the credit of requests unanswered, plus
  * one release each); the queue pair retries a SEND that finds no receive rather than failing.
  *
- * <p>When the queue pair fails or closes, the subclass is told ({@link #failed}) and then the
- * slots are freed. Thread safe; frames are handled on a completion thread, in order.
+ * <p>When the queue pair fails or closes, the subclass is told ({@link #failed}); the slots and
+ * every registered buffer are freed only once the queue pair is destroyed ({@link
+ * RdmaQueuePair#onDestroyed}). Until then the device may still place data in them (soft-iWARP
+ * keeps writing into pinned pages of a failed queue pair, deregistered or not), and memory
+ * freed earlier could already belong to another buffer of the process. Thread safe; frames
+ * are handled on a completion thread, in order.
  */
 abstract class MessageChannel {
   private static final Logger LOG = LoggerFactory.getLogger(MessageChannel.class);
@@ -96,9 +100,13 @@ abstract class MessageChannel {
       }
     }
 
+    /**
+     * Keeps {@code b} for reuse if it fits the cache, or until the queue pair is destroyed if
+     * the channel is closed (a READ may still be landing in it); frees it otherwise.
+     */
     void give(Buffer b) {
       synchronized (MessageChannel.this) {
-        if (!closed && idleBytes + b.capacity() <= CACHE_BYTES) {
+        if (closed ? !freed : idleBytes + b.capacity() <= CACHE_BYTES) {
           idle.add(b);
           idleBytes += b.capacity();
           return;
@@ -154,6 +162,8 @@ abstract class MessageChannel {
   private final ArrayDeque<ByteBuffer> waitingFrames = new ArrayDeque<>();
   private int sinceSignaled;
   private boolean closed;
+  /** Set once the queue pair is destroyed and this channel's memory freed. */
+  private boolean freed;
   /** Prepared work requests by slot number: receives first, then sends. Set by start(). */
   private volatile ReceiveSlot[] receives;
   private volatile SendSlot[] sends;
@@ -177,6 +187,7 @@ abstract class MessageChannel {
     for (int i = 0; i < sendSlots; i++) {
       freeSendSlots.add(receiveSlots + i);
     }
+    queuePair.onDestroyed(this::free);
   }
 
   /** Builds every slot's work request, posts every receive slot and starts watching the queue pair. */
@@ -316,17 +327,17 @@ abstract class MessageChannel {
       closed = true;
       waitingFrames.clear();
     }
-    try {
-      failed(cause);
-    } finally {
-      // The queue pair is in the error state: the device touches none of the slots any more.
-      synchronized (this) {
-        staging.clear();
-        landing.clear();
-        region.close();
-        DirectMemory.free(memory);
-      }
-    }
+    failed(cause);
+  }
+
+  /** The queue pair is destroyed: the device touches none of the slots and buffers any more. */
+  private synchronized void free() {
+    closed = true;
+    freed = true;
+    staging.clear();
+    landing.clear();
+    region.close();
+    DirectMemory.free(memory);
   }
 
   /** Closes the channel and its queue pair; outstanding work fails through {@link #failed}. */

@@ -274,6 +274,29 @@ final class VerbsConnection implements Connection {
 
   private void post(RdmaQueuePair qp, List<Op> ops) {
     List<RdmaRead> reads = new ArrayList<>(ops.size());
+    List<Op> current = new ArrayList<>(ops.size());
+    for (Op op : ops) {
+      // A READ that waited for a new queue pair while another READ's failure made the key be
+      // asked about again waits for that answer: a revoked rkey posted now would kill the
+      // new queue pair too, and with it the READs already retried once on it.
+      Optional<CompletableFuture<SetupMessages.KeyInfo>> known = keys.peek(op.request.remote().key());
+      if (op.info != null && (known.isEmpty() || known.get() != op.info)) {
+        op.info = keys.lookup(op.request.remote().key());
+        op.info.whenComplete((info, e) -> {
+          if (e != null) {
+            fail(op, e);
+          } else if (inBounds(op, info)) {
+            submit(List.of(op));
+          }
+        });
+        continue;
+      }
+      current.add(op);
+    }
+    if (current.isEmpty()) {
+      return;
+    }
+    ops = current;
     for (Op op : ops) {
       ReadRequest r = op.request;
       reads.add(new RdmaRead(op.checked.address() + r.remoteOffset(), op.checked.rkey(),
@@ -292,22 +315,31 @@ final class VerbsConnection implements Connection {
     }
   }
 
-  /** The device failed a READ or its queue pair died: find out why, retry once if the key is fine. */
+  /**
+   * The device failed a READ, it timed out, or its queue pair died: the owner is asked about
+   * the key either way, since a READ of a region revoked under it may also end in a timeout (a
+   * device that keeps resending it, see {@code RetryPolicy}). A revoked or unknown key fails
+   * it with that type; otherwise a timed-out READ fails with its timeout and any other is
+   * retried once.
+   */
   private void readFailed(Op op, Throwable cause) {
     if (!isOpen()) {
       op.future.completeExceptionally(closedException());
       return;
     }
-    if (cause instanceof TransportTimeoutException) {
-      op.future.completeExceptionally(cause);
-      return;
-    }
+    boolean timedOut = cause instanceof TransportTimeoutException;
     CompletableFuture<SetupMessages.KeyInfo> asked = keys.recheck(op.request.remote().key(), Optional.ofNullable(op.info));
     asked.whenComplete((info, error) -> {
       if (error != null) {
-        fail(op, error);
+        if (timedOut && !isKeyVerdict(PeerKeys.unwrap(error)) && isOpen()) {
+          op.future.completeExceptionally(cause);
+        } else {
+          fail(op, error);
+        }
       } else if (!inBounds(op, info)) {
         return;
+      } else if (timedOut) {
+        op.future.completeExceptionally(cause);
       } else if (op.attempts == 0) {
         op.attempts++;
         op.info = asked;
@@ -318,10 +350,15 @@ final class VerbsConnection implements Connection {
     });
   }
 
+  /** Whether the owner's answer about a key settles why a READ of it failed. */
+  private static boolean isKeyVerdict(Throwable cause) {
+    return cause instanceof RegionRevokedException || cause instanceof UnknownKeyException
+        || cause instanceof ReadOutOfBoundsException;
+  }
+
   private void fail(Op op, Throwable error) {
     Throwable cause = PeerKeys.unwrap(error);
-    if (cause instanceof RegionRevokedException || cause instanceof UnknownKeyException
-        || cause instanceof ReadOutOfBoundsException) {
+    if (isKeyVerdict(cause)) {
       op.future.completeExceptionally(cause);
     } else if (!isOpen()) {
       op.future.completeExceptionally(closedException());

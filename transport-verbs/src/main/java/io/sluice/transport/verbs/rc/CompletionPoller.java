@@ -3,6 +3,7 @@ package io.sluice.transport.verbs.rc;
 import com.ibm.disni.verbs.IbvCQ;
 import com.ibm.disni.verbs.IbvContext;
 import java.io.IOException;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -19,8 +20,13 @@ import org.slf4j.LoggerFactory;
  * thread drains at a time (the other one skips), and each completion is handed to the {@link
  * Handler} on the thread that polled it.
  *
- * <p>Thread safety: {@link #cq()} and {@link #tryDrain} may be used from any thread;
- * {@link #close()} once, after every queue pair on the CQ is destroyed.
+ * <p>A handler that throws is logged and the thread goes on with the next completion: one
+ * bad completion must not stop the thread that every READ on the queue waits for. {@link
+ * #afterDrain} runs a task once the queue was drained empty after the call (a destroyed queue
+ * pair's flushed completions are all taken by then).
+ *
+ * <p>Thread safety: {@link #cq()}, {@link #tryDrain} and {@link #afterDrain} may be used from
+ * any thread; {@link #close()} once, after every queue pair on the CQ is destroyed.
  */
 final class CompletionPoller implements AutoCloseable {
 
@@ -40,6 +46,8 @@ final class CompletionPoller implements AutoCloseable {
   /** Held by whichever thread polls the queue now. */
   private final ReentrantLock draining = new ReentrantLock();
   private final Thread thread;
+  /** Tasks waiting for the next drain that empties the queue; taken under {@link #draining}. */
+  private final ConcurrentLinkedQueue<Runnable> afterDrain = new ConcurrentLinkedQueue<>();
   private volatile boolean running = true;
   /** Set once the CQ is destroyed: nobody may poll it any more. Guarded by {@link #draining}. */
   private boolean destroyed;
@@ -57,7 +65,13 @@ final class CompletionPoller implements AutoCloseable {
   CompletionPoller(CompletionSource source, int entries, long spinNanos, Handler handler, String name) {
     this.source = source;
     this.cq = source instanceof DeviceCompletions d ? d.cq() : null;
-    this.handler = handler;
+    this.handler = (wrId, status, byteLength) -> {
+      try {
+        handler.completed(wrId, status, byteLength);
+      } catch (RuntimeException e) {
+        LOG.error("handling the completion of work request {} failed; the completion thread goes on", wrId, e);
+      }
+    };
     this.entries = entries;
     this.spinNanos = spinNanos;
     this.thread = new Thread(this::loop, name);
@@ -141,13 +155,43 @@ final class CompletionPoller implements AutoCloseable {
     if (destroyed) {
       return 0;
     }
+    int due = afterDrain.size(); // queued before this drain began: this drain takes what they wait for
     int total = 0;
     int polled;
     do {
       polled = source.poll(handler);
       total += polled;
     } while (polled == source.batch());
+    for (int i = 0; i < due; i++) {
+      run(afterDrain.poll());
+    }
     return total;
+  }
+
+  /**
+   * Runs {@code task} after the next drain that empties the queue, on the draining thread
+   * (within about one wait slice when the queue is idle), or at once if the queue is
+   * destroyed. Everything queued before this call is handled by then.
+   */
+  void afterDrain(Runnable task) {
+    draining.lock();
+    try {
+      if (!destroyed) {
+        afterDrain.add(task);
+        return;
+      }
+    } finally {
+      draining.unlock();
+    }
+    run(task);
+  }
+
+  private static void run(Runnable task) {
+    try {
+      task.run();
+    } catch (RuntimeException e) {
+      LOG.warn("a task after draining the completion queue failed", e);
+    }
   }
 
   /**
@@ -175,6 +219,9 @@ final class CompletionPoller implements AutoCloseable {
         LOG.warn("draining the completion queue before destroying it failed", e);
       }
       destroyed = true;
+      for (Runnable task; (task = afterDrain.poll()) != null;) {
+        run(task);
+      }
       source.close();
     } catch (IOException e) {
       LOG.warn("destroying the completion queue failed", e);

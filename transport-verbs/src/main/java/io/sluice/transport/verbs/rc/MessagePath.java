@@ -23,26 +23,36 @@ import java.util.concurrent.CompletableFuture;
  */
 final class MessagePath implements AutoCloseable {
 
-  /** A receive slot's work request, posted ahead of the message that will fill it. */
+  /**
+   * A receive slot's work request, posted ahead of the message that will fill it. Its id is
+   * the bare slot number (DiSNI's receive call cannot change the id once built): the receive
+   * queue completes in order on every device, and a receive is posted again only after its
+   * completion was handled, so no completion of an earlier use can follow.
+   */
   static final class PostedReceive implements WorkRequest {
     private final RdmaQueuePair owner;
-    private final long wrId;
+    private final long slot;
     final RdmaQueuePair.Receiver receiver;
     boolean posted;
 
-    PostedReceive(RdmaQueuePair owner, long wrId, RdmaQueuePair.Receiver receiver) {
+    PostedReceive(RdmaQueuePair owner, long slot, RdmaQueuePair.Receiver receiver) {
       this.owner = owner;
-      this.wrId = wrId;
+      this.slot = slot;
       this.receiver = receiver;
     }
 
     @Override
-    public long wrId() {
-      return wrId;
+    public long slot() {
+      return slot;
     }
 
     @Override
-    public void completed(int status, int byteLength) {
+    public RdmaQueuePair owner() {
+      return owner;
+    }
+
+    @Override
+    public void completed(long wrId, int status, int byteLength) {
       owner.receiveCompleted(this, status, byteLength);
     }
   }
@@ -69,9 +79,9 @@ final class MessagePath implements AutoCloseable {
 
   /** Builds a SEND slot; holds the lock. */
   SendSlot prepareSend(long address, int capacity, int lkey) throws IOException {
-    SendSlot.Entry entry = new SendSlot.Entry(owner, this, node.nextWrId());
+    SendSlot.Entry entry = new SendSlot.Entry(owner, this, node.nextSlot());
     IbvSendWR wr = new IbvSendWR();
-    wr.setWr_id(entry.wrId());
+    wr.setWr_id(entry.postedWrId());
     wr.setOpcode(IbvSendWR.IBV_WR_SEND);
     wr.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
     wr.setSg_list(scatterGather(address, capacity, lkey));
@@ -100,7 +110,7 @@ final class MessagePath implements AutoCloseable {
     wr.setSend_flags(signaled ? IbvSendWR.IBV_SEND_SIGNALED : 0);
     wr.getSgeMod(0).setLength(length);
     slot.entry.future = future;
-    sendQueue.add(slot.entry);
+    wr.setWr_id(sendQueue.add(slot.entry));
     sendsPosted++;
     slot.call.execute();
     return future;
@@ -112,9 +122,9 @@ final class MessagePath implements AutoCloseable {
 
   /** Builds a receive slot; holds the lock. */
   ReceiveSlot prepareReceive(long address, int length, int lkey, RdmaQueuePair.Receiver receiver) throws IOException {
-    PostedReceive entry = new PostedReceive(owner, node.nextWrId(), receiver);
+    PostedReceive entry = new PostedReceive(owner, node.nextSlot(), receiver);
     IbvRecvWR wr = new IbvRecvWR();
-    wr.setWr_id(entry.wrId());
+    wr.setWr_id(WorkRequestIds.of(entry.slot(), 0));
     wr.setSg_list(scatterGather(address, length, lkey));
     wr.setNum_sge(1);
     SVCPostRecv call = qp.postRecv(List.of(wr), null);

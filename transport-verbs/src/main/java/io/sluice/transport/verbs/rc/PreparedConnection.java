@@ -21,10 +21,6 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class PreparedConnection implements AutoCloseable {
 
-  static final int RETRY_COUNT = 7;
-  /** 7 means "retry without limit": a peer short of receive buffers slows a sender down, never fails it. */
-  static final int RNR_RETRY_COUNT = 7;
-
   private enum State { RESOLVING_ADDRESS, PREPARED, RESOLVING_ROUTE, CONNECTING, DONE }
 
   private final RdmaNode node;
@@ -94,8 +90,9 @@ public final class PreparedConnection implements AutoCloseable {
       } else if (state == State.RESOLVING_ROUTE && type == Events.ROUTE_RESOLVED) {
         createQueuePair();
         RdmaConnParam param = new RdmaConnParam();
-        param.setRetry_count((byte) RETRY_COUNT);
-        param.setRnr_retry_count((byte) RNR_RETRY_COUNT);
+        param.setRetry_count((byte) RetryPolicy.RETRY_COUNT);
+        param.setRnr_retry_count((byte) RetryPolicy.RNR_RETRY_COUNT);
+        RetryPolicy.applyAckTimeout(id);
         state = State.CONNECTING;
         id.connect(param);
       } else if (state == State.CONNECTING && type == Events.ESTABLISHED) {

@@ -7,6 +7,7 @@ import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.RdmaConnParam;
 import com.ibm.disni.verbs.RdmaEventChannel;
+import io.sluice.transport.TransportException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -96,7 +97,7 @@ public final class RdmaNode implements AutoCloseable {
   private final Thread cmThread;
   private final InetSocketAddress address;
   private final DeviceQuery.Device device;
-  private final AtomicLong wrIds = new AtomicLong();
+  private final AtomicLong slots = new AtomicLong();
   private final Map<Long, WorkRequest> pending = new ConcurrentHashMap<>();
   private final Map<RdmaCmId, Consumer<RdmaCmEvent>> routes = new ConcurrentHashMap<>();
   private final Map<InetSocketAddress, Admission> admitted = new ConcurrentHashMap<>();
@@ -121,7 +122,13 @@ public final class RdmaNode implements AutoCloseable {
     this.contextFd = context.getCmd_fd();
     this.device = DeviceQuery.query(listenId);
     if (LOGGED_DEVICES.add(device.name())) {
-      LOG.info("RDMA device {} at {}", device.describe(), bind.getAddress().getHostAddress());
+      LOG.info("RDMA device {} at {}; {}", device.describe(), bind.getAddress().getHostAddress(),
+          RetryPolicy.describe());
+    }
+    if (!RetryPolicy.deadlineCoversRetries(settings.readTimeoutNanos())) {
+      LOG.warn("the READ deadline of {} ms is shorter than the {} ms a device may resend an unanswered READ:"
+          + " such READs fail with a timeout rather than their cause", TimeUnit.NANOSECONDS.toMillis(
+          settings.readTimeoutNanos()), TimeUnit.NANOSECONDS.toMillis(RetryPolicy.giveUpNanos()));
     }
     this.domains = new ProtectionDomains(context);
     this.localDomain = domains.local();
@@ -349,8 +356,9 @@ public final class RdmaNode implements AutoCloseable {
         return; // closed meanwhile (the node is closing): its id is destroyed, nothing to accept
       }
       RdmaConnParam param = new RdmaConnParam();
-      param.setRetry_count((byte) PreparedConnection.RETRY_COUNT);
-      param.setRnr_retry_count((byte) PreparedConnection.RNR_RETRY_COUNT);
+      param.setRetry_count((byte) RetryPolicy.RETRY_COUNT);
+      param.setRnr_retry_count((byte) RetryPolicy.RNR_RETRY_COUNT);
+      RetryPolicy.applyAckTimeout(id);
       id.accept(param);
     } catch (Exception e) {
       LOG.warn("refused an RDMA connect request from {}", source, e);
@@ -450,22 +458,34 @@ public final class RdmaNode implements AutoCloseable {
     }
   }
 
-  long nextWrId() {
-    return wrIds.incrementAndGet();
+  /** A new work request slot number (the low bits of its ids, see {@link WorkRequestIds}). */
+  long nextSlot() {
+    return slots.incrementAndGet() & WorkRequestIds.SLOT_MASK;
   }
 
   void track(WorkRequest request) {
-    pending.put(request.wrId(), request);
+    pending.put(request.slot(), request);
   }
 
   void untrack(WorkRequest request) {
-    pending.remove(request.wrId(), request);
+    pending.remove(request.slot(), request);
   }
 
+  /**
+   * Routes one completion to its slot. A handler that throws fails only the slot's queue pair
+   * (its work fails, its peer reconnects); the completion thread goes on with the next one.
+   */
   private void completed(long wrId, int status, int byteLength) {
-    WorkRequest request = pending.get(wrId);
-    if (request != null) {
-      request.completed(status, byteLength);
+    WorkRequest request = pending.get(WorkRequestIds.slot(wrId));
+    if (request == null) {
+      return;
+    }
+    try {
+      request.completed(wrId, status, byteLength);
+    } catch (RuntimeException e) {
+      RdmaQueuePair owner = request.owner();
+      LOG.error("handling a completion of the queue pair to {} failed; closing it", owner.peer(), e);
+      owner.failWith(new TransportException("handling a completion from " + owner.peer() + " failed: " + e, e));
     }
   }
 

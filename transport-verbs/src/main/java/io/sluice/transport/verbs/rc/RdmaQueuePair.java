@@ -24,17 +24,26 @@ import org.slf4j.LoggerFactory;
  * sizes.receives()}). Every work request is built once, with its own id, and posted again
  * with only addresses, lengths, keys and flags changed.
  *
- * <p>Signaling: the send queue completes in order ({@link SendQueue}), so only the last READ
- * of each post and the SENDs the caller asks for are signaled; a signaled completion
- * completes everything posted before it. A failed work request reports itself whether
- * signaled or not.
+ * <p>Signaling: READs complete in order among themselves and SENDs among themselves, but not
+ * with each other on every device ({@link SendQueue}), so only the last READ of each post and
+ * the SENDs the caller asks for are signaled, and a signaled completion completes everything
+ * of its kind posted before it. Each post of a slot carries the next generation in its work
+ * request id ({@link WorkRequestIds}); a completion of an earlier use is ignored. A failed
+ * work request reports itself whether signaled or not.
  *
  * <p>A queue pair that sees one failed completion, a timeout or any rdma_cm event but
  * ESTABLISHED is finished: it disconnects (the device moves it to the error state), tells its
  * failure listeners at once, and the caller opens a new one. The futures of work that was
  * outstanding fail only once the queue pair is destroyed: after ibv_destroy_qp returns the
  * device no longer touches its buffers, so a READ that failed never lands in a destination
- * the caller has reused, even if the disconnect itself failed.
+ * the caller has reused, even if the disconnect itself failed. For the same reason memory
+ * the queue pair's work requests name is freed by {@link #onDestroyed} hooks, never by a
+ * failure listener: soft-iWARP places data into pinned pages until the queue pair is
+ * destroyed, whatever state it is in.
+ *
+ * <p>Its completion entries are given back only once its completion queue was drained after
+ * the destruction (its flushed completions may still be queued there until then), so a new
+ * queue pair never overfills the queue.
  *
  * <p>A queue pair lives in one {@link ProtectionDomain} and holds a reference to it until it
  * is destroyed. {@link #faultedByPeer()} tells whether the peer broke it (see there).
@@ -83,6 +92,8 @@ public final class RdmaQueuePair implements AutoCloseable {
   private final ReadPath reads;
   private final MessagePath messages;
   private final List<Consumer<TransportException>> failureListeners = new ArrayList<>();
+  /** Run once the queue pair is destroyed; guarded by this. */
+  private final List<Runnable> destroyHooks = new ArrayList<>();
   /**
    * Futures retired by one completion, completed once the lock is released; used only by the
    * thread draining this queue pair's completion queue (one at a time).
@@ -104,7 +115,7 @@ public final class RdmaQueuePair implements AutoCloseable {
     this.domain = domain;
     this.sendQueue = new SendQueue(sizes.sendQueue());
     ReadChain chain = new ReadChain(sizes.reads());
-    this.reads = new ReadPath(this, node::nextWrId, sendQueue, chain, (first, count) -> chain.post(qp, first, count));
+    this.reads = new ReadPath(this, node::nextSlot, sendQueue, chain, (first, count) -> chain.post(qp, first, count));
     this.messages = new MessagePath(this, node, qp, sendQueue, sizes.sends(), sizes.receives());
     for (WorkRequest slot : reads.slots()) {
       node.track(slot);
@@ -155,6 +166,30 @@ public final class RdmaQueuePair implements AutoCloseable {
     }
     if (already != null) {
       listener.accept(already);
+    }
+  }
+
+  /**
+   * Runs {@code hook} once the queue pair is destroyed (at once, on this thread, if it is
+   * already): from then on the device touches none of the memory its work requests named, so
+   * the hook may free it. Hooks run without the queue pair's lock held, on the thread that
+   * destroys it (the node's timer); a hook that throws is logged.
+   */
+  public void onDestroyed(Runnable hook) {
+    synchronized (this) {
+      if (!released) {
+        destroyHooks.add(hook);
+        return;
+      }
+    }
+    runHook(hook);
+  }
+
+  private void runHook(Runnable hook) {
+    try {
+      hook.run();
+    } catch (RuntimeException e) {
+      LOG.warn("a clean-up after destroying the queue pair to {} failed", peer, e);
     }
   }
 
@@ -271,11 +306,12 @@ public final class RdmaQueuePair implements AutoCloseable {
   }
 
   /**
-   * A send-queue completion: on success it completes every entry posted up to it (the send
-   * queue completes in order); a failure finishes the queue pair. The entries' slots are
-   * free for reuse before their futures complete, so a callback may post at once.
+   * A send-queue completion with id {@code wrId}: on success it completes every entry of its
+   * kind posted up to it ({@link SendQueue}), unless the id names an earlier use of the slot;
+   * a failure finishes the queue pair. The entries' slots are free for reuse before their
+   * futures complete, so a callback may post at once.
    */
-  void sendQueueCompleted(SendQueueEntry entry, int status) {
+  void sendQueueCompleted(SendQueueEntry entry, long wrId, int status) {
     boolean failed = false;
     List<CompletableFuture<Void>> done = retired;
     synchronized (this) {
@@ -284,7 +320,7 @@ public final class RdmaQueuePair implements AutoCloseable {
       }
       if (status != CompletionStatus.SUCCESS) {
         failed = markFailed(CompletionStatus.toException(status, peer));
-      } else if (sendQueue.retireThrough(entry, done)) {
+      } else if (sendQueue.retireThrough(entry, wrId, done)) {
         try {
           reads.post();
         } catch (IOException e) {
@@ -361,7 +397,7 @@ public final class RdmaQueuePair implements AutoCloseable {
   }
 
   /** Fails the queue pair unless it already failed. */
-  private void failWith(TransportException cause) {
+  void failWith(TransportException cause) {
     boolean failed;
     synchronized (this) {
       failed = markFailed(cause);
@@ -450,11 +486,13 @@ public final class RdmaQueuePair implements AutoCloseable {
   }
 
   /**
-   * Destroys the QP and the id, returns its completion entries and its domain reference, and
-   * then fails the work that was outstanding; called by the node once, after failing.
+   * Destroys the QP and the id, gives back its domain reference, fails the work that was
+   * outstanding and runs the {@link #onDestroyed} hooks; its completion entries return once
+   * its completion queue was drained. Called by the node once, after failing.
    */
   void destroy() {
     List<Outstanding> outstanding;
+    List<Runnable> hooks;
     TransportException cause;
     synchronized (this) {
       if (released) {
@@ -479,11 +517,15 @@ public final class RdmaQueuePair implements AutoCloseable {
       messages.close();
       outstanding = new ArrayList<>(awaitingDestroy);
       awaitingDestroy.clear();
+      hooks = new ArrayList<>(destroyHooks);
+      destroyHooks.clear();
       cause = failure;
     }
-    node.returnCompletions(reservation);
+    // Its flushed completions may still wait in the queue: the entries return once they are taken.
+    reservation.poller().afterDrain(() -> node.returnCompletions(reservation));
     domain.release();
     failOutstanding(outstanding, cause);
+    hooks.forEach(this::runHook);
   }
 
   private static void failOutstanding(List<Outstanding> outstanding, TransportException cause) {

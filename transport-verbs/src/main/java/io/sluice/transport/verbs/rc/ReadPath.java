@@ -13,8 +13,9 @@ import java.util.function.Supplier;
  * The READ side of one queue pair: a ring of READ slots, each with its work request built
  * once in a {@link ReadChain} and its own work request id, at most one READ per slot. READs
  * beyond the ring wait in order; each post takes every READ that fits and hands them to the
- * device as one chain whose last READ alone is signaled. The send queue completes in order,
- * so slots retire in ring order and are reused as they do.
+ * device as one chain whose last READ alone is signaled. READs complete in order among
+ * themselves (only READ completions retire them, see {@link SendQueue}), so slots retire in
+ * ring order and are reused as they do.
  *
  * <p>Each READ has a deadline from its submission; {@link #expired} names the oldest READ
  * that passed it (READs are retired oldest first, so only the ring's head and the first
@@ -31,8 +32,8 @@ final class ReadPath implements AutoCloseable {
     /** Set when this READ passed its deadline: it fails with this instead of the queue pair's cause. */
     TransportTimeoutException timedOut;
 
-    ReadSlot(int index, long wrId) {
-      super(owner, wrId);
+    ReadSlot(int index, long slot) {
+      super(owner, slot, Kind.READ);
       this.index = index;
     }
 
@@ -87,16 +88,16 @@ final class ReadPath implements AutoCloseable {
 
   /**
    * A READ path over {@code chain} (which it owns from now on), one slot per chain slot,
-   * with ids from {@code wrIds}; {@code poster} posts runs of the chain.
+   * with slot numbers from {@code slotIds}; {@code poster} posts runs of the chain.
    */
-  ReadPath(RdmaQueuePair owner, LongSupplier wrIds, SendQueue sendQueue, ReadChain chain, Poster poster) {
+  ReadPath(RdmaQueuePair owner, LongSupplier slotIds, SendQueue sendQueue, ReadChain chain, Poster poster) {
     this.owner = owner;
     this.poster = poster;
     this.sendQueue = sendQueue;
     this.chain = chain;
     this.slots = new ReadSlot[chain.capacity()];
     for (int i = 0; i < slots.length; i++) {
-      slots[i] = new ReadSlot(i, wrIds.getAsLong());
+      slots[i] = new ReadSlot(i, slotIds.getAsLong());
     }
   }
 
@@ -123,8 +124,7 @@ final class ReadPath implements AutoCloseable {
     slot.future = future;
     slot.deadline = deadline;
     slot.timedOut = null;
-    chain.set(slot.index, slot.wrId(), read, false);
-    sendQueue.add(slot);
+    chain.set(slot.index, sendQueue.add(slot), read, false);
     inFlight++;
     staged++;
   }

@@ -4,8 +4,8 @@ import com.ibm.disni.verbs.SVCPostSend;
 
 /**
  * A SEND of one registered buffer, built once ({@link RdmaQueuePair#prepareSend}) with its
- * own work request id and posted many times ({@link RdmaQueuePair#send}): only the length
- * and the signaled flag change. One SEND at a time per slot.
+ * own slot number and posted many times ({@link RdmaQueuePair#send}): only the length, the
+ * signaled flag and the generation in the work request id change. One SEND at a time per slot.
  */
 public final class SendSlot {
   final SVCPostSend call;
@@ -22,8 +22,8 @@ public final class SendSlot {
   static final class Entry extends SendQueueEntry {
     private final MessagePath path;
 
-    Entry(RdmaQueuePair owner, MessagePath path, long wrId) {
-      super(owner, wrId);
+    Entry(RdmaQueuePair owner, MessagePath path, long slot) {
+      super(owner, slot, Kind.SEND);
       this.path = path;
     }
 

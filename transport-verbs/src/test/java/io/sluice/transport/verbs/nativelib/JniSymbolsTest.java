@@ -59,7 +59,8 @@ class JniSymbolsTest {
   /** The project's classes with native methods of their own. */
   static final java.util.List<String> OWN_NATIVE_CLASSES =
       java.util.List.of("io.sluice.transport.verbs.abi.NativeAbi", "io.sluice.transport.verbs.rc.QueuePairQuery",
-          "io.sluice.transport.verbs.rc.ReadChain", "io.sluice.transport.verbs.rc.DeviceQuery");
+          "io.sluice.transport.verbs.rc.ReadChain", "io.sluice.transport.verbs.rc.DeviceQuery",
+          "io.sluice.transport.verbs.rc.CmOptions");
 
   static Set<String> abiSymbols() {
     Set<String> out = new TreeSet<>();

@@ -210,4 +210,55 @@ class CompletionPollerTest {
       closeWithin(poller);
     }
   }
+
+  @Test
+  void aHandlerThatThrowsDoesNotStopTheThread() throws Exception {
+    MemoryCompletions source = new MemoryCompletions();
+    Set<Long> handled = ConcurrentHashMap.newKeySet();
+    CountDownLatch later = new CountDownLatch(2);
+    CompletionPoller poller = new CompletionPoller(source, 64, 0, (wrId, status, len) -> {
+      if (wrId == 1) {
+        throw new IllegalStateException("a broken handler");
+      }
+      handled.add(wrId);
+      later.countDown();
+    }, "test-cq");
+    try {
+      source.add(1);
+      source.add(2);
+      Thread.sleep(20); // let the thread go back to sleep after the failure
+      source.add(3);
+      assertTrue(later.await(DEADLINE_SECONDS, TimeUnit.SECONDS),
+          "completions after a throwing handler were not handled: " + handled);
+      assertEquals(Set.of(2L, 3L), handled);
+    } finally {
+      closeWithin(poller);
+    }
+  }
+
+  @Test
+  void afterDrainRunsOnceWhatWasQueuedBeforeItWasTaken() throws Exception {
+    MemoryCompletions source = new MemoryCompletions();
+    Set<Long> handled = ConcurrentHashMap.newKeySet();
+    CountDownLatch ran = new CountDownLatch(1);
+    AtomicReference<Set<Long>> seenByTask = new AtomicReference<>();
+    CompletionPoller poller = new CompletionPoller(source, 64, 0, (wrId, status, len) -> handled.add(wrId),
+        "test-cq");
+    try {
+      // Queued without an event, as the flushed completions of a destroyed queue pair may be.
+      source.addQuietly(10);
+      source.addQuietly(11);
+      poller.afterDrain(() -> {
+        seenByTask.set(Set.copyOf(handled));
+        ran.countDown();
+      });
+      assertTrue(ran.await(DEADLINE_SECONDS, TimeUnit.SECONDS), "the task never ran on an idle queue");
+      assertEquals(Set.of(10L, 11L), seenByTask.get(), "the task ran before the queue was drained past it");
+    } finally {
+      closeWithin(poller);
+    }
+    AtomicInteger afterClose = new AtomicInteger();
+    poller.afterDrain(afterClose::incrementAndGet);
+    assertEquals(1, afterClose.get(), "a task after close runs at once");
+  }
 }

@@ -3,6 +3,7 @@ package io.sluice.transport.verbs.rc;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -105,7 +106,7 @@ public final class ReadPathScenarios implements Consumer<String> {
     assertEquals(lengths.length, chained.size());
     for (int i = 0; i < lengths.length; i++) {
       long[] slot = chained.get(i);
-      assertCarries(slot, path.slots()[i].wrId(), reads.get(i), i == lengths.length - 1);
+      assertCarries(slot, path.slots()[i].postedWrId(), reads.get(i), i == lengths.length - 1);
       assertEquals(i == lengths.length - 1 ? -1 : i + 1, slot[NEXT], "link of READ " + i);
     }
     path.close();
@@ -121,15 +122,16 @@ public final class ReadPathScenarios implements Consumer<String> {
     CompletableFuture<Void> a = new CompletableFuture<>();
     path.submit(read(1, 1 << 20), a, 0);
     post(path);
+    long firstUse = slots[0].postedWrId();
     assertTrue(path.expired(1, () -> new TransportTimeoutException("late")));
     List<CompletableFuture<Void>> done = new ArrayList<>();
-    assertTrue(queue.retireThrough(slots[0], done));
+    assertTrue(queue.retireThrough(slots[0], slots[0].postedWrId(), done));
     assertSame(a, done.get(0));
     // Post 2, slots 1 and 2: slot 1 unsignaled and linked, slot 2 signaled and the end.
     path.submit(read(2, 512), new CompletableFuture<>(), Long.MAX_VALUE);
     path.submit(read(3, 64), new CompletableFuture<>(), Long.MAX_VALUE);
     post(path);
-    assertTrue(queue.retireThrough(slots[2], done));
+    assertTrue(queue.retireThrough(slots[2], slots[2].postedWrId(), done));
     // Post 3 reuses slots 0 and 1 the other way round: 0 now unsignaled and linked, 1 signaled and the end.
     CompletableFuture<Void> d = new CompletableFuture<>();
     path.submit(read(4, 4096), d, Long.MAX_VALUE);
@@ -138,9 +140,11 @@ public final class ReadPathScenarios implements Consumer<String> {
     Post reuse = posts.get(2);
     assertEquals(0, reuse.first());
     assertEquals(2, reuse.reads().size());
-    assertCarries(reuse.reads().get(0), slots[0].wrId(), read(4, 4096), false);
+    assertCarries(reuse.reads().get(0), slots[0].postedWrId(), read(4, 4096), false);
+    assertNotEquals(firstUse, slots[0].postedWrId(), "a reused slot posts with its next generation");
+    assertFalse(queue.retireThrough(slots[0], firstUse, done), "a late completion of the first use retires nothing");
     assertEquals(1, reuse.reads().get(0)[NEXT], "the reused slot links to the next one");
-    assertCarries(reuse.reads().get(1), slots[1].wrId(), read(5, 65536), true);
+    assertCarries(reuse.reads().get(1), slots[1].postedWrId(), read(5, 65536), true);
     assertEquals(-1, reuse.reads().get(1)[NEXT], "the last slot ends the chain");
     // Neither the deadline nor the timeout of the earlier READ stays with slot 0.
     assertFalse(path.expired(2, () -> new TransportTimeoutException("late")));
@@ -160,14 +164,14 @@ public final class ReadPathScenarios implements Consumer<String> {
     post(path);
     assertEquals(3, posts.get(0).reads().size(), "the ring holds three");
     List<CompletableFuture<Void>> done = new ArrayList<>();
-    assertTrue(queue.retireThrough(path.slots()[1], done));
+    assertTrue(queue.retireThrough(path.slots()[1], path.slots()[1].postedWrId(), done));
     assertEquals(2, done.size());
     post(path);
     Post wrapped = posts.get(1);
     assertEquals(0, wrapped.first());
     assertEquals(2, wrapped.reads().size());
-    assertCarries(wrapped.reads().get(0), path.slots()[0].wrId(), read(3, 103), false);
-    assertCarries(wrapped.reads().get(1), path.slots()[1].wrId(), read(4, 104), true);
+    assertCarries(wrapped.reads().get(0), path.slots()[0].postedWrId(), read(3, 103), false);
+    assertCarries(wrapped.reads().get(1), path.slots()[1].postedWrId(), read(4, 104), true);
     List<Outstanding> left = new ArrayList<>();
     path.drainWaiting(left);
     assertEquals(0, left.size());
