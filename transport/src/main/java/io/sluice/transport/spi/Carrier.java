@@ -121,7 +121,7 @@ public final class Carrier implements AutoCloseable {
     this.handler = handler;
     this.services = services;
     this.reads = reads;
-    this.handshake = new Handshake(settings.secret(), settings.secretSalt());
+    this.handshake = new Handshake(settings.secret());
     try {
       listener = ServerSocketChannel.open();
       listener.bind(new InetSocketAddress(settings.bindHost(), settings.port()), 256);
