@@ -27,8 +27,8 @@ import org.slf4j.LoggerFactory;
  * nothing it sends can affect another session.
  *
  * <p>Owned by its {@link Carrier}. Frames are handled on the {@link IoLoop} thread that
- * owns the socket, and so is every change of the handshake's state; the handshake's signatures
- * are checked and made on the carrier's proof threads, which hand the outcome back to the loop
+ * owns the socket, and so is every change of the handshake's state; the handshake's X25519
+ * agreement and signatures are computed on the carrier's proof threads, which hand the outcome back to the loop
  * thread. Handler answers are sent from the handler threads through {@link SessionSocket#send},
  * which is thread safe.
  */
