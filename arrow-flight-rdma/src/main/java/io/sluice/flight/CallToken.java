@@ -1,15 +1,10 @@
 package io.sluice.flight;
 
+import io.sluice.transport.SecretKeys;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.config.TransportKeys;
-import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.util.Base64;
 import java.util.Optional;
-import javax.crypto.Mac;
-import javax.crypto.SecretKeyFactory;
-import javax.crypto.spec.PBEKeySpec;
-import javax.crypto.spec.SecretKeySpec;
 import org.apache.arrow.flight.CallHeaders;
 import org.apache.arrow.flight.CallInfo;
 import org.apache.arrow.flight.CallOption;
@@ -32,50 +27,31 @@ import org.apache.arrow.flight.grpc.CredentialCallOption;
  *
  * pyarrow: {@code flight.FlightCallOptions(headers=[(b"authorization", b"Bearer " + token)])}.
  *
- * <p>The token is one-way: key = PBKDF2-HMAC-SHA256(secret, "sluice/flight-token/" | salt, 20000
- * iterations), token = base64url(HMAC-SHA256(key, "sluice/flight/bearer")), without padding. It
- * does not reveal the secret, and cannot stand in for it on the transport; whoever holds it can
- * make Flight calls, so on networks others can watch, use TLS locations ({@code grpc+tls}). The
- * salt is {@code sluice.transport.secretSalt}, the transport's. Stateless and thread safe.
+ * <p>The token is one-way: token = base64url(HKDF-Expand(psk, "sluice/flight bearer", 32)), without
+ * padding, where psk is the transport's pre-shared key of the secret ({@link SecretKeys}). It does
+ * not reveal the secret, and cannot stand in for it on the transport; whoever holds it can make
+ * Flight calls, so on networks others can watch, use TLS locations ({@code grpc+tls}). Stateless
+ * and thread safe.
  */
 public final class CallToken {
-  private static final int ITERATIONS = 20_000;
-  private static final String DEFAULT_SALT = TransportKeys.SECRET_SALT.defaultValue();
+  private static final String LABEL = "sluice/flight bearer";
 
   private CallToken() {}
 
-  /** The token of {@code secret} with the default salt. */
-  public static String derive(String secret) {
-    return derive(secret, DEFAULT_SALT);
-  }
-
   /**
-   * The token of {@code secret} under {@code salt}.
+   * The token of {@code secret}.
    *
-   * @throws IllegalArgumentException if the secret is empty
+   * @throws IllegalArgumentException naming {@code sluice.transport.secret} if the secret is empty or
+   *     shorter than {@link SecretKeys#MIN_SECRET_BYTES} bytes
    */
-  public static String derive(String secret, String salt) {
-    if (secret == null || secret.isEmpty()) {
-      throw new IllegalArgumentException("a Flight call token needs a secret (" + TransportKeys.SECRET.key() + ")");
-    }
-    try {
-      PBEKeySpec spec = new PBEKeySpec(secret.toCharArray(),
-          ("sluice/flight-token/" + salt).getBytes(StandardCharsets.UTF_8), ITERATIONS, 256);
-      byte[] key = SecretKeyFactory.getInstance("PBKDF2WithHmacSHA256").generateSecret(spec).getEncoded();
-      spec.clearPassword();
-      Mac mac = Mac.getInstance("HmacSHA256");
-      mac.init(new SecretKeySpec(key, "HmacSHA256"));
-      byte[] token = mac.doFinal("sluice/flight/bearer".getBytes(StandardCharsets.US_ASCII));
-      return Base64.getUrlEncoder().withoutPadding().encodeToString(token);
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("PBKDF2WithHmacSHA256 or HmacSHA256 unavailable", e);
-    }
+  public static String derive(String secret) {
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(SecretKeys.derive(secret, LABEL, 32));
   }
 
-  /** The token of the secret and salt {@code config} holds; empty when it holds no secret. */
+  /** The token of the secret {@code config} holds; empty when it holds no secret. */
   public static Optional<String> of(TransportConfig config) {
     String secret = config.value(TransportKeys.SECRET);
-    return secret.isEmpty() ? Optional.empty() : Optional.of(derive(secret, config.value(TransportKeys.SECRET_SALT)));
+    return secret.isEmpty() ? Optional.empty() : Optional.of(derive(secret));
   }
 
   /** A call option presenting {@code token}, for one call of a plain {@code FlightClient}. */

@@ -53,7 +53,7 @@ class CallAuthenticationTest {
          FlightClient stranger = presented.equals("none")
              ? FlightClient.builder(allocator, server.location()).build()
              : FlightClient.builder(allocator, server.location())
-                 .intercept(CallToken.clientMiddleware(CallToken.derive("not-the-secret"))).build();
+                 .intercept(CallToken.clientMiddleware(CallToken.derive("not-the-secret-of-this-test"))).build();
          FlightClient member = DataPlaneGetTest.plainClient(allocator, server.location())) {
       server.publish("features", TestTables.mixed(allocator, 2, 100, CompressionUtil.CodecType.NO_COMPRESSION));
       String before = render(member.getStream(SluiceFlightServer.ticket("features")));
@@ -111,7 +111,7 @@ class CallAuthenticationTest {
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = server(allocator, config("tcp", SECRET));
          SluiceFlightClient wrong = SluiceFlightClient.connect(allocator, server.location(),
-             config("tcp", "not-the-secret"));
+             config("tcp", "not-the-secret-of-this-test"));
          SluiceFlightClient none = SluiceFlightClient.connect(allocator, server.location())) {
       server.publish("t", TestTables.numeric(allocator, 2, 100));
       for (SluiceFlightClient c : List.of(wrong, none)) {
@@ -165,17 +165,21 @@ class CallAuthenticationTest {
   }
 
   @Test
-  void theTokenIsDerivedOneWayFromTheSecretAndSalt() {
+  void theTokenIsDerivedOneWayFromTheSecret() {
     String token = CallToken.derive(SECRET);
-    assertEquals(token, CallToken.derive(SECRET, "sluice"), "the default salt is the transport's");
     assertEquals(token, CallToken.of(config("tcp", SECRET)).orElseThrow());
     assertFalse(token.contains(SECRET));
     assertNotEquals(token, CallToken.derive(SECRET + "x"));
-    assertNotEquals(token, CallToken.derive(SECRET, "another-deployment"));
+    assertEquals(token, java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(
+        io.sluice.transport.SecretKeys.derive(SECRET, "sluice/flight bearer", 32)),
+        "the token is the transport's psk expanded under the Flight label");
     assertEquals(token.length(), 43, "base64url of 32 bytes, unpadded");
     assertTrue(token.matches("[A-Za-z0-9_-]+"), token);
     assertTrue(CallToken.of(TransportConfig.of(Map.of())).isEmpty());
     assertThrows(IllegalArgumentException.class, () -> CallToken.derive(""));
+    IllegalArgumentException shortOne = assertThrows(IllegalArgumentException.class,
+        () -> CallToken.derive("fifteen-bytes!!"));
+    assertTrue(shortOne.getMessage().contains("sluice.transport.secret"), shortOne.getMessage());
   }
 
   private static void refused(Executable call) {

@@ -153,7 +153,7 @@ class SecureDefaultsTest {
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = server(allocator, config("tcp", why.equals("wrong-secret") ? SECRET : null));
          SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
-             config("tcp", why.equals("wrong-secret") ? "another-secret" : SECRET, required))) {
+             config("tcp", why.equals("wrong-secret") ? "another-secret-of-this-test" : SECRET, required))) {
       server.publish("t", TestTables.numeric(allocator, 2, 1000));
       FlightRuntimeException e = assertThrows(FlightRuntimeException.class,
           () -> client.getStream(SluiceFlightServer.ticket("t")).close());

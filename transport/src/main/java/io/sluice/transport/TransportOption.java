@@ -14,7 +14,6 @@ import io.sluice.transport.config.TransportKeys;
 public enum TransportOption {
   PROVIDER(TransportKeys.PROVIDER),
   SECRET(TransportKeys.SECRET),
-  SECRET_SALT(TransportKeys.SECRET_SALT),
   BIND_HOST(TransportKeys.BIND_HOST),
   ADVERTISE_HOST(TransportKeys.ADVERTISE_HOST),
   PORT(TransportKeys.PORT),

@@ -15,8 +15,9 @@ public final class LoopbackTransport implements BeforeEachCallback, AfterEachCal
   private final String secret;
   private Transport transport;
 
-  public LoopbackTransport(String secret) {
-    this.secret = secret;
+  /** @param name names the test; the transport's secret is made from it */
+  public LoopbackTransport(String name) {
+    this.secret = "loopback-test-secret/" + name;
   }
 
   @Override

@@ -45,7 +45,7 @@ public interface SecurityContract extends TransportContractFixture {
     AtomicInteger calls = new AtomicInteger();
     Transport server = harness().open(countingEcho(calls));
     Transport intruder = harness().open(MessageHandler.REJECT_ALL,
-        options(TransportOption.SECRET, "not-the-secret"));
+        options(TransportOption.SECRET, "not-the-secret-of-this-test"));
     assertFailsWith(AuthenticationFailedException.class, intruder.connect(server.localAddress()));
     assertEquals(0, calls.get(), "the server served a peer that failed authentication");
 
@@ -60,7 +60,7 @@ public interface SecurityContract extends TransportContractFixture {
   default void serverWithWrongSecretIsRejectedByTheClient() throws Exception {
     AtomicInteger impostorCalls = new AtomicInteger();
     Transport impostor = harness().open(countingEcho(impostorCalls),
-        options(TransportOption.SECRET, "impostor-secret"));
+        options(TransportOption.SECRET, "impostor-secret-of-this-test"));
     Transport client = harness().open(MessageHandler.REJECT_ALL);
     try (RegisteredRegion r = impostor.allocate(1024)) {
       assertFailsWith(AuthenticationFailedException.class, client.connect(impostor.localAddress()));

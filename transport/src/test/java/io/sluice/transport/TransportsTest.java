@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 /** Provider selection by {@link Transports}. */
 class TransportsTest {
   private static TransportConfig config(String provider) {
-    return TransportConfig.of(Map.of("sluice.transport.provider", provider, "sluice.transport.secret", "x",
+    return TransportConfig.of(Map.of("sluice.transport.provider", provider, "sluice.transport.secret", TransportTestSupport.SECRET,
         "sluice.transport.bindHost", "127.0.0.1", "sluice.transport.shm.enabled", "false"));
   }
 

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 /** Regions are reused by size class, bounded, and all freed on close. */
 class RpcRegionsTest {
   private static Transport open() throws Exception {
-    return Transports.open(TransportConfig.of(Map.of("sluice.transport.secret", "s", "sluice.transport.provider", "tcp",
+    return Transports.open(TransportConfig.of(Map.of("sluice.transport.secret", "rpc-regions-test-secret", "sluice.transport.provider", "tcp",
         "sluice.transport.bindHost", "127.0.0.1")), MessageHandler.REJECT_ALL);
   }
 

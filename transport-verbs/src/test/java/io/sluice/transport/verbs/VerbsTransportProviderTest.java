@@ -39,7 +39,7 @@ class VerbsTransportProviderTest {
       assertTrue(cause instanceof TransportUnavailableException, cause.toString());
       assertFalse(String.valueOf(cause.getMessage()).isBlank());
       TransportUnavailableException e = assertThrows(TransportUnavailableException.class,
-          () -> p.open(TransportConfig.of(Map.of("sluice.transport.secret", "s")), MessageHandler.REJECT_ALL));
+          () -> p.open(TransportConfig.of(Map.of("sluice.transport.secret", "verbs-provider-test-secret")), MessageHandler.REJECT_ALL));
       assertTrue(e.getMessage().contains("verbs"), e.getMessage());
     });
   }

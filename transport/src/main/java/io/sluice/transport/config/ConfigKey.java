@@ -21,9 +21,16 @@ public final class ConfigKey<T> {
   private final ValueParser<T> parser;
   private final List<Check<? super T>> checks;
   private final T parsedDefault;
+  /** Whether errors leave the value out, because it is a secret. */
+  private final boolean hidden;
 
   private ConfigKey(String key, String defaultValue, String description, ValueParser<T> parser,
       List<Check<? super T>> checks) {
+    this(key, defaultValue, description, parser, checks, false);
+  }
+
+  private ConfigKey(String key, String defaultValue, String description, ValueParser<T> parser,
+      List<Check<? super T>> checks, boolean hidden) {
     if (key == null || key.isBlank()) {
       throw new IllegalArgumentException("a configuration key needs a name");
     }
@@ -32,6 +39,7 @@ public final class ConfigKey<T> {
     this.description = Objects.requireNonNull(description, "description");
     this.parser = Objects.requireNonNull(parser, "parser");
     this.checks = List.copyOf(checks);
+    this.hidden = hidden;
     this.parsedDefault = parse(defaultValue);
   }
 
@@ -44,6 +52,14 @@ public final class ConfigKey<T> {
   public static <T> ConfigKey<T> of(String key, String defaultValue, String description, ValueParser<T> parser,
       Check<? super T> check) {
     return new ConfigKey<>(key, defaultValue, description, parser, List.of(check));
+  }
+
+  /**
+   * Declares a key whose value is a secret string (empty by default): it must pass {@code check},
+   * and an error about it names the key, never the value.
+   */
+  public static ConfigKey<String> secret(String key, String description, Check<? super String> check) {
+    return new ConfigKey<>(key, "", description, Parsers.string(), List.of(check), true);
   }
 
   /** The full name, e.g. {@code sluice.transport.maxMessageBytes}. */
@@ -102,7 +118,8 @@ public final class ConfigKey<T> {
   }
 
   private IllegalArgumentException invalid(String raw, String why) {
-    return new IllegalArgumentException("invalid value '" + raw + "' for " + key + ": " + why);
+    String shown = hidden ? "(hidden, " + raw.length() + " characters)" : "'" + raw + "'";
+    return new IllegalArgumentException("invalid value " + shown + " for " + key + ": " + why);
   }
 
   @Override

@@ -1,7 +1,9 @@
 package io.sluice.transport.config;
 
+import io.sluice.transport.SecretKeys;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -19,12 +21,10 @@ public final class TransportKeys {
       "auto, tcp, shm or verbs. auto: verbs when its native library loads and a device is active,"
           + " else tcp; same-host peers read through shm.",
       Parsers.choice("auto", "tcp", "shm", "verbs"));
-  public static final ConfigKey<String> SECRET = ConfigKey.of(PREFIX + "secret", "",
-      "Shared secret for mutual challenge-response authentication. Required; never sent.", Parsers.string());
-  public static final ConfigKey<String> SECRET_SALT = ConfigKey.of(PREFIX + "secretSalt", "sluice",
-      "Salt of the slow derivation (PBKDF2) that turns the secret into the handshake's key; the same on every"
-          + " peer of one deployment (Spark: the application id), so guesses computed for one deployment are"
-          + " useless against another.", Parsers.string());
+  public static final ConfigKey<String> SECRET = ConfigKey.secret(PREFIX + "secret",
+      "Shared secret every peer holds: it authenticates peers and keys their connections, never sent. Required;"
+          + " at least 16 bytes (128 bits) of random, e.g. `openssl rand -base64 32`.",
+      v -> v.isEmpty() ? Optional.empty() : SecretKeys.problem(v));
   public static final ConfigKey<String> BIND_HOST = ConfigKey.of(PREFIX + "bindHost", "0.0.0.0",
       "Address the listener binds.", Parsers.string());
   public static final ConfigKey<String> ADVERTISE_HOST = ConfigKey.of(PREFIX + "advertiseHost", "",
@@ -82,7 +82,7 @@ public final class TransportKeys {
           + " may write to. Files elsewhere are READ over the carrier.",
       Parsers.absolutePaths());
 
-  private static final List<ConfigKey<?>> ALL = List.of(PROVIDER, SECRET, SECRET_SALT, BIND_HOST, ADVERTISE_HOST, PORT,
+  private static final List<ConfigKey<?>> ALL = List.of(PROVIDER, SECRET, BIND_HOST, ADVERTISE_HOST, PORT,
       CONNECT_TIMEOUT_MS, IO_TIMEOUT_MS, MAX_MESSAGE_BYTES, MAX_REQUESTS_IN_FLIGHT, HANDLER_THREADS, IO_THREADS,
       MAX_CONNECTIONS, HANDSHAKE_TIMEOUT_MS, MAX_UNAUTHENTICATED, MAX_UNAUTHENTICATED_PER_ADDRESS, ENCRYPTION,
       DATA_ENCRYPTED_AT_REST, SHM_DIR, SHM_ENABLED, SHM_TRUSTED_FILE_ROOTS);

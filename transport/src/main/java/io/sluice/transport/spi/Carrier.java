@@ -42,8 +42,8 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: one acceptor; {@code ioThreads} selector loops that serve every connection,
  * accepted (handshake, READs, requests) or made (answers), however many; a pool for message
  * handlers; a pool that runs outgoing handshakes (one thread per connect in progress, idle
- * threads end after a minute); {@link #PROOF_THREADS} threads that check and make the
- * signatures of incoming handshakes (idle ones end after a minute); {@link #SETUP_THREADS}
+ * threads end after a minute); {@link #PROOF_THREADS} threads that do the public-key work of
+ * incoming handshakes (idle ones end after a minute); {@link #SETUP_THREADS}
  * threads for the requests of control services that may block (idem); one timer that enforces
  * every deadline. Accepted connections that have not authenticated are bounded by {@link
  * Admission}.
@@ -56,9 +56,10 @@ public final class Carrier implements AutoCloseable {
   static final long FIRST_RETRY_WAIT_MS = 20;
   static final long MAX_RETRY_WAIT_MS = 1000;
   /**
-   * Threads that check a client's signature and make this side's, for incoming handshakes whose
-   * client proved the secret: public-key work kept off the selector threads, on a fixed number
-   * of threads however many peers connect at once.
+   * Threads that do the public-key work of incoming handshakes: this side's ephemeral X25519 key
+   * and agreement for each HELLO, and, once the client proved the secret, the check of its
+   * signature and this side's: kept off the selector threads, on a fixed number of threads
+   * however many peers connect at once.
    */
   public static final int PROOF_THREADS = 2;
   /**
@@ -125,7 +126,7 @@ public final class Carrier implements AutoCloseable {
     this.handler = handler;
     this.services = services;
     this.reads = reads;
-    this.handshake = new Handshake(settings.secret(), settings.secretSalt());
+    this.handshake = new Handshake(settings.secret());
     try {
       listener = ServerSocketChannel.open();
       listener.bind(new InetSocketAddress(settings.bindHost(), settings.port()), 256);
@@ -231,8 +232,8 @@ public final class Carrier implements AutoCloseable {
   }
 
   /**
-   * Runs {@code work} (an incoming handshake's signature check and signing, too slow for a
-   * selector thread) on the proof threads; runs {@code closed} instead if the carrier is closing.
+   * Runs {@code work} (an incoming handshake's X25519 agreement, signature check and signing, too
+   * slow for a selector thread) on the proof threads; runs {@code closed} instead if the carrier is closing.
    */
   void runProofWork(Runnable work, Runnable closed) {
     try {

@@ -6,10 +6,11 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 
 /**
- * The connecting side's half of the handshake ({@link Handshake}): HELLO, check the server's
- * node id and proof in its CHALLENGE, AUTH, then AUTH_OK as the first protected frame, whose
- * signature proves the server holds the key its node id derives from. The accepting side's half
- * is {@link ServerSession}'s. Stateless.
+ * The connecting side's half of the handshake ({@link Handshake}) on a blocking channel: HELLO,
+ * the server's CHALLENGE (its version, and its node id against its key), AUTH, then AUTH_OK as
+ * the first protected frame: its tag proves the server derived the same keys (it holds the secret
+ * and the ephemeral private key behind its CHALLENGE), its signature that it holds the key its
+ * node id derives from. The accepting side's half is {@link ServerSession}'s. Stateless.
  */
 final class ClientHandshake {
   private ClientHandshake() {}
@@ -20,15 +21,13 @@ final class ClientHandshake {
    * @param self who this side is
    * @param flags {@link Handshake#FLAG_ENCRYPT} to ask for encryption, else 0
    * @return the peer's node id, proven by its signature
-   * @throws AuthenticationFailedException naming what was wrong if the server's proof, node id or
-   *     signature is not right
+   * @throws AuthenticationFailedException naming what was wrong if the server's version, node id,
+   *     keys or signature is not right
    */
   static long authenticate(FrameChannel channel, Handshake hs, NodeIdentity self, int flags) throws IOException {
     ByteBuffer scratch = ByteBuffer.allocate(FrameHeader.LENGTH + RecordLayer.TAG_LENGTH);
-    byte[] nonce = Handshake.nonce();
-    byte[] ownKey = self.publicKey();
-    channel.writeFrame(FrameType.HELLO, 0,
-        new Frames.Hello(Frames.VERSION, self.nodeId(), flags, nonce, ownKey).encode());
+    Handshake.Client client = hs.client(self, flags);
+    channel.writeFrame(FrameType.HELLO, 0, client.hello());
     FrameHeader h = channel.readHeader(scratch, Frames.MAX_CONTROL_PAYLOAD);
     if (h.type() == FrameType.ERROR) {
       Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readBody(h));
@@ -37,16 +36,8 @@ final class ClientHandshake {
     if (h.type() != FrameType.CHALLENGE) {
       throw new AuthenticationFailedException("peer answered HELLO with " + h.type());
     }
-    Frames.Challenge c = Frames.Challenge.decode(channel.readBody(h));
-    Handshake.Transcript t = new Handshake.Transcript(nonce, c.nonce(), self.nodeId(), c.node(), flags, c.flags(),
-        ownKey, c.publicKey());
-    if (!Handshake.matches(hs.serverProof(t), c.proof())) {
-      throw new AuthenticationFailedException("server proof does not match the shared secret");
-    }
-    NodeIdentity.checkClaim("server", c.node(), c.publicKey());
-    channel.writeFrame(FrameType.AUTH, 0,
-        new Frames.Auth(hs.clientProof(t), Handshake.clientSignature(self, t)).encode());
-    Handshake.SessionKeys keys = hs.sessionKeys(t);
+    channel.writeFrame(FrameType.AUTH, 0, client.auth(channel.readBody(h)));
+    Handshake.SessionKeys keys = client.keys().sessionKeys();
     h = channel.readHeader(scratch, Frames.MAX_CONTROL_PAYLOAD);
     if (h.type() == FrameType.ERROR) {
       Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readBody(h));
@@ -59,8 +50,7 @@ final class ClientHandshake {
     channel.readTag();
     // Checks AUTH_OK's tag (the server holds the same keys), then its signature (the server
     // holds the private key of the node id it claimed).
-    Frames.AuthOk ok = Frames.AuthOk.decode(channel.readBody(h));
-    Handshake.checkServerSignature(t, ok.signature());
-    return c.node();
+    client.checkAuthOk(Frames.AuthOk.decode(channel.readBody(h)));
+    return client.serverNode();
   }
 }

@@ -7,13 +7,13 @@ import io.sluice.transport.ProtocolException;
  * WireIds}): HELLO is 1, CONTROL_REPLY 11; new types are appended. See {@link FrameHeader}.
  */
 public enum FrameType {
-  /** Client to server: protocol version, node id, client nonce. */
+  /** Client to server: version, node id, flags, nonce, ephemeral and identity keys ({@link Frames.Hello}). */
   HELLO,
-  /** Server to client: version, node id, server nonce, server proof. */
+  /** Server to client: the same fields for the server ({@link Frames.Challenge}). */
   CHALLENGE,
-  /** Client to server: client proof. */
+  /** Client to server: the client's finished value and signature ({@link Frames.Auth}). */
   AUTH,
-  /** Server to client: authentication accepted; the connection is usable. */
+  /** Server to client, the first protected frame: the server's signature; the connection is usable. */
   AUTH_OK,
   /** Client to server: key, offset, length of a one-sided READ. */
   READ_REQUEST,

@@ -13,68 +13,86 @@ import java.nio.charset.StandardCharsets;
  */
 public final class Frames {
   /** Protocol version spoken in HELLO and CHALLENGE. */
-  public static final int VERSION = 5;
-  /** Length of nonces and HMAC-SHA256 proofs. */
+  public static final int VERSION = 6;
+  /** Length of the nonces. */
   public static final int NONCE_LENGTH = 32;
   /** Largest control payload; anything bigger is a protocol error. */
   public static final int MAX_CONTROL_PAYLOAD = 4096;
 
   private Frames() {}
 
-  /** HELLO: u16 version, i64 node, u8 flags ({@link Handshake#FLAG_ENCRYPT}), nonce, public key. */
-  public record Hello(int version, long node, int flags, byte[] nonce, byte[] publicKey) {
-    public static final int LENGTH = 2 + 8 + 1 + NONCE_LENGTH + NodeIdentity.PUBLIC_KEY_LENGTH;
+  /**
+   * HELLO, client to server: u16 version, i64 node id, u8 flags ({@link Handshake#FLAG_ENCRYPT}),
+   * nonce, ephemeral X25519 public key, Ed25519 identity public key; {@value #LENGTH} bytes. The
+   * decoder accepts only this exact encoding, so {@code decode(b).encode()} gives back b, the bytes
+   * the transcript hash covers.
+   */
+  public record Hello(int version, long node, int flags, byte[] nonce, byte[] ephemeralKey, byte[] identityKey) {
+    public static final int LENGTH = 2 + 8 + 1 + NONCE_LENGTH + X25519.KEY_LENGTH + NodeIdentity.PUBLIC_KEY_LENGTH;
 
     public ByteBuffer encode() {
-      return ByteBuffer.allocate(LENGTH).putShort((short) version).putLong(node).put((byte) flags).put(nonce)
-          .put(publicKey).flip();
+      return greeting(version, node, flags, nonce, ephemeralKey, identityKey);
     }
 
+    /** @throws ProtocolException for another version ("unsupported protocol version") or a malformed payload */
     public static Hello decode(ByteBuffer in) throws ProtocolException {
-      if (in.remaining() != LENGTH && in.remaining() >= 2 && (in.getShort(in.position()) & 0xffff) != VERSION) {
+      if (in.remaining() >= 2 && (in.getShort(in.position()) & 0xffff) != VERSION) {
         throw new ProtocolException("unsupported protocol version " + (in.getShort(in.position()) & 0xffff)
             + "; this side speaks " + VERSION);
       }
       expectLength(FrameType.HELLO, in, LENGTH);
       return new Hello(in.getShort() & 0xffff, in.getLong(), readFlags(in), bytes(in, NONCE_LENGTH),
-          bytes(in, NodeIdentity.PUBLIC_KEY_LENGTH));
-    }
-  }
-
-  /** CHALLENGE: u16 version, i64 node, u8 flags, nonce, public key, server proof. */
-  public record Challenge(int version, long node, int flags, byte[] nonce, byte[] publicKey, byte[] proof) {
-    public static final int LENGTH = 2 + 8 + 1 + NONCE_LENGTH + NodeIdentity.PUBLIC_KEY_LENGTH + NONCE_LENGTH;
-
-    public ByteBuffer encode() {
-      return ByteBuffer.allocate(LENGTH).putShort((short) version).putLong(node).put((byte) flags).put(nonce)
-          .put(publicKey).put(proof).flip();
-    }
-
-    public static Challenge decode(ByteBuffer in) throws ProtocolException {
-      expectLength(FrameType.CHALLENGE, in, LENGTH);
-      return new Challenge(in.getShort() & 0xffff, in.getLong(), readFlags(in), bytes(in, NONCE_LENGTH),
-          bytes(in, NodeIdentity.PUBLIC_KEY_LENGTH), bytes(in, NONCE_LENGTH));
-    }
-  }
-
-  /** AUTH: client proof, the client's signature of the transcript. */
-  public record Auth(byte[] proof, byte[] signature) {
-    public static final int LENGTH = NONCE_LENGTH + NodeIdentity.SIGNATURE_LENGTH;
-
-    public ByteBuffer encode() {
-      return ByteBuffer.allocate(LENGTH).put(proof).put(signature).flip();
-    }
-
-    public static Auth decode(ByteBuffer in) throws ProtocolException {
-      expectLength(FrameType.AUTH, in, LENGTH);
-      return new Auth(bytes(in, NONCE_LENGTH), bytes(in, NodeIdentity.SIGNATURE_LENGTH));
+          bytes(in, X25519.KEY_LENGTH), bytes(in, NodeIdentity.PUBLIC_KEY_LENGTH));
     }
   }
 
   /**
-   * AUTH_OK, the first protected frame from the server: the server's signature of the
-   * transcript. The server signs only for a client that has proven the secret, so no one
-   * without it can make the server spend a signature.
+   * CHALLENGE, server to client: the same layout as {@link Hello} with the server's values. It
+   * carries nothing derived from the secret, so connecting gives no one a value to test guesses
+   * of the secret against.
+   */
+  public record Challenge(int version, long node, int flags, byte[] nonce, byte[] ephemeralKey, byte[] identityKey) {
+    public static final int LENGTH = Hello.LENGTH;
+
+    public ByteBuffer encode() {
+      return greeting(version, node, flags, nonce, ephemeralKey, identityKey);
+    }
+
+    /** Any version decodes; the client refuses any but {@link #VERSION}. */
+    public static Challenge decode(ByteBuffer in) throws ProtocolException {
+      expectLength(FrameType.CHALLENGE, in, LENGTH);
+      return new Challenge(in.getShort() & 0xffff, in.getLong(), readFlags(in), bytes(in, NONCE_LENGTH),
+          bytes(in, X25519.KEY_LENGTH), bytes(in, NodeIdentity.PUBLIC_KEY_LENGTH));
+    }
+  }
+
+  private static ByteBuffer greeting(int version, long node, int flags, byte[] nonce, byte[] ephemeralKey,
+      byte[] identityKey) {
+    return ByteBuffer.allocate(Hello.LENGTH).putShort((short) version).putLong(node).put((byte) flags).put(nonce)
+        .put(ephemeralKey).put(identityKey).flip();
+  }
+
+  /**
+   * AUTH, client to server: the client's finished value, HMAC-SHA256(client finished key, th),
+   * then its Ed25519 signature of "sluice/6 client signature" | th.
+   */
+  public record Auth(byte[] finished, byte[] signature) {
+    public static final int LENGTH = Hkdf.HASH_LENGTH + NodeIdentity.SIGNATURE_LENGTH;
+
+    public ByteBuffer encode() {
+      return ByteBuffer.allocate(LENGTH).put(finished).put(signature).flip();
+    }
+
+    public static Auth decode(ByteBuffer in) throws ProtocolException {
+      expectLength(FrameType.AUTH, in, LENGTH);
+      return new Auth(bytes(in, Hkdf.HASH_LENGTH), bytes(in, NodeIdentity.SIGNATURE_LENGTH));
+    }
+  }
+
+  /**
+   * AUTH_OK, the first protected frame from the server: its Ed25519 signature of "sluice/6 server
+   * signature" | th | the client's finished value. The server signs only for a client that has
+   * proven the secret, so no one without it can make the server spend a signature.
    */
   public record AuthOk(byte[] signature) {
     public static final int LENGTH = NodeIdentity.SIGNATURE_LENGTH;

@@ -1,189 +1,248 @@
 package io.sluice.transport.spi;
 
 import io.sluice.transport.AuthenticationFailedException;
+import io.sluice.transport.ProtocolException;
+import io.sluice.transport.SecretKeys;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
-import java.security.SecureRandom;
-import java.util.Arrays;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import javax.crypto.Mac;
-import javax.crypto.SecretKeyFactory;
-import javax.crypto.spec.PBEKeySpec;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
- * Mutual challenge-response authentication from a shared secret, and the keys of the
- * connection that follows; the secret never crosses the wire. Every HMAC below is keyed with
- * key = PBKDF2-HMAC-SHA256(secret, "sluice/handshake/" | salt, {@link #ITERATIONS} iterations),
- * derived once per secret and salt in a process, so someone who records a handshake pays that
- * derivation for every secret they guess, and the salt ({@code sluice.transport.secretSalt}, the
- * same on every peer of a deployment) makes guesses computed for one deployment useless for
- * another.
+ * Protocol 6: a SIGMA-style authenticated key exchange with a pre-shared key, shaped like TLS
+ * 1.3's psk_dhe_ke with signatures (docs/protocol.md defines it byte by byte):
  *
- * <p>The client sends a nonce, its flags, its node id and its public key (HELLO); the server
- * checks that the id is the one the key derives ({@link NodeIdentity}) and answers with its own
- * nonce, flags, node id, public key and the proof HMAC-SHA256(secret, "sluice/server" |
- * transcript) (CHALLENGE); the client checks the server's id against its key and the proof, and
- * answers with HMAC-SHA256(secret, "sluice/client" | transcript) and its Ed25519 signature of
- * "sluice/sign/client" | transcript (AUTH); the server checks both and sends AUTH_OK, the first
- * frame under the record protection of {@link RecordLayer}, carrying its own signature of
- * "sluice/sign/server" | transcript, which the client checks last. The transcript is both
- * nonces, both node ids, both flag bytes and both public keys, so neither a replayed proof, nor a
- * stripped encryption flag, nor a swapped key survives. Distinct labels keep one side's proof or
- * signature from being replayed as the other's.
+ * <pre>
+ *   client                                                   server
+ *   HELLO     version, node, flags, nonce, X25519 key, Ed25519 key  -->
+ *             <--  CHALLENGE  version, node, flags, nonce, X25519 key, Ed25519 key
+ *   AUTH      finished, signature("sluice/6 client signature" | th) -->
+ *             <--  AUTH_OK (protected)  signature("sluice/6 server signature" | th | finished)
+ * </pre>
  *
- * <p>The secret decides who may talk at all; the signatures decide which node is talking: a
- * peer that holds the secret but not a node's private key cannot claim that node's id, so
- * grants and readers bound to a node id are bound to the key pair behind it. The server spends
- * a signature only on a client that proved the secret.
+ * th hashes HELLO and CHALLENGE as sent; dh = X25519 of the two ephemeral keys; the keys come
+ * from psk ({@link SecretKeys}), dh and th ({@link KeySchedule}). The secret decides who may talk
+ * at all, and nothing the server sends before the client proved it (with its finished value)
+ * depends on it, so connecting gives no one a value to test guesses against. The signatures decide
+ * which node is talking: a peer that holds the secret but not a node's private key cannot claim
+ * that node's id. dh decides who can read: the record keys need an ephemeral private key, so
+ * whoever records a connection and learns the secret later, or relays it holding the secret,
+ * gets no key (forward secrecy). A client that talks to an impostor holding no secret sends it
+ * its finished value, which the impostor can test guesses of the secret against offline: secrets
+ * have at least 128 bits ({@link SecretKeys#MIN_SECRET_BYTES}) for that reason.
  *
- * <p>Keys: prk = HMAC-SHA256(secret, "sluice/keys" | transcript); the client-to-server key is
- * HMAC-SHA256(prk, "sluice/c2s" | mode) and the server-to-client key HMAC-SHA256(prk,
- * "sluice/s2c" | mode), where mode is "mac" or "aead". Fresh nonces make every connection's keys
- * fresh; the two directions never share a key. Immutable and thread safe.
+ * <p>A {@code Handshake} holds the pre-shared key and the source of fresh values and is
+ * immutable and thread safe; its {@link Client} and {@link Server} are the two halves of one
+ * connection's handshake, each used by one thread at a time, and do no I/O.
  */
 public final class Handshake {
   /** HELLO/CHALLENGE flag: this side asks for an encrypted connection. */
   public static final int FLAG_ENCRYPT = 1;
-
-  /** PBKDF2 iterations of the key derivation. */
-  static final int ITERATIONS = 20_000;
-  private static final String DEFAULT_SALT = "sluice";
-  /** Derived keys by secret and salt: each pair is derived once per process. Bounded; cleared when full. */
-  private static final Map<List<String>, byte[]> DERIVED = new ConcurrentHashMap<>();
-  private static final int DERIVED_MAX = 64;
-  private static final SecureRandom RANDOM = new SecureRandom();
-  private static final String CLIENT_SIGNATURE = "sluice/sign/client";
-  private static final String SERVER_SIGNATURE = "sluice/sign/server";
-  private final SecretKeySpec key;
-
-  /**
-   * What both sides said in HELLO and CHALLENGE; proofs, signatures and keys are bound to all of
-   * it.
-   */
-  public record Transcript(byte[] clientNonce, byte[] serverNonce, long clientNode, long serverNode,
-      int clientFlags, int serverFlags, byte[] clientKey, byte[] serverKey) {
-    /** Encryption is on when either side asks for it. */
-    public boolean encrypted() {
-      return ((clientFlags | serverFlags) & FLAG_ENCRYPT) != 0;
-    }
-
-    byte[] bytes() {
-      return ByteBuffer.allocate(clientNonce.length + serverNonce.length + 18 + clientKey.length + serverKey.length)
-          .put(clientNonce).put(serverNonce).putLong(clientNode).putLong(serverNode)
-          .put((byte) clientFlags).put((byte) serverFlags).put(clientKey).put(serverKey).array();
-    }
-  }
+  static final String CLIENT_SIGNATURE = "sluice/6 client signature";
+  static final String SERVER_SIGNATURE = "sluice/6 server signature";
+  private final byte[] psk;
+  private final Ephemerals ephemerals;
 
   /** The two directions' keys of one connection, and whether they encrypt. */
   public record SessionKeys(byte[] clientToServer, byte[] serverToClient, boolean encrypted) {}
 
-  /** A handshake with the default salt. */
+  /** @throws IllegalArgumentException naming {@code sluice.transport.secret} if the secret is empty or too short */
   public Handshake(String secret) {
-    this(secret, DEFAULT_SALT);
+    this(secret, Ephemerals.SECURE);
   }
 
-  public Handshake(String secret, String salt) {
-    if (secret == null || secret.isEmpty()) {
-      throw new IllegalArgumentException(
-          "a shared secret is required (" + io.sluice.transport.TransportOption.SECRET.key() + ")");
-    }
-    this.key = new SecretKeySpec(derive(secret, salt), "HmacSHA256");
+  /** A handshake that draws its nonces and ephemeral keys from {@code ephemerals}. */
+  Handshake(String secret, Ephemerals ephemerals) {
+    this.psk = SecretKeys.psk(secret);
+    this.ephemerals = ephemerals;
   }
 
-  private static byte[] derive(String secret, String salt) {
-    List<String> id = List.of(secret, salt);
-    byte[] known = DERIVED.get(id);
-    if (known != null) {
-      return known;
-    }
-    byte[] derived;
-    try {
-      PBEKeySpec spec = new PBEKeySpec(secret.toCharArray(),
-          ("sluice/handshake/" + salt).getBytes(StandardCharsets.UTF_8), ITERATIONS, 256);
-      derived = SecretKeyFactory.getInstance("PBKDF2WithHmacSHA256").generateSecret(spec).getEncoded();
-      spec.clearPassword();
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("PBKDF2WithHmacSHA256 unavailable", e);
-    }
-    if (DERIVED.size() >= DERIVED_MAX) {
-      DERIVED.clear();
-    }
-    DERIVED.put(id, derived);
-    return derived;
+  /** The client half, as {@code self}. */
+  Client client(NodeIdentity self, int flags) {
+    return new Client(self, self.nodeId(), self.publicKey(), flags);
   }
 
-  public static byte[] nonce() {
-    byte[] n = new byte[Frames.NONCE_LENGTH];
-    RANDOM.nextBytes(n);
-    return n;
+  /**
+   * The client half claiming node {@code node} with identity key {@code identityKey}, signing
+   * with {@code signer}'s private key: an honest client when those are the signer's own.
+   */
+  Client client(NodeIdentity signer, long node, byte[] identityKey, int flags) {
+    return new Client(signer, node, identityKey, flags);
   }
 
-  public byte[] serverProof(Transcript t) {
-    return hmac(key, "sluice/server", t.bytes());
+  /**
+   * The server half, answering {@code hello} as {@code self}: draws this side's nonce and
+   * ephemeral key and computes every key. Costs two X25519 operations.
+   *
+   * @throws AuthenticationFailedException if the client's node id is not the one its key derives,
+   *     or its ephemeral key is a point of small order
+   */
+  Server server(NodeIdentity self, int flags, Frames.Hello hello) throws AuthenticationFailedException {
+    return server(self, self.nodeId(), self.publicKey(), flags, hello);
   }
 
-  public byte[] clientProof(Transcript t) {
-    return hmac(key, "sluice/client", t.bytes());
-  }
-
-  /** The client's signature of {@code t}; {@code self} is the client. */
-  public static byte[] clientSignature(NodeIdentity self, Transcript t) {
-    return self.sign(CLIENT_SIGNATURE, t.bytes());
-  }
-
-  /** The server's signature of {@code t}; {@code self} is the server. */
-  public static byte[] serverSignature(NodeIdentity self, Transcript t) {
-    return self.sign(SERVER_SIGNATURE, t.bytes());
-  }
-
-  /** @throws AuthenticationFailedException unless {@code signature} is the client's of {@code t} */
-  public static void checkClientSignature(Transcript t, byte[] signature) throws AuthenticationFailedException {
-    if (!NodeIdentity.verifies(t.clientKey(), CLIENT_SIGNATURE, t.bytes(), signature)) {
-      throw new AuthenticationFailedException(String.format(
-          "client's signature does not verify with the public key of node %016x", t.clientNode()));
-    }
-  }
-
-  /** @throws AuthenticationFailedException unless {@code signature} is the server's of {@code t} */
-  public static void checkServerSignature(Transcript t, byte[] signature) throws AuthenticationFailedException {
-    if (!NodeIdentity.verifies(t.serverKey(), SERVER_SIGNATURE, t.bytes(), signature)) {
-      throw new AuthenticationFailedException(String.format(
-          "server's signature does not verify with the public key of node %016x", t.serverNode()));
-    }
-  }
-
-  /** The record keys of the connection this transcript authenticated. */
-  public SessionKeys sessionKeys(Transcript t) {
-    SecretKeySpec prk = new SecretKeySpec(hmac(key, "sluice/keys", t.bytes()), "HmacSHA256");
-    String mode = t.encrypted() ? "aead" : "mac";
-    byte[] c2s = hmac(prk, "sluice/c2s", mode.getBytes(StandardCharsets.US_ASCII));
-    byte[] s2c = hmac(prk, "sluice/s2c", mode.getBytes(StandardCharsets.US_ASCII));
-    if (t.encrypted()) {
-      c2s = Arrays.copyOf(c2s, RecordLayer.AES_KEY_LENGTH);
-      s2c = Arrays.copyOf(s2c, RecordLayer.AES_KEY_LENGTH);
-    }
-    return new SessionKeys(c2s, s2c, t.encrypted());
+  /** The server half claiming {@code node} and {@code identityKey}, signing with {@code signer}'s key. */
+  Server server(NodeIdentity signer, long node, byte[] identityKey, int flags, Frames.Hello hello)
+      throws AuthenticationFailedException {
+    NodeIdentity.checkClaim("client", hello.node(), hello.identityKey());
+    return new Server(signer, node, identityKey, flags, hello);
   }
 
   /** Constant-time comparison. */
-  public static boolean matches(byte[] expected, byte[] actual) {
+  static boolean matches(byte[] expected, byte[] actual) {
     return MessageDigest.isEqual(expected, actual);
   }
 
-  private static byte[] hmac(SecretKeySpec key, String label, byte[] data) {
-    try {
-      Mac mac = Mac.getInstance("HmacSHA256");
-      mac.init(key);
-      mac.update(label.getBytes(StandardCharsets.US_ASCII));
-      mac.update(data);
-      return mac.doFinal();
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("HmacSHA256 unavailable", e);
+  private static byte[] array(ByteBuffer b) {
+    byte[] a = new byte[b.remaining()];
+    b.duplicate().get(a);
+    return a;
+  }
+
+  private static byte[] concat(byte[] a, byte[] b) {
+    byte[] c = new byte[a.length + b.length];
+    System.arraycopy(a, 0, c, 0, a.length);
+    System.arraycopy(b, 0, c, a.length, b.length);
+    return c;
+  }
+
+  /** The connecting side: {@link #hello}, then {@link #auth} for the CHALLENGE, then {@link #checkAuthOk}. */
+  final class Client {
+    private final NodeIdentity signer;
+    private final int flags;
+    private final X25519.KeyPair ephemeral;
+    private final byte[] hello;
+    private Frames.Challenge challenge;
+    private KeySchedule keys;
+    private byte[] finished;
+
+    private Client(NodeIdentity signer, long node, byte[] identityKey, int flags) {
+      this.signer = signer;
+      this.flags = flags;
+      this.ephemeral = ephemerals.keyPair();
+      this.hello = array(new Frames.Hello(Frames.VERSION, node, flags, ephemerals.nonce(), ephemeral.publicKey(),
+          identityKey).encode());
+    }
+
+    /** The HELLO payload. */
+    ByteBuffer hello() {
+      return ByteBuffer.wrap(hello).asReadOnlyBuffer();
+    }
+
+    /**
+     * Takes the server's CHALLENGE: checks its version and that the server's node id derives from
+     * its key, computes dh and the keys.
+     *
+     * @return the AUTH payload
+     * @throws ProtocolException if the CHALLENGE is malformed
+     * @throws AuthenticationFailedException for another protocol version, a node id that is not
+     *     the key's, or an ephemeral key of small order
+     */
+    ByteBuffer auth(ByteBuffer challengePayload) throws ProtocolException, AuthenticationFailedException {
+      if (challengePayload.remaining() >= 2 && (challengePayload.getShort(challengePayload.position()) & 0xffff)
+          != Frames.VERSION) {
+        throw new AuthenticationFailedException("server speaks protocol version "
+            + (challengePayload.getShort(challengePayload.position()) & 0xffff) + "; this side speaks "
+            + Frames.VERSION);
+      }
+      byte[] bytes = array(challengePayload);
+      challenge = Frames.Challenge.decode(ByteBuffer.wrap(bytes));
+      NodeIdentity.checkClaim("server", challenge.node(), challenge.identityKey());
+      byte[] dh = X25519.agree(ephemeral.privateKey(), challenge.ephemeralKey());
+      boolean encrypted = ((flags | challenge.flags()) & FLAG_ENCRYPT) != 0;
+      keys = KeySchedule.derive(psk, dh, KeySchedule.transcriptHash(hello, bytes), encrypted);
+      finished = keys.clientFinished();
+      byte[] signature = signer.sign(CLIENT_SIGNATURE, keys.transcriptHash());
+      return new Frames.Auth(finished, signature).encode();
+    }
+
+    /** The server's node id, as its CHALLENGE claimed it (proven once {@link #checkAuthOk} passed). */
+    long serverNode() {
+      return challenge.node();
+    }
+
+    KeySchedule keys() {
+      return keys;
+    }
+
+    /**
+     * Checks the server's signature in AUTH_OK, whose record tag has already proven that the
+     * server holds the same keys.
+     *
+     * @throws AuthenticationFailedException unless it is the signature of the key the server's node id derives from
+     */
+    void checkAuthOk(Frames.AuthOk ok) throws AuthenticationFailedException {
+      if (!NodeIdentity.verifies(challenge.identityKey(), SERVER_SIGNATURE, concat(keys.transcriptHash(), finished),
+          ok.signature())) {
+        throw new AuthenticationFailedException(String.format(
+            "server's signature does not verify with the public key of node %016x", challenge.node()));
+      }
+    }
+  }
+
+  /**
+   * The accepting side: made from HELLO, it gives the {@link #challenge}; {@link #checkFinished}
+   * takes AUTH (cheap), {@link #authOk} checks the client's signature and makes the AUTH_OK
+   * payload (public-key work).
+   */
+  final class Server {
+    private final NodeIdentity signer;
+    private final Frames.Hello hello;
+    private final byte[] challenge;
+    private final KeySchedule keys;
+
+    private Server(NodeIdentity signer, long node, byte[] identityKey, int flags, Frames.Hello hello)
+        throws AuthenticationFailedException {
+      this.signer = signer;
+      this.hello = hello;
+      X25519.KeyPair ephemeral = ephemerals.keyPair();
+      this.challenge = array(new Frames.Challenge(Frames.VERSION, node, flags, ephemerals.nonce(),
+          ephemeral.publicKey(), identityKey).encode());
+      byte[] dh = X25519.agree(ephemeral.privateKey(), hello.ephemeralKey());
+      boolean encrypted = ((flags | hello.flags()) & FLAG_ENCRYPT) != 0;
+      this.keys = KeySchedule.derive(psk, dh, KeySchedule.transcriptHash(array(hello.encode()), challenge),
+          encrypted);
+    }
+
+    /** The CHALLENGE payload. */
+    ByteBuffer challenge() {
+      return ByteBuffer.wrap(challenge).asReadOnlyBuffer();
+    }
+
+    /** The client's node id, as its HELLO claimed it (proven once {@link #authOk} returned). */
+    long clientNode() {
+      return hello.node();
+    }
+
+    KeySchedule keys() {
+      return keys;
+    }
+
+    /**
+     * Checks the client's finished value in constant time: the client holds the secret and the
+     * ephemeral private key behind its HELLO.
+     *
+     * @throws AuthenticationFailedException if it does not
+     */
+    void checkFinished(Frames.Auth auth) throws AuthenticationFailedException {
+      if (!matches(keys.clientFinished(), auth.finished())) {
+        throw new AuthenticationFailedException("client's finished value does not match: another secret, or a"
+            + " party in the middle");
+      }
+    }
+
+    /**
+     * Checks the client's signature (it holds the private key of the node id it claimed) and
+     * makes this side's. Call after {@link #checkFinished} passed.
+     *
+     * @return the AUTH_OK payload
+     * @throws AuthenticationFailedException if the client's signature does not verify
+     */
+    ByteBuffer authOk(Frames.Auth auth) throws AuthenticationFailedException {
+      byte[] th = keys.transcriptHash();
+      if (!NodeIdentity.verifies(hello.identityKey(), CLIENT_SIGNATURE, th, auth.signature())) {
+        throw new AuthenticationFailedException(String.format(
+            "client's signature does not verify with the public key of node %016x", hello.node()));
+      }
+      return new Frames.AuthOk(signer.sign(SERVER_SIGNATURE, concat(th, keys.clientFinished()))).encode();
     }
   }
 }

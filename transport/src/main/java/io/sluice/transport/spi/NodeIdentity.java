@@ -11,6 +11,7 @@ import java.security.KeyPairGenerator;
 import java.security.MessageDigest;
 import java.security.PublicKey;
 import java.security.Signature;
+import java.security.spec.NamedParameterSpec;
 import java.security.spec.X509EncodedKeySpec;
 import java.util.Arrays;
 
@@ -62,6 +63,30 @@ public final class NodeIdentity {
         return identity;
       }
     }
+  }
+
+  /**
+   * The key pair of a given private key, the 32-byte seed of RFC 8032: how test vectors fix a
+   * node's identity. @throws IllegalArgumentException if the seed is not 32 bytes or its node id
+   * is a reserved one
+   */
+  static NodeIdentity fromSeed(byte[] seed) {
+    if (seed.length != PUBLIC_KEY_LENGTH) {
+      throw new IllegalArgumentException("an Ed25519 seed is " + PUBLIC_KEY_LENGTH + " bytes, not " + seed.length);
+    }
+    KeyPair pair;
+    try {
+      KeyPairGenerator generator = KeyPairGenerator.getInstance(ALGORITHM);
+      generator.initialize(NamedParameterSpec.ED25519, new FixedRandom(seed));
+      pair = generator.generateKeyPair();
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException(ALGORITHM + " unavailable", e);
+    }
+    NodeIdentity identity = new NodeIdentity(pair, rawPublicKey(pair.getPublic()));
+    if (isReserved(identity.nodeId)) {
+      throw new IllegalArgumentException("this seed's key derives a reserved node id");
+    }
+    return identity;
   }
 
   public long nodeId() {

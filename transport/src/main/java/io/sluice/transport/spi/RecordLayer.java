@@ -12,7 +12,7 @@ import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The protection of every frame after the handshake, in one of two modes chosen by the
- * handshake ({@link Handshake.Transcript#encrypted()}). A protected frame is header | tag |
+ * handshake (encrypted when either side set {@link Handshake#FLAG_ENCRYPT}). A protected frame is header | tag |
  * payload (see {@link FrameHeader}): the tag sits right after the fixed-size header so a reader
  * takes both in one read and can then move a READ's bytes straight into their destination. Each
  * direction has its own key and a sequence number that never travels: a dropped, replayed,

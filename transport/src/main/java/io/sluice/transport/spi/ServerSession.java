@@ -27,8 +27,8 @@ import org.slf4j.LoggerFactory;
  * nothing it sends can affect another session.
  *
  * <p>Owned by its {@link Carrier}. Frames are handled on the {@link IoLoop} thread that
- * owns the socket, and so is every change of the handshake's state; the handshake's signatures
- * are checked and made on the carrier's proof threads, which hand the outcome back to the loop
+ * owns the socket, and so is every change of the handshake's state; the handshake's X25519
+ * agreement and signatures are computed on the carrier's proof threads, which hand the outcome back to the loop
  * thread. Handler answers are sent from the handler threads through {@link SessionSocket#send},
  * which is thread safe.
  */
@@ -36,8 +36,11 @@ final class ServerSession implements SessionSocket.Receiver {
   private static final Logger LOG = LoggerFactory.getLogger(ServerSession.class);
   private static final Runnable NOTHING = () -> { };
 
-  /** PROVING: the client proved the secret; its signature is being checked and ours made. */
-  private enum Phase { HELLO, AUTH, PROVING, OPEN }
+  /**
+   * GREETING: HELLO arrived; this side's ephemeral key and the connection's keys are being made.
+   * PROVING: the client proved the secret; its signature is being checked and ours made.
+   */
+  private enum Phase { HELLO, GREETING, AUTH, PROVING, OPEN }
 
   private final Carrier carrier;
   private final SessionSocket socket;
@@ -54,8 +57,7 @@ final class ServerSession implements SessionSocket.Receiver {
   private final AtomicInteger requestBytesFree;
   private Phase phase = Phase.HELLO;
   private volatile boolean authenticated;
-  private Frames.Hello hello;
-  private byte[] serverNonce;
+  private Handshake.Server handshake;
   private long peerNode;
 
   ServerSession(Carrier carrier, SocketChannel channel, IoLoop loop, InetSocketAddress remoteSocket) {
@@ -132,6 +134,7 @@ final class ServerSession implements SessionSocket.Receiver {
     switch (phase) {
       case HELLO -> hello(h, payload);
       case AUTH -> auth(h, payload);
+      case GREETING -> throw new ProtocolException(h.type() + " before CHALLENGE");
       case PROVING -> throw new ProtocolException(h.type() + " before AUTH_OK");
       case OPEN -> dispatch(h, payload);
     }
@@ -141,62 +144,24 @@ final class ServerSession implements SessionSocket.Receiver {
     if (h.type() != FrameType.HELLO) {
       throw new ProtocolException("expected HELLO, got " + h.type());
     }
-    hello = Frames.Hello.decode(payload);
-    if (hello.version() != Frames.VERSION) {
-      throw new ProtocolException("unsupported protocol version " + hello.version() + "; this side speaks "
-          + Frames.VERSION);
-    }
+    Frames.Hello hello = Frames.Hello.decode(payload);
     try {
-      NodeIdentity.checkClaim("client", hello.node(), hello.publicKey());
+      NodeIdentity.checkClaim("client", hello.node(), hello.identityKey());
     } catch (AuthenticationFailedException e) {
       sendError(0, ErrorCode.AUTHENTICATION_FAILED, e.getMessage());
       throw e;
     }
     carrier.sessionGreeted(this);
-    serverNonce = Handshake.nonce();
-    NodeIdentity self = carrier.identity();
-    byte[] proof = carrier.handshake().serverProof(transcript());
-    socket.send(FrameType.CHALLENGE, 0, NOTHING,
-        new Frames.Challenge(Frames.VERSION, self.nodeId(), ownFlags(), serverNonce, self.publicKey(), proof)
-            .encode());
-    phase = Phase.AUTH;
-  }
-
-  private int ownFlags() {
-    return carrier.settings().encryption() ? Handshake.FLAG_ENCRYPT : 0;
-  }
-
-  private Handshake.Transcript transcript() {
-    NodeIdentity self = carrier.identity();
-    return new Handshake.Transcript(hello.nonce(), serverNonce, hello.node(), self.nodeId(),
-        hello.flags(), ownFlags(), hello.publicKey(), self.publicKey());
-  }
-
-  private void auth(FrameHeader h, ByteBuffer payload) throws IOException {
-    if (h.type() != FrameType.AUTH) {
-      throw new ProtocolException("expected AUTH, got " + h.type());
-    }
-    Frames.Auth auth = Frames.Auth.decode(payload);
-    Handshake hs = carrier.handshake();
-    Handshake.Transcript t = transcript();
-    if (!Handshake.matches(hs.clientProof(t), auth.proof())) {
-      sendError(0, ErrorCode.AUTHENTICATION_FAILED, "authentication failed");
-      throw new AuthenticationFailedException("client proof does not match the shared secret");
-    }
-    // The client holds the secret; now it must hold the private key of the node id it claimed.
-    // Checking its signature and making ours take a millisecond or more, so they run off this
-    // selector thread, which serves other connections meanwhile; the outcome comes back to it.
-    // The handshake deadline still runs.
-    phase = Phase.PROVING;
-    byte[] clientSignature = auth.signature();
+    // This side's ephemeral key and the X25519 agreement cost two scalar multiplications: off
+    // this selector thread, like the signatures, on the carrier's bounded proof threads.
+    phase = Phase.GREETING;
     carrier.runProofWork(() -> {
       if (!socket.isOpen()) {
-        return; // the client left, or the deadline passed, while the work waited its turn
+        return;
       }
-      byte[] signature;
+      Handshake.Server server;
       try {
-        Handshake.checkClientSignature(t, clientSignature);
-        signature = Handshake.serverSignature(carrier.identity(), t);
+        server = carrier.handshake().server(carrier.identity(), ownFlags(), hello);
       } catch (AuthenticationFailedException e) {
         loop.execute(() -> refuse(e));
         return;
@@ -204,31 +169,80 @@ final class ServerSession implements SessionSocket.Receiver {
         loop.execute(() -> socket.brokeDown(e));
         return;
       }
-      loop.execute(() -> open(t, signature));
+      loop.execute(() -> challenge(server));
     }, () -> socket.close(new PeerClosedException("transport is closed")));
   }
 
-  /** The client's signature failed: tell it why and close. On the loop thread. */
+  /** Sends CHALLENGE. On the loop thread. */
+  private void challenge(Handshake.Server server) {
+    if (!socket.isOpen()) {
+      return;
+    }
+    handshake = server;
+    phase = Phase.AUTH;
+    socket.send(FrameType.CHALLENGE, 0, NOTHING, server.challenge());
+  }
+
+  private int ownFlags() {
+    return carrier.settings().encryption() ? Handshake.FLAG_ENCRYPT : 0;
+  }
+
+  private void auth(FrameHeader h, ByteBuffer payload) throws IOException {
+    if (h.type() != FrameType.AUTH) {
+      throw new ProtocolException("expected AUTH, got " + h.type());
+    }
+    Frames.Auth auth = Frames.Auth.decode(payload);
+    Handshake.Server server = handshake;
+    try {
+      server.checkFinished(auth);
+    } catch (AuthenticationFailedException e) {
+      sendError(0, ErrorCode.AUTHENTICATION_FAILED, "authentication failed");
+      throw e;
+    }
+    // The client holds the secret; now it must hold the private key of the node id it claimed.
+    // Checking its signature and making ours take a millisecond or more, so they run off this
+    // selector thread, which serves other connections meanwhile; the outcome comes back to it.
+    // The handshake deadline still runs.
+    phase = Phase.PROVING;
+    carrier.runProofWork(() -> {
+      if (!socket.isOpen()) {
+        return; // the client left, or the deadline passed, while the work waited its turn
+      }
+      ByteBuffer authOk;
+      try {
+        authOk = server.authOk(auth);
+      } catch (AuthenticationFailedException e) {
+        loop.execute(() -> refuse(e));
+        return;
+      } catch (RuntimeException e) {
+        loop.execute(() -> socket.brokeDown(e));
+        return;
+      }
+      loop.execute(() -> open(server, authOk));
+    }, () -> socket.close(new PeerClosedException("transport is closed")));
+  }
+
+  /** The client's key or signature failed: tell it why and close. On the loop thread. */
   private void refuse(AuthenticationFailedException e) {
     sendError(0, ErrorCode.AUTHENTICATION_FAILED, e.getMessage());
     socket.close(e);
   }
 
   /**
-   * The client proved its node id: protect the connection and send our signature in AUTH_OK. On
-   * the loop thread.
+   * The client proved its node id: protect the connection and send our signature in AUTH_OK, its
+   * first protected frame. On the loop thread.
    */
-  private void open(Handshake.Transcript t, byte[] signature) {
+  private void open(Handshake.Server server, ByteBuffer authOk) {
     if (!socket.isOpen()) {
       return; // closed meanwhile: the handshake deadline, an eviction or the transport's close
     }
-    Handshake.SessionKeys keys = carrier.handshake().sessionKeys(t);
+    Handshake.SessionKeys keys = server.keys().sessionKeys();
     socket.protect(RecordLayer.serverSealer(keys), RecordLayer.serverOpener(keys));
-    peerNode = hello.node();
+    peerNode = server.clientNode();
     phase = Phase.OPEN;
     authenticated = true;
     carrier.sessionAuthenticated(this);
-    socket.send(FrameType.AUTH_OK, 0, NOTHING, new Frames.AuthOk(signature).encode());
+    socket.send(FrameType.AUTH_OK, 0, NOTHING, authOk);
   }
 
   private void dispatch(FrameHeader h, ByteBuffer payload) throws IOException {

@@ -9,7 +9,6 @@ import java.util.concurrent.TimeUnit;
 /** The carrier's settings (and its data paths'), read and checked once from a {@link TransportConfig}. */
 public record Settings(
     String secret,
-    String secretSalt,
     String bindHost,
     String advertiseHost,
     int port,
@@ -32,7 +31,6 @@ public record Settings(
   public static Settings from(TransportConfig c) {
     return new Settings(
         c.value(TransportKeys.SECRET),
-        c.value(TransportKeys.SECRET_SALT),
         c.value(TransportKeys.BIND_HOST),
         c.value(TransportKeys.ADVERTISE_HOST),
         c.value(TransportKeys.PORT),

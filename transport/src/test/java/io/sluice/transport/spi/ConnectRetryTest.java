@@ -51,7 +51,7 @@ class ConnectRetryTest {
   @Test
   void aFailedAuthenticationIsNotTriedAgain() throws Exception {
     Transport server = peers.open(false, Map.of());
-    Transport intruder = peers.open(false, Map.of(TransportOption.SECRET.key(), "not-the-secret"));
+    Transport intruder = peers.open(false, Map.of(TransportOption.SECRET.key(), "not-the-secret-of-this-test"));
     try (ResettingFront front = new ResettingFront(server.localAddress(), 0)) {
       assertFailsWith(AuthenticationFailedException.class, intruder.connect(front.address()));
       assertEquals(1, front.accepted.get(), "an authentication failure was retried");

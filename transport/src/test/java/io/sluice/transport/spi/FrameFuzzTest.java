@@ -147,24 +147,26 @@ class FrameFuzzTest {
       long node = random.nextLong();
       int version = random.nextInt(65536);
 
-      Frames.Hello hello = Frames.Hello.decode(new Frames.Hello(Frames.VERSION, node, version & 1, n1, key).encode());
+      Frames.Hello hello = Frames.Hello.decode(
+          new Frames.Hello(Frames.VERSION, node, version & 1, n1, n2, key).encode());
       assertEquals(Frames.VERSION, hello.version());
       assertEquals(version & 1, hello.flags());
       assertEquals(node, hello.node());
       assertArrayEquals(n1, hello.nonce());
-      assertArrayEquals(key, hello.publicKey());
+      assertArrayEquals(n2, hello.ephemeralKey());
+      assertArrayEquals(key, hello.identityKey());
 
       Frames.Challenge ch = Frames.Challenge.decode(
-          new Frames.Challenge(version, node, version & 1, n1, key, n2).encode());
+          new Frames.Challenge(version, node, version & 1, n1, n2, key).encode());
       assertEquals(version, ch.version());
       assertEquals(version & 1, ch.flags());
       assertEquals(node, ch.node());
       assertArrayEquals(n1, ch.nonce());
-      assertArrayEquals(key, ch.publicKey());
-      assertArrayEquals(n2, ch.proof());
+      assertArrayEquals(n2, ch.ephemeralKey());
+      assertArrayEquals(key, ch.identityKey());
 
       Frames.Auth auth = Frames.Auth.decode(new Frames.Auth(n2, sig).encode());
-      assertArrayEquals(n2, auth.proof());
+      assertArrayEquals(n2, auth.finished());
       assertArrayEquals(sig, auth.signature());
       assertArrayEquals(sig, Frames.AuthOk.decode(new Frames.AuthOk(sig).encode()).signature());
 

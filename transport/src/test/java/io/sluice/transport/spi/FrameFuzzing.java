@@ -78,14 +78,14 @@ public final class FrameFuzzing {
     return List.of(
         new SimpleCodec("HELLO",
             r -> new Frames.Hello(Frames.VERSION, r.nextLong(), r.nextInt(2), randomBytes(r, Frames.NONCE_LENGTH),
-                randomBytes(r, NodeIdentity.PUBLIC_KEY_LENGTH)).encode(),
+                randomBytes(r, X25519.KEY_LENGTH), randomBytes(r, NodeIdentity.PUBLIC_KEY_LENGTH)).encode(),
             Frames.Hello::decode, o -> ((Frames.Hello) o).encode(), true, none),
         new SimpleCodec("CHALLENGE",
             r -> new Frames.Challenge(r.nextInt(65536), r.nextLong(), r.nextInt(2), randomBytes(r, Frames.NONCE_LENGTH),
-                randomBytes(r, NodeIdentity.PUBLIC_KEY_LENGTH), randomBytes(r, Frames.NONCE_LENGTH)).encode(),
+                randomBytes(r, X25519.KEY_LENGTH), randomBytes(r, NodeIdentity.PUBLIC_KEY_LENGTH)).encode(),
             Frames.Challenge::decode, o -> ((Frames.Challenge) o).encode(), true, none),
         new SimpleCodec("AUTH",
-            r -> new Frames.Auth(randomBytes(r, Frames.NONCE_LENGTH), randomBytes(r, NodeIdentity.SIGNATURE_LENGTH))
+            r -> new Frames.Auth(randomBytes(r, Hkdf.HASH_LENGTH), randomBytes(r, NodeIdentity.SIGNATURE_LENGTH))
                 .encode(),
             Frames.Auth::decode, o -> ((Frames.Auth) o).encode(), true, none),
         new SimpleCodec("AUTH_OK",

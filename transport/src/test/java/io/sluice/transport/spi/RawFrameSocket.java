@@ -186,26 +186,26 @@ public final class RawFrameSocket implements AutoCloseable {
 
   private Optional<Frame> authenticate(String secret, NodeIdentity signer, long node, byte[] key, int flags,
       Runnable afterChallenge) throws ProtocolException {
-    Handshake hs = new Handshake(secret);
-    byte[] nonce = Handshake.nonce();
-    send(FrameType.HELLO, 0, new Frames.Hello(Frames.VERSION, node, flags, nonce, key).encode());
+    Handshake.Client client = new Handshake(secret).client(signer, node, key, flags);
+    send(FrameType.HELLO, 0, client.hello());
     Optional<Frame> challenge = next();
     if (challenge.isEmpty() || challenge.get().type() != FrameType.CHALLENGE) {
       return challenge;
     }
     afterChallenge.run();
-    Frames.Challenge c = Frames.Challenge.decode(ByteBuffer.wrap(challenge.get().payload()));
-    Handshake.Transcript t = new Handshake.Transcript(nonce, c.nonce(), node, c.node(), flags, c.flags(), key,
-        c.publicKey());
-    send(FrameType.AUTH, 0, new Frames.Auth(hs.clientProof(t), Handshake.clientSignature(signer, t)).encode());
+    try {
+      send(FrameType.AUTH, 0, client.auth(ByteBuffer.wrap(challenge.get().payload())));
+    } catch (AuthenticationFailedException e) {
+      throw new AssertionError("the server's CHALLENGE does not check out", e);
+    }
     Optional<FrameHeader> h = nextHeader();
     if (h.isPresent() && h.get().type() == FrameType.AUTH_OK) {
-      protect(hs.sessionKeys(t), true);
+      protect(client.keys().sessionKeys(), true);
     }
     Optional<Frame> last = h.isEmpty() ? Optional.empty() : body(h.get());
     if (last.isPresent() && last.get().type() == FrameType.AUTH_OK) {
       try {
-        Handshake.checkServerSignature(t, Frames.AuthOk.decode(ByteBuffer.wrap(last.get().payload())).signature());
+        client.checkAuthOk(Frames.AuthOk.decode(ByteBuffer.wrap(last.get().payload())));
       } catch (AuthenticationFailedException e) {
         throw new AssertionError("the server's AUTH_OK does not carry its signature", e);
       }
@@ -225,7 +225,8 @@ public final class RawFrameSocket implements AutoCloseable {
 
   /**
    * Runs the server half of the handshake claiming node {@code node} with public key {@code key},
-   * signing with {@code signer}'s private key; protection is on afterwards.
+   * signing with {@code signer}'s private key, without checking the client's finished value or
+   * signature; protection is on afterwards.
    *
    * @return the client's node id
    */
@@ -235,19 +236,35 @@ public final class RawFrameSocket implements AutoCloseable {
     if (hello.type() != FrameType.HELLO) {
       throw new AssertionError("expected HELLO, got " + hello.type());
     }
-    Frames.Hello h = Frames.Hello.decode(ByteBuffer.wrap(hello.payload()));
-    byte[] nonce = Handshake.nonce();
-    Handshake hs = new Handshake(secret);
-    Handshake.Transcript t = new Handshake.Transcript(h.nonce(), nonce, h.node(), node, h.flags(), 0,
-        h.publicKey(), key);
-    send(FrameType.CHALLENGE, 0, new Frames.Challenge(Frames.VERSION, node, 0, nonce, key, hs.serverProof(t)).encode());
+    Handshake.Server server;
+    try {
+      server = new Handshake(secret).server(signer, node, key, 0,
+          Frames.Hello.decode(ByteBuffer.wrap(hello.payload())));
+    } catch (AuthenticationFailedException e) {
+      throw new AssertionError("the client's HELLO does not check out", e);
+    }
+    send(FrameType.CHALLENGE, 0, server.challenge());
     Frame auth = next().orElseThrow(() -> new AssertionError("client closed before AUTH"));
     if (auth.type() != FrameType.AUTH) {
       throw new AssertionError("expected AUTH, got " + auth.type());
     }
-    protect(hs.sessionKeys(t), false);
-    send(FrameType.AUTH_OK, 0, new Frames.AuthOk(Handshake.serverSignature(signer, t)).encode());
-    return h.node();
+    Frames.Auth a = Frames.Auth.decode(ByteBuffer.wrap(auth.payload()));
+    protect(server.keys().sessionKeys(), false);
+    try {
+      // Signs for whatever client: a lying server does not care whether the client's proofs hold.
+      send(FrameType.AUTH_OK, 0, new Frames.AuthOk(signer.sign(Handshake.SERVER_SIGNATURE,
+          concat(server.keys().transcriptHash(), server.keys().clientFinished()))).encode());
+    } catch (RuntimeException e) {
+      throw new AssertionError(e);
+    }
+    return server.clientNode();
+  }
+
+  private static byte[] concat(byte[] a, byte[] b) {
+    byte[] c = new byte[a.length + b.length];
+    System.arraycopy(a, 0, c, 0, a.length);
+    System.arraycopy(b, 0, c, a.length, b.length);
+    return c;
   }
 
   /** The next frame, which must arrive. */

@@ -188,12 +188,8 @@ class TcpClientFuzzTest {
   void handshakeThatStallsAfterTheChallengeTimesOut() throws Exception {
     try (ScriptedServer server = ScriptedServer.raw(peer -> {
       Frames.Hello h = Frames.Hello.decode(ByteBuffer.wrap(peer.expect(FrameType.HELLO).payload()));
-      byte[] nonce = Handshake.nonce();
-      byte[] key = ScriptedServer.IDENTITY.publicKey();
-      byte[] proof = new Handshake(TransportTestSupport.SECRET).serverProof(
-          new Handshake.Transcript(h.nonce(), nonce, h.node(), ScriptedServer.NODE, h.flags(), 0, h.publicKey(), key));
       peer.send(FrameType.CHALLENGE, 0,
-          new Frames.Challenge(Frames.VERSION, ScriptedServer.NODE, 0, nonce, key, proof).encode());
+          new Handshake(TransportTestSupport.SECRET).server(ScriptedServer.IDENTITY, 0, h).challenge());
       peer.expect(FrameType.AUTH);
       drainUntilClosed(peer); // never sends AUTH_OK
     })) {

@@ -92,7 +92,7 @@ class WireFuzzTest {
 
   /** An honest, unencrypted HELLO from {@code self}. */
   private static ByteBuffer hello(NodeIdentity self) {
-    return new Frames.Hello(Frames.VERSION, self.nodeId(), 0, Handshake.nonce(), self.publicKey()).encode();
+    return new Handshake(TransportTestSupport.SECRET).client(self, 0).hello();
   }
 
   private ByteBuffer readOfLiveRegion(long offset, int length) {
@@ -124,7 +124,7 @@ class WireFuzzTest {
   @Test
   void wrongProofIsRejectedByTheServer() throws Exception {
     try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
-      Optional<RawFrameSocket.Frame> answer = raw.authenticate("wrong-secret", NodeIdentity.generate());
+      Optional<RawFrameSocket.Frame> answer = raw.authenticate("wrong-secret-of-16+bytes", NodeIdentity.generate());
       assertTrue(answer.isEmpty() || answer.get().type() == FrameType.ERROR,
           "server answered a wrong proof with " + answer.map(RawFrameSocket.Frame::type));
       answer.ifPresent(f -> assertErrorCode(f, ErrorCode.AUTHENTICATION_FAILED));
@@ -132,13 +132,13 @@ class WireFuzzTest {
       raw.expectClosedWithout(FrameType.READ_RESPONSE, FrameType.AUTH_OK);
     }
     try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
-      // Echo the server's own proof back: the labels differ, so it must not pass as the client's.
+      // Echo the server's own values back as the finished value: only the secret and dh make it.
       NodeIdentity self = NodeIdentity.generate();
       raw.send(FrameType.HELLO, 0, hello(self));
       RawFrameSocket.Frame challenge = raw.next().orElseThrow(() -> new AssertionError("no CHALLENGE"));
       assertEquals(FrameType.CHALLENGE, challenge.type());
       Frames.Challenge c = Frames.Challenge.decode(ByteBuffer.wrap(challenge.payload()));
-      raw.send(FrameType.AUTH, 0, new Frames.Auth(c.proof(), new byte[NodeIdentity.SIGNATURE_LENGTH]).encode());
+      raw.send(FrameType.AUTH, 0, new Frames.Auth(c.ephemeralKey(), new byte[NodeIdentity.SIGNATURE_LENGTH]).encode());
       raw.expectClosedWithout(FrameType.AUTH_OK);
     }
     try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {

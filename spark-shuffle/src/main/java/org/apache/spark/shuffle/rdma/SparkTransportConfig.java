@@ -47,10 +47,6 @@ final class SparkTransportConfig {
     String host = advertise.isEmpty() ? Utils.localHostName() : advertise;
     java.util.Map<String, String> fromSpark = new java.util.HashMap<>();
     fromSpark.put(TransportKeys.SECRET.key(), secret);
-    String appId = conf.get("spark.app.id", "").trim();
-    if (!appId.isEmpty() && !conf.contains(SPARK_PREFIX + TransportKeys.suffix(TransportKeys.SECRET_SALT.key()))) {
-      fromSpark.put(TransportKeys.SECRET_SALT.key(), "spark/" + appId);
-    }
     fromSpark.put(TransportKeys.ADVERTISE_HOST.key(), host);
     if (conf.getBoolean(NETWORK_CRYPTO, false)) {
       fromSpark.put(TransportKeys.ENCRYPTION.key(), "true");

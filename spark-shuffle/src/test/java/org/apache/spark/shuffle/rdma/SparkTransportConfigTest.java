@@ -27,7 +27,7 @@ import scala.Option;
 class SparkTransportConfigTest {
   private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY =
       PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
-  private static final Supplier<String> FROM_DRIVER = () -> "a1b2c3";
+  private static final Supplier<String> FROM_DRIVER = () -> "a1b2c3d4e5f60718293a4b5c6d7e8f90";
 
   private static SecurityManager security(SparkConf conf) {
     return new SecurityManager(conf, Option.empty(), org.apache.spark.SecurityManager$.MODULE$.$lessinit$greater$default$3());
@@ -36,9 +36,9 @@ class SparkTransportConfigTest {
   @Test
   void sparkAuthenticationSecretIsTheTransportSecret() throws Exception {
     SparkConf conf = new SparkConf(false).set("spark.app.id", "app-1")
-        .set("spark.authenticate", "true").set("spark.authenticate.secret", "spark-secret");
-    assertEquals(Optional.of("spark-secret"), SparkTransportConfig.secret(conf, security(conf)));
-    assertEquals("spark-secret", SparkTransportConfig.from(conf, security(conf), FROM_DRIVER, List.of())
+        .set("spark.authenticate", "true").set("spark.authenticate.secret", "spark-authenticate-secret");
+    assertEquals(Optional.of("spark-authenticate-secret"), SparkTransportConfig.secret(conf, security(conf)));
+    assertEquals("spark-authenticate-secret", SparkTransportConfig.from(conf, security(conf), FROM_DRIVER, List.of())
         .string(TransportOption.SECRET));
   }
 
@@ -48,8 +48,8 @@ class SparkTransportConfigTest {
     assertEquals(Optional.empty(), SparkTransportConfig.secret(conf, security(conf)));
     assertEquals(FROM_DRIVER.get(), SparkTransportConfig.from(conf, security(conf), FROM_DRIVER, List.of())
         .string(TransportOption.SECRET));
-    SparkConf explicit = conf.clone().set("spark.shuffle.rdma.transport.secret", "set-by-hand");
-    assertEquals(Optional.of("set-by-hand"), SparkTransportConfig.secret(explicit, security(explicit)));
+    SparkConf explicit = conf.clone().set("spark.shuffle.rdma.transport.secret", "set-by-hand-secret-value");
+    assertEquals(Optional.of("set-by-hand-secret-value"), SparkTransportConfig.secret(explicit, security(explicit)));
   }
 
   @Test
@@ -70,10 +70,6 @@ class SparkTransportConfigTest {
     assertEquals("tcp", t.string(TransportOption.PROVIDER));
     assertEquals(1234, t.longValue(TransportOption.IO_TIMEOUT_MS));
     assertEquals("10.1.2.3", t.string(TransportOption.ADVERTISE_HOST));
-    assertEquals("spark/app-1", t.string(TransportOption.SECRET_SALT), "the application's transports salt with its id");
-    SparkConf salted = conf.clone().set("spark.shuffle.rdma.transport.secretSalt", "by-hand");
-    assertEquals("by-hand", SparkTransportConfig.from(salted, security(salted), FROM_DRIVER, List.of())
-        .string(TransportOption.SECRET_SALT));
     assertEquals(TransportOption.MAX_MESSAGE_BYTES.defaultValue(), t.string(TransportOption.MAX_MESSAGE_BYTES));
   }
 
