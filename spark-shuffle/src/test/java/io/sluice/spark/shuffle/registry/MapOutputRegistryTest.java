@@ -144,6 +144,44 @@ class MapOutputRegistryTest {
   }
 
   @Test
+  void aRegistrationOverlappingAnUnregisteredShuffleStartsOverAndLeavesNoRegion() throws IOException {
+    byte[] data = commit(MAP, 8, 8);
+    java.util.concurrent.atomic.AtomicInteger lookups = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicReference<MapOutputRegistry> self = new java.util.concurrent.atomic.AtomicReference<>();
+    ShuffleFiles racing = new ShuffleFiles() {
+      @Override
+      public File dataFile(int shuffleId, long mapId) {
+        return files().dataFile(shuffleId, mapId);
+      }
+
+      @Override
+      public File indexFile(int shuffleId, long mapId) {
+        // While the first registration reads the files (outside the registry's lock), another
+        // shuffle is unregistered; then this shuffle's files go, as the manager deletes them.
+        switch (lookups.incrementAndGet()) {
+          case 1 -> self.get().unregisterShuffle(SHUFFLE + 1);
+          case 2 -> {
+            self.get().unregisterShuffle(SHUFFLE);
+            files().dataFile(shuffleId, mapId).delete();
+            files().indexFile(shuffleId, mapId).delete();
+          }
+          default -> { }
+        }
+        return files().indexFile(shuffleId, mapId);
+      }
+    };
+    try (MapOutputRegistry registry = new MapOutputRegistry(loopback.transport(), racing, 1 << 20)) {
+      self.set(registry);
+      // First try: another shuffle went meanwhile, so it starts over; the second try finds the
+      // files deleted and fails rather than registering them again.
+      assertThrows(IOException.class, () -> registry.register(SHUFFLE, MAP));
+      assertEquals(0, registry.registeredCount());
+      assertEquals(0, loopback.transport().liveRegionCount(), "a window of an abandoned registration is still live");
+    }
+    assertEquals(16, data.length);
+  }
+
+  @Test
   void aQueryForMorePartitionsThanTheIndexHoldsFailsBeforeAllocatingForThem() throws IOException {
     commitThreePartitions();
     try (MapOutputRegistry registry = new MapOutputRegistry(loopback.transport(), files(), 1 << 20)) {
