@@ -1,5 +1,6 @@
 package io.sluice.spark.shuffle.protocol;
 
+import io.sluice.transport.Checksums;
 import io.sluice.transport.RemoteDescriptor;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -10,18 +11,24 @@ import java.util.List;
  * of which registered data files hold a range of partitions. All integers big-endian.
  *
  * <pre>
- * request:  int version(2) | int shuffleId | int count | count x (long mapId | int start | int end)
+ * request:  int version(3) | int shuffleId | int count | count x (long mapId | int start | int end)
  * response: int count | count x (int windows | windows x descriptor (32 bytes)
- *                                 | (end - start + 1) x long offset)
+ *                                 | (end - start + 1) x long offset
+ *                                 | (end - start) x int crc32c)
  * </pre>
  *
  * A data file is registered as consecutive windows: window {@code i} holds the file's bytes
  * from {@code i * W}, where W is the length of every window but the last (a file of one window
  * has just that one). Offsets are positions in the data file, as the index file holds them:
- * partition {@code p} is {@code [offset[p - start], offset[p - start + 1])}. Stateless.
+ * partition {@code p} is {@code [offset[p - start], offset[p - start + 1])}, and {@code
+ * crc32c[p - start]} is the {@link Checksums#crc32c(ByteBuffer) CRC32C} of those bytes as the owner
+ * registered them (0 for an empty partition), which the reducer checks what it READ against.
+ *
+ * <p>Only the request carries the version: an owner refuses a request of another version, and the
+ * reducer's request fails with that message. Version 3 added the checksums. Stateless.
  */
 public final class RangeProtocol {
-  public static final int VERSION = 2;
+  public static final int VERSION = 3;
   /** Bound on the windows of one answer (a file of 1 PiB in 1 GiB windows). */
   private static final int MAX_WINDOWS = 1 << 20;
   private static final int QUERY_BYTES = 16;
@@ -46,14 +53,18 @@ public final class RangeProtocol {
   public record Piece(RemoteDescriptor window, long offset, long rangeOffset, int length) {}
 
   /**
-   * Where a query's partitions are: the windows of the registered data file and
-   * partitions() + 1 offsets in the file.
+   * Where a query's partitions are: the windows of the registered data file, partitions() + 1
+   * offsets in the file and the CRC32C of each partition's bytes.
    */
-  public record Answer(List<RemoteDescriptor> windows, long[] offsets) {
+  public record Answer(List<RemoteDescriptor> windows, long[] offsets, int[] checksums) {
     public Answer {
       windows = List.copyOf(windows);
       if (windows.isEmpty()) {
         throw new IllegalArgumentException("an answer needs at least one window");
+      }
+      if (offsets.length < 1 || checksums.length != offsets.length - 1) {
+        throw new IllegalArgumentException(
+            offsets.length + " offsets and " + checksums.length + " checksums do not describe one partition range");
       }
       long w = windows.get(0).length();
       for (int i = 0; i < windows.size() - 1; i++) {
@@ -69,6 +80,21 @@ public final class RangeProtocol {
 
     public long length(int i) {
       return offsets[i + 1] - offsets[i];
+    }
+
+    /** CRC32C of the {@code i}-th partition's bytes, as the owner registered them. */
+    public int checksum(int i) {
+      return checksums[i];
+    }
+
+    /** The window holding file byte {@code at}. */
+    public RemoteDescriptor windowAt(long at) {
+      return windows.get((int) (at / windowBytes()));
+    }
+
+    /** Where file byte {@code at} is in {@link #windowAt}. */
+    public long offsetInWindow(long at) {
+      return at % windowBytes();
     }
 
     /** Bytes of the data file its windows cover. */
@@ -112,7 +138,7 @@ public final class RangeProtocol {
   public static long responseBytes(List<Query> queries) {
     long n = 4;
     for (Query q : queries) {
-      n += 4 + RemoteDescriptor.ENCODED_LENGTH + 8L * (q.partitions() + 1);
+      n += 4 + RemoteDescriptor.ENCODED_LENGTH + 8L * (q.partitions() + 1) + 4L * q.partitions();
     }
     return n;
   }
@@ -135,7 +161,9 @@ public final class RangeProtocol {
     }
     int version = in.getInt();
     if (version != VERSION) {
-      throw new IllegalArgumentException("range request version " + version + ", expected " + VERSION);
+      throw new IllegalArgumentException("range request of protocol version " + version + ", this executor speaks "
+          + VERSION + (version < VERSION ? " (version " + VERSION + " answers carry the partitions' checksums)" : "")
+          + ": every executor of an application must run the same sluice-spark-shuffle build");
     }
     int shuffleId = in.getInt();
     int count = in.getInt();
@@ -153,7 +181,8 @@ public final class RangeProtocol {
   public static ByteBuffer encodeResponse(List<Answer> answers) {
     long size = 4;
     for (Answer a : answers) {
-      size += 4 + (long) RemoteDescriptor.ENCODED_LENGTH * a.windows().size() + 8L * a.offsets().length;
+      size += 4 + (long) RemoteDescriptor.ENCODED_LENGTH * a.windows().size() + 8L * a.offsets().length
+          + 4L * a.checksums().length;
     }
     if (size > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("range response of " + size + " bytes");
@@ -165,6 +194,9 @@ public final class RangeProtocol {
       a.windows().forEach(w -> w.encode(b));
       for (long o : a.offsets()) {
         b.putLong(o);
+      }
+      for (int c : a.checksums()) {
+        b.putInt(c);
       }
     }
     return b.flip();
@@ -186,17 +218,26 @@ public final class RangeProtocol {
         windows.add(RemoteDescriptor.decode(in));
       }
       long fileLength = fileLength(windows);
-      long[] offsets = new long[q.partitions() + 1];
-      if (in.remaining() < 8L * offsets.length) {
+      // The number of offsets and checksums follows from our own query; the bytes for them must
+      // be there before anything is allocated.
+      if (in.remaining() < 12L * q.partitions() + 8) {
         throw new IllegalArgumentException("range response truncated at map " + q.mapId());
       }
+      long[] offsets = new long[q.partitions() + 1];
       for (int i = 0; i < offsets.length; i++) {
         offsets[i] = in.getLong();
         if (offsets[i] < 0 || (i > 0 && offsets[i] < offsets[i - 1]) || offsets[i] > fileLength) {
           throw new IllegalArgumentException("range response has bad offsets for map " + q.mapId());
         }
       }
-      answers.add(new Answer(windows, offsets));
+      int[] checksums = new int[q.partitions()];
+      for (int i = 0; i < checksums.length; i++) {
+        checksums[i] = in.getInt();
+        if (checksums[i] != 0 && offsets[i + 1] == offsets[i]) {
+          throw new IllegalArgumentException("range response has a checksum for an empty partition of map " + q.mapId());
+        }
+      }
+      answers.add(new Answer(windows, offsets, checksums));
     }
     if (in.hasRemaining()) {
       throw new IllegalArgumentException("range response has " + in.remaining() + " trailing bytes");

@@ -32,12 +32,15 @@ public final class RdmaShuffleOption {
       Parsers.bytes(), Check.between(1, Integer.MAX_VALUE));
   public static final ConfigKey<Boolean> LOCAL_READS = ConfigKey.of("spark.shuffle.rdma.localReads", "true",
       "Read blocks written by the reducer's own executor straight from its local files.", Parsers.bool());
+  public static final ConfigKey<Boolean> VERIFY_READS = ConfigKey.of("spark.shuffle.rdma.verifyReads", "true",
+      "Check every block a reduce task READ against the CRC32C its owner computed when it registered the map"
+          + " output; a mismatch is a fetch failure, never data.", Parsers.bool());
   public static final ConfigKey<Long> LOOKUP_TIMEOUT = ConfigKey.of("spark.shuffle.rdma.lookupTimeout", "30s",
       "Deadline for registering with, and asking, the driver's transport address book.",
       Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
 
   private static final List<ConfigKey<?>> ALL = List.of(MAX_BYTES_IN_FLIGHT, READ_CHUNK_BYTES, MAX_RANGE_BYTES,
-      REGISTRATION_WINDOW_BYTES, LOCAL_READS, LOOKUP_TIMEOUT);
+      REGISTRATION_WINDOW_BYTES, LOCAL_READS, VERIFY_READS, LOOKUP_TIMEOUT);
 
   private RdmaShuffleOption() {}
 

@@ -52,7 +52,7 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
 
   /** Reader limits, read once per executor from the SparkConf. */
   record ReaderSettings(long maxBytesInFlight, int readChunkBytes, long maxRangeBytes, boolean localReads,
-      int maxRequestBytes, boolean shuffleServiceEnabled) {}
+      boolean verifyReads, int maxRequestBytes, boolean shuffleServiceEnabled) {}
 
   RdmaShuffleReader(BaseShuffleHandle<K, ?, C> handle, int startMapIndex, int endMapIndex,
       int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics,
@@ -94,7 +94,7 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
       return sortShuffleReader.get().read();
     }
     RemoteFetcher remote = new RemoteFetcher(shuffleId, plan.get(), transport, metrics, settings.maxBytesInFlight(),
-        settings.readChunkBytes(), settings.maxRangeBytes(), settings.maxRequestBytes());
+        settings.readChunkBytes(), settings.maxRangeBytes(), settings.maxRequestBytes(), settings.verifyReads());
     BlockStreams streams = new BlockStreams(shuffleId, plan.get(), resolver, remote, metrics);
     context.addTaskCompletionListener((TaskCompletionListener) ctx -> streams.close());
     remote.start();

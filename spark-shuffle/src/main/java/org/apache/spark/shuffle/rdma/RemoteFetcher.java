@@ -3,8 +3,10 @@ package org.apache.spark.shuffle.rdma;
 import io.sluice.spark.shuffle.fetch.ReadPlanner;
 import io.sluice.spark.shuffle.protocol.RangeProtocol;
 import io.sluice.spark.shuffle.registry.RangeService;
+import io.sluice.transport.Checksums;
 import io.sluice.transport.Connection;
 import io.sluice.transport.NodeAddress;
+import io.sluice.transport.ReadIntegrityException;
 import io.sluice.transport.ReadRequest;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.TransportException;
@@ -24,7 +26,11 @@ import org.apache.spark.storage.ShuffleBlockId;
  * per map output (split into chunks of at most the READ size, issued as one batch), in plan
  * order, keeping at most {@code maxBytesInFlight} bytes requested and not yet consumed (always at
  * least one range). How requests and READ ranges are cut is the {@link ReadPlanner}'s. Ranges are
- * handed out as {@link Fetched} units whose memory the consumer releases.
+ * handed out as {@link Fetched} units whose memory the consumer releases. Unless told not to, it
+ * checks each block of a range against the CRC32C the owner sent with the range answer before
+ * handing the range out: a READ body carries no tag of its own on verbs, so this is what keeps a
+ * corrupting device, fabric or a changed file from reaching the deserializer. A mismatch is a
+ * fetch failure naming the peer, the region and the range.
  *
  * <p>Sends the range requests when constructed and issues READs from {@link #start}. Not thread
  * safe: one reduce task drives it. Owns every destination region until it hands the unit out;
@@ -32,8 +38,8 @@ import org.apache.spark.storage.ShuffleBlockId;
  * released when its READ completes).
  */
 final class RemoteFetcher implements AutoCloseable {
-  /** One slice of a fetched range: a block's bytes. */
-  record Slice(ShuffleBlockId id, long offset, long length) {}
+  /** One slice of a fetched range: a block's bytes, and the CRC32C its owner published for them. */
+  record Slice(ShuffleBlockId id, long offset, long length, int checksum) {}
 
   /** A fetched range in local memory, with the blocks it holds. The consumer closes it. */
   static final class Fetched implements AutoCloseable {
@@ -87,6 +93,7 @@ final class RemoteFetcher implements AutoCloseable {
   private final long maxBytesInFlight;
   private final int readChunkBytes;
   private final long maxRangeBytes;
+  private final boolean verifyReads;
   private final List<Source> sources = new ArrayList<>();
   private final Deque<Unit> unissued = new ArrayDeque<>();
   private final Deque<InFlight> issued = new ArrayDeque<>();
@@ -96,8 +103,9 @@ final class RemoteFetcher implements AutoCloseable {
 
   RemoteFetcher(int shuffleId, FetchPlan plan, ExecutorShuffleTransport transport,
       ShuffleReadMetricsReporter metrics, long maxBytesInFlight, int readChunkBytes, long maxRangeBytes,
-      int maxRequestBytes) {
+      int maxRequestBytes, boolean verifyReads) {
     this.shuffleId = shuffleId;
+    this.verifyReads = verifyReads;
     this.transport = transport;
     this.metrics = metrics;
     this.maxBytesInFlight = maxBytesInFlight;
@@ -171,6 +179,9 @@ final class RemoteFetcher implements AutoCloseable {
       throw failed(f.unit().source(), f.unit().map(), firstReduce(f.unit()), "READ failed", t);
     }
     Unit u = f.unit();
+    if (verifyReads) {
+      verify(f.destination(), u);
+    }
     Connection c = u.source().connection.join();
     for (ReadRequest r : f.reads()) {
       transport.recordRead(c.dataPath(r.remote()), r.length());
@@ -184,6 +195,28 @@ final class RemoteFetcher implements AutoCloseable {
         fill(false);
       }
     }));
+  }
+
+  /**
+   * Checks each block of a range READ into {@code destination} against its owner's checksum.
+   *
+   * @throws org.apache.spark.shuffle.FetchFailedException (unchecked) for the first block that
+   *     differs, after giving the destination back
+   */
+  private void verify(RegisteredRegion destination, Unit u) {
+    ByteBuffer read = destination.buffer();
+    for (Slice s : u.slices()) {
+      long at = u.start() + s.offset(); // in the owner's data file
+      try {
+        Checksums.verify(read.duplicate().limit((int) (s.offset() + s.length())).position((int) s.offset()),
+            s.checksum(), u.source().peer, u.file().windowAt(at), u.file().offsetInWindow(at),
+            "block " + s.id() + " (bytes [" + at + ", " + (at + s.length()) + ") of its data file)");
+      } catch (ReadIntegrityException e) {
+        transport.destinations().release(destination); // the READ is complete: nothing writes to it any more
+        bytesInFlight -= u.length();
+        throw failed(u.source(), u.map(), s.id().reduceId(), "READ does not match its owner's checksum", e);
+      }
+    }
   }
 
   /**
@@ -247,7 +280,8 @@ final class RemoteFetcher implements AutoCloseable {
       for (ReadPlanner.Unit unit : units) {
         List<Slice> slices = new ArrayList<>(unit.blocks().size());
         for (ReadPlanner.Block b : unit.blocks()) {
-          slices.add(new Slice(new ShuffleBlockId(shuffleId, map.mapId(), b.partition()), b.offset(), b.length()));
+          slices.add(new Slice(new ShuffleBlockId(shuffleId, map.mapId(), b.partition()), b.offset(), b.length(),
+              a.checksum(b.partition() - map.startPartition())));
         }
         unissued.add(new Unit(s, map, a, unit.start(), unit.length(), slices));
       }

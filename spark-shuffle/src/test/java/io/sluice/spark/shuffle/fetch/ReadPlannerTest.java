@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Test;
 /** How a reducer cuts range requests and READ units; no transport, no Spark. */
 class ReadPlannerTest {
   private static RangeProtocol.Answer answer(long fileLength, long... offsets) {
-    return new RangeProtocol.Answer(List.of(new RemoteDescriptor(1, 0, fileLength, 9)), offsets);
+    return new RangeProtocol.Answer(List.of(new RemoteDescriptor(1, 0, fileLength, 9)), offsets,
+        new int[offsets.length - 1]);
   }
 
   @Test

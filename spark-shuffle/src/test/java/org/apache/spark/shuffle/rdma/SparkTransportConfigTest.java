@@ -121,6 +121,16 @@ class SparkTransportConfigTest {
   }
 
   @Test
+  void readsAreVerifiedUnlessTurnedOff() {
+    assertEquals(true, SparkTransportConfig.source(new SparkConf(false)).value(RdmaShuffleOption.VERIFY_READS));
+    SparkConf off = new SparkConf(false).set(RdmaShuffleOption.VERIFY_READS.key(), "false");
+    assertEquals(false, SparkTransportConfig.source(off).value(RdmaShuffleOption.VERIFY_READS));
+    SparkConf bad = new SparkConf(false).set(RdmaShuffleOption.VERIFY_READS.key(), "sometimes");
+    assertEquals(true, assertThrows(IllegalArgumentException.class, () -> SparkTransportConfig.validate(bad))
+        .getMessage().contains(RdmaShuffleOption.VERIFY_READS.key()));
+  }
+
+  @Test
   void sizesAndDurationsReadWithSparksSyntax() {
     SparkConf conf = new SparkConf(false)
         .set("spark.shuffle.rdma.transport.maxMessageBytes", "16m")
