@@ -74,7 +74,7 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   static ExecutorShuffleTransport open(String executorId, TransportConfig config,
       IndexShuffleBlockResolver resolver, AddressBookClient addressBook, long pooledDestinationBytes,
       long registrationWindowBytes) throws TransportException {
-    RangeService service = new RangeService();
+    RangeService service = new RangeService(config.value(TransportKeys.MAX_MESSAGE_BYTES));
     Transport transport = Transports.open(config, service);
     try {
       MapOutputRegistry registry =
