@@ -99,7 +99,10 @@ def served_table(java):
             raise AssertionError("ServeTestTable ended before serving:\n" + "".join(stderr))
         yield table
     finally:
-        process.stdin.close()
+        try:
+            process.stdin.write("stop\n")
+        finally:
+            process.stdin.close()
         try:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:

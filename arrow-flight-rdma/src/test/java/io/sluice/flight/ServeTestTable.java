@@ -2,8 +2,11 @@ package io.sluice.flight;
 
 import io.sluice.flight.table.FlightTable;
 import io.sluice.transport.TransportConfig;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.zip.CRC32;
@@ -39,6 +42,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * shard t.s00 rows R batches B crc32 HEX            (one line per shard)
  * serving
  * </pre>
+ *
+ * It stops when its standard input ends or reads the line {@code stop}.
  *
  * The CRC-32 runs over each batch's columns in order, each as its values little-endian (the
  * fixed-size list as its items), so a reader that computes it over what it received proves it got
@@ -81,8 +86,12 @@ public final class ServeTestTable {
       }
       System.out.println("serving");
       System.out.flush();
-      while (System.in.read() >= 0) {
-        // serve until the test closes our standard input
+      // Serve until the test closes our standard input or writes "stop" (a child process the
+      // test forked may hold the pipe open).
+      BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+      String line;
+      while ((line = in.readLine()) != null && !line.equals("stop")) {
+        // keep serving
       }
     }
   }
