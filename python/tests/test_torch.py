@@ -12,13 +12,11 @@ torch = pytest.importorskip("torch", reason="torch is not installed (bin/sluice-
 import pyarrow as pa  # noqa: E402
 
 from sluice import UnsupportedColumnException, order  # noqa: E402
-from sluice.flight import list_shards  # noqa: E402
 from sluice.torch import SluiceDataset, batch_to_tensors  # noqa: E402
 
 
 def dataset(served_table, **kwargs):
-    shards = list_shards([served_table.location], "t.", served_table.token)
-    return SluiceDataset(shards, served_table.token, **kwargs)
+    return SluiceDataset.from_locations([served_table.location], "t.", served_table.token, **kwargs)
 
 
 def ids_of(items):
@@ -100,10 +98,14 @@ def test_resume_opens_no_shard_it_consumed(served_table, monkeypatch):
     assert opened == [f"t.s{k:02d}" for k in mine[start:]]
 
 
-def test_a_state_of_another_rank_is_refused(served_table):
+def test_a_state_of_another_rank_or_worker_is_refused(served_table):
     state = dataset(served_table, seed=1, rank=0, world=2).state_dict()
     with pytest.raises(ValueError, match="rank, world"):
         dataset(served_table, seed=1, rank=1, world=2).load_state_dict(state)
+    ds = dataset(served_table, seed=1)
+    ds.load_state_dict(dict(ds.state_dict(), position=1, worker=1, workers=2))
+    with pytest.raises(ValueError, match="the state is worker 1's of 2"):
+        iter(ds)
 
 
 def test_dataloader_workers_split_the_ranks_shards(served_table):

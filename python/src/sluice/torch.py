@@ -152,12 +152,13 @@ class SluiceDataset(torch.utils.data.IterableDataset):
                 " multiprocessing_context='spawn' (or 'forkserver') to the DataLoader"
             )
         here = (0, 1) if info is None else (info.id, info.num_workers)
-        if self._cursor.position or self._batch:
-            if here[1] != self._worker[1]:
-                raise ValueError(
-                    f"the state was taken with {self._worker[1]} reading processes, this iteration has"
-                    f" {here[1]}: resume with as many DataLoader workers (or from an epoch's start)"
-                )
+        if (self._cursor.position or self._batch) and here != self._worker:
+            # A mid-epoch cursor is one worker's: another would skip or repeat shards.
+            raise ValueError(
+                f"the state is worker {self._worker[0]}'s of {self._worker[1]}, this iteration runs in worker"
+                f" {here[0]} of {here[1]}: resume each worker from its own state (torchdata's"
+                " StatefulDataLoader) with as many workers, or start from an epoch's start (set_epoch)"
+            )
         return here
 
     def __iter__(self) -> Iterator[Dict[str, torch.Tensor]]:
