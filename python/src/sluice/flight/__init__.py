@@ -1,0 +1,21 @@
+"""Reading tables from Sluice Flight servers (and any Arrow Flight server).
+
+* :func:`open_reader` / :class:`SluiceFlightClient`: one table or shard as a :class:`TableReader`.
+* :func:`list_shards`: a table's shards on several servers, in the order every reader agrees on.
+* :mod:`sluice.flight.call_token`: the bearer token a server with a secret asks every call for.
+"""
+
+from .client import SluiceFlightClient, open_reader
+from .negotiator import Decision
+from .shards import Shard, list_shards
+from .table_reader import GrpcTableReader, TableReader
+
+__all__ = [
+    "SluiceFlightClient",
+    "open_reader",
+    "Decision",
+    "Shard",
+    "list_shards",
+    "TableReader",
+    "GrpcTableReader",
+]

@@ -1,0 +1,110 @@
+"""Fixtures that start the project's real Java programs (built by bin/sluice-test, or by
+``mvn -pl arrow-flight-rdma -am package -DskipTests``); tests that need them skip, saying so,
+when the classes are not built."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from typing import Dict, List
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+MODULE = ROOT / "arrow-flight-rdma"
+TARGET = MODULE / "target"
+JVM_FLAGS = ["--add-opens=java.base/java.nio=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+
+
+def _java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    return str(pathlib.Path(home) / "bin" / "java") if home else (shutil.which("java") or "java")
+
+
+def _classpath() -> str:
+    needed = [
+        TARGET / "test-classes" / "io" / "sluice" / "flight" / "ServeTestTable.class",
+        TARGET / "test-classpath.txt",
+    ]
+    missing = [str(p.relative_to(ROOT)) for p in needed if not p.exists()]
+    if missing:
+        pytest.skip(
+            f"the Java test programs are not built (missing {', '.join(missing)}): run bin/sluice-test, or"
+            " mvn -pl arrow-flight-rdma -am package -DskipTests"
+        )
+    if shutil.which(_java()) is None and not pathlib.Path(_java()).exists():
+        pytest.skip("no java on PATH or in JAVA_HOME")
+    return os.pathsep.join(
+        [str(TARGET / "test-classes"), str(TARGET / "classes"), (TARGET / "test-classpath.txt").read_text().strip()]
+    )
+
+
+@pytest.fixture(scope="session")
+def java():
+    """Runs a main class of arrow-flight-rdma's test class path; returns its stdout lines."""
+    cp = _classpath()
+
+    def run(main: str, *args: str, timeout: float = 120) -> List[str]:
+        done = subprocess.run(
+            [_java(), *JVM_FLAGS, "-cp", cp, main, *args],
+            capture_output=True, text=True, timeout=timeout,
+        )
+        if done.returncode != 0:
+            raise AssertionError(f"{main} {' '.join(args)} exited {done.returncode}:\n{done.stderr[-4000:]}")
+        return done.stdout.splitlines()
+
+    run.classpath = cp  # type: ignore[attr-defined]
+    return run
+
+
+@dataclass
+class ServedTable:
+    """What ServeTestTable printed: where it serves, the token of its secret, each shard's rows and CRC."""
+
+    location: str
+    token: str
+    secret: str
+    shards: Dict[str, dict] = field(default_factory=dict)
+
+
+SHARDS, ROWS, SECRET = 7, 16, "python-test-secret"
+
+
+@pytest.fixture(scope="session")
+def served_table(java):
+    """A real SluiceFlightServer (io.sluice.flight.ServeTestTable) serving 7 shards until the session ends."""
+    process = subprocess.Popen(
+        [_java(), *JVM_FLAGS, "-cp", java.classpath, "io.sluice.flight.ServeTestTable", str(SHARDS), str(ROWS), SECRET],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    stderr: List[str] = []
+    threading.Thread(target=lambda: stderr.extend(process.stderr), daemon=True).start()
+    table = ServedTable("", "", SECRET)
+    try:
+        for line in process.stdout:
+            words = line.split()
+            if words[0] == "location":
+                table.location = words[1]
+            elif words[0] == "token":
+                table.token = words[1]
+            elif words[0] == "shard":
+                table.shards[words[1]] = {"rows": int(words[3]), "batches": int(words[5]), "crc32": int(words[7], 16)}
+            elif words[0] == "serving":
+                break
+        else:
+            raise AssertionError("ServeTestTable ended before serving:\n" + "".join(stderr))
+        yield table
+    finally:
+        try:
+            process.stdin.write("stop\n")
+        finally:
+            process.stdin.close()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

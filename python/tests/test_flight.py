@@ -1,0 +1,92 @@
+"""sluice.flight against a real SluiceFlightServer (io.sluice.flight.ServeTestTable)."""
+
+from __future__ import annotations
+
+import logging
+import zlib
+
+import pyarrow as pa
+import pytest
+from pyarrow import flight
+
+from sluice.flight import SluiceFlightClient, call_token, list_shards, open_reader
+
+
+def crc32_of(batches):
+    """The CRC ServeTestTable prints: each batch's columns in order, values little-endian."""
+    crc = 0
+    for b in batches:
+        for name in ["id", "x", "v", "label"]:
+            col = b.column(name)
+            if pa.types.is_fixed_size_list(col.type):
+                col = col.flatten()
+            crc = zlib.crc32(col.to_numpy(zero_copy_only=True).tobytes(), crc)
+    return crc
+
+
+def test_token_is_the_java_token(served_table):
+    assert call_token.derive(served_table.secret) == served_table.token
+    assert call_token.derive(served_table.secret, "other-salt") != served_table.token
+    with pytest.raises(ValueError):
+        call_token.derive("")
+
+
+def test_every_shard_reads_as_the_server_digested_it(served_table):
+    for name, expected in served_table.shards.items():
+        with open_reader(served_table.location, name, served_table.token) as reader:
+            assert reader.data_path == "grpc"
+            assert reader.schema.names == ["id", "x", "v", "label"]
+            batches = reader.read_all()
+        assert len(batches) == expected["batches"], name
+        assert sum(b.num_rows for b in batches) == expected["rows"], name
+        assert crc32_of(batches) == expected["crc32"], name
+        k = int(name[len("t.s"):])
+        assert batches[0].column("id")[0].as_py() == k * 1_000_000
+
+
+def test_shards_are_listed_in_name_order(served_table):
+    shards = list_shards([served_table.location], "t.", served_table.token)
+    assert [s.name for s in shards] == sorted(served_table.shards)
+    assert [s.rows for s in shards] == [served_table.shards[s.name]["rows"] for s in shards]
+    assert all(s.location == served_table.location for s in shards)
+    with pytest.raises(LookupError, match="no flight named 'nothing[.]...'"):
+        list_shards([served_table.location], "nothing.", served_table.token)
+
+
+@pytest.mark.parametrize("token", [None, "not-the-token", call_token.derive("another secret")])
+def test_a_call_without_the_token_is_refused(served_table, token):
+    with pytest.raises(flight.FlightUnauthenticatedError):
+        with open_reader(served_table.location, "t.s00", token) as reader:
+            reader.read_all()
+    with pytest.raises(flight.FlightUnauthenticatedError):
+        list_shards([served_table.location], "t.", token)
+
+
+def test_a_missing_table_is_not_found(served_table):
+    with pytest.raises(KeyError, match="no table .absent."):
+        open_reader(served_table.location, "absent", served_table.token)
+
+
+def test_the_transport_decision_is_made_once_with_its_reason(served_table, caplog):
+    caplog.set_level(logging.INFO, logger="sluice.flight")
+    with SluiceFlightClient(served_table.location, served_table.token) as client:
+        for _ in range(2):
+            with client.open("t.s01") as reader:
+                reader.read_all()
+        assert client.decision.data_path == "grpc"
+        assert "no transport secret" in client.decision.reason
+    assert len([r for r in caplog.records if "streams take grpc" in r.getMessage()]) == 1
+    with SluiceFlightClient(served_table.location, served_table.token, secret=served_table.secret) as client:
+        assert "offers a data plane" in client.decision.reason
+    with SluiceFlightClient(served_table.location, served_table.token, secret="s", data_plane=False) as client:
+        assert "turned off" in client.decision.reason
+
+
+def test_a_stream_left_early_closes(served_table):
+    with SluiceFlightClient(served_table.location, served_table.token) as client:
+        shard = list_shards([served_table.location], "t.s02", served_table.token)[0]
+        with client.open(shard) as reader:
+            first = next(iter(reader))
+        assert first.num_rows == 16
+        # the client still works after a stream was cancelled
+        assert len(client.open(shard).read_all()) == 2

@@ -1,0 +1,147 @@
+"""sluice.torch.SluiceDataset against a real SluiceFlightServer and the Java FlightLoader."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed (bin/sluice-test installs Debian's python3-torch as root)")
+
+import pyarrow as pa  # noqa: E402
+
+from sluice import UnsupportedColumnException, order  # noqa: E402
+from sluice.torch import SluiceDataset, batch_to_tensors  # noqa: E402
+
+
+def dataset(served_table, **kwargs):
+    return SluiceDataset.from_locations([served_table.location], "t.", served_table.token, **kwargs)
+
+
+def ids_of(items):
+    return [int(i) for item in items for i in item["id"]]
+
+
+@pytest.mark.parametrize("seed,epoch,rank,world", [(0, 0, 0, 1), (7, 1, 0, 2), (7, 1, 1, 2), (-3, 4, 2, 3)])
+def test_rows_come_in_the_java_loaders_order(served_table, java, seed, epoch, rank, world):
+    lines = java("io.sluice.flight.loader.PrintLoaderRows", served_table.location, served_table.secret, "t.",
+                 str(seed), str(epoch), str(rank), str(world))
+    java_ids = [int(i) for line in lines for i in line.split()[2:]]
+    assert {line.split()[1] for line in lines} <= {"tcp", "grpc"}
+    ds = dataset(served_table, seed=seed, epoch=epoch, rank=rank, world=world, prefetch=3)
+    assert ids_of(ds) == java_ids
+    assert ds.cursor == order.Cursor(epoch + 1, 0)
+
+
+def test_batches_are_tensors_over_the_arrow_buffers(served_table):
+    ds = dataset(served_table, seed=1, pin_memory=False)
+    item = next(iter(ds))
+    assert item["id"].dtype == torch.int64 and item["x"].dtype == torch.float64
+    assert item["label"].dtype == torch.int32
+    assert item["v"].shape == (len(item["id"]), 3) and item["v"].dtype == torch.float32
+    assert torch.equal(item["x"], item["id"].double() * 0.25)
+    assert torch.equal(item["v"][:, 1], (item["id"] % 1000).float() + 0.5)
+
+
+def test_no_copy_is_made():
+    ids = pa.array(range(100), pa.int64())
+    vs = pa.FixedSizeListArray.from_arrays(pa.array([float(i) for i in range(300)], pa.float32()), 3)
+    batch = pa.RecordBatch.from_arrays([ids, vs], ["id", "v"]).slice(10, 50)
+    tensors = batch_to_tensors(batch)
+    assert tensors["id"].data_ptr() == ids.buffers()[1].address + 10 * 8
+    assert tensors["v"].data_ptr() == vs.values.buffers()[1].address + 10 * 3 * 4
+    assert tensors["v"][0].tolist() == [30.0, 31.0, 32.0]
+
+
+def test_columns_without_a_tensor_form_are_named():
+    batch = pa.RecordBatch.from_arrays([pa.array([1, 2]), pa.array(["a", "b"]), pa.array([1, None])], ["n", "s", "z"])
+    with pytest.raises(UnsupportedColumnException, match="column 's' of type string"):
+        batch_to_tensors(batch)
+    with pytest.raises(UnsupportedColumnException, match="column 'z' has nulls"):
+        batch_to_tensors(batch, ["z"])
+    assert list(batch_to_tensors(batch, ["n"])) == ["n"]
+
+
+def test_resume_yields_exactly_the_remaining_batches(served_table):
+    whole = list(dataset(served_table, seed=5, epoch=2, max_rows=10))
+    for consumed in [0, 1, 2, 5, len(whole) - 1, len(whole)]:
+        first = dataset(served_table, seed=5, epoch=2, max_rows=10)
+        it = iter(first)
+        for _ in range(consumed):
+            next(it)
+        state = first.state_dict()
+        it.close()
+        resumed = dataset(served_table, seed=5, epoch=2, max_rows=10)
+        resumed.load_state_dict(state)
+        assert ids_of(resumed) == ids_of(whole[consumed:]), f"after {consumed} items, state {state}"
+
+
+def test_resume_opens_no_shard_it_consumed(served_table, monkeypatch):
+    import sluice.torch as st
+
+    opened = []
+    real = st._read_shard
+    monkeypatch.setattr(st, "_read_shard", lambda client, shard: opened.append(shard.name) or real(client, shard))
+    first = dataset(served_table, seed=9)
+    it = iter(first)
+    for _ in range(3):
+        next(it)
+    state = first.state_dict()
+    it.close()
+    opened.clear()
+    resumed = dataset(served_table, seed=9)
+    resumed.load_state_dict(state)
+    list(resumed)
+    mine = order.for_rank(len(served_table.shards), 9, 0, 0, 1)
+    start = state["position"]
+    assert opened == [f"t.s{k:02d}" for k in mine[start:]]
+
+
+def test_a_state_of_another_rank_or_worker_is_refused(served_table):
+    state = dataset(served_table, seed=1, rank=0, world=2).state_dict()
+    with pytest.raises(ValueError, match="rank, world"):
+        dataset(served_table, seed=1, rank=1, world=2).load_state_dict(state)
+    ds = dataset(served_table, seed=1)
+    ds.load_state_dict(dict(ds.state_dict(), position=1, worker=1, workers=2))
+    with pytest.raises(ValueError, match="the state is worker 1's of 2"):
+        iter(ds)
+
+
+def test_dataloader_workers_split_the_ranks_shards(served_table):
+    ds = dataset(served_table, seed=11, epoch=1, rank=1, world=2)
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context="spawn")
+    got = ids_of(loader)
+    mine = order.for_rank(len(served_table.shards), 11, 1, 1, 2)
+    per_worker = [[mine[p] for p in order.for_worker(mine, w, 2)] for w in range(2)]
+    shards_seen = [i // 1_000_000 for i in got]
+    # Every shard of the rank, each whole, once; each worker's shards in the rank's order.
+    assert sorted(set(shards_seen)) == sorted(mine)
+    assert sorted(got) == sorted(ids_of(dataset(served_table, seed=11, epoch=1, rank=1, world=2)))
+    for shards in per_worker:
+        assert [k for k in dict.fromkeys(shards_seen) if k in shards] == shards
+
+
+def test_a_forked_worker_is_refused_rather_than_hang(served_table):
+    ds = dataset(served_table, seed=11)
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=1, multiprocessing_context="fork")
+    batches = iter(loader)
+    try:
+        with pytest.raises(RuntimeError, match="multiprocessing_context='spawn'"):
+            next(batches)
+    finally:
+        batches._shutdown_workers()
+
+
+def test_a_failed_read_names_the_shard(served_table):
+    from sluice import ShardReadException
+    from sluice.flight import Shard
+
+    bad = Shard("t.gone", served_table.location, b"sluice-table:t.gone")
+    with pytest.raises(ShardReadException, match="t.gone"):
+        list(SluiceDataset([bad], served_table.token))
+
+
+def test_import_sluice_does_not_import_torch():
+    code = "import sys, sluice, sluice.order, sluice.flight; assert 'torch' not in sys.modules, 'torch imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
