@@ -49,8 +49,12 @@ class DataPlaneGetTest {
 
   /** A plain flight-core client whose every call presents {@code SECRET}'s token. */
   static FlightClient plainClient(BufferAllocator allocator, Location location) {
-    return FlightClient.builder(allocator, location).intercept(CallToken.clientMiddleware(CallToken.derive(SECRET)))
-        .build();
+    return FlightClient.builder(allocator, location).intercept(CallToken.clientMiddleware(token(location))).build();
+  }
+
+  /** A token of {@code SECRET} for the server at {@code location}, valid for ten minutes. */
+  static String token(Location location) {
+    return CallToken.mint(SECRET, CallToken.audienceOf(location), java.time.Duration.ofMinutes(10));
   }
 
   static SluiceFlightServer server(BufferAllocator allocator, TransportConfig config) throws Exception {

@@ -107,7 +107,7 @@ class TlsTest {
       // A plain flight-core client trusting the certificate and presenting the token is answered.
       try (FlightClient trusting = FlightClient.builder(allocator, server.location())
                .trustedCertificates(new java.io.ByteArrayInputStream(Files.readAllBytes(certificate.certificate())))
-               .intercept(CallToken.clientMiddleware(CallToken.derive(SECRET))).build()) {
+               .intercept(CallToken.clientMiddleware(DataPlaneGetTest.token(server.location()))).build()) {
         assertEquals(10, trusting.getInfo(FlightDescriptor.path("t")).getRecords());
       }
     }

@@ -13,7 +13,11 @@ import io.sluice.transport.config.TransportKeys;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -108,7 +112,7 @@ public final class FlightServers {
     int chunk = (int) Math.min(Integer.MAX_VALUE, config.value(FlightOption.READ_CHUNK_BYTES));
     Grants grants = new Grants(ackTimeout);
     ServedGets gets = new ServedGets();
-    Optional<Transport> transport = openTransport(config, grants, gets);
+    Optional<Transport> transport = openTransport(dataPlaneConfig(config, location, tls), grants, gets);
     // A fixed bound: a reader that stops reading holds its stream's thread until the deadline,
     // so many of them must not grow the server's threads without end.
     int streamThreads = (int) Math.min(4096, config.value(FlightOption.STREAM_THREADS));
@@ -129,9 +133,15 @@ public final class FlightServers {
       // The producer needs the bound port for its endpoints: bind first, then point it there.
       LocationHolder where = new LocationHolder(location);
       FlightServer.Builder b = FlightServer.builder(allocator, location, new TableProducer(state, where.list()));
-      Optional<String> token = CallToken.of(config);
+      Optional<CallToken.Key> token = CallToken.of(config);
+      Set<String> audiences = ConcurrentHashMap.newKeySet();
+      for (String a : config.value(FlightOption.TOKEN_AUDIENCES).split(",")) {
+        if (!a.isBlank()) {
+          audiences.add(CallToken.audience(a));
+        }
+      }
       if (token.isPresent()) {
-        b.headerAuthenticator(new TokenAuthenticator(token.get(), authenticator));
+        b.headerAuthenticator(new TokenAuthenticator(token.get(), () -> audiences, Clock.systemUTC(), authenticator));
       } else if (authenticator != null) {
         b.headerAuthenticator(authenticator);
       }
@@ -140,8 +150,9 @@ public final class FlightServers {
       }
       flight = b.build().start();
       Location bound = where.bind(flight.getPort());
+      audiences.add(CallToken.audienceOf(bound));
       LOG.info("Flight server at {}; calls authenticated by: {}; data plane: {}", bound.getUri(),
-          token.isPresent() ? "the secret's token" : authenticator != null ? "the application" : "nothing",
+          token.isPresent() ? "the secret's tokens for " + audiences : authenticator != null ? "the application" : "nothing",
           transport.map(t -> t.provider() + " at " + t.localAddress()).orElse("off"));
       return new Running(flight, state, bound);
     } catch (IOException | RuntimeException e) {
@@ -156,6 +167,22 @@ public final class FlightServers {
       transport.ifPresent(Transport::close);
       throw e;
     }
+  }
+
+  /**
+   * The data plane's configuration: on a TLS location, the transport encrypts whatever the
+   * configuration says, so batch bodies never travel in clear beside a TLS control path.
+   */
+  static TransportConfig dataPlaneConfig(TransportConfig config, Location location, Tls tls) {
+    boolean tlsLocation = tls != null || location.getUri().getScheme().endsWith("+tls");
+    if (!tlsLocation || config.value(TransportKeys.ENCRYPTION)) {
+      return config;
+    }
+    if (!config.value(TransportKeys.SECRET).isEmpty()) {
+      LOG.info("Flight server on TLS: its data plane's transport encrypts too ({}=true, whatever the configuration"
+          + " says)", TransportKeys.ENCRYPTION.key());
+    }
+    return config.with(Map.of(TransportKeys.ENCRYPTION.key(), "true"));
   }
 
   private static Optional<Transport> openTransport(TransportConfig config, Grants grants, ServedGets gets) {
