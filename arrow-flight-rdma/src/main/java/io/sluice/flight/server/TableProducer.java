@@ -49,7 +49,7 @@ final class TableProducer implements FlightProducer {
 
   @Override
   public void getStream(CallContext context, Ticket ticket, ServerStreamListener listener) {
-    serve(nameOf(ticket), listener);
+    serve(context, nameOf(ticket), listener);
   }
 
   @Override
@@ -90,7 +90,7 @@ final class TableProducer implements FlightProducer {
       DataPlaneStreams.open(state, d.getCommand(), reader, writer);
       return;
     }
-    serve(TableRegistry.nameOf(d).orElseThrow(() -> CallStatus.INVALID_ARGUMENT
+    serve(context, TableRegistry.nameOf(d).orElseThrow(() -> CallStatus.INVALID_ARGUMENT
         .withDescription("DoExchange takes a data-plane command or a table's path").toRuntimeException()), writer);
   }
 
@@ -98,25 +98,21 @@ final class TableProducer implements FlightProducer {
    * Sends table {@code name} as an ordinary Flight stream, from a thread of the server's own: the
    * stream waits for gRPC's "ready" callback, which gRPC delivers on the thread of this call.
    */
-  private void serve(String name, ServerStreamListener listener) {
+  private void serve(CallContext context, String name, ServerStreamListener listener) {
     FlightTable table = state.tables().require(name);
     BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
     backpressure.register(listener);
     try {
-      state.workers().execute(() -> {
+      state.plainStreams().execute(PeerAddress.of(context), () -> {
         try {
           PlainStreams.get(state, table, listener, backpressure);
         } finally {
           table.release();
         }
       });
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RuntimeException e) {
       table.release();
-      if (state.workers().isShutdown()) {
-        throw CallStatus.UNAVAILABLE.withDescription("the server is shutting down").toRuntimeException();
-      }
-      throw CallStatus.RESOURCE_EXHAUSTED.withDescription("every stream thread of this server is busy ("
-          + io.sluice.flight.FlightOption.STREAM_THREADS.key() + ")").toRuntimeException();
+      throw e;
     }
   }
 
