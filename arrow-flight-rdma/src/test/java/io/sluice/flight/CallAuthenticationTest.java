@@ -118,7 +118,12 @@ class CallAuthenticationTest {
              config("tcp", "not-the-secret"));
          SluiceFlightClient none = SluiceFlightClient.connect(allocator, server.location())) {
       server.publish("t", TestTables.numeric(allocator, 2, 100));
-      for (SluiceFlightClient c : List.of(wrong, none)) {
+      // The wrong secret's client learns it at the data-plane offer, refused UNAUTHENTICATED; that
+      // answer is not signed, so it fails its stream (UNAVAILABLE, naming it) rather than fall back.
+      FlightRuntimeException e = assertThrows(FlightRuntimeException.class,
+          () -> wrong.getStream(SluiceFlightServer.ticket("t")).close());
+      assertTrue(e.getMessage().contains("UNAUTHENTICATED"), e.getMessage());
+      for (SluiceFlightClient c : List.of(none)) {
         refused(() -> {
           try (TableReader r = c.getStream(SluiceFlightServer.ticket("t"))) {
             while (r.next()) {

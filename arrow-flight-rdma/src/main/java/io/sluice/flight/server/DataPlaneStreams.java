@@ -69,6 +69,8 @@ final class DataPlaneStreams {
         state.activeStreams().incrementAndGet();
         try {
           get(state, peer, g, in, out);
+        } catch (FlightRuntimeException e) {
+          out.error(e); // off the gRPC thread, an error reaches the reader only this way
         } finally {
           state.activeStreams().decrementAndGet();
         }

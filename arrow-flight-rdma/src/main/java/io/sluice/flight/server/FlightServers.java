@@ -136,7 +136,7 @@ public final class FlightServers {
         config.value(FlightOption.PUTS), config.value(FlightOption.MAX_PUT_BYTES),
         new PutBudget(config.value(FlightOption.MAX_PUT_TOTAL_BYTES), config.value(FlightOption.MAX_PUT_TABLES)),
         plainStreams, dataPlaneGets, new AtomicInteger(),
-        new AtomicInteger());
+        new AtomicInteger(), CallToken.of(config));
     FlightServer flight = null;
     try {
       // The producer needs the bound port for its endpoints: bind first, then point it there.
@@ -145,7 +145,7 @@ public final class FlightServers {
       b.transportHint("grpc.builderConsumer",
           (java.util.function.Consumer<io.grpc.netty.NettyServerBuilder>) g -> g.intercept(new PeerAddress()));
       b.middleware(PeerAddress.KEY, PeerAddress.FACTORY);
-      Optional<CallToken.Key> token = CallToken.of(config);
+      Optional<CallToken.Key> token = state.offerKey();
       Set<String> audiences = ConcurrentHashMap.newKeySet();
       for (String a : config.value(FlightOption.TOKEN_AUDIENCES).split(",")) {
         if (!a.isBlank()) {

@@ -34,7 +34,8 @@ record ServerState(
     StreamPool plainStreams,
     StreamPool dataPlaneGets,
     AtomicInteger activeStreams,
-    AtomicInteger activeGrants) {
+    AtomicInteger activeGrants,
+    Optional<io.sluice.flight.CallToken.Key> offerKey) {
 
   /** Refuses a put unless puts are enabled. */
   void checkPutsAllowed() {

@@ -123,12 +123,24 @@ final class TableProducer implements FlightProducer {
           .toRuntimeException());
       return;
     }
+    byte[] answer;
     if (state.transport().isEmpty()) {
-      listener.onError(CallStatus.UNAVAILABLE.withDescription("this server has no data plane").toRuntimeException());
-      return;
+      if (state.offerKey().isEmpty()) {
+        listener.onError(CallStatus.UNAVAILABLE.withDescription("this server has no data plane").toRuntimeException());
+        return;
+      }
+      answer = DataPlaneOffer.refusal("this server's transport did not start");
+    } else {
+      var t = state.transport().get();
+      answer = new DataPlaneOffer(t.localAddress(), t.nodeId(), t.provider()).encode();
     }
-    var t = state.transport().get();
-    listener.onNext(new Result(new DataPlaneOffer(t.localAddress(), t.nodeId(), t.provider()).encode()));
+    listener.onNext(new Result(answer));
+    // Signed under the call-token key over the client's nonce and the answer, so that nobody on
+    // the path can answer "no data plane" in the server's name.
+    byte[] nonce = action.getBody();
+    if (state.offerKey().isPresent() && nonce != null && nonce.length > 0) {
+      listener.onNext(new Result(state.offerKey().get().sign(DataPlaneOffer.SIGNATURE_LABEL, nonce, answer)));
+    }
     listener.onCompleted();
   }
 
