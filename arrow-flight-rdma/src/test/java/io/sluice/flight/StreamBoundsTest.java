@@ -49,7 +49,9 @@ class StreamBoundsTest {
         }
         Thread.sleep(1000);
         assertTrue(server.streamThreads() <= 8, server.streamThreads() + " get threads for 200 unpulled gets");
-        assertTrue(Thread.activeCount() - before < 60, "200 unpulled gets grew the JVM from " + before + " to "
+        // Each get used to block a thread of its own until the deadline: 200 more. gRPC's own pools
+        // may grow a little while 200 calls arrive at once.
+        assertTrue(Thread.activeCount() - before < 150, "200 unpulled gets grew the JVM from " + before + " to "
             + Thread.activeCount() + " threads");
         FlightRuntimeException e = assertThrows(FlightRuntimeException.class, () -> unpulled.get(199).next());
         assertEquals(FlightStatusCode.RESOURCE_EXHAUSTED, e.status().code(), e.toString());
