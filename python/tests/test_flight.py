@@ -25,10 +25,19 @@ def crc32_of(batches):
 
 
 def test_token_is_the_java_token(served_table):
-    assert call_token.derive(served_table.secret) == served_table.token
-    assert call_token.derive(served_table.secret, "other-salt") != served_table.token
-    with pytest.raises(ValueError):
-        call_token.derive("")
+    aud, expires = call_token.claims(served_table.secret, served_table.token)
+    assert aud == call_token.audience(served_table.location)
+    assert call_token.mint(served_table.secret, served_table.location, expires=expires) == served_table.token
+    with pytest.raises(ValueError, match="MAC"):
+        call_token.claims("another secret, long enough", served_table.token)
+    with pytest.raises(ValueError, match="sluice.transport.secret"):
+        call_token.mint("fifteen-bytes!!", served_table.location)
+
+
+def test_a_token_minted_here_opens_its_server(served_table):
+    token = call_token.mint(served_table.secret, served_table.location, validity=60)
+    with open_reader(served_table.location, "t.s00", token) as reader:
+        assert sum(b.num_rows for b in reader.read_all()) == served_table.shards["t.s00"]["rows"]
 
 
 def test_every_shard_reads_as_the_server_digested_it(served_table):
@@ -53,8 +62,15 @@ def test_shards_are_listed_in_name_order(served_table):
         list_shards([served_table.location], "nothing.", served_table.token)
 
 
-@pytest.mark.parametrize("token", [None, "not-the-token", call_token.derive("another secret")])
-def test_a_call_without_the_token_is_refused(served_table, token):
+@pytest.mark.parametrize("kind", ["none", "garbage", "other-secret", "other-server", "expired"])
+def test_a_call_without_the_token_is_refused(served_table, kind):
+    token = {
+        "none": None,
+        "garbage": "not-the-token",
+        "other-secret": call_token.mint("another secret, long enough", served_table.location),
+        "other-server": call_token.mint(served_table.secret, "grpc+tcp://127.0.0.1:1"),
+        "expired": call_token.mint(served_table.secret, served_table.location, expires=1_000_000),
+    }[kind]
     with pytest.raises(flight.FlightUnauthenticatedError):
         with open_reader(served_table.location, "t.s00", token) as reader:
             reader.read_all()

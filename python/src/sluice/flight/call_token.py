@@ -1,11 +1,16 @@
-"""The bearer token that authenticates Flight calls to a ``SluiceFlightServer`` with a secret.
+"""Bearer tokens that authenticate Flight calls to a ``SluiceFlightServer`` with a secret.
 
-Mirrors ``io.sluice.flight.CallToken`` (the one definition of the derivation; the tests check this
-module against a token the Java side derived): key = PBKDF2-HMAC-SHA256(secret,
-"sluice/flight-token/" + salt, 20000 iterations, 32 bytes), token =
-base64url(HMAC-SHA256(key, "sluice/flight/bearer")) without padding. Every call presents it as
-``Authorization: Bearer <token>``. The token does not reveal the secret; whoever holds it can make
-Flight calls, so on networks others can watch use ``grpc+tls`` locations.
+Mirrors ``io.sluice.flight.CallToken`` (its doc comment and ``arrow-flight-rdma/README.md`` define
+the format; the tests check this module against tokens the Java side minted):
+
+- psk = HKDF-Extract("sluice/6/psk", UTF-8 of the secret), the transport's pre-shared key
+  (``docs/protocol.md``); key = HKDF-Expand(psk, "sluice/flight token key", 32);
+- payload = version byte 2 | expiry (epoch seconds, 8 bytes big-endian) | audience (UTF-8);
+- token = base64url(payload | HMAC-SHA256(key, payload)), unpadded.
+
+The audience is the server's location as ``scheme://host:port`` (:func:`audience`). A token opens
+only its server's calls and only until it expires; every call presents it as
+``Authorization: Bearer <token>``.
 """
 
 from __future__ import annotations
@@ -13,24 +18,77 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import struct
+import time
 from typing import List, Optional, Tuple
+from urllib.parse import urlsplit
 
-__all__ = ["DEFAULT_SALT", "derive", "headers", "call_options"]
+__all__ = ["MIN_SECRET_BYTES", "VERSION", "audience", "call_options", "claims", "headers", "key", "mint"]
 
-#: ``sluice.transport.secretSalt``'s default.
-DEFAULT_SALT = "sluice"
-_ITERATIONS = 20_000
+#: Secrets shorter than this many UTF-8 bytes are refused, as the transport refuses them.
+MIN_SECRET_BYTES = 16
+#: The token format's version, its first byte.
+VERSION = 2
+_PSK_SALT = b"sluice/6/psk"
+_KEY_LABEL = b"sluice/flight token key"
+_MAX_AUDIENCE_BYTES = 1024
 
 
-def derive(secret: str, salt: str = DEFAULT_SALT) -> str:
-    """The call token of ``secret`` under ``salt``."""
-    if not secret:
-        raise ValueError("a Flight call token needs a secret (sluice.transport.secret)")
-    key = hashlib.pbkdf2_hmac(
-        "sha256", secret.encode("utf-8"), ("sluice/flight-token/" + salt).encode("utf-8"), _ITERATIONS, 32
-    )
-    mac = hmac.new(key, b"sluice/flight/bearer", hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(mac).rstrip(b"=").decode("ascii")
+def _hkdf_expand_32(prk: bytes, info: bytes) -> bytes:
+    # RFC 5869 with one block: T(1) = HMAC(prk, info | 0x01).
+    return hmac.new(prk, info + b"\x01", hashlib.sha256).digest()
+
+
+def key(secret: str) -> bytes:
+    """The token key of ``secret``; raises ``ValueError`` naming ``sluice.transport.secret`` if it is too short."""
+    raw = (secret or "").encode("utf-8")
+    if len(raw) < MIN_SECRET_BYTES:
+        raise ValueError(
+            f"sluice.transport.secret is {len(raw)} bytes; it must be at least {MIN_SECRET_BYTES} "
+            "(generate one, for example with `openssl rand -base64 32`)"
+        )
+    psk = hmac.new(_PSK_SALT, raw, hashlib.sha256).digest()
+    return _hkdf_expand_32(psk, _KEY_LABEL)
+
+
+def audience(location: str) -> str:
+    """``location`` in the one form tokens carry: ``grpc://Host:8815/`` as ``grpc://host:8815``; a name as it is."""
+    if location is None or not location.strip():
+        raise ValueError("a Flight call token needs an audience (the server's location)")
+    a = location.strip()
+    try:
+        u = urlsplit(a)
+        if u.scheme.startswith("grpc") and u.hostname and u.port is not None:
+            host = u.hostname.lower()
+            if ":" in host:
+                host = "[" + host + "]"
+            return f"{u.scheme.lower()}://{host}:{u.port}"
+    except ValueError:
+        pass
+    return a
+
+
+def mint(secret: str, server: str, validity: float = 600.0, expires: Optional[int] = None) -> str:
+    """A token for ``server`` (its location, or a name the servers accept), valid ``validity`` seconds."""
+    aud = audience(server).encode("utf-8")
+    if len(aud) > _MAX_AUDIENCE_BYTES:
+        raise ValueError(f"a token audience of {len(aud)} bytes, at most {_MAX_AUDIENCE_BYTES}")
+    when = int(time.time() + validity) if expires is None else int(expires)
+    payload = bytes([VERSION]) + struct.pack(">q", when) + aud
+    mac = hmac.new(key(secret), payload, hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(payload + mac).rstrip(b"=").decode("ascii")
+
+
+def claims(secret: str, token: str) -> Tuple[str, int]:
+    """The audience and expiry of ``token`` after checking its MAC under ``secret``; ``ValueError`` if it fails."""
+    raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    if len(raw) < 1 + 8 + 32 or raw[0] != VERSION:
+        raise ValueError("not a Sluice call token")
+    payload, mac = raw[:-32], raw[-32:]
+    if not hmac.compare_digest(mac, hmac.new(key(secret), payload, hashlib.sha256).digest()):
+        raise ValueError("the call token's MAC does not match this secret")
+    (expires,) = struct.unpack(">q", payload[1:9])
+    return payload[9:].decode("utf-8"), expires
 
 
 def headers(token: Optional[str]) -> List[Tuple[bytes, bytes]]:

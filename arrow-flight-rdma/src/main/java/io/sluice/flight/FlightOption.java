@@ -53,7 +53,7 @@ public final class FlightOption {
           + " and no table is stored or replaced.",
       Parsers.bool());
   public static final ConfigKey<Long> MAX_PUT_BYTES = ConfigKey.of("sluice.flight.maxPutBytes", "1073741824",
-      "Server: most batch body bytes one put may store; a larger put is refused with"
+      "Server: most bytes (batch bodies and IPC metadata) one put may store; a larger put is refused with"
           + " RESOURCE_EXHAUSTED and nothing is stored.",
       Parsers.bytes(), Check.positive());
 
@@ -61,6 +61,48 @@ public final class FlightOption {
       "Server: threads that send plain Flight streams (DoGet, DoExchange of a table); a stream that finds"
           + " them all busy, for example with readers that stopped reading, is refused with RESOURCE_EXHAUSTED.",
       Parsers.longInteger(), Check.positive());
+
+  public static final ConfigKey<Long> STREAM_THREADS_PER_CLIENT = ConfigKey.of(
+      "sluice.flight.streamThreadsPerClient", "8",
+      "Server: of those, how many one client may hold (a client is one gRPC connection: the peer's"
+          + " address and port); its further streams are refused with RESOURCE_EXHAUSTED while others are served.",
+      Parsers.longInteger(), Check.positive());
+  public static final ConfigKey<Long> DATA_PLANE_GETS = ConfigKey.of("sluice.flight.dataPlaneGets", "64",
+      "Server: threads that serve data-plane gets (each waits for its reader's pulls until the get ends"
+          + " or ackTimeoutMs passes without one); a get that finds them all busy is refused with RESOURCE_EXHAUSTED.",
+      Parsers.longInteger(), Check.positive());
+  public static final ConfigKey<Long> DATA_PLANE_GETS_PER_CLIENT = ConfigKey.of(
+      "sluice.flight.dataPlaneGetsPerClient", "16",
+      "Server: of those, how many one client (one transport node) may hold; its further gets are refused"
+          + " with RESOURCE_EXHAUSTED.",
+      Parsers.longInteger(), Check.positive());
+  public static final ConfigKey<Long> GRANTS_PER_CLIENT = ConfigKey.of("sluice.flight.grantsPerClient", "1024",
+      "Server: data-plane grants one transport node may hold unredeemed; past it, its grant requests are"
+          + " refused (grants of other nodes are unaffected).",
+      Parsers.longInteger(), Check.positive());
+  public static final ConfigKey<Long> MAX_PUT_TOTAL_BYTES = ConfigKey.of("sluice.flight.maxPutTotalBytes",
+      "4294967296",
+      "Server: most bytes (batch bodies and IPC metadata) that puts may hold at once, stored tables and"
+          + " puts under way together; a put that would pass it is refused with RESOURCE_EXHAUSTED and nothing is stored.",
+      Parsers.bytes(), Check.positive());
+  public static final ConfigKey<Long> MAX_PUT_TABLES = ConfigKey.of("sluice.flight.maxPutTables", "64",
+      "Server: most tables that puts may have stored at once; a put of a new table past it is refused with"
+          + " RESOURCE_EXHAUSTED (replacing a table a put stored is allowed).",
+      Parsers.longInteger(), Check.positive());
+
+  public static final ConfigKey<Long> TOKEN_VALIDITY_MS = ConfigKey.of("sluice.flight.tokenValidityMs", "600000",
+      "Client: how long the call tokens a SluiceFlightClient mints (one per server) are valid; each is"
+          + " renewed when half of that has passed.",
+      Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
+  public static final ConfigKey<String> TOKEN_AUDIENCES = ConfigKey.of("sluice.flight.tokenAudiences", "",
+      "Server: audiences a call token may name beside the server's own location (comma-separated): other"
+          + " locations clients reach it by, or one name for all servers of a run.",
+      Parsers.string());
+  public static final ConfigKey<Boolean> UNSIGNED_FALLBACK = ConfigKey.of("sluice.flight.unsignedFallback", "false",
+      "Client with a secret, on a plaintext grpc:// location: fall back to plain Flight when the server's"
+          + " answer to the data-plane offer is not signed with the secret (a Flight server without it, or"
+          + " anyone on the path); false: such streams fail with UNAVAILABLE. Never with sluice.transport.encryption.",
+      Parsers.bool());
 
   public static final ConfigKey<String> TLS_TRUSTED_CERTIFICATES = ConfigKey.of(
       "sluice.flight.tlsTrustedCertificates", "",
@@ -73,7 +115,9 @@ public final class FlightOption {
 
   private static final List<ConfigKey<?>> ALL =
       List.of(STAGING_BYTES, STREAM_WINDOW, WINDOW_BYTES, ACK_TIMEOUT_MS, DATA_PLANE, ZERO_COPY, VERIFY_READS,
-          READ_CHUNK_BYTES, REQUIRE_DATA_PLANE, PUTS, MAX_PUT_BYTES, STREAM_THREADS, TLS_TRUSTED_CERTIFICATES);
+          READ_CHUNK_BYTES, REQUIRE_DATA_PLANE, PUTS, MAX_PUT_BYTES, STREAM_THREADS, STREAM_THREADS_PER_CLIENT,
+          DATA_PLANE_GETS, DATA_PLANE_GETS_PER_CLIENT, GRANTS_PER_CLIENT, MAX_PUT_TOTAL_BYTES, MAX_PUT_TABLES,
+          TOKEN_VALIDITY_MS, TOKEN_AUDIENCES, UNSIGNED_FALLBACK, TLS_TRUSTED_CERTIFICATES);
 
   private FlightOption() {}
 

@@ -5,6 +5,7 @@ import io.sluice.flight.client.DataPlaneSession;
 import io.sluice.flight.client.FlightClients;
 import io.sluice.flight.client.Negotiator;
 import io.sluice.transport.TransportConfig;
+import io.sluice.transport.config.TransportKeys;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.arrow.flight.FlightClient;
@@ -49,11 +50,16 @@ public final class SluiceFlightClient implements AutoCloseable {
   private String fallbackReason;
   private boolean negotiated;
 
-  private SluiceFlightClient(BufferAllocator allocator, FlightClient flight, TransportConfig config) {
+  private final boolean tls;
+  private boolean fallbackAuthenticated;
+
+  private SluiceFlightClient(BufferAllocator allocator, FlightClient flight, TransportConfig config,
+      Optional<CallToken.Key> key, boolean tls) {
     this.allocator = allocator;
     this.flight = flight;
     this.config = config;
-    this.negotiator = new Negotiator(config);
+    this.tls = tls;
+    this.negotiator = new Negotiator(config, key);
   }
 
   /**
@@ -62,7 +68,9 @@ public final class SluiceFlightClient implements AutoCloseable {
    * {@code grpc+tls} location trusts {@link FlightOption#TLS_TRUSTED_CERTIFICATES} when set.
    */
   public static SluiceFlightClient connect(BufferAllocator allocator, Location location, TransportConfig config) {
-    return new SluiceFlightClient(allocator, FlightClients.open(allocator, location, config), config);
+    Optional<CallToken.Key> key = CallToken.of(config);
+    return new SluiceFlightClient(allocator, FlightClients.open(allocator, location, config, key), config, key,
+        location.getUri().getScheme().endsWith("+tls"));
   }
 
   /** A client with no data plane: plain Flight. */
@@ -116,12 +124,31 @@ public final class SluiceFlightClient implements AutoCloseable {
    */
   private synchronized Optional<DataPlaneSession> requiredSession() {
     Optional<DataPlaneSession> s = session();
-    if (s.isEmpty() && config.value(FlightOption.REQUIRE_DATA_PLANE)) {
-      negotiated = false; // the next stream tries again: a refusal never sticks as a downgrade
-      throw org.apache.arrow.flight.CallStatus.UNAVAILABLE.withDescription("the data plane is required ("
-          + FlightOption.REQUIRE_DATA_PLANE.key() + ") and cannot be used: " + fallbackReason).toRuntimeException();
+    if (s.isPresent() || tls) {
+      if (s.isEmpty() && config.value(FlightOption.REQUIRE_DATA_PLANE)) {
+        throw refuseFallback("the data plane is required (" + FlightOption.REQUIRE_DATA_PLANE.key() + ")");
+      }
+      return s; // over TLS, plain Flight is encrypted and its answers authenticated
+    }
+    if (config.value(FlightOption.REQUIRE_DATA_PLANE)) {
+      throw refuseFallback("the data plane is required (" + FlightOption.REQUIRE_DATA_PLANE.key() + ")");
+    }
+    if (config.value(TransportKeys.ENCRYPTION)) {
+      throw refuseFallback("this client asked for encryption (" + TransportKeys.ENCRYPTION.key() + ") and plain"
+          + " Flight on a grpc:// location is not encrypted (use a grpc+tls location to fall back)");
+    }
+    if (!fallbackAuthenticated && !config.value(FlightOption.UNSIGNED_FALLBACK)) {
+      throw refuseFallback("the answer that would send streams over plaintext gRPC is not signed with the secret,"
+          + " so anybody on the path could have given it (a Flight server without the secret: set "
+          + FlightOption.UNSIGNED_FALLBACK.key() + "=true, or use a grpc+tls location)");
     }
     return s;
+  }
+
+  private org.apache.arrow.flight.FlightRuntimeException refuseFallback(String why) {
+    negotiated = false; // the next stream tries again: a refusal never sticks as a downgrade
+    return org.apache.arrow.flight.CallStatus.UNAVAILABLE.withDescription(why + "; the data plane cannot be used: "
+        + fallbackReason).toRuntimeException();
   }
 
   private synchronized Optional<DataPlaneSession> session() {
@@ -136,6 +163,7 @@ public final class SluiceFlightClient implements AutoCloseable {
       Negotiator.Outcome o = negotiator.negotiate(flight);
       session = o.session().orElse(null);
       fallbackReason = session == null ? o.reason() : null;
+      fallbackAuthenticated = o.authenticated();
       if (session != null) {
         LOG.info("Flight data plane: batch bodies are READ over {}", session.dataPath());
       } else {

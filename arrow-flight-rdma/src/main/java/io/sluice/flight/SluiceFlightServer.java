@@ -72,7 +72,7 @@ public final class SluiceFlightServer implements AutoCloseable {
 
   /** Unpublishes a table; streams reading it finish first. */
   public boolean remove(String name) {
-    return running.tables().remove(name);
+    return running.remove(name);
   }
 
   /** The ticket that opens table {@code name} (also in its FlightInfo's endpoint). */
@@ -93,6 +93,11 @@ public final class SluiceFlightServer implements AutoCloseable {
   /** Data-plane streams whose reader may READ a table now. */
   public int activeGrants() {
     return running.activeGrants();
+  }
+
+  /** Threads serving streams now (plain streams and data-plane gets); bounded by the settings. */
+  public int streamThreads() {
+    return running.streamThreads();
   }
 
   /** Data-plane streams being served now. */

@@ -3,6 +3,7 @@ package io.sluice.flight;
 import static io.sluice.flight.DataPlaneGetTest.SECRET;
 import static io.sluice.flight.DataPlaneGetTest.config;
 import static io.sluice.flight.DataPlaneGetTest.server;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -11,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.flight.protocol.DataPlaneOffer;
 import io.sluice.transport.TransportConfig;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -37,8 +39,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Where a secret is configured, every Flight call presents the bearer token derived from it: calls
- * without it or with another are refused with UNAUTHENTICATED (and change nothing), a plain
+ * Where a secret is configured, every Flight call presents a bearer token of it for that server,
+ * not yet expired: calls without one, with one of another secret, for another server, expired or
+ * altered are refused with UNAUTHENTICATED (and change nothing), a plain
  * flight-core client holding it reads what our client reads, and a server without a secret answers
  * every call as before.
  */
@@ -53,7 +56,8 @@ class CallAuthenticationTest {
          FlightClient stranger = presented.equals("none")
              ? FlightClient.builder(allocator, server.location()).build()
              : FlightClient.builder(allocator, server.location())
-                 .intercept(CallToken.clientMiddleware(CallToken.derive("not-the-secret-of-this-test"))).build();
+                 .intercept(CallToken.clientMiddleware(CallToken.mint("not-the-secret-of-this-test",
+                     CallToken.audienceOf(server.location()), Duration.ofMinutes(5)))).build();
          FlightClient member = DataPlaneGetTest.plainClient(allocator, server.location())) {
       server.publish("features", TestTables.mixed(allocator, 2, 100, CompressionUtil.CodecType.NO_COMPRESSION));
       String before = render(member.getStream(SluiceFlightServer.ticket("features")));
@@ -93,7 +97,7 @@ class CallAuthenticationTest {
           assertEquals(expected, TestTables.render(r));
         }
         // The standard way: the token as a call option on each call (pyarrow: a header of FlightCallOptions).
-        CallOption token = CallToken.callOption(CallToken.of(config("tcp", SECRET)).orElseThrow());
+        CallOption token = CallToken.callOption(DataPlaneGetTest.token(server.location()));
         List<String> listed = new ArrayList<>();
         plain.listFlights(Criteria.ALL, token).forEach(i -> listed.add(i.getDescriptor().getPath().get(0)));
         assertEquals(List.of("mixed"), listed);
@@ -114,7 +118,12 @@ class CallAuthenticationTest {
              config("tcp", "not-the-secret-of-this-test"));
          SluiceFlightClient none = SluiceFlightClient.connect(allocator, server.location())) {
       server.publish("t", TestTables.numeric(allocator, 2, 100));
-      for (SluiceFlightClient c : List.of(wrong, none)) {
+      // The wrong secret's client learns it at the data-plane offer, refused UNAUTHENTICATED; that
+      // answer is not signed, so it fails its stream (UNAVAILABLE, naming it) rather than fall back.
+      FlightRuntimeException e = assertThrows(FlightRuntimeException.class,
+          () -> wrong.getStream(SluiceFlightServer.ticket("t")).close());
+      assertTrue(e.getMessage().contains("UNAUTHENTICATED"), e.getMessage());
+      for (SluiceFlightClient c : List.of(none)) {
         refused(() -> {
           try (TableReader r = c.getStream(SluiceFlightServer.ticket("t"))) {
             while (r.next()) {
@@ -157,7 +166,7 @@ class CallAuthenticationTest {
       CallOption analyst = new CredentialCallOption(new BasicAuthCredentialWriter("analyst", "pw"));
       CallOption guesser = new CredentialCallOption(new BasicAuthCredentialWriter("analyst", "guess"));
       assertEquals(10, plain.getInfo(FlightDescriptor.path("t"), analyst).getRecords());
-      assertEquals(10, plain.getInfo(FlightDescriptor.path("t"), CallToken.callOption(CallToken.derive(SECRET)))
+      assertEquals(10, plain.getInfo(FlightDescriptor.path("t"), CallToken.callOption(DataPlaneGetTest.token(server.location())))
           .getRecords());
       refused(() -> plain.getInfo(FlightDescriptor.path("t"), guesser));
       refused(() -> plain.getInfo(FlightDescriptor.path("t")));
@@ -165,21 +174,129 @@ class CallAuthenticationTest {
   }
 
   @Test
-  void theTokenIsDerivedOneWayFromTheSecret() {
-    String token = CallToken.derive(SECRET);
-    assertEquals(token, CallToken.of(config("tcp", SECRET)).orElseThrow());
-    assertFalse(token.contains(SECRET));
-    assertNotEquals(token, CallToken.derive(SECRET + "x"));
-    assertEquals(token, java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(
-        io.sluice.transport.SecretKeys.derive(SECRET, "sluice/flight bearer", 32)),
-        "the token is the transport's psk expanded under the Flight label");
-    assertEquals(token.length(), 43, "base64url of 32 bytes, unpadded");
+  void aTokenForOneServerIsRefusedByAnotherWithTheSameSecret() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer a = server(allocator, config("tcp", SECRET));
+         SluiceFlightServer b = server(allocator, config("tcp", SECRET));
+         FlightClient toB = FlightClient.builder(allocator, b.location()).build()) {
+      a.publish("t", TestTables.numeric(allocator, 1, 10));
+      b.publish("t", TestTables.numeric(allocator, 1, 10));
+      String forA = DataPlaneGetTest.token(a.location());
+      FlightRuntimeException e = assertThrows(FlightRuntimeException.class,
+          () -> toB.getInfo(FlightDescriptor.path("t"), CallToken.callOption(forA)));
+      assertEquals(FlightStatusCode.UNAUTHENTICATED, e.status().code(), e.toString());
+      assertTrue(e.getMessage().contains("not for this server"), e.getMessage());
+      assertEquals(10, toB.getInfo(FlightDescriptor.path("t"),
+          CallToken.callOption(DataPlaneGetTest.token(b.location()))).getRecords());
+    }
+  }
+
+  @Test
+  void aServerAcceptsTheAudiencesItWasConfiguredWith() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET,
+             Map.of("sluice.flight.tokenAudiences", "run-42, grpc://flight.example:8815")));
+         FlightClient plain = FlightClient.builder(allocator, server.location()).build()) {
+      server.publish("t", TestTables.numeric(allocator, 1, 10));
+      for (String audience : List.of("run-42", "grpc://Flight.Example:8815/")) {
+        String token = CallToken.mint(SECRET, audience, Duration.ofMinutes(1));
+        assertEquals(10, plain.getInfo(FlightDescriptor.path("t"), CallToken.callOption(token)).getRecords());
+      }
+      refused(() -> plain.getInfo(FlightDescriptor.path("t"),
+          CallToken.callOption(CallToken.mint(SECRET, "run-43", Duration.ofMinutes(1)))));
+    }
+  }
+
+  @Test
+  void expiredAndTamperedTokensAreRefused() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET));
+         FlightClient plain = FlightClient.builder(allocator, server.location()).build()) {
+      server.publish("t", TestTables.numeric(allocator, 1, 10));
+      String audience = CallToken.audienceOf(server.location());
+      CallToken.Key key = CallToken.key(SECRET);
+      String expired = key.mint(audience, java.time.Instant.now().minusSeconds(1));
+      FlightRuntimeException e = assertThrows(FlightRuntimeException.class,
+          () -> plain.getInfo(FlightDescriptor.path("t"), CallToken.callOption(expired)));
+      assertEquals(FlightStatusCode.UNAUTHENTICATED, e.status().code(), e.toString());
+      assertTrue(e.getMessage().contains("expired"), e.getMessage());
+
+      String good = key.mint(audience, java.time.Instant.now().plusSeconds(600));
+      byte[] bytes = java.util.Base64.getUrlDecoder().decode(good);
+      // a later expiry, the audience of another server, a flipped MAC bit: each breaks the MAC
+      for (int at : new int[] {5, 12, bytes.length - 1}) {
+        byte[] tampered = bytes.clone();
+        tampered[at] ^= 0x01;
+        String t = java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(tampered);
+        FlightRuntimeException f = assertThrows(FlightRuntimeException.class,
+            () -> plain.getInfo(FlightDescriptor.path("t"), CallToken.callOption(t)));
+        assertEquals(FlightStatusCode.UNAUTHENTICATED, f.status().code(), f.toString());
+        assertTrue(f.getMessage().contains("not this server's"), f.getMessage());
+      }
+      refused(() -> plain.getInfo(FlightDescriptor.path("t"), CallToken.callOption("not base64 !")));
+      assertEquals(10, plain.getInfo(FlightDescriptor.path("t"), CallToken.callOption(good)).getRecords());
+    }
+  }
+
+  @Test
+  void aTokenNamesItsAudienceAndExpiryUnderAMac() throws Exception {
+    CallToken.Key key = CallToken.key(SECRET);
+    java.time.Instant expires = java.time.Instant.ofEpochSecond(2_000_000_000L);
+    String token = key.mint("grpc://Host:8815/", expires);
     assertTrue(token.matches("[A-Za-z0-9_-]+"), token);
+    assertFalse(token.contains(SECRET));
+    byte[] bytes = java.util.Base64.getUrlDecoder().decode(token);
+    assertEquals(CallToken.VERSION, bytes[0]);
+    assertEquals(1 + 8 + "grpc://host:8815".length() + 32, bytes.length);
+    java.time.Clock before = java.time.Clock.fixed(expires.minusSeconds(1), java.time.ZoneOffset.UTC);
+    assertEquals(new CallToken.Claims("grpc://host:8815", expires),
+        key.verify(token, java.util.Set.of("grpc://host:8815"), before));
+    assertThrows(CallToken.InvalidTokenException.class, () -> key.verify(token, java.util.Set.of("grpc://host:8815"),
+        java.time.Clock.fixed(expires, java.time.ZoneOffset.UTC)));
+    assertThrows(CallToken.InvalidTokenException.class,
+        () -> CallToken.key("the-secret-of-another-deployment").verify(token, java.util.Set.of("grpc://host:8815"), before));
     assertTrue(CallToken.of(TransportConfig.of(Map.of())).isEmpty());
-    assertThrows(IllegalArgumentException.class, () -> CallToken.derive(""));
+    assertThrows(IllegalArgumentException.class, () -> CallToken.key(""));
     IllegalArgumentException shortOne = assertThrows(IllegalArgumentException.class,
-        () -> CallToken.derive("fifteen-bytes!!"));
+        () -> CallToken.key("fifteen-bytes!!"));
     assertTrue(shortOne.getMessage().contains("sluice.transport.secret"), shortOne.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> CallToken.mint(SECRET, " ", Duration.ofMinutes(1)));
+    assertNotEquals(token, CallToken.key(SECRET + "x").mint("grpc://host:8815", expires));
+  }
+
+  @Test
+  void ourClientRenewsItsTokenBeforeItExpires() {
+    java.util.concurrent.atomic.AtomicReference<java.time.Instant> now =
+        new java.util.concurrent.atomic.AtomicReference<>(java.time.Instant.ofEpochSecond(1_000_000));
+    java.time.Clock clock = new java.time.Clock() {
+      @Override
+      public java.time.ZoneId getZone() {
+        return java.time.ZoneOffset.UTC;
+      }
+
+      @Override
+      public java.time.Clock withZone(java.time.ZoneId zone) {
+        return this;
+      }
+
+      @Override
+      public java.time.Instant instant() {
+        return now.get();
+      }
+    };
+    CallToken.Key key = CallToken.key(SECRET);
+    var tokens = new io.sluice.flight.client.RenewingToken(key, "grpc://h:1", Duration.ofSeconds(60), clock);
+    String first = tokens.get();
+    now.set(now.get().plusSeconds(29));
+    assertEquals(first, tokens.get());
+    now.set(now.get().plusSeconds(2));
+    String second = tokens.get();
+    assertNotEquals(first, second);
+    assertThrows(CallToken.InvalidTokenException.class,
+        () -> key.verify(first, java.util.Set.of("grpc://h:1"), java.time.Clock.fixed(now.get().plusSeconds(31),
+            java.time.ZoneOffset.UTC)));
+    assertDoesNotThrow(() -> key.verify(second, java.util.Set.of("grpc://h:1"),
+        java.time.Clock.fixed(now.get().plusSeconds(31), java.time.ZoneOffset.UTC)));
   }
 
   private static void refused(Executable call) {

@@ -49,8 +49,12 @@ class DataPlaneGetTest {
 
   /** A plain flight-core client whose every call presents {@code SECRET}'s token. */
   static FlightClient plainClient(BufferAllocator allocator, Location location) {
-    return FlightClient.builder(allocator, location).intercept(CallToken.clientMiddleware(CallToken.derive(SECRET)))
-        .build();
+    return FlightClient.builder(allocator, location).intercept(CallToken.clientMiddleware(token(location))).build();
+  }
+
+  /** A token of {@code SECRET} for the server at {@code location}, valid for ten minutes. */
+  static String token(Location location) {
+    return CallToken.mint(SECRET, CallToken.audienceOf(location), java.time.Duration.ofMinutes(10));
   }
 
   static SluiceFlightServer server(BufferAllocator allocator, TransportConfig config) throws Exception {
@@ -114,13 +118,51 @@ class DataPlaneGetTest {
   }
 
   @Test
+  void anUnsignedNoIsNotHonouredAndAClientAskingForEncryptionNeverFallsBackToPlaintext() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", null))) {
+      server.publish("t", TestTables.numeric(allocator, 2, 10));
+      // The server's "no data plane" carries no signature: anybody on the path could have sent it.
+      try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(), config("tcp", SECRET))) {
+        FlightRuntimeException e = assertThrows(FlightRuntimeException.class,
+            () -> client.getStream(SluiceFlightServer.ticket("t")).close());
+        assertEquals(FlightStatusCode.UNAVAILABLE, e.status().code(), e.toString());
+        assertTrue(e.getMessage().contains("sluice.flight.unsignedFallback"), e.getMessage());
+      }
+      try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(), config("tcp", SECRET,
+          Map.of("sluice.flight.unsignedFallback", "true", "sluice.transport.encryption", "true")))) {
+        FlightRuntimeException e = assertThrows(FlightRuntimeException.class,
+            () -> client.getStream(SluiceFlightServer.ticket("t")).close());
+        assertEquals(FlightStatusCode.UNAVAILABLE, e.status().code(), e.toString());
+        assertTrue(e.getMessage().contains("sluice.transport.encryption"), e.getMessage());
+      }
+    }
+  }
+
+  @Test
+  void aSignedNoIsHonoured() throws Exception {
+    // A server with the secret whose transport cannot start (nothing listens on that address).
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = SluiceFlightServer.builder(allocator, Location.forGrpcInsecure("127.0.0.1", 0))
+             .config(config("no-such-provider", SECRET)).start();
+         SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(), config("tcp", SECRET))) {
+      assertFalse(server.dataPlane().isPresent());
+      server.publish("t", TestTables.numeric(allocator, 2, 10));
+      try (TableReader r = client.getStream(SluiceFlightServer.ticket("t"))) {
+        assertEquals("grpc", r.dataPath());
+      }
+      assertTrue(client.fallbackReason().orElseThrow().contains("(signed)"), client.fallbackReason().get());
+    }
+  }
+
+  @Test
   void serverWithoutSecretServesPlainFlight() throws Exception {
     try (BufferAllocator allocator = new RootAllocator()) {
       try (SluiceFlightServer server = server(allocator, config("tcp", null))) {
         assertFalse(server.dataPlane().isPresent());
         server.publish("t", TestTables.numeric(allocator, 2, 10));
         try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
-                config("tcp", SECRET));
+                config("tcp", SECRET, Map.of("sluice.flight.unsignedFallback", "true")));
              TableReader r = client.getStream(SluiceFlightServer.ticket("t"))) {
           assertEquals("grpc", r.dataPath());
           int rows = 0;

@@ -149,7 +149,8 @@ class InteropTest {
       try (FlightServer plainServer =
                FlightServer.builder(allocator, Location.forGrpcInsecure("127.0.0.1", 0), producer).build().start();
            SluiceFlightClient client = SluiceFlightClient.connect(allocator,
-               Location.forGrpcInsecure("127.0.0.1", plainServer.getPort()), config("tcp", SECRET));
+               Location.forGrpcInsecure("127.0.0.1", plainServer.getPort()),
+               config("tcp", SECRET, java.util.Map.of("sluice.flight.unsignedFallback", "true")));
            TableReader r = client.getStream(new Ticket(new byte[] {42}))) {
         assertEquals("grpc", r.dataPath());
         assertTrue(client.fallbackReason().orElseThrow().contains("offers no data plane"),

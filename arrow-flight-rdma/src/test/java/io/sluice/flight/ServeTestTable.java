@@ -38,7 +38,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  *
  * <pre>
  * location grpc+tcp://127.0.0.1:PORT
- * token TOKEN                                       (CallToken.derive of the secret)
+ * token TOKEN                                       (CallToken.mint of the secret for this server, 1 hour)
  * shard t.s00 rows R batches B crc32 HEX            (one line per shard)
  * serving
  * </pre>
@@ -76,7 +76,8 @@ public final class ServeTestTable {
          SluiceFlightServer server = SluiceFlightServer.builder(allocator, Location.forGrpcInsecure("127.0.0.1", 0))
              .config(config).start()) {
       System.out.println("location " + server.location().getUri());
-      System.out.println("token " + CallToken.derive(secret));
+      System.out.println("token " + CallToken.mint(secret, CallToken.audienceOf(server.location()),
+          java.time.Duration.ofHours(1)));
       for (int k = 0; k < shards; k++) {
         String name = String.format("t.s%02d", k);
         CRC32 crc = new CRC32();

@@ -3,6 +3,7 @@ package io.sluice.flight;
 import static io.sluice.flight.DataPlaneGetTest.SECRET;
 import static io.sluice.flight.DataPlaneGetTest.config;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -107,8 +108,27 @@ class TlsTest {
       // A plain flight-core client trusting the certificate and presenting the token is answered.
       try (FlightClient trusting = FlightClient.builder(allocator, server.location())
                .trustedCertificates(new java.io.ByteArrayInputStream(Files.readAllBytes(certificate.certificate())))
-               .intercept(CallToken.clientMiddleware(CallToken.derive(SECRET))).build()) {
+               .intercept(CallToken.clientMiddleware(DataPlaneGetTest.token(server.location()))).build()) {
         assertEquals(10, trusting.getInfo(FlightDescriptor.path("t")).getRecords());
+      }
+    }
+  }
+
+  @Test
+  void aTlsServersDataPlaneIsEncryptedWhateverItsConfigurationSays() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer tls = tlsServer(allocator);
+         SluiceFlightServer plaintext = DataPlaneGetTest.server(allocator, config("tcp", SECRET));
+         io.sluice.transport.Transport client = io.sluice.transport.Transports.open(config("tcp", SECRET),
+             io.sluice.transport.MessageHandler.REJECT_ALL)) {
+      // The client does not ask for encryption: only the TLS server's side can turn it on.
+      try (io.sluice.transport.Connection c = client.connect(tls.dataPlaneAddress().orElseThrow())
+          .get(10, java.util.concurrent.TimeUnit.SECONDS)) {
+        assertTrue(c.encrypted(), "batch bodies of a TLS server would travel in clear on its data plane");
+      }
+      try (io.sluice.transport.Connection c = client.connect(plaintext.dataPlaneAddress().orElseThrow())
+          .get(10, java.util.concurrent.TimeUnit.SECONDS)) {
+        assertFalse(c.encrypted(), "a plaintext server's data plane follows its configuration");
       }
     }
   }

@@ -63,7 +63,7 @@ class FeaturePipelineTest {
     TableDigest trained = new TableDigest();
     TableDigest plainReader = new TableDigest();
     runPipeline(true, table -> {
-      assertTrue(table.callToken().isPresent(), "the executors serve with a secret");
+      assertTrue(table.callToken(table.locations().get(0)).isPresent(), "the executors serve with a secret");
       assertEquals(FlightStatusCode.UNAUTHENTICATED, assertThrows(FlightRuntimeException.class,
           () -> readWithPlainFlightClient(table, false)).status().code(), "a call without the token was answered");
       sluice.add(readWithSluiceClient(table, true));
@@ -167,7 +167,7 @@ class FeaturePipelineTest {
       for (Shard shard : shards(allocator, table)) {
         try (FlightClient client = FlightClient.builder(allocator, shard.location()).build();
              FlightStream stream = withToken
-                 ? client.getStream(shard.ticket(), CallToken.callOption(table.callToken().orElseThrow()))
+                 ? client.getStream(shard.ticket(), CallToken.callOption(table.callToken(shard.location().getUri().toString()).orElseThrow()))
                  : client.getStream(shard.ticket())) {
           while (stream.next()) {
             render(stream.getRoot(), rows);

@@ -33,6 +33,15 @@ public interface Connection extends AutoCloseable {
     return dataPath();
   }
 
+  /**
+   * Whether this connection's frames (READ bodies and messages) travel encrypted (AES-GCM): true
+   * when either side set {@code sluice.transport.encryption}. Memory the data path maps (shm) is
+   * not a network and is never encrypted.
+   */
+  default boolean encrypted() {
+    return false;
+  }
+
   /** False once closed locally or by the peer. */
   boolean isOpen();
 

@@ -35,30 +35,49 @@ public final class Negotiator implements AutoCloseable {
   private Transport transport;
   private String transportFailure;
 
-  /** The outcome: a session, or why there is none. */
-  public record Outcome(Optional<DataPlaneSession> session, String reason) {}
+  /**
+   * The outcome: a session, or why there is none; {@code authenticated} when that "no" is the
+   * server's own, signed with the secret (or needs no server: this client's own settings), and not
+   * an answer anybody on the path could have given.
+   */
+  public record Outcome(Optional<DataPlaneSession> session, String reason, boolean authenticated) {}
 
-  public Negotiator(TransportConfig config) {
+  private final Optional<io.sluice.flight.CallToken.Key> key;
+  private final java.security.SecureRandom random = new java.security.SecureRandom();
+
+  public Negotiator(TransportConfig config, Optional<io.sluice.flight.CallToken.Key> key) {
     this.config = config;
+    this.key = key;
     this.connectTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.CONNECT_TIMEOUT_MS));
     this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.IO_TIMEOUT_MS));
   }
 
   public synchronized Outcome negotiate(FlightClient flight) {
     if (!config.value(FlightOption.DATA_PLANE)) {
-      return none(FlightOption.DATA_PLANE.key() + " is false");
+      return own(FlightOption.DATA_PLANE.key() + " is false");
     }
-    if (config.value(TransportKeys.SECRET).isEmpty()) {
-      return none(TransportKeys.SECRET.key() + " is not set");
+    if (config.value(TransportKeys.SECRET).isEmpty() || key.isEmpty()) {
+      return own(TransportKeys.SECRET.key() + " is not set");
     }
     DataPlaneOffer offer;
+    byte[] nonce = new byte[16];
+    random.nextBytes(nonce);
     try {
-      Iterator<Result> results = flight.doAction(new Action(DataPlaneOffer.ACTION));
+      Iterator<Result> results = flight.doAction(new Action(DataPlaneOffer.ACTION, nonce));
       if (!results.hasNext()) {
         return none("the server answered the data-plane action with nothing");
       }
-      offer = DataPlaneOffer.decode(results.next().getBody());
+      byte[] answer = results.next().getBody();
+      byte[] signature = results.hasNext() ? results.next().getBody() : null;
       results.forEachRemaining(r -> { });
+      boolean signed = key.get().verifySignature(signature, DataPlaneOffer.SIGNATURE_LABEL, nonce, answer);
+      Optional<String> refused = DataPlaneOffer.refusalReason(answer);
+      if (refused.isPresent()) {
+        return signed ? new Outcome(Optional.empty(), "the server (signed) offers no data plane: " + refused.get(), true)
+            : none("an unsigned refusal of the data plane: " + refused.get());
+      }
+      // An offer needs no signature: the transport's handshake proves the node it names.
+      offer = DataPlaneOffer.decode(answer);
     } catch (FlightRuntimeException e) {
       return none("the server offers no data plane (" + e.status().code() + ": " + e.getMessage() + ")");
     } catch (IllegalArgumentException e) {
@@ -66,7 +85,7 @@ public final class Negotiator implements AutoCloseable {
     }
     Optional<Transport> t = transport();
     if (t.isEmpty()) {
-      return none("the client's transport did not start: " + transportFailure);
+      return own("the client's transport did not start: " + transportFailure);
     }
     Connection c;
     try {
@@ -85,7 +104,7 @@ public final class Negotiator implements AutoCloseable {
     }
     DataPlaneSession s = new DataPlaneSession(t.get(), c, LANDING_IDLE_BYTES, offer,
         ioTimeoutNanos);
-    return new Outcome(Optional.of(s), "");
+    return new Outcome(Optional.of(s), "", true);
   }
 
   private Optional<Transport> transport() {
@@ -99,8 +118,14 @@ public final class Negotiator implements AutoCloseable {
     return Optional.ofNullable(transport);
   }
 
+  /** A "no" that nothing authenticated: the server's unsigned answer, or what happened on the way. */
   private static Outcome none(String reason) {
-    return new Outcome(Optional.empty(), reason);
+    return new Outcome(Optional.empty(), reason, false);
+  }
+
+  /** A "no" of this client's own settings. */
+  private static Outcome own(String reason) {
+    return new Outcome(Optional.empty(), reason, true);
   }
 
   public long ioTimeoutNanos() {

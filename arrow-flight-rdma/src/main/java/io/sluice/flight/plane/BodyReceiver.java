@@ -62,7 +62,8 @@ public final class BodyReceiver {
 
   /**
    * Receives the whole stream and returns it as a table (the caller's reference). {@code
-   * sizeCheck} sees the running total of body bytes announced, before each body is READ, and
+   * sizeCheck} sees the running total of bytes announced (schema, then each batch's IPC metadata
+   * and body), before each body is READ, and
    * refuses the put by throwing (nothing is stored then).
    */
   public FlightTable receive(BufferAllocator allocator, java.util.function.LongConsumer sizeCheck) throws IOException {
@@ -74,13 +75,18 @@ public final class BodyReceiver {
     PutAcknowledger acks = new PutAcknowledger(link, depth);
     java.util.ArrayDeque<Landing> reading = new java.util.ArrayDeque<>();
     try {
-      Schema schema = schema(next().orElseThrow(() -> new IOException("the put ended before its schema")));
+      Frame first = next().orElseThrow(() -> new IOException("the put ended before its schema"));
+      if (first instanceof SchemaFrame s) {
+        announcedBytes += s.metadata().length;
+        sizeCheck.accept(announcedBytes);
+      }
+      Schema schema = schema(first);
       for (Optional<Frame> f = next(); f.isPresent(); f = next()) {
         if (!(f.get() instanceof BodyFrame body)) {
           throw new IOException("unexpected " + f.get().getClass().getSimpleName() + " in a put");
         }
         long length = body.body().length();
-        announcedBytes += length;
+        announcedBytes += length + body.metadata().length;
         sizeCheck.accept(announcedBytes);
         RegisteredRegion segment = segments.isEmpty() ? null : segments.get(segments.size() - 1);
         if (segment == null || offset + length > segment.length()) {

@@ -11,6 +11,23 @@ import java.nio.charset.StandardCharsets;
  */
 public record DataPlaneOffer(NodeAddress address, long nodeId, String provider) {
   public static final String ACTION = "sluice.data-plane";
+  /** Label of the signature a server with a secret adds over the client's nonce and its answer. */
+  public static final String SIGNATURE_LABEL = "sluice/flight/data-plane-answer";
+  /** First byte of a refusal: "no data plane", then the reason in UTF-8. */
+  private static final byte REFUSAL = 0;
+
+  /** A server's "no data plane" answer, with its reason. */
+  public static byte[] refusal(String reason) {
+    byte[] r = reason.getBytes(StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(1 + r.length).put(REFUSAL).put(r).array();
+  }
+
+  /** The reason of a refusal; empty if {@code answer} is not one. */
+  public static java.util.Optional<String> refusalReason(byte[] answer) {
+    return answer.length > 0 && answer[0] == REFUSAL
+        ? java.util.Optional.of(new String(answer, 1, answer.length - 1, StandardCharsets.UTF_8))
+        : java.util.Optional.empty();
+  }
 
   public byte[] encode() {
     byte[] host = address.host().getBytes(StandardCharsets.UTF_8);

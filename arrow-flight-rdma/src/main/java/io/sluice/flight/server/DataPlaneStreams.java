@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * the server connects to the client's transport, checks that it is the granted peer, READs the
  * bodies into its own registered memory and stores the table as it landed.
  *
- * <p>Stateless; each call runs on its gRPC thread.
+ * <p>Stateless; a get runs on a thread of the server's bounded get pool, a put on its gRPC thread.
  */
 final class DataPlaneStreams {
   private static final Logger LOG = LoggerFactory.getLogger(DataPlaneStreams.class);
@@ -61,13 +61,25 @@ final class DataPlaneStreams {
     }
     long peer = state.grants().redeem(open.grant()).orElseThrow(() -> CallStatus.UNAUTHENTICATED
         .withDescription("data-plane grant unknown, already used or expired").toRuntimeException());
+    if (open instanceof OpenGet g) {
+      // A get waits for its reader's pulls until it ends or the deadline passes: it runs on the
+      // bounded get threads, its client (the granted transport node) within its share, never on
+      // a gRPC thread of its own.
+      state.dataPlaneGets().execute("transport node " + Long.toHexString(peer), () -> {
+        state.activeStreams().incrementAndGet();
+        try {
+          get(state, peer, g, in, out);
+        } catch (FlightRuntimeException e) {
+          out.error(e); // off the gRPC thread, an error reaches the reader only this way
+        } finally {
+          state.activeStreams().decrementAndGet();
+        }
+      });
+      return;
+    }
     state.activeStreams().incrementAndGet();
     try {
-      if (open instanceof OpenGet g) {
-        get(state, peer, g, in, out);
-      } else {
-        put(state, transport, peer, (OpenPut) open, in, out);
-      }
+      put(state, transport, peer, (OpenPut) open, in, out);
     } finally {
       state.activeStreams().decrementAndGet();
     }
@@ -160,6 +172,13 @@ final class DataPlaneStreams {
       throw CallStatus.INVALID_ARGUMENT.withDescription("bad put descriptor: " + e.getMessage()).toRuntimeException();
     }
     state.tables().checkPutMayStore(name);
+    try (PutBudget.Put budget = state.putBudget().begin(name)) {
+      put(state, transport, peer, open, name, budget, in, out);
+    }
+  }
+
+  private static void put(ServerState state, Transport transport, long peer, OpenPut open, String name,
+      PutBudget.Put budget, FlightStream in, ServerStreamListener out) {
     Connection connection;
     try {
       connection = transport.connect(open.readFrom()).get(state.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
@@ -178,8 +197,8 @@ final class DataPlaneStreams {
       FrameLink link = new FrameLink(in, out, state.allocator());
       try {
         FlightTable stored = new BodyReceiver(link, connection, transport, state.readChunkBytes(), state.window(),
-            state.ackTimeoutNanos()).receive(state.allocator(), state::checkPutSize);
-        state.tables().storePut(name, stored); // already in registered memory: served as it is
+            state.ackTimeoutNanos()).receive(state.allocator(), bytes -> state.checkPutSize(budget, bytes));
+        state.storePut(name, budget, stored); // already in registered memory: served as it is
         out.completed();
       } catch (IOException | RuntimeException e) {
         if (e instanceof FlightRuntimeException f) {

@@ -13,12 +13,13 @@ import io.sluice.transport.config.TransportKeys;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.flight.FlightServer;
@@ -55,6 +56,16 @@ public final class FlightServers {
       return state.tables();
     }
 
+    /** Unpublishes a table (and gives back what it held of the put budget). */
+    public boolean remove(String name) {
+      return state.remove(name);
+    }
+
+    /** Threads serving plain streams and data-plane gets now. */
+    public int streamThreads() {
+      return state.plainStreams().threadCount() + state.dataPlaneGets().threadCount();
+    }
+
     /** The data plane's transport; empty when it is off. */
     public Optional<Transport> transport() {
       return state.transport();
@@ -84,7 +95,8 @@ public final class FlightServers {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
-      state.workers().shutdownNow();
+      state.plainStreams().shutdownNow();
+      state.dataPlaneGets().shutdownNow();
       state.tables().close();
       state.transport().ifPresent(Transport::close);
     }
@@ -106,32 +118,42 @@ public final class FlightServers {
     long ackTimeout = TimeUnit.MILLISECONDS.toNanos(config.value(FlightOption.ACK_TIMEOUT_MS));
     int window = (int) Math.min(FlightOption.MAX_STREAM_WINDOW, config.value(FlightOption.STREAM_WINDOW));
     int chunk = (int) Math.min(Integer.MAX_VALUE, config.value(FlightOption.READ_CHUNK_BYTES));
-    Grants grants = new Grants(ackTimeout);
+    Grants grants = new Grants(ackTimeout, config.value(FlightOption.GRANTS_PER_CLIENT));
     ServedGets gets = new ServedGets();
-    Optional<Transport> transport = openTransport(config, grants, gets);
-    // A fixed bound: a reader that stops reading holds its stream's thread until the deadline,
-    // so many of them must not grow the server's threads without end.
-    int streamThreads = (int) Math.min(4096, config.value(FlightOption.STREAM_THREADS));
-    ThreadPoolExecutor workers = new ThreadPoolExecutor(streamThreads, streamThreads, 30, TimeUnit.SECONDS,
-        new java.util.concurrent.SynchronousQueue<>(), r -> {
-          Thread t = new Thread(r, "sluice-flight-stream");
-          t.setDaemon(true);
-          return t;
-        });
-    workers.allowCoreThreadTimeOut(true);
+    Optional<Transport> transport = openTransport(dataPlaneConfig(config, location, tls), grants, gets);
+    // Fixed bounds with a share per client: a reader that stops reading holds its stream's thread
+    // until the deadline, so many of them must not grow the server's threads without end, nor
+    // one client take the threads every other client needs.
+    StreamPool plainStreams = new StreamPool("sluice-flight-stream", config.value(FlightOption.STREAM_THREADS),
+        config.value(FlightOption.STREAM_THREADS_PER_CLIENT), FlightOption.STREAM_THREADS,
+        FlightOption.STREAM_THREADS_PER_CLIENT);
+    StreamPool dataPlaneGets = new StreamPool("sluice-flight-get", config.value(FlightOption.DATA_PLANE_GETS),
+        config.value(FlightOption.DATA_PLANE_GETS_PER_CLIENT), FlightOption.DATA_PLANE_GETS,
+        FlightOption.DATA_PLANE_GETS_PER_CLIENT);
     ServerState state = new ServerState(allocator, new TableRegistry(), transport, grants, gets, window,
         config.value(FlightOption.WINDOW_BYTES),
         ackTimeout, chunk, TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.CONNECT_TIMEOUT_MS)),
-        config.value(FlightOption.PUTS), config.value(FlightOption.MAX_PUT_BYTES), workers, new AtomicInteger(),
-        new AtomicInteger());
+        config.value(FlightOption.PUTS), config.value(FlightOption.MAX_PUT_BYTES),
+        new PutBudget(config.value(FlightOption.MAX_PUT_TOTAL_BYTES), config.value(FlightOption.MAX_PUT_TABLES)),
+        plainStreams, dataPlaneGets, new AtomicInteger(),
+        new AtomicInteger(), CallToken.of(config));
     FlightServer flight = null;
     try {
       // The producer needs the bound port for its endpoints: bind first, then point it there.
       LocationHolder where = new LocationHolder(location);
       FlightServer.Builder b = FlightServer.builder(allocator, location, new TableProducer(state, where.list()));
-      Optional<String> token = CallToken.of(config);
+      b.transportHint("grpc.builderConsumer",
+          (java.util.function.Consumer<io.grpc.netty.NettyServerBuilder>) g -> g.intercept(new PeerAddress()));
+      b.middleware(PeerAddress.KEY, PeerAddress.FACTORY);
+      Optional<CallToken.Key> token = state.offerKey();
+      Set<String> audiences = ConcurrentHashMap.newKeySet();
+      for (String a : config.value(FlightOption.TOKEN_AUDIENCES).split(",")) {
+        if (!a.isBlank()) {
+          audiences.add(CallToken.audience(a));
+        }
+      }
       if (token.isPresent()) {
-        b.headerAuthenticator(new TokenAuthenticator(token.get(), authenticator));
+        b.headerAuthenticator(new TokenAuthenticator(token.get(), () -> audiences, Clock.systemUTC(), authenticator));
       } else if (authenticator != null) {
         b.headerAuthenticator(authenticator);
       }
@@ -140,8 +162,9 @@ public final class FlightServers {
       }
       flight = b.build().start();
       Location bound = where.bind(flight.getPort());
+      audiences.add(CallToken.audienceOf(bound));
       LOG.info("Flight server at {}; calls authenticated by: {}; data plane: {}", bound.getUri(),
-          token.isPresent() ? "the secret's token" : authenticator != null ? "the application" : "nothing",
+          token.isPresent() ? "the secret's tokens for " + audiences : authenticator != null ? "the application" : "nothing",
           transport.map(t -> t.provider() + " at " + t.localAddress()).orElse("off"));
       return new Running(flight, state, bound);
     } catch (IOException | RuntimeException e) {
@@ -152,10 +175,27 @@ public final class FlightServers {
           Thread.currentThread().interrupt();
         }
       }
-      workers.shutdownNow();
+      plainStreams.shutdownNow();
+      dataPlaneGets.shutdownNow();
       transport.ifPresent(Transport::close);
       throw e;
     }
+  }
+
+  /**
+   * The data plane's configuration: on a TLS location, the transport encrypts whatever the
+   * configuration says, so batch bodies never travel in clear beside a TLS control path.
+   */
+  static TransportConfig dataPlaneConfig(TransportConfig config, Location location, Tls tls) {
+    boolean tlsLocation = tls != null || location.getUri().getScheme().endsWith("+tls");
+    if (!tlsLocation || config.value(TransportKeys.ENCRYPTION)) {
+      return config;
+    }
+    if (!config.value(TransportKeys.SECRET).isEmpty()) {
+      LOG.info("Flight server on TLS: its data plane's transport encrypts too ({}=true, whatever the configuration"
+          + " says)", TransportKeys.ENCRYPTION.key());
+    }
+    return config.with(Map.of(TransportKeys.ENCRYPTION.key(), "true"));
   }
 
   private static Optional<Transport> openTransport(TransportConfig config, Grants grants, ServedGets gets) {
@@ -165,7 +205,11 @@ public final class FlightServers {
     }
     MessageHandler handler = (peer, request) -> {
       if (DataPlaneProtocol.isGrantRequest(request)) {
-        return CompletableFuture.completedFuture(ByteBuffer.wrap(grants.issue(peer)));
+        try {
+          return CompletableFuture.completedFuture(ByteBuffer.wrap(grants.issue(peer)));
+        } catch (IllegalStateException e) {
+          return CompletableFuture.failedFuture(e);
+        }
       }
       if (DataPlaneProtocol.isPull(request)) {
         try {

@@ -3,6 +3,8 @@ package io.sluice.flight.server;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
+import io.sluice.flight.FlightOption;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -13,7 +15,9 @@ import java.util.OptionalLong;
  * grant over its transport connection (so only a holder of the shared secret gets one); the
  * DoExchange call that opens a data-plane stream presents it, and the stream's memory is then
  * registered for that peer alone. A grant expires after {@code ttlNanos} and can be redeemed
- * once. At most {@link #MAX_OUTSTANDING} grants wait at a time; the oldest go first.
+ * once. One peer holds at most {@code perPeer} grants unredeemed (past that its requests are
+ * refused, and nobody else's grants go), and at most {@link #MAX_OUTSTANDING} wait in all; past
+ * that the oldest go first.
  *
  * <p>Thread safe.
  */
@@ -25,20 +29,32 @@ final class Grants {
   private final SecureRandom random = new SecureRandom();
   private final long ttlNanos;
   private final LinkedHashMap<ByteBuffer, Grant> outstanding = new LinkedHashMap<>();
+  private final Map<Long, Integer> perPeerHeld = new HashMap<>();
+  private final long perPeer;
 
-  Grants(long ttlNanos) {
+  Grants(long ttlNanos, long perPeer) {
     this.ttlNanos = ttlNanos;
+    this.perPeer = perPeer;
   }
 
-  /** A fresh grant for the authenticated transport peer {@code peerNode}. */
+  /**
+   * A fresh grant for the authenticated transport peer {@code peerNode}.
+   *
+   * @throws IllegalStateException if that peer holds its quota of unredeemed grants
+   */
   synchronized byte[] issue(long peerNode) {
     long now = System.nanoTime();
     expire(now);
+    if (perPeerHeld.getOrDefault(peerNode, 0) >= perPeer) {
+      throw new IllegalStateException("this peer holds " + perPeer + " unredeemed data-plane grants ("
+          + FlightOption.GRANTS_PER_CLIENT.key() + ")");
+    }
     if (outstanding.size() >= MAX_OUTSTANDING) {
       Iterator<Map.Entry<ByteBuffer, Grant>> it = outstanding.entrySet().iterator();
-      it.next();
+      forgetOne(it.next().getValue().peer());
       it.remove();
     }
+    perPeerHeld.merge(peerNode, 1, Integer::sum);
     byte[] token = new byte[DataPlaneProtocol.GRANT_BYTES];
     random.nextBytes(token);
     outstanding.put(ByteBuffer.wrap(token.clone()), new Grant(peerNode, now + ttlNanos));
@@ -49,6 +65,9 @@ final class Grants {
   synchronized OptionalLong redeem(byte[] token) {
     long now = System.nanoTime();
     Grant g = outstanding.remove(ByteBuffer.wrap(token));
+    if (g != null) {
+      forgetOne(g.peer());
+    }
     if (g == null || now - g.expires() > 0) {
       return OptionalLong.empty();
     }
@@ -57,10 +76,16 @@ final class Grants {
 
   private void expire(long now) {
     for (Iterator<Grant> it = outstanding.values().iterator(); it.hasNext(); ) {
-      if (now - it.next().expires() <= 0) {
+      Grant g = it.next();
+      if (now - g.expires() <= 0) {
         break; // insertion order is expiry order
       }
+      forgetOne(g.peer());
       it.remove();
     }
+  }
+
+  private void forgetOne(long peer) {
+    perPeerHeld.computeIfPresent(peer, (p, n) -> n <= 1 ? null : n - 1);
   }
 }

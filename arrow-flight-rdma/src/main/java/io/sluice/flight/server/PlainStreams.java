@@ -101,24 +101,27 @@ final class PlainStreams {
             "DoPut needs a path descriptor with one element, the table's name").toRuntimeException());
         return;
       }
+      PutBudget.Put budget;
       try {
         state.checkPutsAllowed();
         state.tables().checkPutMayStore(name);
+        budget = state.putBudget().begin(name);
       } catch (FlightRuntimeException e) {
         ack.onError(e);
         return;
       }
-      try (TableSink sink = new TableSink(state)) {
+      try (budget; TableSink sink = new TableSink(state)) {
         VectorSchemaRoot root = stream.getRoot();
-        long bodyBytes = 0;
+        long bytes = 0;
         while (stream.next()) {
+          bytes += metadataBytes(root);
           for (org.apache.arrow.vector.FieldVector v : root.getFieldVectors()) {
-            bodyBytes += v.getBufferSize();
+            bytes += v.getBufferSize();
           }
-          state.checkPutSize(bodyBytes);
+          state.checkPutSize(budget, bytes);
           sink.add(root, stream.getDictionaryProvider());
         }
-        state.tables().storePut(name, sink.build(root, stream.getDictionaryProvider()));
+        state.storePut(name, budget, sink.build(root, stream.getDictionaryProvider()));
         ack.onCompleted();
       } catch (FlightRuntimeException e) {
         ack.onError(e);
@@ -127,6 +130,23 @@ final class PlainStreams {
             .toRuntimeException());
       }
     };
+  }
+
+  /**
+   * About what a batch's IPC metadata costs once stored: a message header, and a field node and
+   * two buffer entries (16 bytes each) per vector, children included.
+   */
+  private static long metadataBytes(VectorSchemaRoot root) {
+    long vectors = 0;
+    java.util.ArrayDeque<org.apache.arrow.vector.ValueVector> todo = new java.util.ArrayDeque<>(root.getFieldVectors());
+    while (!todo.isEmpty()) {
+      org.apache.arrow.vector.ValueVector v = todo.poll();
+      vectors++;
+      if (v instanceof FieldVector f) {
+        todo.addAll(f.getChildrenFromFields());
+      }
+    }
+    return 128 + 48 * vectors;
   }
 
   /**

@@ -7,13 +7,12 @@ import io.sluice.flight.table.TableRegistry;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
 import java.util.Optional;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
- * What the stream handlers of one server share ({@code workers}: threads for plain streams and for
- * reading data-plane acknowledgements); {@code activeGrants} counts streams whose reader
+ * What the stream handlers of one server share ({@code plainStreams}: threads for plain streams;
+ * {@code dataPlaneGets}: threads that serve data-plane gets; {@code putBudget}: what puts hold); {@code activeGrants} counts streams whose reader
  * may READ a table now. {@code transport} is empty when the data plane
  * is off (no secret, or the transport could not start); then every stream is plain Flight.
  * Owned by {@link io.sluice.flight.SluiceFlightServer}, which closes the parts.
@@ -31,9 +30,12 @@ record ServerState(
     long connectTimeoutNanos,
     boolean puts,
     long maxPutBytes,
-    ExecutorService workers,
+    PutBudget putBudget,
+    StreamPool plainStreams,
+    StreamPool dataPlaneGets,
     AtomicInteger activeStreams,
-    AtomicInteger activeGrants) {
+    AtomicInteger activeGrants,
+    Optional<io.sluice.flight.CallToken.Key> offerKey) {
 
   /** Refuses a put unless puts are enabled. */
   void checkPutsAllowed() {
@@ -43,12 +45,39 @@ record ServerState(
     }
   }
 
-  /** Refuses a put once it would store more than {@code maxPutBytes} of bodies. */
-  void checkPutSize(long bodyBytes) {
-    if (bodyBytes > maxPutBytes) {
+  /**
+   * Refuses a put once it would store more than {@code maxPutBytes} (bodies and IPC metadata), or
+   * once puts together would hold more than the budget allows; else reserves {@code bytes} for it.
+   */
+  void checkPutSize(PutBudget.Put put, long bytes) {
+    if (bytes > maxPutBytes) {
       throw CallStatus.RESOURCE_EXHAUSTED.withDescription("a put of more than " + maxPutBytes
-          + " body bytes (" + FlightOption.MAX_PUT_BYTES.key() + "); nothing was stored").toRuntimeException();
+          + " bytes (" + FlightOption.MAX_PUT_BYTES.key() + ", batch bodies and IPC metadata); nothing was stored")
+          .toRuntimeException();
     }
+    put.grow(bytes);
+  }
+
+  /** Stores what a put sent, keeping its reservation for the table (released on failure). */
+  void storePut(String name, PutBudget.Put put, FlightTable table) {
+    try {
+      put.commit();
+    } catch (RuntimeException e) {
+      table.release();
+      throw e;
+    }
+    try {
+      tables.storePut(name, table);
+    } catch (RuntimeException e) {
+      putBudget.forget(name);
+      throw e;
+    }
+  }
+
+  /** Removes a table, and what a put's table held from the put budget. */
+  boolean remove(String name) {
+    putBudget.forget(name);
+    return tables.remove(name);
   }
 
   /**
@@ -66,5 +95,6 @@ record ServerState(
       }
     }
     tables.publish(name, served);
+    putBudget.forget(name);
   }
 }

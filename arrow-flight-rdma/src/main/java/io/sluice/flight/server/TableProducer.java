@@ -49,7 +49,7 @@ final class TableProducer implements FlightProducer {
 
   @Override
   public void getStream(CallContext context, Ticket ticket, ServerStreamListener listener) {
-    serve(nameOf(ticket), listener);
+    serve(context, nameOf(ticket), listener);
   }
 
   @Override
@@ -90,7 +90,7 @@ final class TableProducer implements FlightProducer {
       DataPlaneStreams.open(state, d.getCommand(), reader, writer);
       return;
     }
-    serve(TableRegistry.nameOf(d).orElseThrow(() -> CallStatus.INVALID_ARGUMENT
+    serve(context, TableRegistry.nameOf(d).orElseThrow(() -> CallStatus.INVALID_ARGUMENT
         .withDescription("DoExchange takes a data-plane command or a table's path").toRuntimeException()), writer);
   }
 
@@ -98,25 +98,21 @@ final class TableProducer implements FlightProducer {
    * Sends table {@code name} as an ordinary Flight stream, from a thread of the server's own: the
    * stream waits for gRPC's "ready" callback, which gRPC delivers on the thread of this call.
    */
-  private void serve(String name, ServerStreamListener listener) {
+  private void serve(CallContext context, String name, ServerStreamListener listener) {
     FlightTable table = state.tables().require(name);
     BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
     backpressure.register(listener);
     try {
-      state.workers().execute(() -> {
+      state.plainStreams().execute(PeerAddress.of(context), () -> {
         try {
           PlainStreams.get(state, table, listener, backpressure);
         } finally {
           table.release();
         }
       });
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RuntimeException e) {
       table.release();
-      if (state.workers().isShutdown()) {
-        throw CallStatus.UNAVAILABLE.withDescription("the server is shutting down").toRuntimeException();
-      }
-      throw CallStatus.RESOURCE_EXHAUSTED.withDescription("every stream thread of this server is busy ("
-          + io.sluice.flight.FlightOption.STREAM_THREADS.key() + ")").toRuntimeException();
+      throw e;
     }
   }
 
@@ -127,12 +123,24 @@ final class TableProducer implements FlightProducer {
           .toRuntimeException());
       return;
     }
+    byte[] answer;
     if (state.transport().isEmpty()) {
-      listener.onError(CallStatus.UNAVAILABLE.withDescription("this server has no data plane").toRuntimeException());
-      return;
+      if (state.offerKey().isEmpty()) {
+        listener.onError(CallStatus.UNAVAILABLE.withDescription("this server has no data plane").toRuntimeException());
+        return;
+      }
+      answer = DataPlaneOffer.refusal("this server's transport did not start");
+    } else {
+      var t = state.transport().get();
+      answer = new DataPlaneOffer(t.localAddress(), t.nodeId(), t.provider()).encode();
     }
-    var t = state.transport().get();
-    listener.onNext(new Result(new DataPlaneOffer(t.localAddress(), t.nodeId(), t.provider()).encode()));
+    listener.onNext(new Result(answer));
+    // Signed under the call-token key over the client's nonce and the answer, so that nobody on
+    // the path can answer "no data plane" in the server's name.
+    byte[] nonce = action.getBody();
+    if (state.offerKey().isPresent() && nonce != null && nonce.length > 0) {
+      listener.onNext(new Result(state.offerKey().get().sign(DataPlaneOffer.SIGNATURE_LABEL, nonce, answer)));
+    }
     listener.onCompleted();
   }
 

@@ -1,7 +1,9 @@
 package io.sluice.flight.server;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
+import io.sluice.flight.CallToken;
+import java.time.Clock;
+import java.util.Set;
+import java.util.function.Supplier;
 import org.apache.arrow.flight.CallHeaders;
 import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.auth2.Auth2Constants;
@@ -9,36 +11,51 @@ import org.apache.arrow.flight.auth2.AuthUtilities;
 import org.apache.arrow.flight.auth2.CallHeaderAuthenticator;
 
 /**
- * Flight call authentication by the bearer token derived from the transport secret ({@link
- * io.sluice.flight.CallToken}): a call whose {@code Authorization} header is {@code Bearer <token>}
- * passes; any other call goes to the application's own authenticator when there is one, and is
- * refused with UNAUTHENTICATED when there is none. Immutable and thread safe.
+ * Flight call authentication by the bearer tokens of the transport secret ({@link CallToken}): a
+ * call whose {@code Authorization} header is {@code Bearer <token>} passes when the token's MAC
+ * checks under the secret's key, it names one of this server's audiences and it has not expired;
+ * any other call goes to the application's own authenticator when there is one, and is refused
+ * with UNAUTHENTICATED, saying which check failed, when there is none. Thread safe.
  */
 final class TokenAuthenticator implements CallHeaderAuthenticator {
-  /** The peer identity of calls the token authenticated. */
+  /** The peer identity of calls a token authenticated. */
   static final String PEER = "sluice-secret";
 
-  private final byte[] token;
+  private final CallToken.Key key;
+  private final Supplier<Set<String>> audiences;
+  private final Clock clock;
   private final CallHeaderAuthenticator fallback;
 
-  /** @param fallback the application's authenticator, or null */
-  TokenAuthenticator(String token, CallHeaderAuthenticator fallback) {
-    this.token = token.getBytes(StandardCharsets.US_ASCII);
+  /**
+   * @param audiences this server's audiences, in {@link CallToken#audience}'s form (its own location
+   *     is known once its port is bound)
+   * @param fallback the application's authenticator, or null
+   */
+  TokenAuthenticator(CallToken.Key key, Supplier<Set<String>> audiences, Clock clock, CallHeaderAuthenticator fallback) {
+    this.key = key;
+    this.audiences = audiences;
+    this.clock = clock;
     this.fallback = fallback;
   }
 
   @Override
   public AuthResult authenticate(CallHeaders headers) {
     String presented = AuthUtilities.getValueFromAuthHeader(headers, Auth2Constants.BEARER_PREFIX);
-    if (presented != null && MessageDigest.isEqual(token, presented.getBytes(StandardCharsets.US_ASCII))) {
-      return () -> PEER;
+    String refusal;
+    if (presented == null) {
+      refusal = "this server authenticates every call: send 'Authorization: Bearer <token>' (CallToken.mint of"
+          + " the server's secret, for this server's location)";
+    } else {
+      try {
+        key.verify(presented, audiences.get(), clock);
+        return () -> PEER;
+      } catch (CallToken.InvalidTokenException e) {
+        refusal = e.getMessage();
+      }
     }
     if (fallback != null) {
       return fallback.authenticate(headers);
     }
-    throw CallStatus.UNAUTHENTICATED.withDescription(presented == null
-        ? "this server authenticates every call: send 'Authorization: Bearer <token>' (CallToken.derive of the"
-            + " server's secret)"
-        : "the bearer token is not this server's").toRuntimeException();
+    throw CallStatus.UNAUTHENTICATED.withDescription(refusal).toRuntimeException();
   }
 }

@@ -38,6 +38,7 @@ final class ShardedTables implements AutoCloseable {
         "sluice.transport.bindHost", "127.0.0.1"));
     if (dataPlane) {
       m.put("sluice.transport.secret", SECRET);
+      m.put("sluice.flight.unsignedFallback", "true"); // some tests read plain Flight servers too
     }
     return TransportConfig.of(m);
   }

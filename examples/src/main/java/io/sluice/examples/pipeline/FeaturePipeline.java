@@ -149,7 +149,7 @@ public final class FeaturePipeline {
     m.setProperty("shuffleLocalBytes", Long.toString(report.totals().localBytes()));
     m.setProperty("shuffleFetchWaitMs", Long.toString(report.totals().fetchWaitMs()));
     report.bytesByPath().forEach((p, n) -> m.setProperty("shuffleBytes." + p, Long.toString(n)));
-    return new Result(new PublishedTable(TABLE, secret, new ArrayList<>(byExecutor.values()), rows, width, shards,
+    return new Result(PublishedTable.of(TABLE, secret, new ArrayList<>(byExecutor.values()), rows, width, shards,
         bytes, startedMs), m);
   }
 

@@ -21,8 +21,8 @@ import org.apache.arrow.memory.RootAllocator;
  * The second consumer: flight-core's own {@code FlightClient}, knowing nothing of Sluice but the call
  * token, lists each executor's flights and reads every shard of the table (flights named {@code
  * table.*}) with DoGet. Its digest must equal the trainer's: the table reaches a standard Flight
- * client unchanged. The executors' servers have a secret, so every call presents the token derived
- * from it the standard way, as the call option that sends {@code Authorization: Bearer <token>}
+ * client unchanged. The executors' servers have a secret, so every call presents the token the
+ * driver minted for that executor (in {@code endpoints.properties}) the standard way, as the call option that sends {@code Authorization: Bearer <token>}
  * (pyarrow: {@code FlightCallOptions(headers=[(b"authorization", b"Bearer " + token)])}).
  *
  * <pre>
@@ -37,9 +37,9 @@ public final class PlainFlightReader {
   /** Reads every endpoint's table with plain Flight into {@code digest}. */
   public static void read(PublishedTable table, TableDigest digest) throws InterruptedException {
     try (BufferAllocator allocator = new RootAllocator()) {
-      CallOption[] auth = table.callToken().map(t -> new CallOption[] {CallToken.callOption(t)})
-          .orElse(new CallOption[0]);
       for (String uri : table.locations()) {
+        CallOption[] auth = table.callToken(uri).map(t -> new CallOption[] {CallToken.callOption(t)})
+            .orElse(new CallOption[0]);
         try (FlightClient client = FlightClient.builder(allocator, new Location(URI.create(uri))).build()) {
           for (FlightInfo info : client.listFlights(Criteria.ALL, auth)) {
             if (info.getDescriptor().isCommand()

@@ -124,7 +124,8 @@ public final class FlightBench {
       out.flush();
       try (FlightClient stock = FlightClient.builder(allocator, a.server(ServerAnnouncement.STOCK)).build();
            FlightClient plain = FlightClient.builder(allocator, a.server("tcp"))
-               .intercept(CallToken.clientMiddleware(CallToken.derive(secret))).build();
+               .intercept(CallToken.clientMiddleware(CallToken.mint(secret,
+                   CallToken.audienceOf(a.server("tcp")), java.time.Duration.ofHours(1)))).build();
            SluiceFlightClient tcp = dataPlaneClient(allocator, a, "tcp", secret);
            SluiceFlightClient shm = dataPlaneClient(allocator, a, "shm", secret);
            CeilingReaders ceilings = CeilingReaders.open(a, PROVIDERS, secret)) {

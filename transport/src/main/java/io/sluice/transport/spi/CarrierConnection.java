@@ -62,6 +62,7 @@ public final class CarrierConnection implements Connection {
   private Pending currentRead;
   private final NodeAddress peer;
   private final long peerNode;
+  private final boolean encrypted;
   private final AtomicLong nextCorr = new AtomicLong(1);
   private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
   /** Sent and timed out here, not yet answered by the peer; emptied when the connection closes. */
@@ -87,6 +88,7 @@ public final class CarrierConnection implements Connection {
     channel.configureBlocking(false);
     this.socket = new SessionSocket(channel, loop, carrier.settings().ioTimeoutNanos(), true, new Receiver());
     socket.protect(sealer, opener);
+    this.encrypted = sealer.encrypted();
     this.peer = peer;
     this.peerNode = peerNode;
     this.credits = carrier.settings().maxRequestsInFlight();
@@ -126,6 +128,11 @@ public final class CarrierConnection implements Connection {
   public String dataPath(RemoteDescriptor remote) {
     PeerPath memory = path;
     return memory == null || memory.reaches(remote.key()) ? pathName : "tcp";
+  }
+
+  @Override
+  public boolean encrypted() {
+    return encrypted;
   }
 
   @Override
