@@ -30,7 +30,18 @@ public final class SecretKeys {
     if (secret == null || secret.isEmpty()) {
       return Optional.of("a shared secret is required (" + SECRET_KEY + ")");
     }
-    int bytes = secret.getBytes(StandardCharsets.UTF_8).length;
+    java.nio.ByteBuffer encoded;
+    try {
+      // Strict: a secret with an unpaired surrogate has no UTF-8 form, and the lenient encoder would
+      // turn different secrets into the same bytes ("?").
+      encoded = StandardCharsets.UTF_8.newEncoder()
+          .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+          .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+          .encode(java.nio.CharBuffer.wrap(secret));
+    } catch (java.nio.charset.CharacterCodingException e) {
+      return Optional.of(SECRET_KEY + " is not valid text (it has an unpaired surrogate); it has no UTF-8 form");
+    }
+    int bytes = encoded.remaining();
     if (bytes < MIN_SECRET_BYTES) {
       return Optional.of(SECRET_KEY + " is " + bytes + " bytes; it must be at least " + MIN_SECRET_BYTES
           + " bytes (128 bits) of random, e.g. the output of 'openssl rand -base64 32'");

@@ -59,7 +59,7 @@ public final class TransportKeys {
       Parsers.integer(), Check.positive());
   public static final ConfigKey<Integer> MAX_UNAUTHENTICATED_PER_ADDRESS = ConfigKey.of(
       PREFIX + "maxUnauthenticatedPerAddress", "32",
-      "tcp: of those, from one source network (an IPv4 /24, an IPv6 /64); beyond it new ones from that network are refused.",
+      "tcp: of those, from one source network (an IPv4 /24, an IPv6 /64); beyond it a new one from that network pushes out one of the network's own waiting ones (silent ones first).",
       Parsers.integer(), Check.positive());
   public static final ConfigKey<Boolean> ENCRYPTION = ConfigKey.of(PREFIX + "encryption", "false",
       "Encrypt every tcp frame (READ bodies, messages, set-up) with AES-GCM under keys from the handshake;"

@@ -11,8 +11,9 @@ import java.util.function.IntUnaryOperator;
 
 /**
  * Bounds on accepted connections that have not authenticated yet. Per source network (an IPv4
- * /24, an IPv6 /64: what one party easily holds many addresses of), a connection beyond the bound
- * is refused, so one host or subnet cannot take all the room. Globally, a new
+ * /24, an IPv6 /64: what one party easily holds many addresses of), a new connection beyond the
+ * bound pushes out one of that network's own waiting ones, so one host or subnet cannot take all the
+ * room, nor lock out the honest clients that share its network. Globally, a new
  * connection at the bound makes room by dropping a waiting one chosen at random: first among
  * those that have not even sent their HELLO (an honest client sends it at once), only then among
  * those waiting for the rest of their handshake. Never the oldest: with oldest-first, a flood of
@@ -56,11 +57,18 @@ final class Admission<C> {
   synchronized Decision<C> admit(C c, InetAddress address) {
     SourceNetwork source = SourceNetwork.of(address);
     int fromSource = perSource.getOrDefault(source, 0);
-    if (fromSource >= perAddress) {
-      return new Decision<>(false, Optional.empty());
-    }
     Optional<C> evicted = Optional.empty();
-    if (waiting() >= global) {
+    if (fromSource >= perAddress) {
+      // The network is at its bound: one of its own waiting connections makes room, chosen as
+      // the global bound chooses (silent ones first, at random), so a flood from one address
+      // cannot lock the honest clients of its network out, and never takes room from others.
+      Optional<C> victim = pick(source, silent).or(() -> pick(source, greeted));
+      if (victim.isEmpty()) {
+        return new Decision<>(false, Optional.empty());
+      }
+      forget(victim.get());
+      evicted = victim;
+    } else if (waiting() >= global) {
       Pool<C> from = silent.size() > 0 ? silent : greeted;
       C victim = from.get(random.applyAsInt(from.size()));
       forget(victim);
@@ -70,6 +78,18 @@ final class Admission<C> {
     addressOf.put(c, source);
     perSource.merge(source, 1, Integer::sum);
     return new Decision<>(true, evicted);
+  }
+
+  /** A random waiting connection of {@code source} in {@code pool}, if it holds any. */
+  private Optional<C> pick(SourceNetwork source, Pool<C> pool) {
+    List<C> mine = new ArrayList<>();
+    for (int i = 0; i < pool.size(); i++) {
+      C w = pool.get(i);
+      if (source.equals(addressOf.get(w))) {
+        mine.add(w);
+      }
+    }
+    return mine.isEmpty() ? Optional.empty() : Optional.of(mine.get(random.applyAsInt(mine.size())));
   }
 
   /** {@code c} sent a well-formed HELLO: it is dropped only when no silent connection is left. */

@@ -11,6 +11,7 @@ import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.RemoteView;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
+import io.sluice.transport.UnknownKeyException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -140,11 +141,29 @@ public final class CarrierConnection implements Connection {
     return !closed;
   }
 
+  /**
+   * Refuses a READ of a region another node owns: the peer proved its own node id in the handshake,
+   * and a descriptor names its owner, so a READ of node X's region sent to node Y (a redirected
+   * connection, a peer holding the secret under its own key) would hand back Y's bytes as X's.
+   */
+  private Optional<UnknownKeyException> notThePeers(RemoteDescriptor remote) {
+    if (remote.node() == peerNode) {
+      return Optional.empty();
+    }
+    return Optional.of(new UnknownKeyException(String.format(
+        "READ of a region of node %016x over the connection to node %016x (%s): refused", remote.node(), peerNode,
+        peer())));
+  }
+
   @Override
   public CompletableFuture<Optional<RemoteView>> view(RemoteDescriptor remote, long remoteOffset, long length) {
     PeerPath memory = path;
     if (closed) {
       return CompletableFuture.failedFuture(closedException());
+    }
+    Optional<UnknownKeyException> foreign = notThePeers(remote);
+    if (foreign.isPresent()) {
+      return CompletableFuture.failedFuture(foreign.get());
     }
     return memory == null ? CompletableFuture.completedFuture(Optional.empty())
         : memory.view(remote, remoteOffset, length);
@@ -156,7 +175,9 @@ public final class CarrierConnection implements Connection {
     PeerPath memory = path;
     if (memory != null) {
       for (ReadRequest r : requests) {
-        results.add(closed ? CompletableFuture.failedFuture(closedException()) : memory.read(r));
+        Optional<UnknownKeyException> foreign = notThePeers(r.remote());
+        results.add(closed ? CompletableFuture.failedFuture(closedException())
+            : foreign.isPresent() ? CompletableFuture.failedFuture(foreign.get()) : memory.read(r));
       }
       return results;
     }
@@ -175,6 +196,11 @@ public final class CarrierConnection implements Connection {
     for (ReadRequest r : requests) {
       CompletableFuture<Object> f = new CompletableFuture<>();
       results.add(f.thenApply(x -> null));
+      Optional<UnknownKeyException> foreign = notThePeers(r.remote());
+      if (foreign.isPresent()) {
+        f.completeExceptionally(foreign.get());
+        continue;
+      }
       if (!r.local().isOpen() || !(r.local() instanceof io.sluice.transport.region.Region local) || !local.tryRetain()) {
         f.completeExceptionally(new IllegalArgumentException("destination is not a live region of this transport"));
         continue;

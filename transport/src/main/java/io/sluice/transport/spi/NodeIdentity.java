@@ -122,6 +122,11 @@ public final class NodeIdentity {
    *     or if the key derives a reserved id
    */
   static void checkClaim(String who, long claimed, byte[] publicKey) throws AuthenticationFailedException {
+    if (!isCanonicalOfLargeOrder(publicKey)) {
+      // The small-order keys verify forged signatures (the neutral point verifies R = neutral,
+      // S = 0 for every message), so their node ids would prove no private key.
+      throw new AuthenticationFailedException(who + "'s public key is not a canonical Ed25519 key of large order");
+    }
     long derived = derivedNodeId(publicKey);
     if (derived != claimed) {
       throw new AuthenticationFailedException(String.format(
@@ -184,5 +189,51 @@ public final class NodeIdentity {
   @Override
   public String toString() {
     return String.format("NodeIdentity[%016x]", nodeId);
+  }
+
+  private static final java.math.BigInteger P = java.math.BigInteger.TWO.pow(255).subtract(java.math.BigInteger.valueOf(19));
+  /** The curve's d = -121665 / 121666 mod p (RFC 8032). */
+  private static final java.math.BigInteger D = java.math.BigInteger.valueOf(-121665)
+      .multiply(java.math.BigInteger.valueOf(121666).modInverse(P)).mod(P);
+
+  /**
+   * Whether {@code key} encodes its y below p (RFC 8032 refuses the others) and, if it is a point
+   * at all, one whose order is not a divisor of 8. Computes [8]P from x² and y alone (the doubling
+   * of the twisted Edwards curve with a = -1 needs only x², and is complete on it): the point is of
+   * small order exactly when [8]P is the neutral element (0, 1). A key that is no point is left to
+   * signature verification, which refuses it.
+   */
+  static boolean isCanonicalOfLargeOrder(byte[] key) {
+    if (key == null || key.length != PUBLIC_KEY_LENGTH) {
+      return false;
+    }
+    byte[] be = new byte[PUBLIC_KEY_LENGTH];
+    for (int i = 0; i < PUBLIC_KEY_LENGTH; i++) {
+      be[i] = key[PUBLIC_KEY_LENGTH - 1 - i];
+    }
+    be[0] &= 0x7f; // the sign of x
+    java.math.BigInteger y = new java.math.BigInteger(1, be);
+    if (y.compareTo(P) >= 0) {
+      return false;
+    }
+    try {
+      java.math.BigInteger yy = y.multiply(y).mod(P);
+      // x² = (y² - 1) / (d y² + 1)
+      java.math.BigInteger xx = yy.subtract(java.math.BigInteger.ONE)
+          .multiply(D.multiply(yy).add(java.math.BigInteger.ONE).modInverse(P)).mod(P);
+      for (int i = 0; i < 3; i++) {
+        yy = y.multiply(y).mod(P);
+        java.math.BigInteger sum = yy.add(xx).mod(P);
+        java.math.BigInteger diff = yy.subtract(xx).mod(P);
+        // x3² = 4 x² y² / (y² - x²)², y3 = (y² + x²) / (2 + x² - y²)
+        java.math.BigInteger nextXx = java.math.BigInteger.valueOf(4).multiply(xx).multiply(yy)
+            .multiply(diff.multiply(diff).modInverse(P)).mod(P);
+        y = sum.multiply(java.math.BigInteger.TWO.add(xx).subtract(yy).mod(P).modInverse(P)).mod(P);
+        xx = nextXx;
+      }
+      return !(xx.signum() == 0 && y.equals(java.math.BigInteger.ONE));
+    } catch (ArithmeticException notAPoint) {
+      return true; // no inverse: not on the curve; verification refuses it
+    }
   }
 }

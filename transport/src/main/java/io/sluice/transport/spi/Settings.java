@@ -49,4 +49,16 @@ public record Settings(
         c.value(TransportKeys.MAX_UNAUTHENTICATED_PER_ADDRESS),
         c.value(TransportKeys.ENCRYPTION));
   }
+
+  /** Every setting but the secret, which no log line may show. */
+  @Override
+  public String toString() {
+    return "Settings[secret=<hidden>, bindHost=" + bindHost + ", advertiseHost=" + advertiseHost + ", port=" + port
+        + ", connectTimeoutNanos=" + connectTimeoutNanos + ", ioTimeoutNanos=" + ioTimeoutNanos + ", maxMessageBytes="
+        + maxMessageBytes + ", maxRequestsInFlight=" + maxRequestsInFlight + ", handlerThreads=" + handlerThreads
+        + ", shmDir=" + shmDir + ", shmEnabled=" + shmEnabled + ", shmTrustedFileRoots=" + shmTrustedFileRoots
+        + ", ioThreads=" + ioThreads + ", maxConnections=" + maxConnections + ", handshakeTimeoutNanos="
+        + handshakeTimeoutNanos + ", maxUnauthenticated=" + maxUnauthenticated + ", maxUnauthenticatedPerAddress="
+        + maxUnauthenticatedPerAddress + ", encryption=" + encryption + "]";
+  }
 }

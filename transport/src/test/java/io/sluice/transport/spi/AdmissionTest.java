@@ -26,17 +26,20 @@ class AdmissionTest {
   }
 
   @Test
-  void oneAddressIsRefusedBeyondItsBoundAndOthersStillGetIn() throws Exception {
+  void beyondItsBoundANetworkMakesRoomFromItsOwnAndOthersStillGetIn() throws Exception {
     Admission<String> a = new Admission<>(10, 2);
     assertTrue(a.admit("a1", address(1)).admitted());
     assertTrue(a.admit("a2", address(1)).admitted());
-    Admission.Decision<String> refused = a.admit("a3", address(1));
-    assertFalse(refused.admitted());
-    assertEquals(Optional.empty(), refused.evicted());
+    a.greeted("a2");
+    Admission.Decision<String> third = a.admit("a3", address(1));
+    assertTrue(third.admitted());
+    assertEquals(Optional.of("a1"), third.evicted(), "the silent one of the same network makes room");
+    assertEquals(2, a.waitingFrom(address(1)));
     assertTrue(a.admit("b1", address(2)).admitted());
-    a.done("a1");
-    assertTrue(a.admit("a4", address(1)).admitted(), "an authenticated connection no longer counts");
-    assertEquals(3, a.waiting());
+    assertEquals(Optional.empty(), a.admit("b2", address(2)).evicted(), "another network is not touched");
+    a.done("a3");
+    assertEquals(Optional.empty(), a.admit("a4", address(1)).evicted(), "an authenticated connection no longer counts");
+    assertEquals(4, a.waiting());
   }
 
   @Test
@@ -101,16 +104,21 @@ class AdmissionTest {
 
   @Test
   void theBoundIsPerIpv4Slash24AndIpv6Slash64NotPerAddress() throws Exception {
-    Admission<String> a = new Admission<>(100, 2);
-    assertTrue(a.admit("a", InetAddress.getByName("192.0.2.1")).admitted());
-    assertTrue(a.admit("b", InetAddress.getByName("192.0.2.77")).admitted());
-    assertFalse(a.admit("c", InetAddress.getByName("192.0.2.200")).admitted(), "a third address of the same /24");
-    assertFalse(a.admit("d", InetAddress.getByName("::ffff:192.0.2.9")).admitted(), "IPv4-mapped counts as IPv4");
-    assertTrue(a.admit("e", InetAddress.getByName("192.0.3.1")).admitted(), "the next /24 is another network");
-    assertTrue(a.admit("f", InetAddress.getByName("2001:db8:0:1::1")).admitted());
-    assertTrue(a.admit("g", InetAddress.getByName("2001:db8:0:1:ffff::2")).admitted());
-    assertFalse(a.admit("h", InetAddress.getByName("2001:db8:0:1:abcd::3")).admitted(), "a third of the same /64");
-    assertTrue(a.admit("i", InetAddress.getByName("2001:db8:0:2::1")).admitted(), "the next /64 is another network");
+    Admission<String> a = new Admission<>(100, 2, n -> 0);
+    assertEquals(Optional.empty(), a.admit("a", InetAddress.getByName("192.0.2.1")).evicted());
+    assertEquals(Optional.empty(), a.admit("b", InetAddress.getByName("192.0.2.77")).evicted());
+    assertEquals(Optional.of("a"), a.admit("c", InetAddress.getByName("192.0.2.200")).evicted(),
+        "a third address of the same /24");
+    assertTrue(a.admit("d", InetAddress.getByName("::ffff:192.0.2.9")).evicted().isPresent(),
+        "IPv4-mapped counts as IPv4");
+    assertEquals(Optional.empty(), a.admit("e", InetAddress.getByName("192.0.3.1")).evicted(),
+        "the next /24 is another network");
+    assertEquals(Optional.empty(), a.admit("f", InetAddress.getByName("2001:db8:0:1::1")).evicted());
+    assertEquals(Optional.empty(), a.admit("g", InetAddress.getByName("2001:db8:0:1:ffff::2")).evicted());
+    assertTrue(a.admit("h", InetAddress.getByName("2001:db8:0:1:abcd::3")).evicted().isPresent(),
+        "a third of the same /64");
+    assertEquals(Optional.empty(), a.admit("i", InetAddress.getByName("2001:db8:0:2::1")).evicted(),
+        "the next /64 is another network");
     assertEquals(2, a.waitingFrom(InetAddress.getByName("192.0.2.5")));
   }
 }

@@ -26,7 +26,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -169,7 +168,6 @@ class HelloFloodCostTest {
    * an honest client on the same /24 (127.0.0.1) never gets in within its connect deadline (no
    * HELLO, no secret; ~11 connections a second at the default 3 s deadline).
    */
-  @Disabled("fails today: Admission refuses per /24 before any eviction, so same-network clients are locked out")
   @Test
   void silentSocketsFromTheSameNetworkLockOutItsHonestClients() throws Exception {
     Transport server = harness.open(MessageHandler.REJECT_ALL, Map.of(
