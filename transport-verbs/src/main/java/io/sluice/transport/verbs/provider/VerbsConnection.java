@@ -202,6 +202,13 @@ final class VerbsConnection implements Connection {
         f.completeExceptionally(closedException());
         continue;
       }
+      if (r.remote().node() != tcp.peerNode()) {
+        // As on the carrier: a READ of another node's region never goes to this peer.
+        f.completeExceptionally(new io.sluice.transport.UnknownKeyException(String.format(
+            "READ of a region of node %016x over the connection to node %016x (%s): refused", r.remote().node(),
+            tcp.peerNode(), peer())));
+        continue;
+      }
       Optional<Registration> local = transport.destination(r.local());
       if (local.isEmpty() || !local.get().region().tryRetain()) {
         f.completeExceptionally(new IllegalArgumentException(
