@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -31,14 +32,17 @@ import org.apache.arrow.memory.RootAllocator;
  * along each path, in interleaved rounds so machine noise hits all alike: DoGet with flight-core's
  * plain {@code FlightClient} from a stock flight-core server of the same table (gRPC, the
  * baseline), and with {@link SluiceFlightClient} from {@link SluiceFlightServer}s over the tcp
- * and shm data planes; 2 and 4 parallel streams of the whole table over tcp (with {@link
+ * and shm data planes, each also with a client that does not check the bodies it reads against
+ * their CRC32C ({@code sluice.flight.verifyReads=false}, the {@value #NO_VERIFY} paths, run next to
+ * the checked one); 2 and 4 parallel streams of the whole table over tcp (with {@link
  * io.sluice.flight.ParallelReader}) and 4 over gRPC; the ceilings ({@link Ceilings}: the
  * transport's own READ of the same bodies over tcp and shm, a memcpy, a loopback socket stream);
  * then DoPut to the SluiceFlightServers with the plain client (gRPC, the baseline) and with
  * SluiceFlightClient over tcp and shm. Every get and ceiling runs the same {@link BodySum} over
  * every byte inside its timed part, and the sums are checked after (a get against the driver's
  * own copy of the table, a ceiling against the server's bodies); a put is checked by the rows
- * the server stored. Throughput is bytes moved over the time of the median round. It writes a
+ * the server stored. Throughput is bytes moved over the time of the median round. The cells run in
+ * one order, then in the reverse order the next round, so no path always goes first. It writes a
  * {@link ResultsFile} and prints a {@link ResultTable} with every round.
  *
  * <p>Not thread safe; one run at a time per JVM.
@@ -64,6 +68,9 @@ public final class FlightBench {
   /** Parallel streams measured beside the single stream (each reads the whole table). */
   static final List<Integer> STREAMS = List.of(2, 4);
   static final String CEILING = "ceiling";
+  /** The get of a client that does not check bodies against their CRC32C; the checked get is the default. */
+  static final String NO_VERIFY = "noverify";
+  static final String VERIFIED = "verified";
 
   /** A checked move: how long it took and how many bytes it moved. */
   record MovedBytes(FlightPaths.Timed timed, long bytes) {}
@@ -126,15 +133,19 @@ public final class FlightBench {
            FlightClient plain = FlightClient.builder(allocator, a.server("tcp"))
                .intercept(CallToken.clientMiddleware(CallToken.mint(secret,
                    CallToken.audienceOf(a.server("tcp")), java.time.Duration.ofHours(1)))).build();
-           SluiceFlightClient tcp = dataPlaneClient(allocator, a, "tcp", secret);
-           SluiceFlightClient shm = dataPlaneClient(allocator, a, "shm", secret);
+           SluiceFlightClient tcp = dataPlaneClient(allocator, a, "tcp", secret, true);
+           SluiceFlightClient shm = dataPlaneClient(allocator, a, "shm", secret, true);
+           SluiceFlightClient tcpUnchecked = dataPlaneClient(allocator, a, "tcp", secret, false);
+           SluiceFlightClient shmUnchecked = dataPlaneClient(allocator, a, "shm", secret, false);
            CeilingReaders ceilings = CeilingReaders.open(a, PROVIDERS, secret)) {
         Map<String, SluiceFlightClient> clients = Map.of("tcp", tcp, "shm", shm);
+        Map<String, SluiceFlightClient> unchecked = Map.of("tcp", tcpUnchecked, "shm", shmUnchecked);
         Map<String, Cell> cells = new LinkedHashMap<>();
         if (o.operations().contains("get")) {
           cells.put(name("get", GRPC), w -> checkGet(FlightPaths.plainGet(stock, w.ticket(), 1), GRPC, w, 1));
           for (String p : PROVIDERS) {
             cells.put(name("get", p), w -> checkGet(FlightPaths.sluiceGet(clients.get(p), w.ticket(), 1), p, w, 1));
+            cells.put(noVerify(p), w -> checkGet(FlightPaths.sluiceGet(unchecked.get(p), w.ticket(), 1), p, w, 1));
           }
           int most = STREAMS.get(STREAMS.size() - 1);
           cells.put(streams(GRPC, most), w -> checkGet(FlightPaths.plainGet(stock, w.ticket(), most), GRPC, w, most));
@@ -181,6 +192,10 @@ public final class FlightBench {
       }
       int most = STREAMS.get(STREAMS.size() - 1);
       results.add(measurement(rounds, streams("tcp", most), streams(GRPC, most)));
+      for (String p : PROVIDERS) {
+        rounds.put(verified(p), rounds.get(name("get", p)));
+        results.add(measurement(rounds, verified(p), noVerify(p)));
+      }
       for (int n : STREAMS) {
         printedOnly.add(measurement(rounds, streams("tcp", n), name("get", "tcp")));
       }
@@ -214,6 +229,15 @@ public final class FlightBench {
     return name("get", path) + ".streams" + n;
   }
 
+  /** The checked get over {@code provider}, judged against the unchecked one. */
+  static String verified(String provider) {
+    return name("get", provider) + "." + VERIFIED;
+  }
+
+  static String noVerify(String provider) {
+    return name("get", provider) + "." + NO_VERIFY;
+  }
+
   static String ceiling(String what) {
     return "flight." + CEILING + "." + what;
   }
@@ -226,9 +250,9 @@ public final class FlightBench {
   }
 
   private static SluiceFlightClient dataPlaneClient(BufferAllocator allocator, ServerAnnouncement a, String provider,
-      String secret) throws IOException {
+      String secret, boolean verifyReads) throws IOException {
     SluiceFlightClient c = SluiceFlightClient.connect(allocator, a.server(provider),
-        LoopbackFlight.config(provider, secret));
+        LoopbackFlight.clientConfig(provider, secret, verifyReads));
     if (!c.dataPlane().equals(provider)) {
       String why = c.fallbackReason().orElse("no reason given");
       c.close();
@@ -241,10 +265,13 @@ public final class FlightBench {
       Map<String, Workload> workloads, Map<String, double[]> rounds) throws IOException {
     cells.keySet().forEach(n -> rounds.put(n, new double[o.rounds()]));
     int first = o.warmup() ? -1 : 0;
+    List<Map.Entry<String, Cell>> forward = List.copyOf(cells.entrySet());
+    List<Map.Entry<String, Cell>> backward = new ArrayList<>(forward);
+    Collections.reverse(backward);
     for (int r = first; r < o.rounds(); r++) {
       String label = r < 0 ? "warm-up" : "round " + (r + 1) + "/" + o.rounds();
       Workload w = workloads.get(r < 0 ? ServerAnnouncement.WARMUP_TABLE : ServerAnnouncement.TABLE);
-      for (Map.Entry<String, Cell> c : cells.entrySet()) {
+      for (Map.Entry<String, Cell> c : r % 2 == 1 ? backward : forward) {
         MovedBytes m = c.getValue().run(w);
         FlightPaths.Timed t = m.timed();
         double gbps = t.gigabytesPerSecond(m.bytes());

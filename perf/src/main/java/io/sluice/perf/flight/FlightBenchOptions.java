@@ -35,7 +35,8 @@ public record FlightBenchOptions(long tableBytes, int batchRows, int rounds, Lis
 
   static final Cli.Command COMMAND = new Cli.Command("flight-bench", "flight",
       "DoGet and DoPut of one table between two JVMs on loopback: the Flight data plane over tcp"
-          + " and shm beside flight-core's plain gRPC Flight, in interleaved rounds.",
+          + " and shm beside flight-core's plain gRPC Flight, and its gets with and without the CRC32C"
+          + " check of what they read, in interleaved rounds.",
       "Smoke run: " + QUICK_SIZE_MB + " MiB, one round, no warm-up (the figures are meaningless).");
 
   /** The command's own options; {@link #parse} turns them into options. */

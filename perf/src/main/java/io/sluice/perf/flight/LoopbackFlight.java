@@ -25,6 +25,16 @@ final class LoopbackFlight {
   }
 
   /**
+   * A client's configuration as {@link #config(String, String)}, with {@code
+   * sluice.flight.verifyReads} set to {@code verifyReads} whatever the system properties say: the
+   * benchmark measures the reader with and without the check, and each cell must be what its name
+   * says.
+   */
+  static TransportConfig clientConfig(String provider, String secret, boolean verifyReads) {
+    return config(provider, secret, Map.of(), Map.of(FlightOption.VERIFY_READS.key(), String.valueOf(verifyReads)));
+  }
+
+  /**
    * A server's configuration: the driver's puts are accepted, whatever their size (the benchmark
    * puts the whole table).
    */
@@ -34,12 +44,19 @@ final class LoopbackFlight {
   }
 
   private static TransportConfig config(String provider, String secret, Map<String, String> server) {
-    Map<String, String> m = new HashMap<>(server);
+    return config(provider, secret, server, Map.of());
+  }
+
+  /** {@code defaults}, then the {@code sluice.flight.*} system properties, then {@code fixed}. */
+  private static TransportConfig config(String provider, String secret, Map<String, String> defaults,
+      Map<String, String> fixed) {
+    Map<String, String> m = new HashMap<>(defaults);
     for (String name : System.getProperties().stringPropertyNames()) {
       if (name.startsWith(FLIGHT_OPTION_PREFIX)) {
         m.put(name, System.getProperty(name));
       }
     }
+    m.putAll(fixed);
     m.put(TransportOption.PROVIDER.key(), provider);
     m.put(TransportOption.SECRET.key(), secret);
     m.put(TransportOption.BIND_HOST.key(), HOST);

@@ -8,6 +8,7 @@ import io.sluice.perf.bench.ResultsFile;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -17,6 +18,7 @@ import java.util.concurrent.TimeoutException;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
+import org.apache.spark.shuffle.rdma.RdmaShuffleOption;
 import org.apache.spark.shuffle.rdma.ShuffleReadTotals;
 import picocli.CommandLine.Option;
 
@@ -24,13 +26,17 @@ import picocli.CommandLine.Option;
  * Spark shuffle benchmark: a groupByKey and a sortByKey over generated rows on
  * local-cluster[2,1,1024], under Spark's sort shuffle and under RdmaShuffleManager, alternating
  * (the order flips every round), several rounds each, plain and with Spark's authentication
- * and AES-GCM network encryption on for both managers. Reports the median wall time and fetch
- * wait per variant, job and manager, and the ratio, to perf/results/spark-shuffle.json. Run it through
- * perf/bin/spark-shuffle-bench.
+ * and AES-GCM network encryption on for both managers. In the plain variant RdmaShuffleManager
+ * also runs with {@code spark.shuffle.rdma.verifyReads=false} (reducers do not check what they
+ * READ against the owner's CRC32C), in the same alternation. Reports the median wall time and
+ * fetch wait per variant, job and manager, and the ratio, to perf/results/spark-shuffle.json. Run
+ * it through perf/bin/spark-shuffle-bench.
  */
 public final class SparkShuffleBench {
   private static final String SORT = "sort";
   private static final String RDMA = "rdma";
+  /** RdmaShuffleManager whose reducers do not check READ blocks against their CRC32C. */
+  private static final String RDMA_NO_VERIFY = "rdma-noverify";
 
   private SparkShuffleBench() {}
 
@@ -59,7 +65,8 @@ public final class SparkShuffleBench {
 
   private record Options(long sizeMb, int rounds, Path out, String master, String jar, List<Variant> variants) {
     static final Cli.Command COMMAND = new Cli.Command("spark-shuffle-bench", "spark-shuffle",
-        "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager, alternately.",
+        "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager (in the plain variant"
+            + " also with spark.shuffle.rdma.verifyReads=false), alternately.",
         "Smoke run: 8 MB per job, one round; writes perf/target/spark-shuffle-quick.json unless --out says"
             + " otherwise (the figures are meaningless).");
 
@@ -122,8 +129,11 @@ public final class SparkShuffleBench {
     long rows = o.sizeMb() * 1024 * 1024 / BenchJobs.ROW_BYTES;
     Map<String, List<Sample>> samples = new TreeMap<>();
     for (int round = 0; round < o.rounds(); round++) {
-      List<String> order = round % 2 == 0 ? List.of(SORT, RDMA) : List.of(RDMA, SORT);
       for (Variant variant : o.variants()) {
+        List<String> order = new ArrayList<>(managers(variant));
+        if (round % 2 == 1) {
+          Collections.reverse(order);
+        }
         for (String manager : order) {
           runRound(o, variant, manager, rows, samples);
         }
@@ -135,11 +145,39 @@ public final class SparkShuffleBench {
         results.addAll(figures(o, variant, job, samples));
       }
     }
+    if (o.variants().contains(Variant.PLAIN)) {
+      for (String job : List.of("groupby", "sort")) {
+        results.add(verifyCost(o, job, samples));
+      }
+    }
     System.out.println();
-    System.out.println("RdmaShuffleManager beside Spark's sort shuffle:");
+    System.out.println("RdmaShuffleManager beside Spark's sort shuffle, and with verifyReads beside without:");
     ResultTable.print(System.out, results);
     ResultsFile.write(o.out(), results);
     System.out.println("wrote " + o.out().toAbsolutePath());
+  }
+
+  /**
+   * The managers a variant runs, in the order of even rounds (odd rounds reverse it): the
+   * unchecked RdmaShuffleManager only in the plain variant, since the check is the same CPU pass
+   * whatever carried the bytes.
+   */
+  private static List<String> managers(Variant variant) {
+    return variant == Variant.PLAIN ? List.of(SORT, RDMA, RDMA_NO_VERIFY) : List.of(SORT, RDMA);
+  }
+
+  /**
+   * RdmaShuffleManager's median wall time for one plain job with verifyReads on (the default)
+   * against the same with it off: {@code spark_shuffle.<job>.<size>MB.verified_wall} beside {@code
+   * spark_shuffle.noverify.<job>.<size>MB.wall}.
+   */
+  private static Measurement verifyCost(Options o, String job, Map<String, List<Sample>> samples) {
+    double checked = Median.of(samples.get(key(Variant.PLAIN, RDMA, job)).stream()
+        .mapToDouble(Sample::wallSeconds).toArray());
+    double unchecked = Median.of(samples.get(key(Variant.PLAIN, RDMA_NO_VERIFY, job)).stream()
+        .mapToDouble(Sample::wallSeconds).toArray());
+    return new Measurement("spark_shuffle." + job + "." + o.sizeMb() + "MB.verified_wall", "s", checked,
+        "spark_shuffle.noverify." + job + "." + o.sizeMb() + "MB.wall", unchecked);
   }
 
   /** The medians of one job under one variant, RdmaShuffleManager against the sort shuffle. */
@@ -174,8 +212,9 @@ public final class SparkShuffleBench {
         .set("spark.executor.memory", "768m")
         .set("spark.ui.enabled", "false")
         .set("spark.serializer", "org.apache.spark.serializer.KryoSerializer");
-    if (manager.equals(RDMA)) {
+    if (!manager.equals(SORT)) {
       conf.set("spark.shuffle.manager", RdmaShuffleManager.class.getName());
+      conf.set(RdmaShuffleOption.VERIFY_READS.key(), String.valueOf(!manager.equals(RDMA_NO_VERIFY)));
     }
     variant.conf.forEach(conf::set);
     if (variant == Variant.ENCRYPTED) {
@@ -202,7 +241,7 @@ public final class SparkShuffleBench {
         ShuffleReadTotals.Totals t = totals.snapshot().minus(before);
         samples.computeIfAbsent(key(variant, manager, job), k -> new ArrayList<>())
             .add(new Sample(seconds, t.fetchWaitMs(), t.remoteBytes()));
-        System.out.printf("%-9s %-5s %-8s %7.2f s  fetch wait %6d ms  remote %8.1f MB%n", variant.label(), manager,
+        System.out.printf("%-9s %-13s %-8s %7.2f s  fetch wait %6d ms  remote %8.1f MB%n", variant.label(), manager,
             job, seconds, t.fetchWaitMs(), t.remoteBytes() / 1048576.0);
       }
     }

@@ -38,7 +38,8 @@ class FlightBenchQuickTest {
         "flight.get.tcp", "flight.get.grpc", "flight.get.shm", "flight.get.grpc",
         "flight.put.tcp", "flight.put.grpc", "flight.put.shm", "flight.put.grpc",
         "flight.get.tcp.ceiling", "flight.ceiling.read.tcp", "flight.get.shm.ceiling", "flight.ceiling.read.shm",
-        "flight.get.tcp.streams4", "flight.get.grpc.streams4");
+        "flight.get.tcp.streams4", "flight.get.grpc.streams4",
+        "flight.get.tcp.verified", "flight.get.tcp.noverify", "flight.get.shm.verified", "flight.get.shm.noverify");
     List<String> names = new ArrayList<>();
     for (Object o : JsonRecords.parse(Files.readString(out))) {
       Map<?, ?> r = (Map<?, ?>) o;
@@ -51,7 +52,8 @@ class FlightBenchQuickTest {
       assertTrue(JsonRecords.number(r, "baseline_value") > 0, name + " has a positive baseline");
     }
     assertEquals(List.of("flight.get.tcp", "flight.get.shm", "flight.put.tcp", "flight.put.shm", "flight.get.tcp.ceiling",
-        "flight.get.shm.ceiling", "flight.get.tcp.streams4"), names);
+        "flight.get.shm.ceiling", "flight.get.tcp.streams4", "flight.get.tcp.verified", "flight.get.shm.verified"),
+        names);
     String table = printed.toString(StandardCharsets.UTF_8);
     for (String name : names) {
       assertTrue(table.lines().anyMatch(l -> l.startsWith(name + " ") && l.contains(baselines.get(name))
