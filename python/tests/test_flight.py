@@ -26,7 +26,7 @@ def crc32_of(batches):
 
 def test_token_is_the_java_token(served_table):
     assert call_token.derive(served_table.secret) == served_table.token
-    assert call_token.derive(served_table.secret, "other-salt") != served_table.token
+    assert call_token.derive(served_table.secret + "!") != served_table.token
     with pytest.raises(ValueError):
         call_token.derive("")
 
@@ -53,7 +53,7 @@ def test_shards_are_listed_in_name_order(served_table):
         list_shards([served_table.location], "nothing.", served_table.token)
 
 
-@pytest.mark.parametrize("token", [None, "not-the-token", call_token.derive("another secret")])
+@pytest.mark.parametrize("token", [None, "not-the-token", call_token.derive("another secret of 16+ bytes")])
 def test_a_call_without_the_token_is_refused(served_table, token):
     with pytest.raises(flight.FlightUnauthenticatedError):
         with open_reader(served_table.location, "t.s00", token) as reader:
@@ -77,7 +77,8 @@ def test_the_transport_decision_is_made_once_with_its_reason(served_table, caplo
         assert "no transport secret" in client.decision.reason
     assert len([r for r in caplog.records if "streams take grpc" in r.getMessage()]) == 1
     with SluiceFlightClient(served_table.location, served_table.token, secret=served_table.secret) as client:
-        assert "offers a data plane" in client.decision.reason
+        assert client.decision.data_path == "tcp"
+        assert "offers a tcp data plane at" in client.decision.reason
     with SluiceFlightClient(served_table.location, served_table.token, secret="s", data_plane=False) as client:
         assert "turned off" in client.decision.reason
 

@@ -1,36 +1,28 @@
 """The bearer token that authenticates Flight calls to a ``SluiceFlightServer`` with a secret.
-
-Mirrors ``io.sluice.flight.CallToken`` (the one definition of the derivation; the tests check this
-module against a token the Java side derived): key = PBKDF2-HMAC-SHA256(secret,
-"sluice/flight-token/" + salt, 20000 iterations, 32 bytes), token =
-base64url(HMAC-SHA256(key, "sluice/flight/bearer")) without padding. Every call presents it as
-``Authorization: Bearer <token>``. The token does not reveal the secret; whoever holds it can make
-Flight calls, so on networks others can watch use ``grpc+tls`` locations.
+Mirrors ``io.sluice.flight.CallToken`` (the tests check this module against a token the Java side
+derived): token = base64url(HKDF-Expand(psk, "sluice/flight bearer", 32)) without padding, where
+psk is the transport's pre-shared key of the secret (:func:`sluice.transport.handshake.psk`). Every
+call presents it as ``Authorization: Bearer <token>``. The token does not reveal the secret and
+cannot stand in for it on the transport; whoever holds it can make Flight calls, so on networks
+others can watch use ``grpc+tls`` locations.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
 from typing import List, Optional, Tuple
 
-__all__ = ["DEFAULT_SALT", "derive", "headers", "call_options"]
+from ..transport.handshake import hkdf_expand, psk
 
-#: ``sluice.transport.secretSalt``'s default.
-DEFAULT_SALT = "sluice"
-_ITERATIONS = 20_000
+__all__ = ["derive", "headers", "call_options"]
+
+_LABEL = b"sluice/flight bearer"
 
 
-def derive(secret: str, salt: str = DEFAULT_SALT) -> str:
-    """The call token of ``secret`` under ``salt``."""
-    if not secret:
-        raise ValueError("a Flight call token needs a secret (sluice.transport.secret)")
-    key = hashlib.pbkdf2_hmac(
-        "sha256", secret.encode("utf-8"), ("sluice/flight-token/" + salt).encode("utf-8"), _ITERATIONS, 32
-    )
-    mac = hmac.new(key, b"sluice/flight/bearer", hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(mac).rstrip(b"=").decode("ascii")
+def derive(secret: str) -> str:
+    """The call token of ``secret``; ValueError if the secret is empty or under 16 bytes."""
+    key = hkdf_expand(psk(secret), _LABEL, 32)
+    return base64.urlsafe_b64encode(key).rstrip(b"=").decode("ascii")
 
 
 def headers(token: Optional[str]) -> List[Tuple[bytes, bytes]]:
