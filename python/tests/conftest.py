@@ -4,13 +4,14 @@ when the classes are not built."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import shutil
 import subprocess
 import threading
 from dataclasses import dataclass, field
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import pytest
 
@@ -63,27 +64,44 @@ def java():
 
 @dataclass
 class ServedTable:
-    """What ServeTestTable printed: where it serves, the token of its secret, each shard's rows and CRC."""
+    """What ServeTestTable printed: where it serves, the token of its secret, each shard's rows and CRC.
+    :meth:`counts` and :meth:`corrupt` talk to the running program."""
 
     location: str
     token: str
     secret: str
     shards: Dict[str, dict] = field(default_factory=dict)
+    process: Optional[subprocess.Popen] = None
+
+    def _ask(self, line: str) -> List[str]:
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+        return self.process.stdout.readline().split()
+
+    def counts(self) -> Dict[str, int]:
+        """The server's live data-plane grants and streams."""
+        words = self._ask("counts")
+        return {"grants": int(words[2]), "streams": int(words[4])}
+
+    def corrupt(self, shard: str) -> None:
+        """Flips a byte of the shard's last batch in the server's registered memory."""
+        assert self._ask(f"corrupt {shard}") == ["corrupted", shard]
 
 
 SHARDS, ROWS, SECRET = 7, 16, "python-test-secret"
 
 
-@pytest.fixture(scope="session")
-def served_table(java):
-    """A real SluiceFlightServer (io.sluice.flight.ServeTestTable) serving 7 shards until the session ends."""
+@contextlib.contextmanager
+def serve(java, provider: str = "tcp", encryption: bool = False, shards: int = SHARDS, rows: int = ROWS):
+    """A real SluiceFlightServer (io.sluice.flight.ServeTestTable) until the block ends."""
     process = subprocess.Popen(
-        [_java(), *JVM_FLAGS, "-cp", java.classpath, "io.sluice.flight.ServeTestTable", str(SHARDS), str(ROWS), SECRET],
+        [_java(), *JVM_FLAGS, "-cp", java.classpath, "io.sluice.flight.ServeTestTable", str(shards), str(rows), SECRET,
+         provider, str(encryption).lower()],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     stderr: List[str] = []
     threading.Thread(target=lambda: stderr.extend(process.stderr), daemon=True).start()
-    table = ServedTable("", "", SECRET)
+    table = ServedTable("", "", SECRET, process=process)
     try:
         for line in process.stdout:
             words = line.split()
@@ -101,10 +119,25 @@ def served_table(java):
     finally:
         try:
             process.stdin.write("stop\n")
-        finally:
             process.stdin.close()
+        except OSError:
+            pass
         try:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="session")
+def served_table(java):
+    """7 shards on a tcp data plane, until the session ends."""
+    with serve(java) as table:
+        yield table
+
+
+@pytest.fixture(scope="session")
+def served_shm_table(java):
+    """7 shards on an shm data plane, until the session ends."""
+    with serve(java, "shm") as table:
+        yield table

@@ -145,3 +145,17 @@ def test_a_failed_read_names_the_shard(served_table):
 def test_import_sluice_does_not_import_torch():
     code = "import sys, sluice, sluice.order, sluice.flight; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("shm", [False, True], ids=["tcp", "shm"])
+def test_the_dataset_reads_over_the_data_plane(served_table, served_shm_table, shm):
+    from sluice.flight import DataPlaneOptions, SluiceFlightClient
+
+    table = served_shm_table if shm else served_table
+    with SluiceFlightClient(table.location, table.token, secret=table.secret) as client:
+        assert client.decision.data_path == ("shm" if shm else "tcp")
+    plain = list(dataset(table, seed=3, prefetch=3))
+    read = list(dataset(table, seed=3, prefetch=3, secret=table.secret,
+                        data_plane_options=DataPlaneOptions(encrypt=not shm)))
+    assert ids_of(read) == ids_of(plain)
+    assert all(torch.equal(a["v"], b["v"]) for a, b in zip(read, plain))

@@ -7,7 +7,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .flight.shards import Shard
 
-__all__ = ["SluiceException", "ShardReadException", "UnsupportedColumnException"]
+__all__ = [
+    "SluiceException", "ShardReadException", "UnsupportedColumnException", "TransportException",
+    "ProtocolException", "AuthenticationFailedException", "UnknownKeyException", "RegionRevokedException",
+    "ReadOutOfBoundsException", "RemoteHandlerException", "MessageTooLargeException",
+    "TransportUnavailableException", "TransportTimeoutException", "PeerClosedException", "ReadIntegrityException",
+]
 
 
 class SluiceException(Exception):
@@ -26,3 +31,55 @@ class ShardReadException(SluiceException):
 class UnsupportedColumnException(SluiceException, TypeError):
     """A column cannot become a tensor without a copy (strings, nulls, booleans, nested lists),
     or torch has no dtype for it. Leave it out with ``columns=``."""
+
+
+# ---- the transport's failures (io.sluice.transport.*Exception), raised by sluice.transport
+
+
+class TransportException(SluiceException):
+    """A transport operation failed (``io.sluice.transport.TransportException``)."""
+
+
+class ProtocolException(TransportException):
+    """A malformed or unexpected frame; the connection is closed."""
+
+
+class AuthenticationFailedException(TransportException):
+    """The handshake failed: another secret, another node than expected, or a forged signature."""
+
+
+class UnknownKeyException(TransportException):
+    """No live region under the key, or the region is not readable by this node."""
+
+
+class RegionRevokedException(TransportException):
+    """The region was revoked by its owner."""
+
+
+class ReadOutOfBoundsException(TransportException):
+    """A READ outside its region."""
+
+
+class RemoteHandlerException(TransportException):
+    """The peer's message handler failed."""
+
+
+class MessageTooLargeException(TransportException):
+    """A message exceeds the receiver's ``maxMessageBytes``."""
+
+
+class TransportUnavailableException(TransportException):
+    """The peer runs no such service, or it failed."""
+
+
+class TransportTimeoutException(TransportException):
+    """An operation missed its deadline."""
+
+
+class PeerClosedException(TransportException):
+    """The connection is closed."""
+
+
+class ReadIntegrityException(SluiceException):
+    """A body's bytes do not match the CRC32C its owner computed when it stored them
+    (``io.sluice.flight.ReadIntegrityException``)."""

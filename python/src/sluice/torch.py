@@ -23,6 +23,7 @@ import torch.utils.data
 from . import order
 from .errors import ShardReadException, UnsupportedColumnException
 from .flight.client import SluiceFlightClient
+from .flight.negotiator import DataPlaneOptions
 from .flight.shards import Shard, list_shards
 
 __all__ = ["SluiceDataset", "batch_to_tensors"]
@@ -76,6 +77,7 @@ class SluiceDataset(torch.utils.data.IterableDataset):
         pin_memory: Optional[bool] = None,
         secret: Optional[str] = None,
         timeout: Optional[float] = None,
+        data_plane_options: Optional[DataPlaneOptions] = None,
     ) -> None:
         super().__init__()
         if not shards:
@@ -92,6 +94,7 @@ class SluiceDataset(torch.utils.data.IterableDataset):
         self.max_rows = max_rows
         self.pin_memory = pin_memory
         self._token, self._secret, self._timeout = token, secret, timeout
+        self._data_plane_options = data_plane_options or DataPlaneOptions()
         self._cursor = order.Cursor(epoch, 0)
         self._batch = 0
         self._worker = (0, 1)
@@ -193,7 +196,8 @@ class SluiceDataset(torch.utils.data.IterableDataset):
             # Made here, on the consuming thread, so readers share one channel per server.
             if location not in clients:
                 clients[location] = SluiceFlightClient(
-                    location, self._token, secret=self._secret, timeout=self._timeout
+                    location, self._token, secret=self._secret, timeout=self._timeout,
+                    data_plane_options=self._data_plane_options,
                 )
             return clients[location]
 

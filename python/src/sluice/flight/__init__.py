@@ -6,7 +6,7 @@
 """
 
 from .client import SluiceFlightClient, open_reader
-from .negotiator import Decision
+from .negotiator import DataPlaneOptions, Decision
 from .shards import Shard, list_shards
 from .table_reader import GrpcTableReader, TableReader
 
@@ -14,6 +14,7 @@ __all__ = [
     "SluiceFlightClient",
     "open_reader",
     "Decision",
+    "DataPlaneOptions",
     "Shard",
     "list_shards",
     "TableReader",

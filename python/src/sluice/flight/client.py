@@ -1,4 +1,4 @@
-"""A Flight client for Sluice servers: plain Flight now, the READ data plane where offered later."""
+"""A Flight client for Sluice servers: the READ data plane where the server offers it, plain Flight otherwise."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import logging
 import threading
 from typing import Callable, Optional, Union
 
-from . import call_token
-from .negotiator import Decision, negotiate
+from ..errors import TransportUnavailableException
+from . import call_token, data_plane
+from .body_reader import DataPlaneTableReader
+from .negotiator import DataPlaneOptions, Decision, negotiate
 from .shards import Shard
 from .table_reader import GrpcTableReader, TableReader
 
@@ -22,8 +24,13 @@ class SluiceFlightClient:
     ``token`` line of ``endpoints.properties``; None for a server without a secret).
 
     How streams travel is decided once, on the first stream, and logged with its reason
-    (:attr:`decision`). Use it as a context manager; it owns its gRPC channel. Thread safe: streams
-    may be opened from several threads at once.
+    (:attr:`decision`): with ``secret`` (the transport's shared secret) and a server that offers
+    it, bodies are READ over the transport (``"tcp"``) or viewed in a same-host server's memory
+    (``"shm"``); otherwise they come by plain Flight (``"grpc"``). ``data_plane_options`` tunes
+    the data plane (:class:`DataPlaneOptions`); with ``encrypt=True`` there a client never takes
+    a plaintext ``grpc+tcp`` stream instead. Use it as a context manager; it owns its gRPC channel
+    and its transport connection. Thread safe: streams may be opened from several threads at once
+    (data-plane operations on the one connection are serialized).
     """
 
     def __init__(
@@ -34,6 +41,7 @@ class SluiceFlightClient:
         secret: Optional[str] = None,
         data_plane: bool = True,
         timeout: Optional[float] = None,
+        data_plane_options: DataPlaneOptions = DataPlaneOptions(),
     ) -> None:
         from pyarrow import flight
 
@@ -41,6 +49,7 @@ class SluiceFlightClient:
         self._options = call_token.call_options(token, timeout)
         self._secret = secret
         self._data_plane = data_plane
+        self._settings = data_plane_options
         self._client = flight.FlightClient(location)
         self._lock = threading.Lock()
         self._decision: Optional[Decision] = None
@@ -50,7 +59,7 @@ class SluiceFlightClient:
         """How this client's streams travel, and why; negotiated on first use."""
         with self._lock:
             if self._decision is None:
-                self._decision = negotiate(self._client, self._options, self._secret, self._data_plane)
+                self._decision = negotiate(self._client, self._options, self._secret, self._data_plane, self._settings)
                 _log.info("%s: streams take %s: %s", self.location, self._decision.data_path, self._decision.reason)
             return self._decision
 
@@ -74,10 +83,30 @@ class SluiceFlightClient:
     def _stream(self, ticket: bytes, on_close: Optional[Callable[[], None]]) -> TableReader:
         from pyarrow import flight
 
-        self.decision  # noqa: B018 - decided (and logged) once, before the first stream
+        decision = self.decision  # decided (and logged) once, before the first stream
+        session = decision.session
+        if session is not None:
+            grant = session.grant()
+            descriptor = flight.FlightDescriptor.for_command(data_plane.encode_open_get(grant, ticket))
+            writer, reader = self._client.do_exchange(descriptor, options=self._options)
+            return DataPlaneTableReader(session, writer, reader, grant, on_close)
+        if self._settings.encrypt and not self.location.startswith("grpc+tls"):
+            raise TransportUnavailableException(
+                f"encryption was asked for, and the data plane of {self.location} cannot be used ({decision.reason});"
+                " not falling back to plaintext Flight"
+            )
+        if not decision.authenticated and not self._settings.unsigned_fallback \
+                and not self.location.startswith("grpc+tls"):
+            raise TransportUnavailableException(
+                f"the data plane of {self.location} cannot be used ({decision.reason}), and nothing authenticated"
+                " that answer; not falling back to plain Flight (DataPlaneOptions(unsigned_fallback=True) allows it)"
+            )
         return GrpcTableReader(self._client.do_get(flight.Ticket(ticket), options=self._options), on_close)
 
     def close(self) -> None:
+        with self._lock:
+            if self._decision is not None and self._decision.session is not None:
+                self._decision.session.close()
         self._client.close()
 
     def __enter__(self) -> "SluiceFlightClient":
@@ -95,6 +124,7 @@ def open_reader(
     secret: Optional[str] = None,
     data_plane: bool = True,
     timeout: Optional[float] = None,
+    data_plane_options: DataPlaneOptions = DataPlaneOptions(),
 ) -> TableReader:
     """Opens one table (by name) or shard at ``location``: over the READ data plane where the
     server offers it and the client can take it, over plain Flight otherwise (the reason is
@@ -104,7 +134,8 @@ def open_reader(
             for batch in reader:
                 ...
     """
-    client = SluiceFlightClient(location, token, secret=secret, data_plane=data_plane, timeout=timeout)
+    client = SluiceFlightClient(location, token, secret=secret, data_plane=data_plane, timeout=timeout,
+                                data_plane_options=data_plane_options)
     try:
         return client._stream(table.ticket if isinstance(table, Shard) else client.ticket(table), client.close)
     except BaseException:

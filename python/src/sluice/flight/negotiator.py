@@ -1,31 +1,106 @@
 """Whether a client's streams from one server take the READ data plane, and why not.
 
 Mirrors ``io.sluice.flight.client.Negotiator``: decided once per client and server, the reason in
-one line. This package has no READ client yet, so every decision is plain Flight; what changes when
-the client lands is the last rule, which then opens the transport session.
+one line. The data plane needs the transport secret, a server that answers the
+``sluice.data-plane`` action, and a transport connection to the address it names that
+authenticates (mutually, with the secret) as the node it names. Any "no" is plain Flight, except
+for a client that asked for encryption: it never falls back to a plaintext gRPC location.
 """
 
 from __future__ import annotations
 
+import hmac
+import logging
+import os
+import threading
 from dataclasses import dataclass
 from typing import Optional
 
-__all__ = ["DATA_PLANE_ACTION", "Decision", "negotiate"]
+from ..errors import TransportException
+from ..transport import connection as transport
+from ..transport import shm
+from ..transport.handshake import NodeIdentity
+from . import call_token, data_plane
+from .landing import LandingPool
+
+__all__ = ["DATA_PLANE_ACTION", "Decision", "DataPlaneSession", "DataPlaneOptions", "negotiate"]
+
+_log = logging.getLogger("sluice.flight")
 
 #: The Flight action a Sluice server answers with where its transport listens (``DataPlaneOffer.ACTION``).
-DATA_PLANE_ACTION = "sluice.data-plane"
+DATA_PLANE_ACTION = data_plane.ACTION
+
+
+@dataclass(frozen=True)
+class DataPlaneOptions:
+    """The client's data-plane settings, named as the Java keys they mirror.
+
+    * ``encrypt`` (``sluice.transport.encryption``): ask for an encrypted transport connection.
+    * ``unsigned_fallback`` (``sluice.flight.unsignedFallback``): take plain Flight on a "no" the
+      server did not sign (a server without the secret); otherwise such a "no" fails the stream.
+    * ``shm`` (the shm provider): view a same-host server's memory instead of READing over tcp.
+    * ``zero_copy`` (``sluice.flight.zeroCopy``): on shm, take bodies as views (False: READ them).
+    * ``verify_reads`` (``sluice.flight.verifyReads``): check each body's CRC32C before Arrow sees it.
+    * ``stream_window`` (``sluice.flight.streamWindow``): bodies one get keeps READs in flight for.
+    * ``read_chunk_bytes`` (``sluice.flight.readChunkBytes``): largest range of a body's batched READ.
+    * ``connect_timeout``/``io_timeout`` (seconds; ``connectTimeoutMs``/``ioTimeoutMs``).
+    """
+
+    encrypt: bool = False
+    unsigned_fallback: bool = False
+    shm: bool = True
+    zero_copy: bool = True
+    verify_reads: bool = True
+    stream_window: int = 4
+    read_chunk_bytes: int = 8 << 20
+    connect_timeout: float = 10.0
+    io_timeout: float = 30.0
 
 
 @dataclass(frozen=True)
 class Decision:
-    """The outcome: ``data_path`` is ``"grpc"`` (plain Flight) or a transport provider; ``reason``
-    says why, in one line."""
+    """The outcome: ``data_path`` is ``"grpc"`` (plain Flight) or the path READs take (``"tcp"``,
+    ``"shm"``); ``reason`` says why, in one line; ``session`` is the data-plane session."""
 
     data_path: str
     reason: str
+    session: Optional["DataPlaneSession"] = None
+    #: the "no" is the server's own, signed under the secret, or this client's settings: never an
+    #: answer anybody on the path could have given.
+    authenticated: bool = True
 
 
-def negotiate(client, options, secret: Optional[str], data_plane: bool = True) -> Decision:
+class DataPlaneSession:
+    """A client's authenticated transport connection to one server's data plane, with its landing
+    memory and, on the same host, the server's arena. Owned by the client, which closes it.
+    Operations on the connection are serialized by :attr:`lock`."""
+
+    def __init__(self, conn: transport.Connection, offer: data_plane.Offer, peer: Optional[shm.ShmPeer],
+                 options: DataPlaneOptions) -> None:
+        self.connection = conn
+        self.offer = offer
+        self.shm = peer
+        self.options = options
+        self.landing = LandingPool()
+        self.lock = threading.RLock()
+
+    @property
+    def data_path(self) -> str:
+        return "shm" if self.shm is not None else "tcp"
+
+    def grant(self) -> bytes:
+        """A single-use grant for the next stream, asked for over the authenticated connection."""
+        with self.lock:
+            return data_plane.decode_grant_reply(self.connection.request(data_plane.grant_request()))
+
+    def close(self) -> None:
+        if self.shm is not None:
+            self.shm.close()
+        self.connection.close()
+
+
+def negotiate(client, options, secret: Optional[str], data_plane_wanted: bool = True,
+              settings: DataPlaneOptions = DataPlaneOptions(), identity: Optional[NodeIdentity] = None) -> Decision:
     """Decides for ``client`` (a ``pyarrow.flight.FlightClient``) calling with ``options``.
 
     Asks the server for its data-plane offer only when the client could use one: the data plane is
@@ -33,14 +108,53 @@ def negotiate(client, options, secret: Optional[str], data_plane: bool = True) -
     """
     from pyarrow import flight
 
-    if not data_plane:
+    if not data_plane_wanted:
         return Decision("grpc", "the data plane is turned off (data_plane=False)")
     if not secret:
         return Decision("grpc", "no transport secret given (the data plane authenticates with it, not the call token)")
+    nonce = os.urandom(16)
     try:
-        offers = list(client.do_action(flight.Action(DATA_PLANE_ACTION, b""), options=options))
+        results = list(client.do_action(flight.Action(DATA_PLANE_ACTION, nonce), options=options))
     except flight.FlightError as e:
-        return Decision("grpc", f"the server offers no data plane ({type(e).__name__}: {e})")
-    if not offers:
-        return Decision("grpc", "the server answered the data-plane action with nothing")
-    return Decision("grpc", "the server offers a data plane, but this sluice package has no READ client yet")
+        return Decision("grpc", f"the server offers no data plane ({type(e).__name__}: {e})", authenticated=False)
+    if not results:
+        return Decision("grpc", "the server answered the data-plane action with nothing", authenticated=False)
+    answer = results[0].body.to_pybytes()
+    signature = results[1].body.to_pybytes() if len(results) > 1 else None
+    refused = data_plane.refusal_reason(answer)
+    if refused is not None:
+        signed = signature is not None and hmac.compare_digest(
+            signature, call_token.sign(secret, data_plane.SIGNATURE_LABEL, nonce, answer))
+        if signed:
+            return Decision("grpc", f"the server (signed) offers no data plane: {refused}")
+        return Decision("grpc", f"an unsigned refusal of the data plane: {refused}", authenticated=False)
+    try:
+        # An offer needs no signature: the transport's handshake proves the node it names.
+        offer = data_plane.decode_offer(answer)
+    except ValueError as e:
+        return Decision("grpc", f"the server's data-plane offer is unreadable: {e}", authenticated=False)
+    try:
+        conn = transport.connect(
+            offer.host, offer.port, secret, encrypt=settings.encrypt, identity=identity,
+            connect_timeout=settings.connect_timeout, io_timeout=settings.io_timeout, expected_node=offer.node_id,
+        )
+    except ValueError as e:  # the secret itself is unusable
+        return Decision("grpc", f"the transport secret is unusable: {e}")
+    except TransportException as e:
+        return Decision("grpc", f"the transport at {offer.host}:{offer.port} refused us: {e}", authenticated=False)
+    peer, why_not = None, "shm is turned off (shm=False)"
+    if offer.provider == "verbs":
+        why_not = "the server's transport is verbs, which this package does not speak: READs go over tcp"
+        _log.warning("%s:%d: %s", offer.host, offer.port, why_not)
+    elif settings.shm:
+        try:
+            peer, why_not = shm.attach(conn, settings.connect_timeout)
+        except TransportException as e:
+            conn.close()
+            return Decision("grpc", f"the transport at {offer.host}:{offer.port} failed the shm set-up: {e}",
+                            authenticated=False)
+    session = DataPlaneSession(conn, offer, peer, settings)
+    reason = f"the server offers a {offer.provider} data plane at {offer.host}:{offer.port}"
+    if peer is None:
+        reason += f"; READs over tcp ({why_not})"
+    return Decision(session.data_path, reason + (", encrypted" if conn.encrypted else ""), session)

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.zip.CRC32;
 import org.apache.arrow.flight.Location;
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
@@ -43,11 +44,19 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * serving
  * </pre>
  *
- * It stops when its standard input ends or reads the line {@code stop}.
+ * It stops when its standard input ends or reads the line {@code stop}. Other lines it answers:
+ *
+ * <pre>
+ * counts            -> counts grants G streams S      (the server's live grants and data-plane streams)
+ * corrupt t.s02     -> corrupted t.s02                (flips a byte of the shard's last batch's ids,
+ *                                                      in the server's registered memory)
+ * </pre>
  *
  * The CRC-32 runs over each batch's columns in order, each as its values little-endian (the
  * fixed-size list as its items), so a reader that computes it over what it received proves it got
- * every byte. java -cp ... io.sluice.flight.ServeTestTable [SHARDS [ROWS [SECRET]]]
+ * every byte. java -cp ... io.sluice.flight.ServeTestTable [SHARDS [ROWS [SECRET [PROVIDER [ENCRYPTION]]]]]
+ * (PROVIDER tcp or shm, default tcp; ENCRYPTION true or false, default false: whether the server's
+ * transport asks every connection for encryption).
  */
 public final class ServeTestTable {
   static final Schema SCHEMA = new Schema(List.of(
@@ -68,9 +77,12 @@ public final class ServeTestTable {
     int shards = args.length > 0 ? Integer.parseInt(args[0]) : 7;
     int rows = args.length > 1 ? Integer.parseInt(args[1]) : 16;
     String secret = args.length > 2 ? args[2] : "python-test-secret";
+    String provider = args.length > 3 ? args[3] : "tcp";
+    String encryption = args.length > 4 ? args[4] : "false";
     TransportConfig config = TransportConfig.of(Map.of(
-        "sluice.transport.provider", "tcp",
+        "sluice.transport.provider", provider,
         "sluice.transport.bindHost", "127.0.0.1",
+        "sluice.transport.encryption", encryption,
         "sluice.transport.secret", secret));
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = SluiceFlightServer.builder(allocator, Location.forGrpcInsecure("127.0.0.1", 0))
@@ -92,7 +104,17 @@ public final class ServeTestTable {
       BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
       String line;
       while ((line = in.readLine()) != null && !line.equals("stop")) {
-        // keep serving
+        if (line.equals("counts")) {
+          System.out.println("counts grants " + server.activeGrants() + " streams " + server.activeDataPlaneStreams());
+        } else if (line.startsWith("corrupt ")) {
+          String name = line.substring("corrupt ".length());
+          try (FlightTable table = server.published(name).orElseThrow()) {
+            ArrowBuf ids = table.batches().get(table.batches().size() - 1).getBuffers().get(1); // [validity, values]
+            ids.setByte(8, ids.getByte(8) ^ 0x40);
+          }
+          System.out.println("corrupted " + name);
+        }
+        System.out.flush();
       }
     }
   }

@@ -44,6 +44,16 @@ public final class IpcBodies {
     }
   }
 
+  /**
+   * The same batch with its buffers laid out 8-byte aligned in the body (each padded to a
+   * multiple of 8), as the IPC format asks; Arrow Java's {@code cloneWithTransfer} drops that.
+   * Takes its own references to the buffers: the caller still closes {@code batch}.
+   */
+  public static ArrowRecordBatch aligned(ArrowRecordBatch batch) {
+    return new ArrowRecordBatch(batch.getLength(), batch.getNodes(), batch.getBuffers(), batch.getBodyCompression(),
+        batch.getVariadicBufferCounts(), true);
+  }
+
   /** Body length of a record batch: its buffers with their alignment padding. */
   public static long bodyLength(ArrowRecordBatch batch) {
     return batch.computeBodyLength();

@@ -1,5 +1,6 @@
 package io.sluice.flight.table;
 
+import io.sluice.flight.protocol.IpcBodies;
 import io.sluice.transport.memory.AbstractReferenceCounted;
 import java.util.ArrayList;
 import java.util.List;
@@ -173,7 +174,11 @@ public final class FlightTable extends AbstractReferenceCounted implements AutoC
       } else {
         // Buffer objects of our own (same memory): resetting the root's row count moves the
         // indexes of the vectors' buffer objects, and must not move ours.
-        batches.add(batch.cloneWithTransfer(root.getFieldVectors().get(0).getAllocator()));
+        // cloneWithTransfer forgets the alignment: lay the buffers out 8-byte aligned again, as the
+        // IPC format asks and as readers such as Arrow C++ (pyarrow) require of a body.
+        try (ArrowRecordBatch moved = batch.cloneWithTransfer(root.getFieldVectors().get(0).getAllocator())) {
+          batches.add(IpcBodies.aligned(moved));
+        }
       }
       return this;
     }
