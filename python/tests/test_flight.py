@@ -93,7 +93,8 @@ def test_the_transport_decision_is_made_once_with_its_reason(served_table, caplo
         assert "no transport secret" in client.decision.reason
     assert len([r for r in caplog.records if "streams take grpc" in r.getMessage()]) == 1
     with SluiceFlightClient(served_table.location, served_table.token, secret=served_table.secret) as client:
-        assert "offers a data plane" in client.decision.reason
+        assert client.decision.data_path == "tcp"
+        assert "offers a tcp data plane at" in client.decision.reason
     with SluiceFlightClient(served_table.location, served_table.token, secret="s", data_plane=False) as client:
         assert "turned off" in client.decision.reason
 
