@@ -36,4 +36,22 @@ class FlightOptionTest {
             () -> TransportConfig.of(Map.of("sluice.flight.dataPlane", "maybe")).value(FlightOption.DATA_PLANE))
             .getMessage());
   }
+
+  /**
+   * The server checks its own keys and every transport key (each provider's on the class path) before
+   * it starts, on any host.
+   */
+  @Test
+  void theServerRefusesAnInvalidKeyOfAnyProviderAtStartUp() {
+    for (Map<String, String> bad : java.util.List.of(Map.of("sluice.transport.encryption", "maybe"),
+        Map.of("sluice.flight.streamWindow", "0"), Map.of("sluice.transport.maxMessageBytes", "16q"))) {
+      try (org.apache.arrow.memory.BufferAllocator allocator = new org.apache.arrow.memory.RootAllocator()) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> SluiceFlightServer.builder(allocator, org.apache.arrow.flight.Location.forGrpcInsecure("127.0.0.1", 0))
+                .config(TransportConfig.of(bad)).start());
+        String key = bad.keySet().iterator().next();
+        assertEquals(true, e.getMessage().contains(key), e.getMessage());
+      }
+    }
+  }
 }

@@ -115,6 +115,12 @@ public final class FlightServers {
    */
   public static Running start(BufferAllocator allocator, Location location, TransportConfig config,
       CallHeaderAuthenticator authenticator, Tls tls) throws IOException {
+    // Every key the server or its transport (any provider's) would read, checked before anything
+    // starts, on every host: an invalid value fails here naming the key.
+    for (io.sluice.transport.config.ConfigKey<?> k : FlightOption.all()) {
+      k.from(config);
+    }
+    io.sluice.transport.Transports.validate(config);
     long ackTimeout = TimeUnit.MILLISECONDS.toNanos(config.value(FlightOption.ACK_TIMEOUT_MS));
     int window = (int) Math.min(FlightOption.MAX_STREAM_WINDOW, config.value(FlightOption.STREAM_WINDOW));
     int chunk = (int) Math.min(Integer.MAX_VALUE, config.value(FlightOption.READ_CHUNK_BYTES));
