@@ -57,7 +57,7 @@ def serve(java, test_cp, provider, shards, rows, server_mb):
 
 def python_read(location, names, options):
     rows = 0
-    with SluiceFlightClient(location, call_token.derive(SECRET), secret=SECRET, data_plane_options=options) as c:
+    with SluiceFlightClient(location, call_token.mint(SECRET, location), secret=SECRET, data_plane_options=options) as c:
         path = c.decision.data_path
         for name in names:
             with c.open(name) as reader:
@@ -70,7 +70,7 @@ def python_read(location, names, options):
 def grpc_read(location, names):
     rows = 0
     client = flight.FlightClient(location)
-    options = flight.FlightCallOptions(headers=[(b"authorization", b"Bearer " + call_token.derive(SECRET).encode())])
+    options = flight.FlightCallOptions(headers=[(b"authorization", b"Bearer " + call_token.mint(SECRET, location).encode())])
     try:
         for name in names:
             info = client.get_flight_info(flight.FlightDescriptor.for_path(name), options=options)
