@@ -38,10 +38,10 @@ final class PeerAddress implements ServerInterceptor {
     return next.startCall(call, headers);
   }
 
-  /** The client of {@code context}'s call. */
-  static String of(CallContext context) {
+  /** The client of {@code context}'s call, when gRPC told it. */
+  static java.util.Optional<String> of(CallContext context) {
     Middleware m = context.getMiddleware(KEY);
-    return m == null || m.address == null ? "an unknown peer" : m.address;
+    return m == null || m.address == null ? java.util.Optional.empty() : java.util.Optional.of(m.address);
   }
 
   /** Carries the address from the call's headers to the producer. */

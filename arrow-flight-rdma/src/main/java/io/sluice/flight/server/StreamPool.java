@@ -39,12 +39,21 @@ final class StreamPool {
   }
 
   /**
-   * Runs {@code stream} on a thread of the pool, on behalf of {@code client}.
+   * Runs {@code stream} on a thread of the pool, on behalf of {@code client} (null: a client the
+   * server does not know, held to the total alone).
    *
    * @throws org.apache.arrow.flight.FlightRuntimeException RESOURCE_EXHAUSTED when the client holds
    *     its share or every thread is busy, UNAVAILABLE when the server is shutting down
    */
   void execute(String client, Runnable stream) {
+    if (client == null) {
+      try {
+        threads.execute(stream);
+      } catch (RejectedExecutionException e) {
+        throw refused();
+      }
+      return;
+    }
     boolean[] admitted = {false};
     held.compute(client, (c, n) -> {
       int now = n == null ? 0 : n;
@@ -68,11 +77,7 @@ final class StreamPool {
       });
     } catch (RejectedExecutionException e) {
       release(client);
-      if (threads.isShutdown()) {
-        throw CallStatus.UNAVAILABLE.withDescription("the server is shutting down").toRuntimeException();
-      }
-      throw CallStatus.RESOURCE_EXHAUSTED.withDescription("every stream thread of this server is busy ("
-          + totalKey.key() + ")").toRuntimeException();
+      throw refused();
     }
   }
 
@@ -87,5 +92,13 @@ final class StreamPool {
 
   void shutdownNow() {
     threads.shutdownNow();
+  }
+
+  private org.apache.arrow.flight.FlightRuntimeException refused() {
+    if (threads.isShutdown()) {
+      return CallStatus.UNAVAILABLE.withDescription("the server is shutting down").toRuntimeException();
+    }
+    return CallStatus.RESOURCE_EXHAUSTED.withDescription("every stream thread of this server is busy ("
+        + totalKey.key() + ")").toRuntimeException();
   }
 }

@@ -103,7 +103,8 @@ final class TableProducer implements FlightProducer {
     BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
     backpressure.register(listener);
     try {
-      state.plainStreams().execute(PeerAddress.of(context), () -> {
+      // A call whose client the server could not learn counts against the total only.
+      state.plainStreams().execute(PeerAddress.of(context).orElse(null), () -> {
         try {
           PlainStreams.get(state, table, listener, backpressure);
         } finally {
