@@ -30,7 +30,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * {@link SluiceFlightServer} and a {@link SluiceFlightClient} with the verbs provider on the
  * device's address. The client puts a table over the data plane (the server READs the
  * batches' bodies), then reads it back over the data plane and with a plain DoGet; the rows of
- * all three must be equal and both data-plane streams must say {@code verbs}.
+ * all three must be equal and both data-plane streams must say {@code verbs}. Then a byte of the
+ * served table is changed in the server's registered memory, and a read over verbs must fail with
+ * the {@link io.sluice.transport.ReadIntegrityException} that names it.
  *
  * <pre>
  *   FlightVerbsCheck ADDRESS [BATCHES [ROWS_PER_BATCH]]
@@ -149,12 +151,42 @@ public final class FlightVerbsCheck {
       if (!viaDoGet.equals(put.toString())) {
         failures.add("rows of a plain DoGet differ from the rows put");
       }
+      // A byte of the served table changes under the server, as a corrupting device or a stray
+      // write would change it: a READ over verbs brings the changed bytes, and the reader must
+      // refuse them (CRC32C against the server's), never hand them on.
+      if (batches > 1) {
+        io.sluice.flight.LabTables.flipAByte(server, "lab", 1);
+        try (TableReader reader = client.getStream(SluiceFlightServer.ticket("lab"))) {
+          int seen = 0;
+          while (reader.next()) {
+            seen++;
+          }
+          failures.add("a READ over verbs of a changed body was handed on (" + seen + " batches)");
+        } catch (RuntimeException e) {
+          Optional<io.sluice.transport.ReadIntegrityException> corrupt = integrityCause(e);
+          if (corrupt.isPresent()) {
+            System.out.println("FLIGHT-VERBS changed body refused: " + corrupt.get().getMessage());
+          } else {
+            failures.add("a READ of a changed body failed without naming the corruption: " + e);
+          }
+        }
+      }
       if (failures.isEmpty()) {
-        System.out.println("FLIGHT-VERBS PASS: " + batches * rows + " rows put and read over verbs equal a plain DoGet");
+        System.out.println("FLIGHT-VERBS PASS: " + batches * rows + " rows put and read over verbs equal a plain DoGet;"
+            + " a changed body READ over verbs is refused");
         return 0;
       }
       failures.forEach(f -> System.out.println("FLIGHT-VERBS FAIL: " + f));
       return 1;
     }
+  }
+
+  private static Optional<io.sluice.transport.ReadIntegrityException> integrityCause(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof io.sluice.transport.ReadIntegrityException r) {
+        return Optional.of(r);
+      }
+    }
+    return Optional.empty();
   }
 }
