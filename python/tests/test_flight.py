@@ -34,6 +34,20 @@ def test_token_is_the_java_token(served_table):
         call_token.mint("fifteen-bytes!!", served_table.location)
 
 
+def test_tokens_per_server_or_from_the_secret(served_table):
+    by_location = {served_table.location: served_table.token}
+    assert call_token.for_server(by_location, served_table.location) == served_table.token
+    with pytest.raises(KeyError):
+        call_token.for_server(by_location, "grpc+tcp://127.0.0.1:1")
+    minted = call_token.for_server(None, served_table.location, served_table.secret)
+    assert call_token.claims(served_table.secret, minted)[0] == call_token.audience(served_table.location)
+    assert call_token.for_server(None, served_table.location) is None
+    shards = list_shards([served_table.location], "t.", by_location)
+    assert [s.name for s in shards] == sorted(served_table.shards)
+    assert [s.name for s in list_shards([served_table.location], "t.", secret=served_table.secret)] == \
+        sorted(served_table.shards)
+
+
 def test_a_token_minted_here_opens_its_server(served_table):
     token = call_token.mint(served_table.secret, served_table.location, validity=60)
     with open_reader(served_table.location, "t.s00", token) as reader:

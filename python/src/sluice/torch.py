@@ -101,10 +101,11 @@ class SluiceDataset(torch.utils.data.IterableDataset):
 
     @classmethod
     def from_locations(
-        cls, locations: Sequence[str], prefix: str, token: Optional[str] = None, **kwargs: Any
+        cls, locations: Sequence[str], prefix: str, token: Any = None, **kwargs: Any
     ) -> "SluiceDataset":
-        """The dataset of the shards named ``prefix...`` on ``locations`` (:func:`list_shards`)."""
-        return cls(list_shards(locations, prefix, token), token, **kwargs)
+        """The dataset of the shards named ``prefix...`` on ``locations`` (:func:`list_shards`).
+        ``token``: one token, a mapping of location to token, or None with ``secret=`` to mint one per server."""
+        return cls(list_shards(locations, prefix, token, secret=kwargs.get("secret")), token, **kwargs)
 
     def set_epoch(self, epoch: int) -> None:
         """Moves the cursor to the start of ``epoch``."""

@@ -20,10 +20,15 @@ import hashlib
 import hmac
 import struct
 import time
-from typing import List, Optional, Tuple
+from typing import List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
-__all__ = ["MIN_SECRET_BYTES", "VERSION", "audience", "call_options", "claims", "headers", "key", "mint", "sign"]
+__all__ = ["MIN_SECRET_BYTES", "Tokens", "VERSION", "audience", "call_options", "claims", "for_server", "headers",
+           "key", "mint", "sign"]
+
+#: What readers take as their call tokens: one token (every server accepts it: a shared audience),
+#: a token per server location (as the pipeline's ``endpoints.properties`` lists them), or None.
+Tokens = Union[None, str, Mapping[str, str]]
 
 #: Secrets shorter than this many UTF-8 bytes are refused, as the transport refuses them.
 MIN_SECRET_BYTES = 16
@@ -32,6 +37,7 @@ VERSION = 2
 _PSK_SALT = b"sluice/6/psk"
 _KEY_LABEL = b"sluice/flight token key"
 _MAX_AUDIENCE_BYTES = 1024
+_CLIENT_VALIDITY = 12 * 3600.0
 
 
 def _hkdf_expand_32(prk: bytes, info: bytes) -> bytes:
@@ -98,6 +104,21 @@ def sign(secret: str, label: str, *parts: bytes) -> bytes:
         m.update(struct.pack(">I", len(p)))
         m.update(p)
     return m.digest()
+
+
+def for_server(tokens: Tokens, location: str, secret: Optional[str] = None) -> Optional[str]:
+    """The token to present to the server at ``location``: its own from a mapping, the one token
+    given, or, with neither, one minted here from ``secret``, valid for 12 hours, as long as a
+    client lives (None: present none)."""
+    if isinstance(tokens, Mapping):
+        found = tokens.get(location) or tokens.get(audience(location))
+        if found is None and not secret:
+            raise KeyError(f"no call token for {location} among the tokens given")
+        if found is not None:
+            return found
+    elif tokens is not None:
+        return tokens
+    return mint(secret, location, validity=_CLIENT_VALIDITY) if secret else None
 
 
 def headers(token: Optional[str]) -> List[Tuple[bytes, bytes]]:

@@ -36,7 +36,7 @@ class SluiceFlightClient:
     def __init__(
         self,
         location: str,
-        token: Optional[str] = None,
+        token: call_token.Tokens = None,
         *,
         secret: Optional[str] = None,
         data_plane: bool = True,
@@ -46,7 +46,8 @@ class SluiceFlightClient:
         from pyarrow import flight
 
         self.location = location
-        self._options = call_token.call_options(token, timeout)
+        # One token, this server's from a mapping, or one minted from the secret for this server.
+        self._options = call_token.call_options(call_token.for_server(token, location, secret), timeout)
         self._secret = secret
         self._data_plane = data_plane
         self._settings = data_plane_options
@@ -119,7 +120,7 @@ class SluiceFlightClient:
 def open_reader(
     location: str,
     table: Union[str, Shard],
-    token: Optional[str] = None,
+    token: call_token.Tokens = None,
     *,
     secret: Optional[str] = None,
     data_plane: bool = True,

@@ -32,8 +32,9 @@ class Shard:
 def list_shards(
     locations: Iterable[str],
     prefix: str,
-    token: Optional[str] = None,
+    token: call_token.Tokens = None,
     timeout: Optional[float] = 30.0,
+    secret: Optional[str] = None,
 ) -> List[Shard]:
     """The shards named ``prefix...`` on ``locations``, ordered by name and then location: the order
     every reader of the table agrees on (Java's ``Shards.list``).
@@ -42,14 +43,17 @@ def list_shards(
     the ticket of its first endpoint, read at the location asked (a server that announces a
     wildcard address is still reached where it was found).
 
+    ``token`` is one token, a mapping of location to token, or None with ``secret`` to mint a token
+    per server (tokens name the server they are for).
+
     :raises LookupError: if no server lists such a shard
     """
     from pyarrow import flight
 
     locations = list(locations)
-    options = call_token.call_options(token, timeout)
     found: List[Shard] = []
     for location in locations:
+        options = call_token.call_options(call_token.for_server(token, location, secret), timeout)
         with flight.FlightClient(location) as client:
             for info in client.list_flights(options=options):
                 d = info.descriptor
