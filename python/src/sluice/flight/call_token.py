@@ -23,38 +23,25 @@ import time
 from typing import List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
-__all__ = ["MIN_SECRET_BYTES", "Tokens", "VERSION", "audience", "call_options", "claims", "for_server", "headers",
+from ..transport.handshake import hkdf_expand, psk
+
+__all__ = ["Tokens", "VERSION", "audience", "call_options", "claims", "for_server", "headers",
            "key", "mint", "sign"]
 
 #: What readers take as their call tokens: one token (every server accepts it: a shared audience),
 #: a token per server location (as the pipeline's ``endpoints.properties`` lists them), or None.
 Tokens = Union[None, str, Mapping[str, str]]
 
-#: Secrets shorter than this many UTF-8 bytes are refused, as the transport refuses them.
-MIN_SECRET_BYTES = 16
 #: The token format's version, its first byte.
 VERSION = 2
-_PSK_SALT = b"sluice/6/psk"
 _KEY_LABEL = b"sluice/flight token key"
 _MAX_AUDIENCE_BYTES = 1024
 _CLIENT_VALIDITY = 12 * 3600.0
 
 
-def _hkdf_expand_32(prk: bytes, info: bytes) -> bytes:
-    # RFC 5869 with one block: T(1) = HMAC(prk, info | 0x01).
-    return hmac.new(prk, info + b"\x01", hashlib.sha256).digest()
-
-
 def key(secret: str) -> bytes:
     """The token key of ``secret``; raises ``ValueError`` naming ``sluice.transport.secret`` if it is too short."""
-    raw = (secret or "").encode("utf-8")
-    if len(raw) < MIN_SECRET_BYTES:
-        raise ValueError(
-            f"sluice.transport.secret is {len(raw)} bytes; it must be at least {MIN_SECRET_BYTES} "
-            "(generate one, for example with `openssl rand -base64 32`)"
-        )
-    psk = hmac.new(_PSK_SALT, raw, hashlib.sha256).digest()
-    return _hkdf_expand_32(psk, _KEY_LABEL)
+    return hkdf_expand(psk(secret), _KEY_LABEL, 32)
 
 
 def audience(location: str) -> str:
