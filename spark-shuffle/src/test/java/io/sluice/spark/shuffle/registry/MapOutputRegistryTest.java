@@ -30,17 +30,7 @@ class MapOutputRegistryTest {
   Path dir;
 
   private ShuffleFiles files() {
-    return new ShuffleFiles() {
-      @Override
-      public File dataFile(int shuffleId, long mapId) {
-        return dir.resolve("shuffle_" + shuffleId + "_" + mapId + "_0.data").toFile();
-      }
-
-      @Override
-      public File indexFile(int shuffleId, long mapId) {
-        return dir.resolve("shuffle_" + shuffleId + "_" + mapId + "_0.index").toFile();
-      }
-    };
+    return TestShuffleFiles.in(dir);
   }
 
   /** A committed map output of three partitions of 10, 0 and 20 bytes. */

@@ -9,7 +9,6 @@ import io.sluice.spark.shuffle.protocol.RangeProtocol;
 import io.sluice.transport.LoopbackTransport;
 import io.sluice.transport.MessageTooLargeException;
 import java.io.DataOutputStream;
-import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -34,17 +33,7 @@ class RangeServiceTest {
   Path dir;
 
   private ShuffleFiles files() {
-    return new ShuffleFiles() {
-      @Override
-      public File dataFile(int shuffleId, long mapId) {
-        return dir.resolve("shuffle_" + shuffleId + "_" + mapId + "_0.data").toFile();
-      }
-
-      @Override
-      public File indexFile(int shuffleId, long mapId) {
-        return dir.resolve("shuffle_" + shuffleId + "_" + mapId + "_0.index").toFile();
-      }
-    };
+    return TestShuffleFiles.in(dir);
   }
 
   /** A map output of {@link #PARTITIONS} partitions of one byte each. */
