@@ -33,4 +33,9 @@ final class EchoPeers implements AutoCloseable {
   public void close() {
     harness.close();
   }
+
+  /** The HELLO flags of a side that asks for encryption, or not. */
+  static int flags(boolean encrypted) {
+    return encrypted ? Handshake.FLAG_ENCRYPT : 0;
+  }
 }

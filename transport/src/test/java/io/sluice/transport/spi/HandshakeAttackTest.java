@@ -50,15 +50,6 @@ class HandshakeAttackTest {
     peers.close();
   }
 
-  private static int flags(boolean encrypted) {
-    return encrypted ? Handshake.FLAG_ENCRYPT : 0;
-  }
-
-  private static String errorText(RawFrameSocket.Frame f) throws ProtocolException {
-    assertEquals(FrameType.ERROR, f.type(), "expected a refusal");
-    return Frames.ErrorFrame.decode(ByteBuffer.wrap(f.payload())).message();
-  }
-
   private static byte[] concat(byte[] a, byte[] b) {
     byte[] c = Arrays.copyOf(a, a.length + b.length);
     System.arraycopy(b, 0, c, a.length, b.length);
@@ -75,9 +66,9 @@ class HandshakeAttackTest {
     Transport client = peers.open(encrypted, Map.of());
     NodeIdentity relayKey = NodeIdentity.generate();
     try (RawFrameSocket toServer = new RawFrameSocket(server.localAddress())) {
-      Optional<RawFrameSocket.Frame> last = toServer.authenticate(OTHER_SECRET, relayKey, flags(encrypted));
+      Optional<RawFrameSocket.Frame> last = toServer.authenticate(OTHER_SECRET, relayKey, EchoPeers.flags(encrypted));
       assertEquals(ErrorCode.AUTHENTICATION_FAILED, last.orElseThrow().errorCode());
-      assertEquals("authentication failed", errorText(last.get()), "the refusal says nothing about the secret");
+      assertEquals("authentication failed", last.get().errorMessage(), "the refusal says nothing about the secret");
       toServer.expectClosedWithout(FrameType.AUTH_OK);
     }
     try (ScriptedServer fake = ScriptedServer.raw(peer -> {
@@ -208,7 +199,7 @@ class HandshakeAttackTest {
       raw.send(FrameType.HELLO, 0, v7);
       RawFrameSocket.Frame answer = raw.next().orElseThrow();
       assertEquals(ErrorCode.PROTOCOL, answer.errorCode());
-      assertTrue(errorText(answer).contains("unsupported protocol version 7"), errorText(answer));
+      assertTrue(answer.errorMessage().contains("unsupported protocol version 7"), answer.errorMessage());
       raw.expectClosedWithout(FrameType.CHALLENGE);
     }
   }
@@ -313,7 +304,7 @@ class HandshakeAttackTest {
         byte[] thB = KeySchedule.transcriptHash(rewritten, challenge);
         toB.send(FrameType.AUTH, 0, new Frames.Auth(authA.finished(), c.sign(Handshake.CLIENT_SIGNATURE, thB)).encode());
         RawFrameSocket.Frame answer = toB.next().orElseThrow();
-        refusal.set(errorText(answer));
+        refusal.set(answer.errorMessage());
         toA.send(answer.type(), 0, ByteBuffer.wrap(answer.payload()));
         toB.expectClosedWithout(FrameType.AUTH_OK);
       }
@@ -447,7 +438,7 @@ class HandshakeAttackTest {
         if (key == allOnes) {
           // y >= p is not a canonical encoding: refused at HELLO, before any key work.
           assertEquals(ErrorCode.AUTHENTICATION_FAILED, first.errorCode());
-          assertTrue(errorText(first).contains("not a canonical Ed25519 key"), errorText(first));
+          assertTrue(first.errorMessage().contains("not a canonical Ed25519 key"), first.errorMessage());
           raw.expectClosedWithout(FrameType.CHALLENGE, FrameType.AUTH_OK);
           continue;
         }
@@ -456,7 +447,7 @@ class HandshakeAttackTest {
         raw.send(FrameType.AUTH, 0, auth);
         RawFrameSocket.Frame answer = raw.next().orElseThrow();
         assertEquals(ErrorCode.AUTHENTICATION_FAILED, answer.errorCode());
-        assertTrue(errorText(answer).contains("signature does not verify"), errorText(answer));
+        assertTrue(answer.errorMessage().contains("signature does not verify"), answer.errorMessage());
         raw.expectClosedWithout(FrameType.AUTH_OK);
       }
     }

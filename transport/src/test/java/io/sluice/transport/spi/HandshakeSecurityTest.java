@@ -34,19 +34,10 @@ class HandshakeSecurityTest {
     peers.close();
   }
 
-  private static int flags(boolean encrypted) {
-    return encrypted ? Handshake.FLAG_ENCRYPT : 0;
-  }
-
   private static ByteBuffer readRequest(RegisteredRegion region) {
     ByteBuffer b = ByteBuffer.allocate(Frames.ReadRequestFrame.LENGTH);
     new Frames.ReadRequestFrame(region.descriptor().key(), 0, SIZE).encode(b);
     return b.flip();
-  }
-
-  private static String errorText(RawFrameSocket.Frame f) throws ProtocolException {
-    assertEquals(FrameType.ERROR, f.type(), "expected a refusal");
-    return Frames.ErrorFrame.decode(ByteBuffer.wrap(f.payload())).message();
   }
 
   /**
@@ -80,7 +71,7 @@ class HandshakeSecurityTest {
              asServer.checkFinished(clientAuth); // the relay holds the secret: the client's finished checks out
              toServer.send(FrameType.AUTH, 0, new Frames.Auth(ownAuth.finished(), clientAuth.signature()).encode());
              Optional<RawFrameSocket.Frame> answer = toServer.next();
-             refusal.set(answer.isPresent() ? errorText(answer.get()) : "closed");
+             refusal.set(answer.isPresent() ? answer.get().errorMessage() : "closed");
              if (answer.isPresent()) {
                toClient.send(answer.get().type(), 0, ByteBuffer.wrap(answer.get().payload()));
              }
@@ -142,7 +133,7 @@ class HandshakeSecurityTest {
   void aReplayedHandshakeIsRefused(boolean encrypted) throws Exception {
     Transport server = peers.open(encrypted, Map.of());
     NodeIdentity honest = NodeIdentity.generate();
-    Handshake.Client client = new Handshake(SECRET).client(honest, flags(encrypted));
+    Handshake.Client client = new Handshake(SECRET).client(honest, EchoPeers.flags(encrypted));
     ByteBuffer hello = client.hello();
     ByteBuffer auth;
     try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
@@ -173,7 +164,7 @@ class HandshakeSecurityTest {
     Transport server = peers.open(encrypted, Map.of());
     try (RawFrameSocket first = new RawFrameSocket(server.localAddress());
          RawFrameSocket second = new RawFrameSocket(server.localAddress())) {
-      first.send(FrameType.HELLO, 0, new Handshake(SECRET).client(NodeIdentity.generate(), flags(encrypted)).hello());
+      first.send(FrameType.HELLO, 0, new Handshake(SECRET).client(NodeIdentity.generate(), EchoPeers.flags(encrypted)).hello());
       byte[] challenge = first.expect(FrameType.CHALLENGE).payload();
       second.send(FrameType.HELLO, 0, ByteBuffer.wrap(challenge));
       Frames.Challenge reflected = Frames.Challenge.decode(
@@ -194,12 +185,12 @@ class HandshakeSecurityTest {
     Transport server = peers.open(encrypted, Map.of());
     NodeIdentity self = NodeIdentity.generate();
     ByteBuffer v5 = ByteBuffer.allocate(2 + 8 + 1 + 32 + 32).putShort((short) 5).putLong(self.nodeId())
-        .put((byte) flags(encrypted)).put(new byte[32]).put(self.publicKey()).flip();
+        .put((byte) EchoPeers.flags(encrypted)).put(new byte[32]).put(self.publicKey()).flip();
     try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
       raw.send(FrameType.HELLO, 0, v5);
       RawFrameSocket.Frame answer = raw.next().orElseThrow(() -> new AssertionError("closed without a reason"));
       assertEquals(ErrorCode.PROTOCOL, answer.errorCode());
-      assertTrue(errorText(answer).contains("unsupported protocol version 5; this side speaks 6"), errorText(answer));
+      assertTrue(answer.errorMessage().contains("unsupported protocol version 5; this side speaks 6"), answer.errorMessage());
       raw.expectClosedWithout(FrameType.CHALLENGE, FrameType.AUTH_OK);
     }
   }
@@ -240,7 +231,7 @@ class HandshakeSecurityTest {
           self.publicKey()).encode());
       RawFrameSocket.Frame answer = raw.next().orElseThrow(() -> new AssertionError("closed without a reason"));
       assertEquals(ErrorCode.AUTHENTICATION_FAILED, answer.errorCode());
-      assertTrue(errorText(answer).contains("small order"), errorText(answer));
+      assertTrue(answer.errorMessage().contains("small order"), answer.errorMessage());
       raw.expectClosedWithout(FrameType.CHALLENGE, FrameType.AUTH_OK);
     }
     Transport client = peers.open(false, Map.of());

@@ -25,6 +25,18 @@ public final class RawFrameSocket implements AutoCloseable {
     }
 
     /** The code of an ERROR frame; fails the test for any other frame or a malformed one. */
+    /** The message of this ERROR frame. @throws AssertionError if it is not a well-formed ERROR frame */
+    public String errorMessage() {
+      if (type() != FrameType.ERROR) {
+        throw new AssertionError("expected a refusal (an ERROR frame), got " + type());
+      }
+      try {
+        return Frames.ErrorFrame.decode(ByteBuffer.wrap(payload)).message();
+      } catch (ProtocolException e) {
+        throw new AssertionError("malformed ERROR frame from the server", e);
+      }
+    }
+
     public ErrorCode errorCode() {
       if (type() != FrameType.ERROR) {
         throw new AssertionError("expected an ERROR frame, got " + type());
