@@ -29,6 +29,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * In the lab (runs inside the DiSNI loader, started by VerbsIsolationOnDeviceTest): the device,
@@ -104,9 +107,15 @@ public final class PeerIsolationCheck implements DisniTask {
       int guesses = 0;
       for (int delta = 1; delta <= PeerFaults.LIMIT + 1 && !owner.barred(b.nodeId()); delta++) {
         int guess = stolen.rkey() + (delta % 2 == 0 ? delta / 2 : -(delta + 1) / 2);
-        if (!rawReadFails(b, bToA, stolen.address(), guess, landingB)) {
+        // A counts B's faults on its own threads: the bar may come between the check above and
+        // B asking for a new queue pair, which A then refuses. That is the outcome sought.
+        CompletableFuture<RdmaQueuePair> qp = ((VerbsConnection) bToA).readQueuePair();
+        Throwable noQueuePair = failureOrNull(qp);
+        if (noQueuePair != null) {
+          assertTrue(owner.barred(b.nodeId()), "B got no queue pair without being barred: " + noQueuePair);
           break;
         }
+        assertTrue(rawReadFails(b, bToA, stolen.address(), guess, landingB), "B read a region with a guessed rkey");
         guesses++;
       }
       out.println("ISOLATION: " + guesses + " guessed rkeys near C's read nothing");
@@ -127,6 +136,21 @@ public final class PeerIsolationCheck implements DisniTask {
       assertTrue(!owner.barred(c.nodeId()), "C was barred");
       await(cToA.read(forC.descriptor(), 0, landingC, 0, LEN));
       assertPattern(11, 0, landingC, 0, LEN);
+    }
+  }
+
+  /** The failure of a future that ends within the deadline, or null if it succeeded. */
+  private static Throwable failureOrNull(CompletableFuture<?> future) {
+    try {
+      future.get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+      return null;
+    } catch (ExecutionException e) {
+      return TransportTestSupport.unwrap(e.getCause());
+    } catch (TimeoutException e) {
+      throw new AssertionError("no answer within " + DEADLINE);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError("interrupted", e);
     }
   }
 
