@@ -2,6 +2,7 @@ package io.sluice.flight.client;
 
 import io.sluice.flight.FlightOption;
 import io.sluice.flight.protocol.DataPlaneOffer;
+import io.sluice.transport.ClientBinding;
 import io.sluice.transport.Connection;
 import io.sluice.transport.MessageHandler;
 import io.sluice.transport.Transport;
@@ -83,7 +84,7 @@ public final class Negotiator implements AutoCloseable {
     } catch (IllegalArgumentException e) {
       return none("the server's data-plane offer is unreadable: " + e.getMessage());
     }
-    Optional<Transport> t = transport();
+    Optional<Transport> t = transport(offer.address().host());
     if (t.isEmpty()) {
       return own("the client's transport did not start: " + transportFailure);
     }
@@ -107,10 +108,11 @@ public final class Negotiator implements AutoCloseable {
     return new Outcome(Optional.of(s), "", true);
   }
 
-  private Optional<Transport> transport() {
+  /** This client's transport, opened on first use listening where its traffic to {@code server} leaves from. */
+  private Optional<Transport> transport(String server) {
     if (transport == null && transportFailure == null) {
       try {
-        transport = Transports.open(config, MessageHandler.REJECT_ALL);
+        transport = Transports.open(ClientBinding.toward(config, server), MessageHandler.REJECT_ALL);
       } catch (TransportException | RuntimeException e) {
         transportFailure = e.getMessage();
       }

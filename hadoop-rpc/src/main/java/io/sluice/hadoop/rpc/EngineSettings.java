@@ -1,9 +1,11 @@
 package io.sluice.hadoop.rpc;
 
+import io.sluice.transport.ClientBinding;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.Transports;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
+import java.net.InetSocketAddress;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -84,6 +86,21 @@ record EngineSettings(Map<String, String> transportKeys, int readThreshold, int 
     Map<String, String> keys = new HashMap<>(defaults);
     keys.putAll(transportKeys);
     return new EngineSettings(keys, readThreshold, maxDataLength, maxIncomingBodyBytes, callerConnectionIdleMs);
+  }
+
+  /**
+   * A client's settings: unless the configuration names a bind host, its transport listens on the
+   * local address that reaches {@code server} only (see {@link ClientBinding}). Clients of servers
+   * reached from different local addresses get different settings, hence different transports.
+   */
+  EngineSettings listeningToward(InetSocketAddress server) {
+    if (transportKeys.containsKey(TransportKeys.BIND_HOST.key())) {
+      return this;
+    }
+    String host = server.getAddress() != null ? server.getAddress().getHostAddress() : server.getHostString();
+    return ClientBinding.localAddressToward(host)
+        .map(a -> withTransportDefaults(Map.of(TransportKeys.BIND_HOST.key(), a.getHostAddress())))
+        .orElse(this);
   }
 
   /** The settings with the secret left out: a settings object may be logged. */

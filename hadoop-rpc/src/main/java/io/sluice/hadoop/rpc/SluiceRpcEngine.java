@@ -110,7 +110,7 @@ public final class SluiceRpcEngine implements RpcEngine {
     }
     int maxIdle = conf.getInt(CommonConfigurationKeysPublic.IPC_CLIENT_CONNECTION_MAXIDLETIME_KEY,
         CommonConfigurationKeysPublic.IPC_CLIENT_CONNECTION_MAXIDLETIME_DEFAULT);
-    ClientContext context = ClientContexts.acquire(EngineSettings.from(conf));
+    ClientContext context = ClientContexts.acquire(EngineSettings.from(conf).listeningToward(addr));
     TransportInvoker invoker =
         new TransportInvoker(protocol, addr, user, conf, factory, rpcTimeout, connId, maxIdle, context);
     @SuppressWarnings("unchecked")

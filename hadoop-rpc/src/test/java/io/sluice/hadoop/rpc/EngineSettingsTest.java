@@ -63,4 +63,22 @@ class EngineSettingsTest {
     assertEquals(java.util.List.of("unknown key sluice.rpc.readThresholdByte; did you mean sluice.rpc.readThresholdBytes?"),
         EngineSettings.unknownKeys(typo));
   }
+
+  @Test
+  void aClientListensOnlyWhereItsTrafficToTheServerLeavesFromUnlessToldOtherwise() throws Exception {
+    Configuration conf = new Configuration(false);
+    conf.set("sluice.transport.secret", "0123456789abcdef0123");
+    java.net.InetSocketAddress server = new java.net.InetSocketAddress("127.0.0.1", 8020);
+    EngineSettings client = EngineSettings.from(conf).listeningToward(server);
+    assertEquals("127.0.0.1", client.transportConfig().value(io.sluice.transport.config.TransportKeys.BIND_HOST));
+    ClientContext context = ClientContexts.acquire(client);
+    try {
+      assertEquals("127.0.0.1", context.transport().localAddress().host());
+    } finally {
+      ClientContexts.release(context);
+    }
+    conf.set("sluice.transport.bindHost", "0.0.0.0");
+    assertEquals("0.0.0.0", EngineSettings.from(conf).listeningToward(server).transportConfig()
+        .value(io.sluice.transport.config.TransportKeys.BIND_HOST));
+  }
 }

@@ -51,6 +51,11 @@ public final class TransportKeys {
       Parsers.integer(), Check.positive());
   public static final ConfigKey<Integer> MAX_CONNECTIONS = ConfigKey.of(PREFIX + "maxConnections", "4096",
       "tcp: accepted connections held at once; more are refused.", Parsers.integer(), Check.positive());
+  public static final ConfigKey<Long> IDLE_TIMEOUT_MS = ConfigKey.of(PREFIX + "idleTimeoutMs", "60000",
+      "tcp: at the maxConnections bound, an authenticated connection that has carried nothing for this long"
+          + " (no frame either way, nothing in flight) is closed to make room for a new one; its peer"
+          + " connects again when it next needs to.",
+      Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
   public static final ConfigKey<Long> HANDSHAKE_TIMEOUT_MS = ConfigKey.of(PREFIX + "handshakeTimeoutMs", "3000",
       "tcp: deadline for an accepted connection to authenticate.",
       Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
@@ -84,7 +89,7 @@ public final class TransportKeys {
 
   private static final List<ConfigKey<?>> ALL = List.of(PROVIDER, SECRET, BIND_HOST, ADVERTISE_HOST, PORT,
       CONNECT_TIMEOUT_MS, IO_TIMEOUT_MS, MAX_MESSAGE_BYTES, MAX_REQUESTS_IN_FLIGHT, HANDLER_THREADS, IO_THREADS,
-      MAX_CONNECTIONS, HANDSHAKE_TIMEOUT_MS, MAX_UNAUTHENTICATED, MAX_UNAUTHENTICATED_PER_ADDRESS, ENCRYPTION,
+      MAX_CONNECTIONS, IDLE_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS, MAX_UNAUTHENTICATED, MAX_UNAUTHENTICATED_PER_ADDRESS, ENCRYPTION,
       DATA_ENCRYPTED_AT_REST, SHM_DIR, SHM_ENABLED, SHM_TRUSTED_FILE_ROOTS);
 
   private TransportKeys() {}

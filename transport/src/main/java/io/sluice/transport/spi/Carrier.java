@@ -402,7 +402,7 @@ public final class Carrier implements AutoCloseable {
         closeQuietly(s);
         continue;
       }
-      if (sessions.size() >= settings.maxConnections()) {
+      if (sessions.size() >= settings.maxConnections() && !closeLongestIdle()) {
         refusedLog.log(left -> LOG.warn("Refusing connection from {}: {} connections open ({}){}", remote,
             settings.maxConnections(), TransportOption.MAX_CONNECTIONS.key(), leftOut(left)));
         closeQuietly(s);
@@ -439,6 +439,38 @@ public final class Carrier implements AutoCloseable {
   }
 
   /**
+   * At the connection bound: closes the authenticated session that has been quiet longest, if it
+   * has been quiet for at least the idle timeout, so that connections a peer opened and left
+   * cannot keep others out.
+   *
+   * @return whether it closed one
+   */
+  private boolean closeLongestIdle() {
+    long now = System.nanoTime();
+    ServerSession quietest = null;
+    long longest = settings.idleTimeoutNanos() - 1;
+    for (ServerSession s : sessions) {
+      if (!s.isAuthenticated() || s.busy()) {
+        continue;
+      }
+      long quiet = s.socket().quietFor(now);
+      if (quiet > longest) {
+        longest = quiet;
+        quietest = s;
+      }
+    }
+    if (quietest == null) {
+      return false;
+    }
+    long ms = TimeUnit.NANOSECONDS.toMillis(longest);
+    droppedLog.log(left -> LOG.info("Closing a connection idle for {} ms to make room: {} connections open ({}){}",
+        ms, settings.maxConnections(), TransportOption.MAX_CONNECTIONS.key(), leftOut(left)));
+    quietest.socket().close(new DroppedToMakeRoom("idle for " + ms + " ms; closed to make room for a new connection ("
+        + settings.maxConnections() + " open)"));
+    return true;
+  }
+
+  /**
    * Why a selector thread of this transport died, if one did (it logged that, and closed its
    * connections): the transport then takes no new connections rather than hand some of them to
    * a thread that would never serve them.
@@ -458,7 +490,10 @@ public final class Carrier implements AutoCloseable {
     return loops[Math.floorMod(loopTurn.getAndIncrement(), loops.length)];
   }
 
-  /** Why an unauthenticated connection was closed by {@link Admission}; logged by the drop, not the session. */
+  /**
+   * Why a connection was closed to make room (an unauthenticated one by {@link Admission}, an idle
+   * one at the connection bound); logged by the drop, not the session.
+   */
   static final class DroppedToMakeRoom extends TransportTimeoutException {
     private static final long serialVersionUID = 1L;
 
@@ -492,6 +527,18 @@ public final class Carrier implements AutoCloseable {
   /** Accepted connections open now; for tests and diagnostics. */
   public int sessionCount() {
     return sessions.size();
+  }
+
+  /** Connections, accepted and made, that hold a sealing buffer now (encrypted ones while they write). */
+  public int sealBuffersHeld() {
+    int n = 0;
+    for (ServerSession s : sessions) {
+      n += s.socket().holdsSealBuffer() ? 1 : 0;
+    }
+    for (CarrierConnection c : connections) {
+      n += c.holdsSealBuffer() ? 1 : 0;
+    }
+    return n;
   }
 
   /**

@@ -442,6 +442,10 @@ public final class CarrierConnection implements Connection {
     return f.thenApply(ByteBuffer.class::cast);
   }
 
+  boolean holdsSealBuffer() {
+    return socket.holdsSealBuffer();
+  }
+
   /** Called by the transport's timer. */
   void checkDeadlines(long now) {
     if (socket.checkStalled(now)) {

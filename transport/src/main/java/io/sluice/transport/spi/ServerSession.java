@@ -87,6 +87,11 @@ final class ServerSession implements SessionSocket.Receiver {
     return authenticated;
   }
 
+  /** Whether a request or control request of the peer is being served. */
+  boolean busy() {
+    return requestsInFlight.get() > 0 || controlsInFlight.get() > 0;
+  }
+
   @Override
   public long maxPayload(FrameHeader h) {
     if (phase != Phase.OPEN) {

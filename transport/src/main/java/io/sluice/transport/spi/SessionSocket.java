@@ -93,6 +93,9 @@ final class SessionSocket {
   private static final int READ_AHEAD = 1024;
   /** Records an encrypted connection seals ahead of the socket: what one write may take. */
   private static final int SEALED_RECORDS = 4;
+  /** The sealing buffers of encrypted connections, taken while they write and returned when idle. */
+  private static final SealBuffers SEAL_BUFFERS =
+      new SealBuffers(SEALED_RECORDS * (RecordLayer.RECORD_LENGTH + RecordLayer.SEAL_SLACK), 64);
 
   private final SocketChannel channel;
   private final IoLoop loop;
@@ -110,7 +113,13 @@ final class SessionSocket {
   private final ArrayDeque<Outgoing> outbound = new ArrayDeque<>();
   private SelectionKey key;
   private RecordLayer.Sealer sealer;
-  /** Encrypted connections: sealed bytes not yet written (read mode), and the frame being sealed. */
+  /** Whether frames are sealed (encrypted connections) one record at a time into {@link #sealed}. */
+  private boolean sealsRecords;
+  /**
+   * Encrypted connections: sealed bytes not yet written (read mode), and the frame being sealed.
+   * The buffer is taken from {@link #SEAL_BUFFERS} when there is something to seal and given back
+   * once everything queued is written, so an idle connection holds none.
+   */
   private ByteBuffer sealed;
   private RecordLayer.FrameSeal sealing;
   private boolean readPaused;
@@ -122,7 +131,9 @@ final class SessionSocket {
    * pause it causes is not lost (the pause then does not happen).
    */
   private volatile long resumes; // written under the lock
-  private long lastWriteProgress;
+  private long lastWriteProgress = System.nanoTime();
+  /** When the last whole frame arrived (or the socket was made): with writes, how long it has been quiet. */
+  private volatile long lastFrameRead = System.nanoTime();
   private boolean closed;
 
   /**
@@ -158,9 +169,7 @@ final class SessionSocket {
     lock.lock();
     try {
       sealer = s;
-      if (s.encrypted()) {
-        sealed = ByteBuffer.allocateDirect(SEALED_RECORDS * (RecordLayer.RECORD_LENGTH + RecordLayer.SEAL_SLACK)).flip();
-      }
+      sealsRecords = s.encrypted();
     } finally {
       lock.unlock();
     }
@@ -272,6 +281,7 @@ final class SessionSocket {
         return;
       }
       markPartial(false);
+      lastFrameRead = System.nanoTime();
       payload.deliver(receiver);
     }
     if (in.position() > 0) {
@@ -375,7 +385,7 @@ final class SessionSocket {
         return;
       }
       boolean idle = !writing();
-      if (sealed != null) {
+      if (sealsRecords) {
         outbound.add(new Outgoing(null, frames, done));
       } else {
         List<ByteBuffer> buffers = new ArrayList<>(frames.size() * 3);
@@ -446,6 +456,10 @@ final class SessionSocket {
         break;
       }
     }
+    if (sealed != null && !sealed.hasRemaining() && outbound.isEmpty()) {
+      SEAL_BUFFERS.give(sealed);
+      sealed = null;
+    }
     updateInterest();
     resumeLocked();
   }
@@ -456,6 +470,9 @@ final class SessionSocket {
    * @return whether it sealed any bytes
    */
   private boolean sealMoreLocked() {
+    if (sealed == null) {
+      sealed = SEAL_BUFFERS.take();
+    }
     sealed.clear();
     Outgoing head;
     while ((head = outbound.peek()) != null && head.frames != null) {
@@ -522,6 +539,32 @@ final class SessionSocket {
     return stalled;
   }
 
+  /**
+   * How long, at {@code now}, the socket has carried nothing: no whole frame read, no write
+   * progress, nothing waiting to be written, no frame half read. 0 while any of those is going on.
+   */
+  long quietFor(long now) {
+    lock.lock();
+    try {
+      if (closed || writing() || readSince != 0) {
+        return 0;
+      }
+      return Math.max(0, now - Math.max(lastFrameRead, lastWriteProgress));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Whether this socket holds a sealing buffer now (it does only while it has frames to write). */
+  boolean holdsSealBuffer() {
+    lock.lock();
+    try {
+      return sealed != null;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   boolean isOpen() {
     lock.lock();
     try {
@@ -555,7 +598,8 @@ final class SessionSocket {
       }
       sealing = null;
       if (sealed != null) {
-        sealed.clear().flip();
+        SEAL_BUFFERS.give(sealed);
+        sealed = null;
       }
     } finally {
       lock.unlock();

@@ -22,6 +22,7 @@ public record Settings(
     List<Path> shmTrustedFileRoots,
     int ioThreads,
     int maxConnections,
+    long idleTimeoutNanos,
     long handshakeTimeoutNanos,
     int maxUnauthenticated,
     int maxUnauthenticatedPerAddress,
@@ -44,6 +45,7 @@ public record Settings(
         c.value(TransportKeys.SHM_TRUSTED_FILE_ROOTS),
         c.value(TransportKeys.IO_THREADS),
         c.value(TransportKeys.MAX_CONNECTIONS),
+        TimeUnit.MILLISECONDS.toNanos(c.value(TransportKeys.IDLE_TIMEOUT_MS)),
         TimeUnit.MILLISECONDS.toNanos(c.value(TransportKeys.HANDSHAKE_TIMEOUT_MS)),
         c.value(TransportKeys.MAX_UNAUTHENTICATED),
         c.value(TransportKeys.MAX_UNAUTHENTICATED_PER_ADDRESS),
@@ -57,7 +59,8 @@ public record Settings(
         + ", connectTimeoutNanos=" + connectTimeoutNanos + ", ioTimeoutNanos=" + ioTimeoutNanos + ", maxMessageBytes="
         + maxMessageBytes + ", maxRequestsInFlight=" + maxRequestsInFlight + ", handlerThreads=" + handlerThreads
         + ", shmDir=" + shmDir + ", shmEnabled=" + shmEnabled + ", shmTrustedFileRoots=" + shmTrustedFileRoots
-        + ", ioThreads=" + ioThreads + ", maxConnections=" + maxConnections + ", handshakeTimeoutNanos="
+        + ", ioThreads=" + ioThreads + ", maxConnections=" + maxConnections + ", idleTimeoutNanos=" + idleTimeoutNanos
+        + ", handshakeTimeoutNanos="
         + handshakeTimeoutNanos + ", maxUnauthenticated=" + maxUnauthenticated + ", maxUnauthenticatedPerAddress="
         + maxUnauthenticatedPerAddress + ", encryption=" + encryption + "]";
   }
