@@ -21,6 +21,14 @@ final class Names {
     return readLatency(provider, size) + "." + p.label();
   }
 
+  static String connectLatency(String provider) {
+    return provider + ".connect.latency";
+  }
+
+  static String connectLatency(String provider, Percentile p) {
+    return connectLatency(provider) + "." + p.label();
+  }
+
   static String socketStream(int block) {
     return "socket.stream." + ByteSize.label(block);
   }

@@ -18,6 +18,7 @@ final class ProviderClient implements AutoCloseable {
   private static final Duration READ_DEADLINE = Duration.ofSeconds(30);
 
   private final Transport transport;
+  private final ServerEndpoints.ServedRegion served;
   private final RegisteredRegion destination;
   private final Connection connection;
   private final ReadBench bench;
@@ -25,6 +26,7 @@ final class ProviderClient implements AutoCloseable {
   private ProviderClient(Transport transport, RegisteredRegion destination, Connection connection,
       ServerEndpoints.ServedRegion served) {
     this.transport = transport;
+    this.served = served;
     this.destination = destination;
     this.connection = connection;
     this.bench = new ReadBench(connection, served.descriptor(), destination, READ_DEADLINE);
@@ -57,6 +59,35 @@ final class ProviderClient implements AutoCloseable {
       t.close();
       throw e;
     }
+  }
+
+  /**
+   * New connections to the server's transport, each connected and authenticated (and, for shm,
+   * attached), then closed; adds the nanoseconds of each to {@code samples} until {@code measure}
+   * has passed or the samples are full.
+   */
+  void connectLatency(Duration warmup, Duration measure, LatencySamples samples) throws IOException {
+    long warmEnd = System.nanoTime() + warmup.toNanos();
+    while (System.nanoTime() < warmEnd) {
+      connectOnce();
+    }
+    long deadline = System.nanoTime() + measure.toNanos();
+    while (System.nanoTime() < deadline && !samples.isFull()) {
+      long t0 = System.nanoTime();
+      Connection c = connectOnce();
+      samples.add(System.nanoTime() - t0);
+      c.close();
+    }
+  }
+
+  private Connection connectOnce() throws IOException {
+    Connection c = Await.get(transport.connect(served.address()), CONNECT_DEADLINE,
+        served.provider() + " connect to " + served.address());
+    if (!c.dataPath().equals(LoopbackTransports.providerOf(served.provider()))) {
+      c.close();
+      throw new TransportException("a " + served.provider() + " connection reads through " + c.dataPath());
+    }
+    return c;
   }
 
   ReadBench bench() {

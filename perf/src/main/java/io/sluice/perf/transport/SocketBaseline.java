@@ -17,10 +17,12 @@ final class SocketBaseline implements AutoCloseable {
   /** Bytes asked for per request while streaming; large enough that the request costs nothing. */
   private static final long ROUND_BYTES = 32L << 20;
 
+  private final InetSocketAddress server;
   private final SocketChannel channel;
   private final ByteBuffer request = ByteBuffer.allocate(StreamServer.REQUEST_LENGTH);
 
   SocketBaseline(InetSocketAddress server) throws IOException {
+    this.server = server;
     this.channel = SocketChannel.open(server);
     channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
   }
@@ -66,6 +68,44 @@ final class SocketBaseline implements AutoCloseable {
       long t0 = System.nanoTime();
       trip(sink);
       samples.add(System.nanoTime() - t0);
+    }
+  }
+
+  /**
+   * New connections, each a TCP connect and one 1-byte round trip through the server (so it has
+   * accepted and served it), then closed: the floor under a transport's connect. Adds the
+   * nanoseconds of each to {@code samples} until {@code measure} has passed or the samples are full.
+   */
+  void connectLatency(Duration warmup, Duration measure, LatencySamples samples) throws IOException {
+    ByteBuffer one = ByteBuffer.allocateDirect(1);
+    ByteBuffer ask = ByteBuffer.allocate(StreamServer.REQUEST_LENGTH);
+    long warmEnd = System.nanoTime() + warmup.toNanos();
+    while (System.nanoTime() < warmEnd) {
+      connectOnce(one, ask);
+    }
+    long deadline = System.nanoTime() + measure.toNanos();
+    while (System.nanoTime() < deadline && !samples.isFull()) {
+      long t0 = System.nanoTime();
+      connectOnce(one, ask);
+      samples.add(System.nanoTime() - t0);
+    }
+  }
+
+  private void connectOnce(ByteBuffer one, ByteBuffer ask) throws IOException {
+    try (SocketChannel c = SocketChannel.open(server)) {
+      c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+      ask.clear();
+      StreamServer.encodeRequest(ask, 1, 1);
+      ask.flip();
+      while (ask.hasRemaining()) {
+        c.write(ask);
+      }
+      one.clear();
+      while (one.hasRemaining()) {
+        if (c.read(one) < 0) {
+          throw new EOFException("stream server closed the connection");
+        }
+      }
     }
   }
 

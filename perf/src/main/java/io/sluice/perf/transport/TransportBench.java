@@ -22,7 +22,8 @@ import java.util.Set;
  * ({@link BenchServer}) serves, over loopback. For each block size it measures, in interleaved
  * {@link Rounds} so machine noise hits all alike: a single-thread memcpy, a plain socket stream
  * between the two JVMs, and READ throughput of each provider with 1 and 8 READs in flight. Then
- * the latency of single 4 KiB READs beside a 4 KiB socket ping-pong. With {@code tcp-aes} the
+ * the latency of single 4 KiB READs beside a 4 KiB socket ping-pong, and the latency of a new
+ * connection (connect, handshake, shm attach) beside a plain socket's connect and first round trip. With {@code tcp-aes} the
  * cipher alone ({@link CipherBaseline}) is measured in the same rounds as its ceiling. Plain tcp
  * throughput is paired with the socket stream, encrypted tcp with plain tcp of the same block and
  * depth, shm with memcpy; latencies with the socket ping-pong. With shm, also what allocating
@@ -63,6 +64,7 @@ public final class TransportBench {
         }
         measureThroughput(o, out, memcpy, cipher, socket, clients, results);
         measureLatency(o, out, socket, clients, results);
+        measureConnects(o, out, socket, clients, results);
         if (clients.containsKey("shm")) {
           measureAllocation(o, out, results);
         }
@@ -142,6 +144,28 @@ public final class TransportBench {
         results.add(new Measurement(Names.readLatency(provider, size, p), Names.MICROS,
             samples.get(Names.readLatency(provider, size)).micros(p),
             Names.socketPingPong(size, p), samples.get(ping).micros(p)));
+      }
+    }
+  }
+
+  /**
+   * New connections: each provider's connect (TCP, handshake, and for shm the attach) beside a
+   * plain socket's connect and first round trip, in the same interleaved rounds.
+   */
+  private static void measureConnects(BenchOptions o, PrintStream out, SocketBaseline socket,
+      Map<String, ProviderClient> clients, List<Measurement> results) throws IOException {
+    Map<String, Rounds.LatencyCell> cells = new LinkedHashMap<>();
+    String plain = Names.connectLatency("socket");
+    cells.put(plain, socket::connectLatency);
+    for (Map.Entry<String, ProviderClient> c : clients.entrySet()) {
+      cells.put(Names.connectLatency(c.getKey()), c.getValue()::connectLatency);
+    }
+    Map<String, LatencySamples> samples = new Rounds(o, out).latency(cells);
+    for (String provider : clients.keySet()) {
+      for (Percentile p : Percentile.values()) {
+        results.add(new Measurement(Names.connectLatency(provider, p), Names.MICROS,
+            samples.get(Names.connectLatency(provider)).micros(p),
+            Names.connectLatency("socket", p), samples.get(plain).micros(p)));
       }
     }
   }
