@@ -122,7 +122,7 @@ public final class NodeIdentity {
    *     or if the key derives a reserved id
    */
   static void checkClaim(String who, long claimed, byte[] publicKey) throws AuthenticationFailedException {
-    if (!isCanonicalOfLargeOrder(publicKey)) {
+    if (!knownLargeOrder(publicKey)) {
       // The small-order keys verify forged signatures (the neutral point verifies R = neutral,
       // S = 0 for every message), so their node ids would prove no private key.
       throw new AuthenticationFailedException(who + "'s public key is not a canonical Ed25519 key of large order");
@@ -195,6 +195,34 @@ public final class NodeIdentity {
   /** The curve's d = -121665 / 121666 mod p (RFC 8032). */
   private static final java.math.BigInteger D = java.math.BigInteger.valueOf(-121665)
       .multiply(java.math.BigInteger.valueOf(121666).modInverse(P)).mod(P);
+
+  /**
+   * Keys that passed {@link #isCanonicalOfLargeOrder}: a peer presents the same identity key on
+   * every connection, so the check (a few modular inversions) runs once per key. Bounded: when
+   * full it starts again empty, so keys sent to fill it only cost their senders' checks again.
+   */
+  private static final int LARGE_ORDER_CACHE = 4096;
+  private static final java.util.Set<java.nio.ByteBuffer> LARGE_ORDER =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /** {@link #isCanonicalOfLargeOrder}, remembered for keys that pass. */
+  static boolean knownLargeOrder(byte[] key) {
+    if (key == null || key.length != PUBLIC_KEY_LENGTH) {
+      return false;
+    }
+    java.nio.ByteBuffer k = java.nio.ByteBuffer.wrap(key.clone());
+    if (LARGE_ORDER.contains(k)) {
+      return true;
+    }
+    if (!isCanonicalOfLargeOrder(key)) {
+      return false;
+    }
+    if (LARGE_ORDER.size() >= LARGE_ORDER_CACHE) {
+      LARGE_ORDER.clear();
+    }
+    LARGE_ORDER.add(k);
+    return true;
+  }
 
   /**
    * Whether {@code key} encodes its y below p (RFC 8032 refuses the others) and, if it is a point

@@ -68,4 +68,24 @@ class NodeIdentityTest {
         && e.getMessage().contains(String.format("%016x", a.nodeId())) && e.getMessage().startsWith("client"),
         "the error names the role, the claimed and the derived id: " + e.getMessage());
   }
+
+  @Test
+  void theRememberedLargeOrderCheckNeverRemembersARefusal() throws Exception {
+    byte[] neutral = new byte[32];
+    neutral[0] = 1; // the neutral point: small order
+    byte[] good = NodeIdentity.generate().publicKey();
+    for (int i = 0; i < 3; i++) {
+      org.junit.jupiter.api.Assertions.assertFalse(NodeIdentity.knownLargeOrder(neutral));
+      org.junit.jupiter.api.Assertions.assertTrue(NodeIdentity.knownLargeOrder(good));
+    }
+    byte[] copy = good.clone();
+    copy[5] ^= 1;
+    org.junit.jupiter.api.Assertions.assertEquals(NodeIdentity.isCanonicalOfLargeOrder(copy),
+        NodeIdentity.knownLargeOrder(copy), "a key one bit away is checked, not taken from the cache");
+    for (int i = 0; i < 5000; i++) { // past the bound: it starts again
+      NodeIdentity.knownLargeOrder(NodeIdentity.generate().publicKey());
+    }
+    org.junit.jupiter.api.Assertions.assertFalse(NodeIdentity.knownLargeOrder(neutral));
+    org.junit.jupiter.api.Assertions.assertTrue(NodeIdentity.knownLargeOrder(good));
+  }
 }
