@@ -65,7 +65,7 @@ public final class FlightOption {
   public static final ConfigKey<Long> STREAM_THREADS_PER_CLIENT = ConfigKey.of(
       "sluice.flight.streamThreadsPerClient", "8",
       "Server: of those, how many one client may hold (a client is one gRPC connection: the peer's"
-          + " address and port, where the server learns it); its further streams are refused with RESOURCE_EXHAUSTED"
+          + " address and port); its further streams are refused with RESOURCE_EXHAUSTED"
           + " while others are served.",
       Parsers.longInteger(), Check.positive());
   public static final ConfigKey<Long> DATA_PLANE_GETS = ConfigKey.of("sluice.flight.dataPlaneGets", "64",

@@ -72,6 +72,56 @@ class StreamBoundsTest {
     }
   }
 
+  @Test
+  void oneClientHoldsNoMoreThanItsShareOfThePlainStreamThreads() throws Exception {
+    Map<String, String> bounds = Map.of("sluice.flight.streamThreads", "8", "sluice.flight.streamThreadsPerClient",
+        "2", "sluice.flight.ackTimeoutMs", "20000");
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounds));
+         FlightClient hog = DataPlaneGetTest.plainClient(allocator, server.location());
+         FlightClient other = DataPlaneGetTest.plainClient(allocator, server.location())) {
+      server.publish("big", TestTables.numeric(allocator, 8, 400_000)); // about 10 MiB a batch
+      server.publish("small", TestTables.numeric(allocator, 2, 10));
+      List<FlightStream> idle = new ArrayList<>();
+      try {
+        for (int i = 0; i < 6; i++) {
+          idle.add(hog.getStream(SluiceFlightServer.ticket("big"))); // and never read
+        }
+        int refused = 0;
+        for (FlightStream s : idle.subList(2, idle.size())) {
+          try {
+            while (s.next()) {
+              // one that got a thread after all is read to its end
+            }
+          } catch (FlightRuntimeException e) {
+            assertEquals(FlightStatusCode.RESOURCE_EXHAUSTED, e.status().code(), e.toString());
+            assertTrue(e.getMessage().contains("sluice.flight.streamThreadsPerClient"), e.getMessage());
+            refused++;
+          }
+        }
+        // The hog's first two streams hold their threads while gRPC waits for it to read; a late
+        // one is refused unless one of those finished handing its batches over meanwhile.
+        assertTrue(refused >= 3, refused + " of the hog's 4 late streams refused");
+        try (FlightStream s = other.getStream(SluiceFlightServer.ticket("small"))) {
+          int rows = 0;
+          while (s.next()) {
+            rows += s.getRoot().getRowCount();
+          }
+          assertEquals(20, rows, "another client was not served");
+        }
+      } finally {
+        for (FlightStream s : idle) {
+          try {
+            s.cancel("done", null);
+            s.close();
+          } catch (Exception e) {
+            // cancelled streams report it on close
+          }
+        }
+      }
+    }
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"tcp", "grpc"})
   void putsTogetherAreBoundedInTablesAndBytes(String path) throws Exception {

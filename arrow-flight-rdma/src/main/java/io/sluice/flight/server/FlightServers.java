@@ -150,7 +150,6 @@ public final class FlightServers {
       FlightServer.Builder b = FlightServer.builder(allocator, location, new TableProducer(state, where.list()));
       b.transportHint("grpc.builderConsumer",
           (java.util.function.Consumer<io.grpc.netty.NettyServerBuilder>) g -> g.intercept(new PeerAddress()));
-      b.middleware(PeerAddress.KEY, PeerAddress.FACTORY);
       Optional<CallToken.Key> token = state.offerKey();
       Set<String> audiences = ConcurrentHashMap.newKeySet();
       for (String a : config.value(FlightOption.TOKEN_AUDIENCES).split(",")) {
