@@ -54,12 +54,12 @@ public final class SluiceFlightClient implements AutoCloseable {
   private boolean fallbackAuthenticated;
 
   private SluiceFlightClient(BufferAllocator allocator, FlightClient flight, TransportConfig config,
-      Optional<CallToken.Key> key, boolean tls) {
+      Optional<CallToken.Key> key, Location location) {
     this.allocator = allocator;
     this.flight = flight;
     this.config = config;
-    this.tls = tls;
-    this.negotiator = new Negotiator(config, key);
+    this.tls = location.getUri().getScheme().endsWith("+tls");
+    this.negotiator = new Negotiator(config, key, location.getUri().getHost());
   }
 
   /**
@@ -70,7 +70,7 @@ public final class SluiceFlightClient implements AutoCloseable {
   public static SluiceFlightClient connect(BufferAllocator allocator, Location location, TransportConfig config) {
     Optional<CallToken.Key> key = CallToken.of(config);
     return new SluiceFlightClient(allocator, FlightClients.open(allocator, location, config, key), config, key,
-        location.getUri().getScheme().endsWith("+tls"));
+        location);
   }
 
   /** A client with no data plane: plain Flight. */

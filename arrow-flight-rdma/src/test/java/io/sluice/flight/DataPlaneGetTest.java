@@ -139,6 +139,27 @@ class DataPlaneGetTest {
     }
   }
 
+  /**
+   * The client's own transport cannot start (here: the port it is told to listen on is taken).
+   * That is no "no" the server signed: the client fails closed instead of reading over gRPC.
+   */
+  @Test
+  void aClientWhoseTransportCannotStartDoesNotFallBackToPlaintext() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET));
+         java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      server.publish("t", TestTables.numeric(allocator, 2, 10));
+      TransportConfig blocked = config("tcp", SECRET, Map.of("sluice.transport.bindHost", "127.0.0.1",
+          "sluice.transport.port", Integer.toString(taken.getLocalPort())));
+      try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(), blocked)) {
+        FlightRuntimeException e = assertThrows(FlightRuntimeException.class,
+            () -> client.getStream(SluiceFlightServer.ticket("t")).close());
+        assertEquals(FlightStatusCode.UNAVAILABLE, e.status().code(), e.toString());
+        assertTrue(e.getMessage().contains("transport did not start"), e.getMessage());
+      }
+    }
+  }
+
   @Test
   void aSignedNoIsHonoured() throws Exception {
     // A server with the secret whose transport cannot start (verbs, whose jar this module's tests lack).

@@ -20,16 +20,21 @@ public final class ClientBinding {
 
   /**
    * {@code config}, listening on the local address that reaches {@code server}, unless it sets a
-   * bind host itself or no such address can be found (then it is returned as it is, and the
-   * connection to the server fails on its own).
+   * bind host itself. When no such address can be found (the name does not resolve, nothing
+   * routes there) it listens on loopback only: never on every interface, and the connection to
+   * the server fails on its own.
    */
   public static TransportConfig toward(TransportConfig config, String server) {
     if (config.get(TransportKeys.BIND_HOST.key()).isPresent()) {
       return config;
     }
-    return localAddressToward(server)
-        .map(a -> config.with(Map.of(TransportKeys.BIND_HOST.key(), a.getHostAddress())))
-        .orElse(config);
+    return config.with(Map.of(TransportKeys.BIND_HOST.key(), bindHostToward(server)));
+  }
+
+  /** The address a client of {@code server} listens on: {@link #localAddressToward}, or loopback. */
+  public static String bindHostToward(String server) {
+    return localAddressToward(server).map(InetAddress::getHostAddress)
+        .orElse(InetAddress.getLoopbackAddress().getHostAddress());
   }
 
   /** The local address the kernel would send from to reach {@code host}, if it resolves and routes. */
@@ -38,6 +43,9 @@ public final class ClientBinding {
       InetAddress server = InetAddress.getByName(host);
       if (server.isLoopbackAddress()) {
         return Optional.of(server);
+      }
+      if (server.isAnyLocalAddress() || server.isMulticastAddress()) {
+        return Optional.empty(); // no one host: nothing to listen toward
       }
       try (DatagramSocket probe = new DatagramSocket()) {
         probe.connect(new InetSocketAddress(server, 9));

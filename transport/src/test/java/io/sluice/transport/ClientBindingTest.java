@@ -52,11 +52,12 @@ class ClientBindingTest {
   }
 
   @Test
-  void aBindHostThatIsSetOrAServerThatDoesNotResolveLeavesTheConfigurationAsItIs() {
+  void aBindHostThatIsSetIsKeptAndAServerWithNoRouteGetsLoopbackOnly() {
     TransportConfig set = unbound().with(Map.of(TransportKeys.BIND_HOST.key(), "0.0.0.0"));
     assertSame(set, ClientBinding.toward(set, "127.0.0.1"));
-    TransportConfig config = unbound();
-    assertSame(config, ClientBinding.toward(config, "no-such-host.invalid"));
-    assertEquals("0.0.0.0", config.value(TransportKeys.BIND_HOST));
+    for (String nowhere : java.util.List.of("no-such-host.invalid", "0.0.0.0", "224.0.0.1")) {
+      assertEquals("127.0.0.1", ClientBinding.toward(unbound(), nowhere).value(TransportKeys.BIND_HOST),
+          "a client of " + nowhere + " listens on loopback only");
+    }
   }
 }

@@ -44,10 +44,16 @@ public final class Negotiator implements AutoCloseable {
   public record Outcome(Optional<DataPlaneSession> session, String reason, boolean authenticated) {}
 
   private final Optional<io.sluice.flight.CallToken.Key> key;
+  private final String server;
   private final java.security.SecureRandom random = new java.security.SecureRandom();
 
-  public Negotiator(TransportConfig config, Optional<io.sluice.flight.CallToken.Key> key) {
+  /**
+   * @param server the host of the Flight location this client was given (its own configuration,
+   *     not anything the server says): the client's transport listens toward it
+   */
+  public Negotiator(TransportConfig config, Optional<io.sluice.flight.CallToken.Key> key, String server) {
     this.config = config;
+    this.server = server;
     this.key = key;
     this.connectTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.CONNECT_TIMEOUT_MS));
     this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.IO_TIMEOUT_MS));
@@ -84,9 +90,10 @@ public final class Negotiator implements AutoCloseable {
     } catch (IllegalArgumentException e) {
       return none("the server's data-plane offer is unreadable: " + e.getMessage());
     }
-    Optional<Transport> t = transport(offer.address().host());
+    Optional<Transport> t = transport();
     if (t.isEmpty()) {
-      return own("the client's transport did not start: " + transportFailure);
+      // Not a "no" of this client's settings: fail closed as for any answer nobody signed.
+      return none("the client's transport did not start: " + transportFailure);
     }
     Connection c;
     try {
@@ -108,13 +115,13 @@ public final class Negotiator implements AutoCloseable {
     return new Outcome(Optional.of(s), "", true);
   }
 
-  /** This client's transport, opened on first use listening where its traffic to {@code server} leaves from. */
-  private Optional<Transport> transport(String server) {
+  /** This client's transport, opened on first use listening where its traffic to the server leaves from. */
+  private Optional<Transport> transport() {
     if (transport == null && transportFailure == null) {
       try {
         transport = Transports.open(ClientBinding.toward(config, server), MessageHandler.REJECT_ALL);
       } catch (TransportException | RuntimeException e) {
-        transportFailure = e.getMessage();
+        transportFailure = e.toString();
       }
     }
     return Optional.ofNullable(transport);

@@ -98,9 +98,7 @@ record EngineSettings(Map<String, String> transportKeys, int readThreshold, int 
       return this;
     }
     String host = server.getAddress() != null ? server.getAddress().getHostAddress() : server.getHostString();
-    return ClientBinding.localAddressToward(host)
-        .map(a -> withTransportDefaults(Map.of(TransportKeys.BIND_HOST.key(), a.getHostAddress())))
-        .orElse(this);
+    return withTransportDefaults(Map.of(TransportKeys.BIND_HOST.key(), ClientBinding.bindHostToward(host)));
   }
 
   /** The settings with the secret left out: a settings object may be logged. */
