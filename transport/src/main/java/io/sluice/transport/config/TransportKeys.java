@@ -50,7 +50,7 @@ public final class TransportKeys {
       "tcp: selector threads that serve every connection, accepted (handshakes, READs, requests) or made (answers).",
       Parsers.integer(), Check.positive());
   public static final ConfigKey<Integer> MAX_CONNECTIONS = ConfigKey.of(PREFIX + "maxConnections", "4096",
-      "tcp: accepted connections held at once; more are refused.", Parsers.integer(), Check.positive());
+      "tcp: authenticated connections held at once; past it a new one, once authenticated, takes the place of one idle for idleTimeoutMs, or is refused.", Parsers.integer(), Check.positive());
   public static final ConfigKey<Long> IDLE_TIMEOUT_MS = ConfigKey.of(PREFIX + "idleTimeoutMs", "60000",
       "tcp: at the maxConnections bound, an authenticated connection that has carried nothing for this long"
           + " (no frame either way, nothing in flight) is closed to make room for a new one; its peer"

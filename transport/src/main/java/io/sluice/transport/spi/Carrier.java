@@ -87,6 +87,9 @@ public final class Carrier implements AutoCloseable {
   private final ServerSocketChannel listener;
   private final NodeAddress localAddress;
   private final Set<ServerSession> sessions = ConcurrentHashMap.newKeySet();
+  /** Sessions admitted by {@link #admitAuthenticated} and not yet closed. */
+  private final java.util.concurrent.atomic.AtomicInteger authenticatedCount =
+      new java.util.concurrent.atomic.AtomicInteger();
   private final Admission<ServerSession> admission;
   /** One line a few seconds for connections refused at the bound, and for those dropped to make room. */
   private final LogLimiter refusedLog = new LogLimiter(10, TimeUnit.SECONDS);
@@ -402,9 +405,12 @@ public final class Carrier implements AutoCloseable {
         closeQuietly(s);
         continue;
       }
-      if (sessions.size() >= settings.maxConnections() && !closeLongestIdle()) {
-        refusedLog.log(left -> LOG.warn("Refusing connection from {}: {} connections open ({}){}", remote,
-            settings.maxConnections(), TransportOption.MAX_CONNECTIONS.key(), leftOut(left)));
+      // Authenticated connections are bounded when they authenticate (admitAuthenticated), those
+      // waiting to by Admission; this only caps the sockets of both together.
+      if (sessions.size() >= (long) settings.maxConnections() + settings.maxUnauthenticated()) {
+        refusedLog.log(left -> LOG.warn("Refusing connection from {}: {} connections open ({} + {}){}", remote,
+            sessions.size(), TransportOption.MAX_CONNECTIONS.key(), TransportOption.MAX_UNAUTHENTICATED.key(),
+            leftOut(left)));
         closeQuietly(s);
         continue;
       }
@@ -436,6 +442,28 @@ public final class Carrier implements AutoCloseable {
       }
       loop.register(s, session.socket());
     }
+  }
+
+  /**
+   * A session that has just proven its peer asks to join the authenticated ones. Below {@code
+   * maxConnections} it does; at the bound the authenticated session quiet longest (past the idle
+   * timeout) is closed to make room for it; otherwise it is refused. Only a peer that proved the
+   * secret can make room this way, so a bare TCP connect never closes anyone.
+   *
+   * @return whether the session may open
+   */
+  synchronized boolean admitAuthenticated(ServerSession s) {
+    if (!sessions.contains(s)) {
+      return false; // closed meanwhile
+    }
+    if (authenticatedCount.get() >= settings.maxConnections() && !closeLongestIdle()) {
+      refusedLog.log(left -> LOG.warn("Refusing connection from {}: {} authenticated connections open ({}){}",
+          s.remoteAddress(), settings.maxConnections(), TransportOption.MAX_CONNECTIONS.key(), leftOut(left)));
+      return false;
+    }
+    authenticatedCount.incrementAndGet();
+    s.admitted = true;
+    return true;
   }
 
   /**
@@ -591,7 +619,11 @@ public final class Carrier implements AutoCloseable {
 
   void sessionClosed(ServerSession s) {
     admission.done(s);
-    sessions.remove(s);
+    synchronized (this) { // with admitAuthenticated: a session is counted exactly while admitted and open
+      if (sessions.remove(s) && s.admitted) {
+        authenticatedCount.decrementAndGet();
+      }
+    }
   }
 
   void connectionClosed(CarrierConnection c) {

@@ -6,6 +6,7 @@ import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
+import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.UnknownKeyException;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -57,6 +58,8 @@ final class ServerSession implements SessionSocket.Receiver {
   private final AtomicInteger requestBytesFree;
   private Phase phase = Phase.HELLO;
   private volatile boolean authenticated;
+  /** Counted among the carrier's authenticated sessions (set by {@link Carrier#admitAuthenticated}, under its lock). */
+  boolean admitted;
   private Handshake.Server handshake;
   private long peerNode;
 
@@ -240,6 +243,12 @@ final class ServerSession implements SessionSocket.Receiver {
   private void open(Handshake.Server server, ByteBuffer authOk) {
     if (!socket.isOpen()) {
       return; // closed meanwhile: the handshake deadline, an eviction or the transport's close
+    }
+    if (!carrier.admitAuthenticated(this)) {
+      sendError(0, ErrorCode.UNAVAILABLE, "this endpoint holds " + carrier.settings().maxConnections()
+          + " authenticated connections, none idle for long enough to make room");
+      socket.close(new TransportUnavailableException("refused at the connection bound"));
+      return;
     }
     Handshake.SessionKeys keys = server.keys().sessionKeys();
     socket.protect(RecordLayer.serverSealer(keys), RecordLayer.serverOpener(keys));

@@ -80,6 +80,34 @@ class IdleConnectionTest {
     echo(held, "still served");
   }
 
+  /**
+   * Sockets that never authenticate neither make room (they close nobody) nor take it (an honest
+   * peer that authenticates still gets in): only a peer that proved the secret may displace an
+   * idle connection.
+   */
+  @Test
+  void connectionsThatNeverAuthenticateNeitherEvictNorLockOut() throws Exception {
+    Transport server = harness.open(ECHO, Map.of(TransportOption.MAX_CONNECTIONS.key(), "1",
+        TransportOption.IDLE_TIMEOUT_MS.key(), "100"));
+    Connection idle = TransportHarness.connect(harness.open(ECHO), server);
+    echo(idle, "idle");
+    List<java.net.Socket> bare = new java.util.ArrayList<>();
+    try {
+      for (int i = 0; i < 4; i++) {
+        bare.add(new java.net.Socket(server.localAddress().host(), server.localAddress().port()));
+      }
+      Thread.sleep(400);
+      assertTrue(idle.isOpen(), "a bare TCP connect closed an authenticated connection");
+      Connection honest = TransportHarness.connect(harness.open(ECHO), server);
+      echo(honest, "honest");
+      eventually("the idle connection made room", DEADLINE, () -> !idle.isOpen());
+    } finally {
+      for (java.net.Socket b : bare) {
+        b.close();
+      }
+    }
+  }
+
   @Test
   void aConnectionWaitingForItsAnswerIsNotIdle() throws Exception {
     CompletableFuture<ByteBuffer> slowAnswer = new CompletableFuture<>();
