@@ -109,7 +109,8 @@ public final class CallToken {
     String a = audience.trim();
     try {
       URI u = URI.create(a);
-      if (u.getScheme() != null && u.getScheme().startsWith("grpc") && u.getHost() != null && u.getPort() >= 0) {
+      if (u.getScheme() != null && u.getScheme().toLowerCase(Locale.ROOT).startsWith("grpc") && u.getHost() != null
+          && u.getPort() >= 0) {
         return u.getScheme().toLowerCase(Locale.ROOT) + "://" + u.getHost().toLowerCase(Locale.ROOT) + ":" + u.getPort();
       }
     } catch (IllegalArgumentException e) {

@@ -95,6 +95,11 @@ public final class FlightOption {
       "Client: how long the call tokens a SluiceFlightClient mints (one per server) are valid; each is"
           + " renewed when half of that has passed.",
       Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
+  public static final ConfigKey<Long> TOKEN_MAX_VALIDITY_MS = ConfigKey.of("sluice.flight.tokenMaxValidityMs",
+      "604800000",
+      "Server: a call token that expires further than this from now is refused (mint tokens that live less"
+          + " long), so a token that leaks does not open the server for ever.",
+      Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
   public static final ConfigKey<String> TOKEN_AUDIENCES = ConfigKey.of("sluice.flight.tokenAudiences", "",
       "Server: audiences a call token may name beside the server's own location (comma-separated): other"
           + " locations clients reach it by, or one name for all servers of a run.",
@@ -118,7 +123,7 @@ public final class FlightOption {
       List.of(STAGING_BYTES, STREAM_WINDOW, WINDOW_BYTES, ACK_TIMEOUT_MS, DATA_PLANE, ZERO_COPY, VERIFY_READS,
           READ_CHUNK_BYTES, REQUIRE_DATA_PLANE, PUTS, MAX_PUT_BYTES, STREAM_THREADS, STREAM_THREADS_PER_CLIENT,
           DATA_PLANE_GETS, DATA_PLANE_GETS_PER_CLIENT, GRANTS_PER_CLIENT, MAX_PUT_TOTAL_BYTES, MAX_PUT_TABLES,
-          TOKEN_VALIDITY_MS, TOKEN_AUDIENCES, UNSIGNED_FALLBACK, TLS_TRUSTED_CERTIFICATES);
+          TOKEN_VALIDITY_MS, TOKEN_MAX_VALIDITY_MS, TOKEN_AUDIENCES, UNSIGNED_FALLBACK, TLS_TRUSTED_CERTIFICATES);
 
   private FlightOption() {}
 

@@ -235,7 +235,23 @@ class CallAuthenticationTest {
       }
       refused(() -> plain.getInfo(FlightDescriptor.path("t"), CallToken.callOption("not base64 !")));
       assertEquals(10, plain.getInfo(FlightDescriptor.path("t"), CallToken.callOption(good)).getRecords());
+
+      // A token for a century: valid MAC, right audience, but further ahead than the server takes.
+      String forever = key.mint(audience, java.time.Instant.now().plus(Duration.ofDays(36_500)));
+      FlightRuntimeException g = assertThrows(FlightRuntimeException.class,
+          () -> plain.getInfo(FlightDescriptor.path("t"), CallToken.callOption(forever)));
+      assertEquals(FlightStatusCode.UNAUTHENTICATED, g.status().code(), g.toString());
+      assertTrue(g.getMessage().contains("sluice.flight.tokenMaxValidityMs"), g.getMessage());
+      String day = key.mint(audience, java.time.Instant.now().plus(Duration.ofDays(1)));
+      assertEquals(10, plain.getInfo(FlightDescriptor.path("t"), CallToken.callOption(day)).getRecords());
     }
+  }
+
+  @Test
+  void anAudienceIsTheSameLocationWhateverTheCaseOfItsSchemeAndHost() {
+    assertEquals("grpc+tcp://host:8815", CallToken.audience("GRPC+TCP://Host:8815/"));
+    assertEquals("grpc://host:8815", CallToken.audience("grpc://HOST:8815"));
+    assertEquals("run-43", CallToken.audience(" run-43 "));
   }
 
   @Test

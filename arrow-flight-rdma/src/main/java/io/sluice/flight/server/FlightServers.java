@@ -158,7 +158,8 @@ public final class FlightServers {
         }
       }
       if (token.isPresent()) {
-        b.headerAuthenticator(new TokenAuthenticator(token.get(), () -> audiences, Clock.systemUTC(), authenticator));
+        b.headerAuthenticator(new TokenAuthenticator(token.get(), () -> audiences, Clock.systemUTC(),
+            java.time.Duration.ofMillis(config.value(FlightOption.TOKEN_MAX_VALIDITY_MS)), authenticator));
       } else if (authenticator != null) {
         b.headerAuthenticator(authenticator);
       }

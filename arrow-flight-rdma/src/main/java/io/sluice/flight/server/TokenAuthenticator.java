@@ -1,6 +1,7 @@
 package io.sluice.flight.server;
 
 import io.sluice.flight.CallToken;
+import io.sluice.flight.FlightOption;
 import java.time.Clock;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -24,6 +25,7 @@ final class TokenAuthenticator implements CallHeaderAuthenticator {
   private final CallToken.Key key;
   private final Supplier<Set<String>> audiences;
   private final Clock clock;
+  private final java.time.Duration maxValidity;
   private final CallHeaderAuthenticator fallback;
 
   /**
@@ -31,10 +33,12 @@ final class TokenAuthenticator implements CallHeaderAuthenticator {
    *     is known once its port is bound)
    * @param fallback the application's authenticator, or null
    */
-  TokenAuthenticator(CallToken.Key key, Supplier<Set<String>> audiences, Clock clock, CallHeaderAuthenticator fallback) {
+  TokenAuthenticator(CallToken.Key key, Supplier<Set<String>> audiences, Clock clock, java.time.Duration maxValidity,
+      CallHeaderAuthenticator fallback) {
     this.key = key;
     this.audiences = audiences;
     this.clock = clock;
+    this.maxValidity = maxValidity;
     this.fallback = fallback;
   }
 
@@ -47,8 +51,12 @@ final class TokenAuthenticator implements CallHeaderAuthenticator {
           + " the server's secret, for this server's location)";
     } else {
       try {
-        key.verify(presented, audiences.get(), clock);
-        return () -> PEER;
+        CallToken.Claims claims = key.verify(presented, audiences.get(), clock);
+        if (!claims.expires().isAfter(clock.instant().plus(maxValidity))) {
+          return () -> PEER;
+        }
+        refusal = "the bearer token expires at " + claims.expires() + ", further ahead than this server accepts ("
+            + FlightOption.TOKEN_MAX_VALIDITY_MS.key() + "=" + maxValidity.toMillis() + "); mint one that lives less long";
       } catch (CallToken.InvalidTokenException e) {
         refusal = e.getMessage();
       }
