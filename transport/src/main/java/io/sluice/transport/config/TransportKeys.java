@@ -41,6 +41,10 @@ public final class TransportKeys {
       Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
   public static final ConfigKey<Long> MAX_MESSAGE_BYTES = ConfigKey.of(PREFIX + "maxMessageBytes", "16777216",
       "Largest request or response message.", Parsers.bytes(), Check.between(1, Integer.MAX_VALUE));
+  public static final ConfigKey<Long> MAX_QUEUED_REQUEST_BYTES = ConfigKey.of(PREFIX + "maxQueuedRequestBytes", "0",
+      "Request bytes all peers together may have read and waiting for or in a handler (each peer at most"
+          + " 4 x maxMessageBytes); past it reading requests pauses until answers return memory. 0: a quarter of"
+          + " the heap, at least 4 x maxMessageBytes.", Parsers.bytes(), Check.notNegative());
   public static final ConfigKey<Integer> MAX_REQUESTS_IN_FLIGHT = ConfigKey.of(PREFIX + "maxRequestsInFlight", "64",
       "Requests one connection may have outstanding; more wait at the sender (flow control).",
       Parsers.integer(), Check.positive());
@@ -88,7 +92,7 @@ public final class TransportKeys {
       Parsers.absolutePaths());
 
   private static final List<ConfigKey<?>> ALL = List.of(PROVIDER, SECRET, BIND_HOST, ADVERTISE_HOST, PORT,
-      CONNECT_TIMEOUT_MS, IO_TIMEOUT_MS, MAX_MESSAGE_BYTES, MAX_REQUESTS_IN_FLIGHT, HANDLER_THREADS, IO_THREADS,
+      CONNECT_TIMEOUT_MS, IO_TIMEOUT_MS, MAX_MESSAGE_BYTES, MAX_QUEUED_REQUEST_BYTES, MAX_REQUESTS_IN_FLIGHT, HANDLER_THREADS, IO_THREADS,
       MAX_CONNECTIONS, IDLE_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS, MAX_UNAUTHENTICATED, MAX_UNAUTHENTICATED_PER_ADDRESS, ENCRYPTION,
       DATA_ENCRYPTED_AT_REST, SHM_DIR, SHM_ENABLED, SHM_TRUSTED_FILE_ROOTS);
 

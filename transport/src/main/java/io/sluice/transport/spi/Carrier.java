@@ -87,6 +87,11 @@ public final class Carrier implements AutoCloseable {
   private final ServerSocketChannel listener;
   private final NodeAddress localAddress;
   private final Set<ServerSession> sessions = ConcurrentHashMap.newKeySet();
+  /** Request bytes all sessions may still take ({@code maxQueuedRequestBytes} less what is held). */
+  private final java.util.concurrent.atomic.AtomicLong requestBytesFree;
+  /** Sessions whose reading paused because {@link #requestBytesFree} ran short; resumed when it grows. */
+  private final java.util.concurrent.ConcurrentLinkedQueue<ServerSession> waitingForRequestBytes =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
   /** Sessions admitted by {@link #admitAuthenticated} and not yet closed. */
   private final java.util.concurrent.atomic.AtomicInteger authenticatedCount =
       new java.util.concurrent.atomic.AtomicInteger();
@@ -125,6 +130,7 @@ public final class Carrier implements AutoCloseable {
   Carrier(Settings settings, NodeIdentity identity, MessageHandler handler, ControlServices services,
       Optional<ReadService> reads, SelectorProvider selectors) throws TransportException {
     this.settings = settings;
+    this.requestBytesFree = new java.util.concurrent.atomic.AtomicLong(settings.maxQueuedRequestBytes());
     this.identity = identity;
     this.handler = handler;
     this.services = services;
@@ -441,6 +447,35 @@ public final class Carrier implements AutoCloseable {
         return;
       }
       loop.register(s, session.socket());
+    }
+  }
+
+  /**
+   * Takes {@code n} bytes of the request memory all sessions share, if that many are free; if not,
+   * {@code s} is resumed (its reading, which the caller pauses) once some are returned.
+   */
+  boolean takeRequestBytes(ServerSession s, int n) {
+    while (true) {
+      long free = requestBytesFree.get();
+      if (free < n) {
+        waitingForRequestBytes.add(s);
+        if (requestBytesFree.get() >= n) {
+          s.socket().resumeReading(); // returned meanwhile: the pause that follows does not happen
+        }
+        return false;
+      }
+      if (requestBytesFree.compareAndSet(free, free - n)) {
+        return true;
+      }
+    }
+  }
+
+  /** Returns request memory taken with {@link #takeRequestBytes} and resumes the sessions waiting for it. */
+  void returnRequestBytes(long n) {
+    requestBytesFree.addAndGet(n);
+    ServerSession waiting;
+    while ((waiting = waitingForRequestBytes.poll()) != null) {
+      waiting.socket().resumeReading();
     }
   }
 

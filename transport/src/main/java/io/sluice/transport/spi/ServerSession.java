@@ -56,6 +56,11 @@ final class ServerSession implements SessionSocket.Receiver {
   private final AtomicInteger controlsInFlight = new AtomicInteger();
   /** Bytes of requests read and not yet answered; when a request does not fit, reading pauses. */
   private final AtomicInteger requestBytesFree;
+  /**
+   * Shared request bytes ({@link Carrier#takeRequestBytes}) taken for admitted requests not yet
+   * handed to a handler; returned by the handler's answer, or by the close for those never run.
+   */
+  private final java.util.concurrent.atomic.AtomicLong admittedBytes = new java.util.concurrent.atomic.AtomicLong();
   private Phase phase = Phase.HELLO;
   private volatile boolean authenticated;
   /** Counted among the carrier's authenticated sessions (set by {@link Carrier#admitAuthenticated}, under its lock). */
@@ -130,8 +135,18 @@ final class ServerSession implements SessionSocket.Receiver {
         break;
       }
     }
+    // And the memory every peer's requests share: one that finds it short waits with the others.
+    if (!carrier.takeRequestBytes(this, size)) {
+      requestBytesFree.addAndGet(size);
+      return false;
+    }
+    admittedBytes.addAndGet(size);
     int limit = carrier.settings().maxRequestsInFlight();
     if (requestsInFlight.incrementAndGet() > limit) {
+      requestBytesFree.addAndGet(size);
+      if (claimAdmitted(size)) {
+        carrier.returnRequestBytes(size);
+      }
       throw new ProtocolException("peer exceeded its credit of " + limit + " requests in flight");
     }
     return true;
@@ -333,9 +348,26 @@ final class ServerSession implements SessionSocket.Receiver {
     socket.send(FrameType.CONTROL_REPLY, corr, NOTHING, reply);
   }
 
+  /**
+   * Takes over {@code n} of the shared request bytes this session's admitted requests hold, unless
+   * the session's close already returned them.
+   */
+  private boolean claimAdmitted(int n) {
+    while (true) {
+      long held = admittedBytes.get();
+      if (held < n) {
+        return false;
+      }
+      if (admittedBytes.compareAndSet(held, held - n)) {
+        return true;
+      }
+    }
+  }
+
   /** The credit and request memory were taken in {@link #admit}. */
   private void runRequest(long corr, ByteBuffer message) {
     int size = message.remaining();
+    boolean sharedBytes = claimAdmitted(size);
     CompletableFuture<ByteBuffer> reply;
     try {
       reply = carrier.runHandler(peerNode, message);
@@ -347,6 +379,9 @@ final class ServerSession implements SessionSocket.Receiver {
       // as soon as it reads this answer, and must find the credit free by then.
       requestsInFlight.decrementAndGet();
       requestBytesFree.addAndGet(size);
+      if (sharedBytes) {
+        carrier.returnRequestBytes(size);
+      }
       socket.resumeReading();
       if (error != null) {
         Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
@@ -384,6 +419,10 @@ final class ServerSession implements SessionSocket.Receiver {
       limit.log(n -> LOG.warn("Closing connection from {}: {}{}", remote, cause.toString(), Carrier.leftOut(n)));
     } else {
       LOG.debug("session {} ended: {}", remote, cause.getMessage());
+    }
+    long unrun = admittedBytes.getAndSet(0);
+    if (unrun > 0) {
+      carrier.returnRequestBytes(unrun);
     }
     carrier.sessionClosed(this);
   }

@@ -15,6 +15,7 @@ public record Settings(
     long connectTimeoutNanos,
     long ioTimeoutNanos,
     int maxMessageBytes,
+    long maxQueuedRequestBytes,
     int maxRequestsInFlight,
     int handlerThreads,
     Path shmDir,
@@ -38,6 +39,7 @@ public record Settings(
         TimeUnit.MILLISECONDS.toNanos(c.value(TransportKeys.CONNECT_TIMEOUT_MS)),
         TimeUnit.MILLISECONDS.toNanos(c.value(TransportKeys.IO_TIMEOUT_MS)),
         Math.toIntExact(c.value(TransportKeys.MAX_MESSAGE_BYTES)),
+        queuedRequestBytes(c),
         c.value(TransportKeys.MAX_REQUESTS_IN_FLIGHT),
         c.value(TransportKeys.HANDLER_THREADS),
         Path.of(c.value(TransportKeys.SHM_DIR)),
@@ -52,12 +54,19 @@ public record Settings(
         c.value(TransportKeys.ENCRYPTION));
   }
 
+  /** {@link TransportKeys#MAX_QUEUED_REQUEST_BYTES}, with 0 resolved against this JVM's heap. */
+  private static long queuedRequestBytes(TransportConfig c) {
+    long set = c.value(TransportKeys.MAX_QUEUED_REQUEST_BYTES);
+    long onePeer = 4L * c.value(TransportKeys.MAX_MESSAGE_BYTES);
+    return set > 0 ? set : Math.max(onePeer, Runtime.getRuntime().maxMemory() / 4);
+  }
+
   /** Every setting but the secret, which no log line may show. */
   @Override
   public String toString() {
     return "Settings[secret=<hidden>, bindHost=" + bindHost + ", advertiseHost=" + advertiseHost + ", port=" + port
         + ", connectTimeoutNanos=" + connectTimeoutNanos + ", ioTimeoutNanos=" + ioTimeoutNanos + ", maxMessageBytes="
-        + maxMessageBytes + ", maxRequestsInFlight=" + maxRequestsInFlight + ", handlerThreads=" + handlerThreads
+        + maxMessageBytes + ", maxQueuedRequestBytes=" + maxQueuedRequestBytes + ", maxRequestsInFlight=" + maxRequestsInFlight + ", handlerThreads=" + handlerThreads
         + ", shmDir=" + shmDir + ", shmEnabled=" + shmEnabled + ", shmTrustedFileRoots=" + shmTrustedFileRoots
         + ", ioThreads=" + ioThreads + ", maxConnections=" + maxConnections + ", idleTimeoutNanos=" + idleTimeoutNanos
         + ", handshakeTimeoutNanos="
