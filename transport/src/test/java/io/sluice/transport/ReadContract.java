@@ -198,7 +198,9 @@ public interface ReadContract extends TransportContractFixture {
                 if (e != null) {
                   problems.add("READ failed: " + e);
                 } else {
-                  patternMismatch(SEED, remote, dst, local, n).ifPresent(problems::add);
+                  patternMismatch(SEED, remote, dst, local, n).ifPresent(m -> problems.add(m + "; "
+                      + TransportTestSupport.originOf(dst, local, n, new long[] {SEED}, srcLen)
+                      + " (this READ's source starts at " + remote + ")"));
                 }
               }));
             }

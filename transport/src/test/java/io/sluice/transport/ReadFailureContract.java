@@ -289,7 +289,9 @@ public interface ReadFailureContract extends TransportContractFixture {
               CompletableFuture<Void> checked = f.whenComplete((v, e) -> {
                 if (e == null) {
                   patternMismatch(patternSeed, r.remote(), destinations[id], r.local(), r.length())
-                      .ifPresent(m -> problems.add("READ completed with wrong bytes: " + m));
+                      .ifPresent(m -> problems.add("READ completed with wrong bytes: " + m + wrongBytes(
+                          destinations[id], r.local(), r.length(), patternSeed, r.remote(), peers * regionsPerPeer,
+                          regionLen)));
                 }
               });
               synchronized (all) {
@@ -372,5 +374,24 @@ public interface ReadFailureContract extends TransportContractFixture {
         }
       }
     }
+  }
+
+  /**
+   * For a failure message: where a READ's wrong bytes came from, from its first wrong byte on
+   * (the sources hold patterns {@code FAILURE_SEED} to {@code FAILURE_SEED + sources - 1}).
+   */
+  private static String wrongBytes(RegisteredRegion dst, long local, int length, long seed, long remote, int sources,
+      long sourceLength) {
+    ByteBuffer b = dst.buffer();
+    int first = 0;
+    while (first < length && b.get(Math.toIntExact(local + first)) == TransportTestSupport.patternByte(seed, remote + first)) {
+      first++;
+    }
+    long[] seeds = new long[sources];
+    for (int i = 0; i < sources; i++) {
+      seeds[i] = FAILURE_SEED + i;
+    }
+    return "; from byte " + first + " on, " + TransportTestSupport.originOf(dst, local + first, length - first, seeds,
+        sourceLength) + " (this READ's own source: pattern " + seed + " at " + (remote + first) + ")";
   }
 }

@@ -226,6 +226,38 @@ public final class TransportTestSupport {
     return Optional.empty();
   }
 
+  /**
+   * Where the bytes of {@code region} at {@code offset} (up to 8 of them) came from, for a READ
+   * that landed wrong bytes there: the pattern (of the given seeds, over sources of {@code
+   * sourceLength} bytes) and offset that holds them, or that none does. Searches every offset of
+   * every seed, so it is for failure messages only.
+   */
+  public static String originOf(RegisteredRegion region, long offset, int length, long[] seeds, long sourceLength) {
+    ByteBuffer b = region.buffer();
+    int n = Math.min(8, length);
+    byte[] got = new byte[n];
+    for (int i = 0; i < n; i++) {
+      got[i] = b.get(Math.toIntExact(offset + i));
+    }
+    StringBuilder found = new StringBuilder();
+    for (long seed : seeds) {
+      for (long at = 0; at + n <= sourceLength; at++) {
+        int i = 0;
+        while (i < n && patternByte(seed, at + i) == got[i]) {
+          i++;
+        }
+        if (i == n) {
+          found.append(found.length() == 0 ? "" : ", ").append("pattern ").append(seed).append(" at ").append(at);
+          if (found.length() > 200) {
+            return "bytes " + java.util.HexFormat.of().formatHex(got) + " are " + found + ", ...";
+          }
+        }
+      }
+    }
+    return "bytes " + java.util.HexFormat.of().formatHex(got) + (found.length() == 0 ? " are in no source region"
+        : " are " + found);
+  }
+
   /** Copies bytes into a writable region. */
   public static void fill(RegisteredRegion region, long offset, byte[] data) {
     region.buffer().put(Math.toIntExact(offset), data);
