@@ -179,3 +179,28 @@ def test_a_stream_left_early_frees_the_server(served_table):
             first = next(iter(reader))
         assert first.num_rows == 16
         assert len(client.open("t.s02").read_all()) == 2
+
+
+def test_a_signed_refusal_is_honoured_only_for_the_server_it_names(java):
+    # verbs is not on the test server's class path: its transport does not start, and it answers
+    # the offer with a refusal signed over the nonce, its audience and the answer.
+    from pyarrow import flight as pa_flight
+
+    from sluice.flight import call_token
+    from sluice.flight.negotiator import negotiate
+
+    with serve(java, provider="verbs", shards=1, rows=10) as table:
+        with SluiceFlightClient(table.location, table.token, secret=table.secret) as client:
+            assert client.decision.data_path == "grpc"
+            assert "(signed)" in client.decision.reason
+            assert sum(b.num_rows for b in client.open("t.s00").read_all()) == 10
+        plain = pa_flight.FlightClient(table.location)
+        options = call_token.call_options(table.token, 30)
+        try:
+            own = negotiate(plain, options, table.secret, audience=call_token.audience(table.location))
+            assert own.authenticated and "(signed)" in own.reason
+            relayed = negotiate(plain, options, table.secret, audience="grpc+tcp://127.0.0.1:1")
+            assert not relayed.authenticated
+            assert "unsigned" in relayed.reason
+        finally:
+            plain.close()

@@ -60,7 +60,8 @@ class SluiceFlightClient:
         """How this client's streams travel, and why; negotiated on first use."""
         with self._lock:
             if self._decision is None:
-                self._decision = negotiate(self._client, self._options, self._secret, self._data_plane, self._settings)
+                self._decision = negotiate(self._client, self._options, self._secret, self._data_plane, self._settings,
+                                           audience=call_token.audience(self.location))
                 _log.info("%s: streams take %s: %s", self.location, self._decision.data_path, self._decision.reason)
             return self._decision
 

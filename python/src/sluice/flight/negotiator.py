@@ -100,11 +100,14 @@ class DataPlaneSession:
 
 
 def negotiate(client, options, secret: Optional[str], data_plane_wanted: bool = True,
-              settings: DataPlaneOptions = DataPlaneOptions(), identity: Optional[NodeIdentity] = None) -> Decision:
+              settings: DataPlaneOptions = DataPlaneOptions(), identity: Optional[NodeIdentity] = None,
+              audience: str = "") -> Decision:
     """Decides for ``client`` (a ``pyarrow.flight.FlightClient``) calling with ``options``.
 
     Asks the server for its data-plane offer only when the client could use one: the data plane is
-    wanted and the transport secret (which authenticates it, unlike the call token) is known.
+    wanted and the transport secret (which authenticates it, unlike the call token) is known. A
+    refusal counts as the server's only when signed over the nonce, ``audience`` (what this
+    client's token names: ``call_token.audience`` of its location) and the answer.
     """
     from pyarrow import flight
 
@@ -124,7 +127,7 @@ def negotiate(client, options, secret: Optional[str], data_plane_wanted: bool = 
     refused = data_plane.refusal_reason(answer)
     if refused is not None:
         signed = signature is not None and hmac.compare_digest(
-            signature, call_token.sign(secret, data_plane.SIGNATURE_LABEL, nonce, answer))
+            signature, call_token.sign(secret, data_plane.SIGNATURE_LABEL, nonce, audience.encode("utf-8"), answer))
         if signed:
             return Decision("grpc", f"the server (signed) offers no data plane: {refused}")
         return Decision("grpc", f"an unsigned refusal of the data plane: {refused}", authenticated=False)

@@ -160,6 +160,27 @@ class DataPlaneGetTest {
     }
   }
 
+  /**
+   * A signed refusal names the server's audience: relayed to a client of another server (here, a
+   * client that knows the server under another location), it is no signed refusal at all.
+   */
+  @Test
+  void aSignedNoForAnotherServerIsNotHonoured() throws Exception {
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = SluiceFlightServer.builder(allocator, Location.forGrpcInsecure("127.0.0.1", 0))
+             .config(config("verbs", SECRET)).start();
+         FlightClient flight = plainClient(allocator, server.location())) {
+      TransportConfig mine = config("tcp", SECRET);
+      var own = new io.sluice.flight.client.Negotiator(mine, CallToken.of(mine), "127.0.0.1",
+          CallToken.audienceOf(server.location())).negotiate(flight);
+      assertTrue(own.authenticated(), own.reason());
+      var relayed = new io.sluice.flight.client.Negotiator(mine, CallToken.of(mine), "127.0.0.1",
+          "grpc+tcp://127.0.0.1:1").negotiate(flight);
+      assertFalse(relayed.authenticated(), relayed.reason());
+      assertTrue(relayed.reason().contains("unsigned"), relayed.reason());
+    }
+  }
+
   @Test
   void aSignedNoIsHonoured() throws Exception {
     // A server with the secret whose transport cannot start (verbs, whose jar this module's tests lack).

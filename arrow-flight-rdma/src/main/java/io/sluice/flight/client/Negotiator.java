@@ -45,15 +45,20 @@ public final class Negotiator implements AutoCloseable {
 
   private final Optional<io.sluice.flight.CallToken.Key> key;
   private final String server;
+  private final String audience;
   private final java.security.SecureRandom random = new java.security.SecureRandom();
 
   /**
+   * @param audience the audience this client's tokens name ({@link io.sluice.flight.CallToken#audienceOf} of
+   *     the location), which a signed answer must name too
    * @param server the host of the Flight location this client was given (its own configuration,
    *     not anything the server says): the client's transport listens toward it
    */
-  public Negotiator(TransportConfig config, Optional<io.sluice.flight.CallToken.Key> key, String server) {
+  public Negotiator(TransportConfig config, Optional<io.sluice.flight.CallToken.Key> key, String server,
+      String audience) {
     this.config = config;
     this.server = server;
+    this.audience = audience;
     this.key = key;
     this.connectTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.CONNECT_TIMEOUT_MS));
     this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.IO_TIMEOUT_MS));
@@ -77,7 +82,8 @@ public final class Negotiator implements AutoCloseable {
       byte[] answer = results.next().getBody();
       byte[] signature = results.hasNext() ? results.next().getBody() : null;
       results.forEachRemaining(r -> { });
-      boolean signed = key.get().verifySignature(signature, DataPlaneOffer.SIGNATURE_LABEL, nonce, answer);
+      boolean signed = key.get().verifySignature(signature, DataPlaneOffer.SIGNATURE_LABEL, nonce,
+          audience.getBytes(java.nio.charset.StandardCharsets.UTF_8), answer);
       Optional<String> refused = DataPlaneOffer.refusalReason(answer);
       if (refused.isPresent()) {
         return signed ? new Outcome(Optional.empty(), "the server (signed) offers no data plane: " + refused.get(), true)

@@ -136,11 +136,14 @@ final class TableProducer implements FlightProducer {
       answer = new DataPlaneOffer(t.localAddress(), t.nodeId(), t.provider()).encode();
     }
     listener.onNext(new Result(answer));
-    // Signed under the call-token key over the client's nonce and the answer, so that nobody on
-    // the path can answer "no data plane" in the server's name.
+    // Signed under the call-token key over the client's nonce, the audience its token named (this
+    // server, as the client knows it) and the answer, so that nobody on the path can answer "no
+    // data plane" in the server's name, nor relay another server's answer.
     byte[] nonce = action.getBody();
-    if (state.offerKey().isPresent() && nonce != null && nonce.length > 0) {
-      listener.onNext(new Result(state.offerKey().get().sign(DataPlaneOffer.SIGNATURE_LABEL, nonce, answer)));
+    String audience = context.peerIdentity();
+    if (state.offerKey().isPresent() && nonce != null && nonce.length > 0 && audience != null) {
+      listener.onNext(new Result(state.offerKey().get().sign(DataPlaneOffer.SIGNATURE_LABEL, nonce,
+          audience.getBytes(java.nio.charset.StandardCharsets.UTF_8), answer)));
     }
     listener.onCompleted();
   }

@@ -20,7 +20,6 @@ import org.apache.arrow.flight.auth2.CallHeaderAuthenticator;
  */
 final class TokenAuthenticator implements CallHeaderAuthenticator {
   /** The peer identity of calls a token authenticated. */
-  static final String PEER = "sluice-secret";
 
   private final CallToken.Key key;
   private final Supplier<Set<String>> audiences;
@@ -53,7 +52,10 @@ final class TokenAuthenticator implements CallHeaderAuthenticator {
       try {
         CallToken.Claims claims = key.verify(presented, audiences.get(), clock);
         if (!claims.expires().isAfter(clock.instant().plus(maxValidity))) {
-          return () -> PEER;
+          // The call's peer identity is the audience its token names: the server signs its
+          // data-plane answers for it (TableProducer), so a signed answer names the server.
+          String audience = claims.audience();
+          return () -> audience;
         }
         refusal = "the bearer token expires at " + claims.expires() + ", further ahead than this server accepts ("
             + FlightOption.TOKEN_MAX_VALIDITY_MS.key() + "=" + maxValidity.toMillis() + "); mint one that lives less long";
