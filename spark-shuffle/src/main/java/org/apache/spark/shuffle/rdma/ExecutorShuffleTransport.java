@@ -151,6 +151,11 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     bytesReadByPath.computeIfAbsent(dataPath, p -> new LongAdder()).add(bytes);
   }
 
+  /** The transport's counters. */
+  io.sluice.transport.metrics.TransportMetrics metrics() {
+    return transport.metrics();
+  }
+
   /** What this executor's transport did so far, for reports. */
   TransportReport report() {
     Map<String, Long> read = new java.util.TreeMap<>();
