@@ -123,8 +123,12 @@ public final class HostCheck {
 
   private HostCheck() {}
 
-  public static void main(String[] args) {
-    System.exit(run(args, System.getenv(), Host.THIS, System.out, System.err));
+  /**
+   * Runs the check on this host with this process's environment, printing to stdout and stderr;
+   * returns the exit status. The program is bin/lib/SluiceCheck.java (shipped jars hold no programs).
+   */
+  public static int run(String[] args) {
+    return run(args, System.getenv(), Host.THIS, System.out, System.err);
   }
 
   /** Runs the check; returns the exit status. */
