@@ -19,6 +19,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -59,7 +60,7 @@ final class DataPlaneStreams {
     } catch (IllegalArgumentException e) {
       throw CallStatus.INVALID_ARGUMENT.withDescription("bad data-plane command: " + e.getMessage()).toRuntimeException();
     }
-    java.util.OptionalLong redeemed = state.grants().redeem(open.grant());
+    OptionalLong redeemed = state.grants().redeem(open.grant());
     if (redeemed.isEmpty()) {
       state.metrics().grantRefused();
       throw CallStatus.UNAUTHENTICATED.withDescription("data-plane grant unknown, already used or expired")

@@ -2,6 +2,7 @@ package io.sluice.flight.server;
 
 import io.sluice.transport.Transport;
 import io.sluice.transport.metrics.Metric;
+import io.sluice.transport.metrics.TransportMetrics;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -96,14 +97,14 @@ public final class FlightMetrics {
     m.add(Metric.counter("puts.plain", Metric.Unit.COUNT, plainPuts.sum()));
     m.add(Metric.counter("puts.dataPlane", Metric.Unit.COUNT, dataPlanePuts.sum()));
     m.add(Metric.counter("puts.bytes.grpc", Metric.Unit.BYTES, grpcPutBytes.sum()));
-    for (String path : io.sluice.transport.metrics.TransportMetrics.PATHS) {
+    for (String path : TransportMetrics.PATHS) {
       m.add(Metric.counter("puts.bytes." + path, Metric.Unit.BYTES, t.getOrDefault("reads." + path + ".bytes", 0L)));
     }
     m.add(Metric.counter("grants.issued", Metric.Unit.COUNT, grantsIssued.sum()));
     m.add(Metric.counter("grants.refused", Metric.Unit.COUNT, grantsRefused.sum()));
     m.add(Metric.counter("calls.unauthenticated", Metric.Unit.COUNT, unauthenticated.sum()));
     for (Metric v : transport.map(x -> x.metrics().snapshot())
-        .orElseGet(() -> new io.sluice.transport.metrics.TransportMetrics().snapshot())) {
+        .orElseGet(() -> new TransportMetrics().snapshot())) {
       m.add(new Metric("transport." + v.name(), v.unit(), v.kind(), v.value()));
     }
     return m;

@@ -2,7 +2,10 @@ package io.sluice.flight.server;
 
 import io.sluice.transport.metrics.Metric;
 import java.lang.management.ManagementFactory;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.function.Supplier;
 import javax.management.Attribute;
 import javax.management.AttributeList;
@@ -35,7 +38,7 @@ public final class MetricsMBean implements DynamicMBean, AutoCloseable {
     MBeanAttributeInfo[] attributes = new MBeanAttributeInfo[now.size()];
     for (int i = 0; i < attributes.length; i++) {
       Metric m = now.get(i);
-      attributes[i] = new MBeanAttributeInfo(m.name(), "long", m.kind().name().toLowerCase(java.util.Locale.ROOT)
+      attributes[i] = new MBeanAttributeInfo(m.name(), "long", m.kind().name().toLowerCase(Locale.ROOT)
           + ", " + m.unit().label(), true, false, false);
     }
     this.info = new MBeanInfo(MetricsMBean.class.getName(), "Sluice metrics", attributes, null, null, null);
@@ -89,7 +92,7 @@ public final class MetricsMBean implements DynamicMBean, AutoCloseable {
 
   @Override
   public AttributeList getAttributes(String[] attributes) {
-    java.util.Map<String, Long> now = new java.util.HashMap<>();
+    Map<String, Long> now = new HashMap<>();
     snapshot.get().forEach(m -> now.put(m.name(), m.value()));
     AttributeList list = new AttributeList();
     for (String a : attributes) {

@@ -49,7 +49,7 @@ final class PlainStreams {
       listener.start(root, dictionaries.provider());
       VectorLoader loader = new VectorLoader(root, CommonsCompressionFactory.INSTANCE);
       long sent = 0; // body bytes, as the data plane counts them: dictionaries (sent by start) and batches
-      for (org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch d : table.dictionaries()) {
+      for (ArrowDictionaryBatch d : table.dictionaries()) {
         sent += IpcBodies.bodyLength(d.getDictionary());
       }
       long waitMs = TimeUnit.NANOSECONDS.toMillis(state.ackTimeoutNanos());

@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A server's {@code SluiceRpcActivityForPort<port>} metrics2 source, registered with Hadoop's
- * metrics system and JMX, and its values after calls over the transport: one refused by the ACL, one whose body the
- * server READ.
+ * metrics system and JMX, and its values after calls over the transport: one refused by the ACL,
+ * one whose body the server READ.
  */
 class SluiceRpcMetricsTest {
   @Test
