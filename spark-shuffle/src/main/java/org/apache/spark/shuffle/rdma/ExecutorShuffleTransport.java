@@ -16,6 +16,7 @@ import io.sluice.transport.config.TransportKeys;
 import io.sluice.transport.memory.AllocatorOptions;
 import io.sluice.transport.memory.RegionSizes;
 import io.sluice.transport.memory.RegisteredAllocator;
+import io.sluice.transport.metrics.TransportMetrics;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -152,7 +153,7 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   }
 
   /** The transport's counters. */
-  io.sluice.transport.metrics.TransportMetrics metrics() {
+  TransportMetrics metrics() {
     return transport.metrics();
   }
 

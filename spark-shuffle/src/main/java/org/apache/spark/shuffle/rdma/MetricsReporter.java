@@ -1,9 +1,12 @@
 package org.apache.spark.shuffle.rdma;
 
 import io.sluice.spark.shuffle.protocol.AddressBookMessage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -11,13 +14,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Sends an executor's metrics to the driver's address book every interval, on one daemon thread,
- * and once more when closed, so the driver's source holds the totals of a finished job. A report
- * that fails (the driver is busy or gone) is logged at debug and the next one tries again.
+ * and once more when closed (waiting a few seconds at most), so the driver's source holds the
+ * totals of a finished job. A report that fails (the driver is busy or gone) is logged at debug
+ * and the next one tries again.
  *
  * <p>Thread safe; close it once.
  */
 final class MetricsReporter implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(MetricsReporter.class);
+  static final long LAST_REPORT_WAIT_MS = 3000;
 
   private final Supplier<AddressBookMessage.MetricsReport> report;
   private final Consumer<AddressBookMessage.MetricsReport> send;
@@ -47,15 +52,21 @@ final class MetricsReporter implements AutoCloseable {
     }
   }
 
-  /** Stops the timer and sends the last report, on the calling thread. */
+  /**
+   * Sends the last report and stops the timer. Waits for that report at most {@link
+   * #LAST_REPORT_WAIT_MS}: a driver that is already gone must not hold up the executor's stop.
+   */
   @Override
   public void close() {
-    timer.shutdownNow();
     try {
-      timer.awaitTermination(10, TimeUnit.SECONDS);
+      timer.submit(this::sendNow).get(LAST_REPORT_WAIT_MS, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException
+        | RejectedExecutionException e) {
+      LOG.debug("The last Sluice metrics report did not reach the driver", e);
+    } finally {
+      timer.shutdownNow();
     }
-    sendNow();
   }
 }

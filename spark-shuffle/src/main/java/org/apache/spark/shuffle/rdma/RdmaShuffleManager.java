@@ -7,6 +7,7 @@ import io.sluice.spark.shuffle.registry.AddressBookClient;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
+import io.sluice.transport.metrics.TransportMetrics;
 import java.io.File;
 import java.util.Arrays;
 import java.util.List;
@@ -60,7 +61,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
   private Optional<SluiceMetricsSource> executorSource = Optional.empty(); // guarded by this
   private Optional<MetricsReporter> reporter = Optional.empty(); // guarded by this
   /** The running transport's counters, for the metrics source and reporter, which must not wait for the lock. */
-  private volatile Optional<io.sluice.transport.metrics.TransportMetrics> runningTransportMetrics = Optional.empty();
+  private volatile Optional<TransportMetrics> runningTransportMetrics = Optional.empty();
   private Optional<ExecutorShuffleTransport> transport; // guarded by this; set once by transport()
   private boolean transportDecided; // guarded by this
   private boolean stopped; // guarded by this
@@ -135,7 +136,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
   }
 
   /** The counters of this process's transport, once it has one; never starts it. */
-  private Optional<io.sluice.transport.metrics.TransportMetrics> transportMetrics() {
+  private Optional<TransportMetrics> transportMetrics() {
     return runningTransportMetrics;
   }
 

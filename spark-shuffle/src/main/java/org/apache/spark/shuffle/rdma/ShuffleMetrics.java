@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.rdma;
 import io.sluice.spark.shuffle.fallback.FallbackCounts;
 import io.sluice.spark.shuffle.protocol.AddressBookMessage;
 import io.sluice.spark.shuffle.registry.AddressBook;
+import io.sluice.transport.metrics.LatencyHistogram;
 import io.sluice.transport.metrics.Metric;
 import io.sluice.transport.metrics.TransportMetrics;
 import java.util.ArrayList;
@@ -57,13 +58,35 @@ final class ShuffleMetrics {
     return new SluiceMetricsSource(executorNames(), name -> executorValues(transport, fallback).getOrDefault(name, 0L));
   }
 
-  /** The driver's source: the executors' reports to {@code book}, added up. */
+  /**
+   * The driver's source: the executors' reports to {@code book}, added up; a histogram's quantiles
+   * are taken from its buckets added up (quantiles themselves do not add).
+   */
   static SluiceMetricsSource driver(AddressBook book) {
     return new SluiceMetricsSource(driverNames(), name -> switch (name) {
       case EXECUTORS_REGISTERED -> book.registeredExecutors();
       case EXECUTORS_REPORTING -> book.reportingExecutors();
-      default -> book.metricTotal(name);
+      default -> name.endsWith(P50) ? quantile(book, name.substring(0, name.length() - P50.length()), 0.5)
+          : name.endsWith(P99) ? quantile(book, name.substring(0, name.length() - P99.length()), 0.99)
+          : book.metricTotal(name);
     });
+  }
+
+  private static final String P50 = ".p50Micros";
+  private static final String P99 = ".p99Micros";
+
+  /** Quantile {@code q} of histogram {@code prefix} (reads.latency) over every executor's buckets. */
+  static long quantile(AddressBook book, String prefix, double q) {
+    long[] bounds = LatencyHistogram.BOUNDS_MICROS;
+    long[] counts = new long[bounds.length + 1];
+    long below = 0;
+    for (int i = 0; i < bounds.length; i++) {
+      long cumulative = book.metricTotal(prefix + ".le." + bounds[i] + "us");
+      counts[i] = Math.max(0, cumulative - below);
+      below = Math.max(below, cumulative);
+    }
+    counts[bounds.length] = Math.max(0, book.metricTotal(prefix + ".count") - below);
+    return new LatencyHistogram.Snapshot(counts, book.metricTotal(prefix + ".sumMicros")).quantileMicros(q);
   }
 
   /** The report an executor sends to the driver. */
