@@ -1,13 +1,16 @@
 package io.sluice.flight;
 
 import io.sluice.flight.server.FlightServers;
+import io.sluice.flight.server.MetricsMBean;
 import io.sluice.flight.table.FlightTable;
 import io.sluice.flight.table.TableRegistry;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
+import io.sluice.transport.metrics.Metric;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.arrow.flight.Location;
@@ -36,10 +39,15 @@ import org.apache.arrow.memory.BufferAllocator;
  * staged batch and published table, and closes the transport. The allocator stays the caller's.
  */
 public final class SluiceFlightServer implements AutoCloseable {
+  /** The JMX domain and type the servers' metrics are registered under, with the bound port. */
+  public static final String JMX_NAME = "io.sluice:type=FlightServer,port=";
+
   private final FlightServers.Running running;
+  private final MetricsMBean mbean;
 
   private SluiceFlightServer(FlightServers.Running running) {
     this.running = running;
+    this.mbean = MetricsMBean.register(JMX_NAME + running.location().getUri().getPort(), this::metrics);
   }
 
   public static Builder builder(BufferAllocator allocator, Location location) {
@@ -110,8 +118,19 @@ public final class SluiceFlightServer implements AutoCloseable {
     return running.transport().map(t -> t.liveRegionCount()).orElse(0);
   }
 
+  /**
+   * This server's metrics now: gets, puts and their bytes by path, grants, refused calls, and its
+   * data plane's transport's metrics under {@code transport.} (zeros while the data plane is off).
+   * The same names in the same order each time; also JMX attributes of {@link #JMX_NAME}{@code
+   * <port>}. See the README for each name and unit.
+   */
+  public List<Metric> metrics() {
+    return running.metrics().snapshot(running.transport());
+  }
+
   @Override
   public void close() {
+    mbean.close();
     running.close();
   }
 

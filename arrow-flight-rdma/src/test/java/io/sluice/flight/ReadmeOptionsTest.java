@@ -27,4 +27,20 @@ class ReadmeOptionsTest {
     }
     assertEquals(options, documented);
   }
+
+  @Test
+  void readmeMetricsTableNamesEveryServerMetricWithItsUnit() throws Exception {
+    String readme = Files.readString(Path.of("README.md"));
+    String table = readme.substring(readme.indexOf("\n## Metrics\n"), readme.indexOf("\n## Keys\n"));
+    for (io.sluice.transport.metrics.Metric m : new io.sluice.flight.server.FlightMetrics()
+        .snapshot(java.util.Optional.empty())) {
+      if (m.name().startsWith("transport.")) {
+        continue; // the transport README's table
+      }
+      String row = table.lines().filter(l -> l.contains("`" + m.name() + "`")).findFirst()
+          .orElseThrow(() -> new AssertionError("README's Metrics table lacks " + m.name()));
+      org.junit.jupiter.api.Assertions.assertTrue(row.contains("| " + m.unit().label() + " |"),
+          m.name() + " without its unit " + m.unit().label() + ": " + row);
+    }
+  }
 }

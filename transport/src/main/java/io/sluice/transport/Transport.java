@@ -60,6 +60,12 @@ public interface Transport extends AutoCloseable {
   /** Connects and authenticates; completes within the connect deadline. */
   CompletableFuture<Connection> connect(NodeAddress peer);
 
+  /**
+   * This transport's counters (READs and bytes by data path, latencies, connections, handshake
+   * failures, registered memory), for the integrations to expose; lives as long as the transport.
+   */
+  io.sluice.transport.metrics.TransportMetrics metrics();
+
   /** Regions registered and not yet freed: a leak check for tests. */
   int liveRegionCount();
 

@@ -19,6 +19,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -59,8 +60,13 @@ final class DataPlaneStreams {
     } catch (IllegalArgumentException e) {
       throw CallStatus.INVALID_ARGUMENT.withDescription("bad data-plane command: " + e.getMessage()).toRuntimeException();
     }
-    long peer = state.grants().redeem(open.grant()).orElseThrow(() -> CallStatus.UNAUTHENTICATED
-        .withDescription("data-plane grant unknown, already used or expired").toRuntimeException());
+    OptionalLong redeemed = state.grants().redeem(open.grant());
+    if (redeemed.isEmpty()) {
+      state.metrics().grantRefused();
+      throw CallStatus.UNAUTHENTICATED.withDescription("data-plane grant unknown, already used or expired")
+          .toRuntimeException();
+    }
+    long peer = redeemed.getAsLong();
     if (open instanceof OpenGet g) {
       // A get waits for its reader's pulls until it ends or the deadline passes: it runs on the
       // bounded get threads, its client (the granted transport node) within its share, never on
@@ -91,6 +97,8 @@ final class DataPlaneStreams {
     FrameLink link = new FrameLink(in, out, state.allocator());
     List<ReaderGrant> grants = List.of();
     boolean granted = false;
+    long bodyBytes = 0;
+    boolean served = false;
     try {
       RegisteredBodies bodies = table.registered().orElseThrow(
           () -> new IllegalStateException("table '" + name + "' was published without the data plane"));
@@ -101,16 +109,20 @@ final class DataPlaneStreams {
       for (RegisteredBodies.Body b : bodies.batches()) {
         frames.add(new BodyFrame(false, frames.size(), b.metadata(), b.ref(), b.crc32c()));
       }
-      ServedGet served = new ServedGet(peer, frames, state.windowBytes(), state.ackTimeoutNanos());
+      for (BodyFrame f : frames) {
+        bodyBytes += f.body().length();
+      }
+      ServedGet get = new ServedGet(peer, frames, state.windowBytes(), state.ackTimeoutNanos());
       grants = bodies.allow(peer);
       granted = true;
       state.activeGrants().incrementAndGet();
-      out.setOnCancelHandler(() -> served.cancel(new CancellationException("the client cancelled the stream")));
+      out.setOnCancelHandler(() -> get.cancel(new CancellationException("the client cancelled the stream")));
       // The reader pulls announcements over its transport connection, naming the stream by its grant.
-      state.gets().add(open.grant(), served);
+      state.gets().add(open.grant(), get);
       try {
         link.send(DataPlaneProtocol.encode(new SchemaFrame(IpcBodies.schemaMetadata(table.messageSchema()))));
-        served.awaitDone();
+        get.awaitDone();
+        served = true;
       } finally {
         state.gets().remove(open.grant());
       }
@@ -135,6 +147,7 @@ final class DataPlaneStreams {
       out.error(CallStatus.INTERNAL.withDescription("serving the stream failed: " + e).toRuntimeException());
       throw e;
     } finally {
+      state.metrics().dataPlaneGet(bodyBytes, served);
       // From here the client's READs of this table find the keys unknown.
       if (granted) {
         grants.forEach(ReaderGrant::close);
@@ -199,6 +212,7 @@ final class DataPlaneStreams {
         FlightTable stored = new BodyReceiver(link, connection, transport, state.readChunkBytes(), state.window(),
             state.ackTimeoutNanos()).receive(state.allocator(), bytes -> state.checkPutSize(budget, bytes));
         state.storePut(name, budget, stored); // already in registered memory: served as it is
+        state.metrics().dataPlanePut();
         out.completed();
       } catch (IOException | RuntimeException e) {
         if (e instanceof FlightRuntimeException f) {

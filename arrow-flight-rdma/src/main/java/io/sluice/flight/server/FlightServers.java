@@ -84,6 +84,11 @@ public final class FlightServers {
       return state.activeGrants().get();
     }
 
+    /** The server's counters. */
+    public FlightMetrics metrics() {
+      return state.metrics();
+    }
+
     @Override
     public void close() {
       flight.shutdown();
@@ -126,7 +131,8 @@ public final class FlightServers {
     int chunk = (int) Math.min(Integer.MAX_VALUE, config.value(FlightOption.READ_CHUNK_BYTES));
     Grants grants = new Grants(ackTimeout, config.value(FlightOption.GRANTS_PER_CLIENT));
     ServedGets gets = new ServedGets();
-    Optional<Transport> transport = openTransport(dataPlaneConfig(config, location, tls), grants, gets);
+    FlightMetrics metrics = new FlightMetrics();
+    Optional<Transport> transport = openTransport(dataPlaneConfig(config, location, tls), grants, gets, metrics);
     // Fixed bounds with a share per client: a reader that stops reading holds its stream's thread
     // until the deadline, so many of them must not grow the server's threads without end, nor
     // one client take the threads every other client needs.
@@ -142,7 +148,7 @@ public final class FlightServers {
         config.value(FlightOption.PUTS), config.value(FlightOption.MAX_PUT_BYTES),
         new PutBudget(config.value(FlightOption.MAX_PUT_TOTAL_BYTES), config.value(FlightOption.MAX_PUT_TABLES)),
         plainStreams, dataPlaneGets, new AtomicInteger(),
-        new AtomicInteger(), CallToken.of(config));
+        new AtomicInteger(), CallToken.of(config), metrics);
     FlightServer flight = null;
     try {
       // The producer needs the bound port for its endpoints: bind first, then point it there.
@@ -158,10 +164,11 @@ public final class FlightServers {
         }
       }
       if (token.isPresent()) {
-        b.headerAuthenticator(new TokenAuthenticator(token.get(), () -> audiences, Clock.systemUTC(),
-            java.time.Duration.ofMillis(config.value(FlightOption.TOKEN_MAX_VALIDITY_MS)), authenticator));
+        b.headerAuthenticator(new CountingAuthenticator(new TokenAuthenticator(token.get(), () -> audiences,
+            Clock.systemUTC(), java.time.Duration.ofMillis(config.value(FlightOption.TOKEN_MAX_VALIDITY_MS)),
+            authenticator), metrics));
       } else if (authenticator != null) {
-        b.headerAuthenticator(authenticator);
+        b.headerAuthenticator(new CountingAuthenticator(authenticator, metrics));
       }
       if (tls != null) {
         b.useTls(tls.certChain().toFile(), tls.privateKey().toFile());
@@ -204,7 +211,8 @@ public final class FlightServers {
     return config.with(Map.of(TransportKeys.ENCRYPTION.key(), "true"));
   }
 
-  private static Optional<Transport> openTransport(TransportConfig config, Grants grants, ServedGets gets) {
+  private static Optional<Transport> openTransport(TransportConfig config, Grants grants, ServedGets gets,
+      FlightMetrics metrics) {
     if (config.value(TransportKeys.SECRET).isEmpty()) {
       LOG.info("Flight data plane off: {} is not set; every stream is plain Flight", TransportKeys.SECRET.key());
       return Optional.empty();
@@ -212,7 +220,9 @@ public final class FlightServers {
     MessageHandler handler = (peer, request) -> {
       if (DataPlaneProtocol.isGrantRequest(request)) {
         try {
-          return CompletableFuture.completedFuture(ByteBuffer.wrap(grants.issue(peer)));
+          byte[] grant = grants.issue(peer);
+          metrics.grantIssued();
+          return CompletableFuture.completedFuture(ByteBuffer.wrap(grant));
         } catch (IllegalStateException e) {
           return CompletableFuture.failedFuture(e);
         }

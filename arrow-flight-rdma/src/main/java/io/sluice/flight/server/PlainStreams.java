@@ -48,6 +48,10 @@ final class PlainStreams {
          Dictionaries dictionaries = Dictionaries.load(table, state.allocator())) {
       listener.start(root, dictionaries.provider());
       VectorLoader loader = new VectorLoader(root, CommonsCompressionFactory.INSTANCE);
+      long sent = 0; // body bytes, as the data plane counts them: dictionaries (sent by start) and batches
+      for (ArrowDictionaryBatch d : table.dictionaries()) {
+        sent += IpcBodies.bodyLength(d.getDictionary());
+      }
       long waitMs = TimeUnit.NANOSECONDS.toMillis(state.ackTimeoutNanos());
       for (ArrowRecordBatch batch : table.batches()) {
         BackpressureStrategy.WaitResult r = backpressure.waitForListener(waitMs);
@@ -55,6 +59,7 @@ final class PlainStreams {
           return;
         }
         if (r != BackpressureStrategy.WaitResult.READY) {
+          state.metrics().plainGet(sent, false);
           listener.error(CallStatus.TIMED_OUT.withDescription(
               "the client took no data for " + waitMs + " ms").toRuntimeException());
           return;
@@ -67,9 +72,12 @@ final class PlainStreams {
           }
         }
         listener.putNext();
+        sent += IpcBodies.bodyLength(batch);
       }
+      state.metrics().plainGet(sent, true);
       listener.completed();
     } catch (RuntimeException e) {
+      state.metrics().plainGet(0, false);
       LOG.warn("Serving a table to a Flight client failed", e);
       listener.error(CallStatus.INTERNAL.withDescription("serving the table failed: " + e).withCause(e)
           .toRuntimeException());
@@ -122,6 +130,7 @@ final class PlainStreams {
           sink.add(root, stream.getDictionaryProvider());
         }
         state.storePut(name, budget, sink.build(root, stream.getDictionaryProvider()));
+        state.metrics().plainPut(bytes);
         ack.onCompleted();
       } catch (FlightRuntimeException e) {
         ack.onError(e);

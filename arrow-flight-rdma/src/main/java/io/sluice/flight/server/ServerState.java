@@ -15,6 +15,7 @@ import org.apache.arrow.memory.BufferAllocator;
  * {@code dataPlaneGets}: threads that serve data-plane gets; {@code putBudget}: what puts hold); {@code activeGrants} counts streams whose reader
  * may READ a table now. {@code transport} is empty when the data plane
  * is off (no secret, or the transport could not start); then every stream is plain Flight.
+ * {@code metrics} counts what the handlers serve.
  * Owned by {@link io.sluice.flight.SluiceFlightServer}, which closes the parts.
  */
 record ServerState(
@@ -35,7 +36,8 @@ record ServerState(
     StreamPool dataPlaneGets,
     AtomicInteger activeStreams,
     AtomicInteger activeGrants,
-    Optional<io.sluice.flight.CallToken.Key> offerKey) {
+    Optional<io.sluice.flight.CallToken.Key> offerKey,
+    FlightMetrics metrics) {
 
   /** Refuses a put unless puts are enabled. */
   void checkPutsAllowed() {

@@ -37,6 +37,7 @@ public final class SluiceRpcServer extends ProtobufRpcEngine2.Server {
 
   private final Configuration conf;
   private volatile TransportCallService transport;
+  private volatile SluiceRpcMetrics metrics;
 
   public SluiceRpcServer(Class<?> protocolClass, Object protocolImpl, Configuration conf,
       String bindAddress, int port, int numHandlers, int numReaders, int queueSizePerHandler,
@@ -68,6 +69,11 @@ public final class SluiceRpcServer extends ProtobufRpcEngine2.Server {
     }
     try {
       transport = TransportCallService.open(this, settings, conf);
+      try {
+        metrics = SluiceRpcMetrics.register(transport, getListenerAddress().getPort());
+      } catch (RuntimeException e) {
+        LOG.warn("Sluice RPC server {}: its metrics source is not registered: {}", describe(), e.toString());
+      }
       LOG.info("Sluice RPC server {}: transport {} at {} beside TCP {}", describe(),
           transport.provider(), transport.address(), getListenerAddress());
     } catch (RuntimeException | IOException e) {
@@ -80,6 +86,11 @@ public final class SluiceRpcServer extends ProtobufRpcEngine2.Server {
   public synchronized void stop() {
     TransportCallService t = transport;
     transport = null;
+    SluiceRpcMetrics m = metrics;
+    metrics = null;
+    if (m != null) {
+      m.unregister();
+    }
     if (t != null) {
       t.close();
     }
@@ -90,6 +101,12 @@ public final class SluiceRpcServer extends ProtobufRpcEngine2.Server {
   public Optional<NodeAddress> transportAddress() {
     TransportCallService t = transport;
     return t == null ? Optional.empty() : Optional.of(t.address());
+  }
+
+  /** The name of the transport's metrics2 source, while it runs. */
+  Optional<String> metricsSourceName() {
+    SluiceRpcMetrics m = metrics;
+    return m == null ? Optional.empty() : Optional.of(m.name());
   }
 
   /** The transport's counters, while it runs. */

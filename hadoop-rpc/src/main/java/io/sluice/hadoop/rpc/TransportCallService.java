@@ -15,6 +15,8 @@ import io.sluice.transport.Transports;
 import io.sluice.transport.config.TransportKeys;
 import io.sluice.transport.memory.AllocatorOptions;
 import io.sluice.transport.memory.RegisteredAllocator;
+import io.sluice.transport.metrics.LatencyHistogram;
+import io.sluice.transport.metrics.TransportMetrics;
 import java.io.IOException;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
@@ -72,6 +74,8 @@ final class TransportCallService implements AutoCloseable {
   private final LongAdder calls = new LongAdder();
   private final LongAdder requestBodiesRead = new LongAdder();
   private final LongAdder responseBodiesPublished = new LongAdder();
+  private final LongAdder authorizationFailures = new LongAdder();
+  private final LatencyHistogram callTime = new LatencyHistogram();
   /** Set once the constructor is done: a message that races the start is refused, not half-served. */
   private volatile boolean ready;
 
@@ -145,11 +149,21 @@ final class TransportCallService implements AutoCloseable {
    * callers now; the most registered memory request bodies took at once.
    */
   record Stats(long calls, long requestBodiesRead, long responseBodiesPublished, int responseBodiesPending,
-      int callerConnections, long peakIncomingBodyBytes) {}
+      int callerConnections, long peakIncomingBodyBytes, long authorizationFailures) {}
 
   Stats stats() {
     return new Stats(calls.sum(), requestBodiesRead.sum(), responseBodiesPublished.sum(), responses.pending(),
-        callers.open(), callers.peakBytes());
+        callers.open(), callers.peakBytes(), authorizationFailures.sum());
+  }
+
+  /** The time from each call's arrival to its answer (queue, handler and, for a READ body, the READ). */
+  LatencyHistogram.Snapshot callTime() {
+    return callTime.snapshot();
+  }
+
+  /** The transport's own counters. */
+  TransportMetrics transportMetrics() {
+    return transport.metrics();
   }
 
   private CompletableFuture<ByteBuffer> handle(long peerNode, ByteBuffer message) {
@@ -170,6 +184,14 @@ final class TransportCallService implements AutoCloseable {
     Call call = (Call) request;
     responses.release(peerNode, call.released());
     calls.increment();
+    long start = System.nanoTime();
+    CompletableFuture<ByteBuffer> answered = serveCall(peerNode, call);
+    answered.whenComplete((x, e) -> callTime.record(System.nanoTime() - start));
+    return answered;
+  }
+
+  /** Checks, authorizes, queues and answers one call. */
+  private CompletableFuture<ByteBuffer> serveCall(long peerNode, Call call) {
     byte[] inline;
     try {
       inline = checkBody(peerNode, call);
@@ -183,6 +205,7 @@ final class TransportCallService implements AutoCloseable {
     } catch (UnknownHostException | IllegalArgumentException e) {
       return CompletableFuture.completedFuture(error(e, true));
     } catch (AuthorizationException e) {
+      authorizationFailures.increment();
       LOG.info("Sluice RPC: call from {} for protocol {} is unauthorized for user {} (real user {})",
           call.callerHost(), call.protocol(), call.user(), call.realUser());
       return CompletableFuture.completedFuture(error(e, true));

@@ -7,6 +7,7 @@ import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
+import io.sluice.transport.metrics.TransportMetrics;
 import io.sluice.transport.region.Region;
 import io.sluice.transport.region.RegionTable;
 import java.io.IOException;
@@ -37,11 +38,17 @@ public abstract class AbstractTransport implements Transport {
   private final NodeIdentity identity = NodeIdentity.generate();
   private final RegionTable regions = new RegionTable();
   private final AtomicInteger liveRegions = new AtomicInteger();
+  private final TransportMetrics metrics = new TransportMetrics();
   private volatile boolean closing;
 
   @Override
   public final long nodeId() {
     return identity.nodeId();
+  }
+
+  @Override
+  public final TransportMetrics metrics() {
+    return metrics;
   }
 
   /** Who this transport is, for the carrier that proves it to peers. */
@@ -125,11 +132,14 @@ public abstract class AbstractTransport implements Transport {
    */
   protected final Region newRegion(RemoteDescriptor d, long reader, ByteBuffer memory, Region.ShmLocation location,
       Runnable revoke, Runnable free) {
+    long bytes = memory.capacity();
     Region region = new Region(d, reader, memory, location, revoke, () -> {
       free.run();
       liveRegions.decrementAndGet();
+      metrics.regionFreed(bytes);
     });
     liveRegions.incrementAndGet();
+    metrics.regionRegistered(bytes);
     return region;
   }
 

@@ -7,6 +7,7 @@ import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.TransportUnavailableException;
+import io.sluice.transport.metrics.TransportMetrics;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -83,6 +84,7 @@ public final class Carrier implements AutoCloseable {
   private final MessageHandler handler;
   private final ControlServices services;
   private final Optional<ReadService> reads;
+  private final TransportMetrics metrics;
   private final Handshake handshake;
   private final ServerSocketChannel listener;
   private final NodeAddress localAddress;
@@ -123,14 +125,26 @@ public final class Carrier implements AutoCloseable {
    */
   public Carrier(Settings settings, NodeIdentity identity, MessageHandler handler, ControlServices services,
       Optional<ReadService> reads) throws TransportException {
-    this(settings, identity, handler, services, reads, SelectorProvider.provider());
+    this(settings, identity, handler, services, reads, new TransportMetrics());
+  }
+
+  /** As above, counting into {@code metrics}: the owning transport's. */
+  public Carrier(Settings settings, NodeIdentity identity, MessageHandler handler, ControlServices services,
+      Optional<ReadService> reads, TransportMetrics metrics) throws TransportException {
+    this(settings, identity, handler, services, reads, metrics, SelectorProvider.provider());
   }
 
   /** As the public constructor, with the selector loops' selectors opened by {@code selectors}. */
   Carrier(Settings settings, NodeIdentity identity, MessageHandler handler, ControlServices services,
       Optional<ReadService> reads, SelectorProvider selectors) throws TransportException {
+    this(settings, identity, handler, services, reads, new TransportMetrics(), selectors);
+  }
+
+  private Carrier(Settings settings, NodeIdentity identity, MessageHandler handler, ControlServices services,
+      Optional<ReadService> reads, TransportMetrics metrics, SelectorProvider selectors) throws TransportException {
     this.settings = settings;
     this.requestBytesFree = new java.util.concurrent.atomic.AtomicLong(settings.maxQueuedRequestBytes());
+    this.metrics = metrics;
     this.identity = identity;
     this.handler = handler;
     this.services = services;
@@ -224,6 +238,11 @@ public final class Carrier implements AutoCloseable {
     return localAddress;
   }
 
+  /** What this carrier counts into. */
+  public TransportMetrics metrics() {
+    return metrics;
+  }
+
   Handshake handshake() {
     return handshake;
   }
@@ -295,6 +314,17 @@ public final class Carrier implements AutoCloseable {
    * authentication, a protocol violation and the deadline end it at once.
    */
   private <T> T connectWithRetries(NodeAddress peer, Upgrade<T> upgrade) throws IOException {
+    try {
+      T connected = retryConnect(peer, upgrade);
+      metrics.connectionOpened();
+      return connected;
+    } catch (IOException | RuntimeException e) {
+      metrics.connectFailed(TransportMetrics.Reason.of(e, closing), !(e instanceof java.net.ConnectException));
+      throw e;
+    }
+  }
+
+  private <T> T retryConnect(NodeAddress peer, Upgrade<T> upgrade) throws IOException {
     long deadline = System.nanoTime() + settings.connectTimeoutNanos();
     long waitMs = FIRST_RETRY_WAIT_MS;
     for (int attempt = 1; ; attempt++) {
@@ -417,11 +447,13 @@ public final class Carrier implements AutoCloseable {
         refusedLog.log(left -> LOG.warn("Refusing connection from {}: {} connections open ({} + {}){}", remote,
             sessions.size(), TransportOption.MAX_CONNECTIONS.key(), TransportOption.MAX_UNAUTHENTICATED.key(),
             leftOut(left)));
+        metrics.connectionRefused(TransportMetrics.Refusal.MAX_CONNECTIONS);
         closeQuietly(s);
         continue;
       }
       Optional<TransportUnavailableException> dead = deadLoop();
       if (dead.isPresent()) {
+        metrics.connectionRefused(TransportMetrics.Refusal.TRANSPORT_FAILED);
         LOG.debug("Refusing connection from {}: {}", remote, dead.get().getMessage());
         closeQuietly(s);
         continue;
@@ -432,10 +464,13 @@ public final class Carrier implements AutoCloseable {
       if (!d.admitted()) {
         LOG.debug("Refusing connection from {}: {} unauthenticated connections from its network", remote,
             settings.maxUnauthenticatedPerAddress());
+        metrics.connectionRefused(TransportMetrics.Refusal.PER_ADDRESS);
         closeQuietly(s);
         continue;
       }
+      metrics.connectionAccepted();
       d.evicted().ifPresent(old -> {
+        metrics.admissionDropped();
         droppedLog.log(left -> LOG.info("Dropping an unauthenticated connection to make room: {} waiting ({}){}",
             settings.maxUnauthenticated(), TransportOption.MAX_UNAUTHENTICATED.key(), leftOut(left)));
         old.socket().close(new DroppedToMakeRoom(
@@ -494,6 +529,7 @@ public final class Carrier implements AutoCloseable {
     if (authenticatedCount.get() >= settings.maxConnections() && !closeLongestIdle()) {
       refusedLog.log(left -> LOG.warn("Refusing connection from {}: {} authenticated connections open ({}){}",
           s.remoteAddress(), settings.maxConnections(), TransportOption.MAX_CONNECTIONS.key(), leftOut(left)));
+      metrics.connectionRefused(TransportMetrics.Refusal.MAX_CONNECTIONS);
       return false;
     }
     authenticatedCount.incrementAndGet();

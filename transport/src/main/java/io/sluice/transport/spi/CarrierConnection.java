@@ -171,6 +171,10 @@ public final class CarrierConnection implements Connection {
 
   @Override
   public List<CompletableFuture<Void>> readBatch(List<ReadRequest> requests) {
+    return carrier.metrics().meterReads(this, requests, unmeteredReads(requests));
+  }
+
+  private List<CompletableFuture<Void>> unmeteredReads(List<ReadRequest> requests) {
     List<CompletableFuture<Void>> results = new ArrayList<>(requests.size());
     PeerPath memory = path;
     if (memory != null) {
@@ -247,7 +251,7 @@ public final class CarrierConnection implements Connection {
         sendRequest(corr, copy);
       }
     }
-    return f.thenApply(ByteBuffer.class::cast);
+    return carrier.metrics().meterRequest(f.thenApply(ByteBuffer.class::cast));
   }
 
   /**

@@ -8,6 +8,7 @@ import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.UnknownKeyException;
+import io.sluice.transport.metrics.TransportMetrics;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -297,6 +298,7 @@ final class ServerSession implements SessionSocket.Receiver {
     }
     // The socket runs the release once the bytes are on the wire (or sealed into a copy), or
     // when the connection closes first.
+    carrier.metrics().readServed(bytes.data().remaining());
     socket.send(FrameType.READ_RESPONSE, corr, bytes.written(), bytes.data());
   }
 
@@ -369,6 +371,7 @@ final class ServerSession implements SessionSocket.Receiver {
     int size = message.remaining();
     boolean sharedBytes = claimAdmitted(size);
     CompletableFuture<ByteBuffer> reply;
+    carrier.metrics().requestServed();
     try {
       reply = carrier.runHandler(peerNode, message);
     } catch (RuntimeException e) {
@@ -406,6 +409,8 @@ final class ServerSession implements SessionSocket.Receiver {
   public void closed(IOException cause) {
     // At most a line a second however many peers fail: a flood must not become a log flood.
     LogLimiter limit = carrier.sessionEndLog();
+    carrier.metrics().sessionEnded(cause instanceof Carrier.DroppedToMakeRoom ? TransportMetrics.Reason.DROPPED
+        : TransportMetrics.Reason.of(cause, carrier.isClosing()), authenticated);
     if (cause instanceof Carrier.DroppedToMakeRoom) {
       LOG.debug("session {} ended: {}", remote, cause.getMessage());
     } else if (cause instanceof AuthenticationFailedException) {

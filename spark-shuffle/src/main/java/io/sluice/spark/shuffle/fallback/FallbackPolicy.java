@@ -38,6 +38,7 @@ public final class FallbackPolicy {
 
   private final Consumer<Decision> log;
   private final Map<Integer, Decision> shuffles = new ConcurrentHashMap<>();
+  private final FallbackCounts counts = new FallbackCounts();
   private Decision executor; // guarded by this
 
   /** A policy that logs its decisions through this class's logger. */
@@ -47,7 +48,15 @@ public final class FallbackPolicy {
 
   /** A policy that hands each decision, once made, to {@code log}. */
   FallbackPolicy(Consumer<Decision> log) {
-    this.log = log;
+    this.log = d -> {
+      counts.count(d);
+      log.accept(d);
+    };
+  }
+
+  /** How many decisions of each kind this policy made. */
+  public FallbackCounts counts() {
+    return counts;
   }
 
   private static void logToSlf4j(Decision d) {
@@ -64,7 +73,8 @@ public final class FallbackPolicy {
   public static Decision executorRule(String executorId, Optional<String> transportStartFailure) {
     String subject = "executor " + executorId;
     return transportStartFailure
-        .map(why -> Decision.sparkShuffle(Scope.EXECUTOR, subject, "the shuffle transport could not start: " + why))
+        .map(why -> Decision.sparkShuffle(Scope.EXECUTOR, subject, FallbackReason.TRANSPORT_START_FAILED,
+            "the shuffle transport could not start: " + why))
         .orElseGet(() -> Decision.transport(Scope.EXECUTOR, subject));
   }
 
@@ -73,10 +83,10 @@ public final class FallbackPolicy {
       boolean pushMergeEnabled) {
     String subject = "shuffle " + shuffleId + " on executor " + executorId;
     if (!transportRunning) {
-      return Decision.sparkShuffle(Scope.SHUFFLE, subject, "this executor has no shuffle transport");
+      return Decision.sparkShuffle(Scope.SHUFFLE, subject, FallbackReason.NO_TRANSPORT, "this executor has no shuffle transport");
     }
     if (pushMergeEnabled) {
-      return Decision.sparkShuffle(Scope.SHUFFLE, subject, "push-based shuffle merges its blocks");
+      return Decision.sparkShuffle(Scope.SHUFFLE, subject, FallbackReason.PUSH_MERGE, "push-based shuffle merges its blocks");
     }
     return Decision.transport(Scope.SHUFFLE, subject);
   }
@@ -95,9 +105,13 @@ public final class FallbackPolicy {
       Collection<String> remoteExecutors, boolean shuffleServiceEnabled,
       Function<Collection<String>, Set<String>> goneAmong, Predicate<String> hasTransport) {
     String subject = "shuffle " + shuffleId + " reduce " + reduceId;
-    Optional<String> reason = unsupportedBlock.isPresent() ? unsupportedBlock
-        : ReadRoute.sparkReaderReason(remoteExecutors, shuffleServiceEnabled, goneAmong, hasTransport);
-    return new Decision(Scope.REDUCE_TASK, subject, reason);
+    if (unsupportedBlock.isPresent()) {
+      return Decision.sparkShuffle(Scope.REDUCE_TASK, subject, FallbackReason.UNSUPPORTED_BLOCK,
+          unsupportedBlock.get());
+    }
+    return ReadRoute.sparkReaderFallback(remoteExecutors, shuffleServiceEnabled, goneAmong, hasTransport)
+        .map(f -> Decision.sparkShuffle(Scope.REDUCE_TASK, subject, f.key(), f.text()))
+        .orElseGet(() -> Decision.transport(Scope.REDUCE_TASK, subject));
   }
 
   /**

@@ -34,6 +34,15 @@ final class ReadRoute {
    */
   static Optional<String> sparkReaderReason(Collection<String> remoteExecutors, boolean shuffleServiceEnabled,
       Function<Collection<String>, Set<String>> goneAmong, Predicate<String> hasTransport) {
+    return sparkReaderFallback(remoteExecutors, shuffleServiceEnabled, goneAmong, hasTransport).map(Fallback::text);
+  }
+
+  /** Why Spark's reader, with its key; see {@link #sparkReaderReason}. */
+  record Fallback(FallbackReason key, String text) {}
+
+  /** As {@link #sparkReaderReason}, with the reason's key. */
+  static Optional<Fallback> sparkReaderFallback(Collection<String> remoteExecutors, boolean shuffleServiceEnabled,
+      Function<Collection<String>, Set<String>> goneAmong, Predicate<String> hasTransport) {
     Set<String> executors = new LinkedHashSet<>(remoteExecutors);
     if (executors.isEmpty()) {
       return Optional.empty();
@@ -42,13 +51,14 @@ final class ReadRoute {
     if (shuffleServiceEnabled) {
       Set<String> gone = goneAmong.apply(executors);
       if (!gone.isEmpty()) {
-        return Optional.of("executor(s) " + String.join(",", gone)
-            + " removed; their output is served by the external shuffle service");
+        return Optional.of(new Fallback(FallbackReason.EXECUTOR_REMOVED, "executor(s) " + String.join(",", gone)
+            + " removed; their output is served by the external shuffle service"));
       }
     }
     for (String id : executors) {
       if (!hasTransport.test(id)) {
-        return Optional.of("executor " + id + " has no shuffle transport");
+        return Optional.of(new Fallback(FallbackReason.PEER_WITHOUT_TRANSPORT,
+            "executor " + id + " has no shuffle transport"));
       }
     }
     return Optional.empty();

@@ -2,7 +2,10 @@ package io.sluice.spark.shuffle.protocol;
 
 import io.sluice.transport.NodeAddress;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -19,6 +22,9 @@ import java.util.Optional;
  *                                               being removed), space separated
  *   secret                                      reply: "secret &lt;hex&gt;", the application's transport
  *                                               secret when the driver made one, or "unknown"
+ *   metrics &lt;executorId&gt; &lt;name&gt;=&lt;value&gt;...     reply: "ok"; the executor's Sluice metrics now
+ *                                               (names as in the READMEs, values whole numbers),
+ *                                               which the driver's metrics source adds up
  * </pre>
  */
 public final class AddressBookMessage {
@@ -81,6 +87,55 @@ public final class AddressBookMessage {
       }
     }
     return ids;
+  }
+
+  /** An executor's metrics report: every value it has now, by name. */
+  public record MetricsReport(String executorId, Map<String, Long> values) {
+    public MetricsReport {
+      values = Collections.unmodifiableMap(new LinkedHashMap<>(values));
+    }
+  }
+
+  /** The report of {@code executorId}'s metrics; ids and names must not contain spaces or '='. */
+  public static String metrics(MetricsReport report) {
+    checkWord("executor id", report.executorId());
+    StringBuilder sb = new StringBuilder("metrics ").append(report.executorId());
+    report.values().forEach((name, value) -> {
+      checkWord("metric name", name);
+      sb.append(' ').append(name).append('=').append(value);
+    });
+    return sb.toString();
+  }
+
+  private static void checkWord(String what, String s) {
+    if (s.isEmpty() || s.contains(" ") || s.contains("=") || s.contains("\n")) {
+      throw new IllegalArgumentException(what + " must be non-empty, without spaces or '=': '" + s + "'");
+    }
+  }
+
+  /** Decodes a metrics report. @throws IllegalArgumentException for a malformed one, naming the bad part */
+  public static MetricsReport decodeMetrics(String message) {
+    if (!message.startsWith("metrics ")) {
+      throw new IllegalArgumentException("not a metrics report: '" + message + "'");
+    }
+    String[] parts = message.substring("metrics ".length()).trim().split(" ");
+    if (parts[0].isEmpty()) {
+      throw new IllegalArgumentException("metrics report without an executor id");
+    }
+    Map<String, Long> values = new LinkedHashMap<>();
+    for (int i = 1; i < parts.length; i++) {
+      int eq = parts[i].indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("malformed metric '" + parts[i] + "' in the report of executor " + parts[0]);
+      }
+      try {
+        values.put(parts[i].substring(0, eq), Long.parseLong(parts[i].substring(eq + 1)));
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("metric '" + parts[i] + "' of executor " + parts[0]
+            + " is not a whole number", e);
+      }
+    }
+    return new MetricsReport(parts[0], values);
   }
 
   public static String secret() {

@@ -26,6 +26,7 @@ public final class AddressBook {
   private final Predicate<String> isActive;
   private final Optional<String> secret;
   private final Map<String, AddressBookMessage.Entry> entries = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, Long>> metrics = new ConcurrentHashMap<>();
 
   /**
    * @param isActive whether the driver still counts an executor as active (not removed, not being
@@ -36,6 +37,29 @@ public final class AddressBook {
   public AddressBook(Predicate<String> isActive, Optional<String> secret) {
     this.isActive = isActive;
     this.secret = secret;
+  }
+
+  /**
+   * The sum over executors of the value {@code name} had in each one's last metrics report (an
+   * executor that stopped keeps its last one, so totals of a finished job stay); 0 when none
+   * reported it.
+   */
+  public long metricTotal(String name) {
+    long sum = 0;
+    for (Map<String, Long> m : metrics.values()) {
+      sum += m.getOrDefault(name, 0L);
+    }
+    return sum;
+  }
+
+  /** How many executors have reported their metrics. */
+  public int reportingExecutors() {
+    return metrics.size();
+  }
+
+  /** How many executors registered a transport. */
+  public int registeredExecutors() {
+    return entries.size();
   }
 
   /**
@@ -65,6 +89,11 @@ public final class AddressBook {
     }
     if (request.equals(AddressBookMessage.secret())) {
       return secret.map(AddressBookMessage::secretReply).orElse(AddressBookMessage.UNKNOWN);
+    }
+    if (request.startsWith("metrics ")) {
+      AddressBookMessage.MetricsReport r = AddressBookMessage.decodeMetrics(request);
+      metrics.put(r.executorId(), r.values());
+      return AddressBookMessage.OK;
     }
     if (request.equals("list")) {
       List<AddressBookMessage.Entry> all = new ArrayList<>(entries.values());

@@ -39,6 +39,14 @@ public final class AddressBookClient {
     cache.put(self.executorId(), self);
   }
 
+  /** Sends this executor's metrics to the driver, which keeps the last report of each executor. */
+  public void reportMetrics(AddressBookMessage.MetricsReport report) {
+    String reply = driver.apply(AddressBookMessage.metrics(report));
+    if (!AddressBookMessage.OK.equals(reply)) {
+      throw new IllegalStateException("driver refused the metrics report: " + reply);
+    }
+  }
+
   /** The transport endpoint of an executor, or empty if it has none (it runs Spark's shuffle). */
   public Optional<AddressBookMessage.Entry> lookup(String executorId) {
     AddressBookMessage.Entry cached = cache.get(executorId);

@@ -67,6 +67,11 @@ final class AddressBookEndpoint implements ThreadSafeRpcEndpoint {
     return client.isExecutorActive(executorId);
   }
 
+  /** The book it serves, for the driver's metrics source. */
+  AddressBook book() {
+    return book;
+  }
+
   @Override
   public RpcEnv rpcEnv() {
     return rpcEnv;

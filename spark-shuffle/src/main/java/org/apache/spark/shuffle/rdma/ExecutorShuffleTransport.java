@@ -16,6 +16,7 @@ import io.sluice.transport.config.TransportKeys;
 import io.sluice.transport.memory.AllocatorOptions;
 import io.sluice.transport.memory.RegionSizes;
 import io.sluice.transport.memory.RegisteredAllocator;
+import io.sluice.transport.metrics.TransportMetrics;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -149,6 +150,11 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   /** Counts bytes this executor's reducers READ over a data path ("tcp", "shm" or "verbs"). */
   void recordRead(String dataPath, long bytes) {
     bytesReadByPath.computeIfAbsent(dataPath, p -> new LongAdder()).add(bytes);
+  }
+
+  /** The transport's counters. */
+  TransportMetrics metrics() {
+    return transport.metrics();
   }
 
   /** What this executor's transport did so far, for reports. */

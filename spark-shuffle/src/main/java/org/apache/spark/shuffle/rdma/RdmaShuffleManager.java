@@ -7,6 +7,7 @@ import io.sluice.spark.shuffle.registry.AddressBookClient;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
+import io.sluice.transport.metrics.TransportMetrics;
 import java.io.File;
 import java.util.Arrays;
 import java.util.List;
@@ -55,6 +56,12 @@ public final class RdmaShuffleManager implements ShuffleManager {
   private final SortShuffleManager sort;
   private final Optional<RpcEndpointRef> addressBookEndpoint;
   private final FallbackPolicy fallback = new FallbackPolicy();
+  private final boolean isDriver;
+  private final Optional<SluiceMetricsSource> driverSource;
+  private Optional<SluiceMetricsSource> executorSource = Optional.empty(); // guarded by this
+  private Optional<MetricsReporter> reporter = Optional.empty(); // guarded by this
+  /** The running transport's counters, for the metrics source and reporter, which must not wait for the lock. */
+  private volatile Optional<TransportMetrics> runningTransportMetrics = Optional.empty();
   private Optional<ExecutorShuffleTransport> transport; // guarded by this; set once by transport()
   private boolean transportDecided; // guarded by this
   private boolean stopped; // guarded by this
@@ -68,15 +75,21 @@ public final class RdmaShuffleManager implements ShuffleManager {
     this.conf = conf;
     this.settings = SparkTransportConfig.source(conf);
     this.sort = new SortShuffleManager(conf);
+    this.isDriver = isDriver;
     if (isDriver) {
       SparkEnv env = SparkEnv.get();
       // Without a secret of its own, the application's transports share a random one the driver hands out.
       Optional<String> handOut = SparkTransportConfig.secret(conf, env.securityManager()).isPresent()
           ? Optional.empty() : Optional.of(SparkTransportConfig.newSecret());
-      this.addressBookEndpoint = Optional.of(env.rpcEnv().setupEndpoint(AddressBookEndpoint.NAME,
-          new AddressBookEndpoint(env.rpcEnv(), AddressBookEndpoint::activeInScheduler, handOut)));
+      AddressBookEndpoint endpoint = new AddressBookEndpoint(env.rpcEnv(), AddressBookEndpoint::activeInScheduler,
+          handOut);
+      this.addressBookEndpoint = Optional.of(env.rpcEnv().setupEndpoint(AddressBookEndpoint.NAME, endpoint));
+      SluiceMetricsSource source = ShuffleMetrics.driver(endpoint.book());
+      source.register();
+      this.driverSource = Optional.of(source);
     } else {
       this.addressBookEndpoint = Optional.empty();
+      this.driverSource = Optional.empty();
     }
   }
 
@@ -92,10 +105,20 @@ public final class RdmaShuffleManager implements ShuffleManager {
     }
     SparkEnv env = SparkEnv.get();
     Optional<String> failure = Optional.empty();
+    if (!isDriver) {
+      // On an executor, its own counters; in local mode the driver's source shows the same ones.
+      SluiceMetricsSource source = ShuffleMetrics.executor(this::transportMetrics, fallback.counts());
+      source.register();
+      executorSource = Optional.of(source);
+    }
     try {
       RpcEndpointRef driver = addressBookEndpoint.orElseGet(
           () -> RpcUtils.makeDriverRef(AddressBookEndpoint.NAME, conf, env.rpcEnv()));
       AddressBookClient book = AddressBookEndpoint.client(driver, settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT));
+      String executorId = env.executorId();
+      reporter = Optional.of(new MetricsReporter(
+          () -> ShuffleMetrics.report(executorId, this::transportMetrics, fallback.counts()), book::reportMetrics,
+          settings.value(RdmaShuffleOption.METRICS_REPORT_INTERVAL)));
       TransportConfig config = SparkTransportConfig.from(conf, env.securityManager(), book::secret,
           Arrays.stream(env.blockManager().diskBlockManager().localDirs()).map(File::toPath).toList());
       // Idle READ destinations kept for reuse: two tasks' worth of bytes in flight.
@@ -107,8 +130,14 @@ public final class RdmaShuffleManager implements ShuffleManager {
       // Spark's shuffle.
       failure = Optional.of(e.toString());
     }
+    runningTransportMetrics = transport.map(ExecutorShuffleTransport::metrics);
     fallback.decideExecutor(env.executorId(), failure);
     return transport;
+  }
+
+  /** The counters of this process's transport, once it has one; never starts it. */
+  private Optional<TransportMetrics> transportMetrics() {
+    return runningTransportMetrics;
   }
 
   private IndexShuffleBlockResolver resolver() {
@@ -211,12 +240,22 @@ public final class RdmaShuffleManager implements ShuffleManager {
   @Override
   public void stop() {
     Optional<ExecutorShuffleTransport> t;
+    Optional<MetricsReporter> lastReport;
+    synchronized (this) {
+      lastReport = reporter;
+      reporter = Optional.empty();
+    }
+    // The last report, with the transport's final counts, before the transport goes.
+    lastReport.ifPresent(MetricsReporter::close);
     synchronized (this) {
       stopped = true;
       t = transportDecided ? transport : Optional.empty();
       transport = Optional.empty();
       transportDecided = true;
+      executorSource.ifPresent(SluiceMetricsSource::unregister);
+      executorSource = Optional.empty();
     }
+    driverSource.ifPresent(SluiceMetricsSource::unregister);
     t.ifPresent(ExecutorShuffleTransport::close);
     addressBookEndpoint.ifPresent(ref -> {
       try {

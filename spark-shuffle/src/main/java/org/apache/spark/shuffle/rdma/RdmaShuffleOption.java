@@ -39,8 +39,14 @@ public final class RdmaShuffleOption {
       "Deadline for registering with, and asking, the driver's transport address book.",
       Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
 
+  public static final ConfigKey<Long> METRICS_REPORT_INTERVAL = ConfigKey.of(
+      "spark.shuffle.rdma.metricsReportInterval", "10s",
+      "How often each executor sends its Sluice metrics to the driver, whose `sluice` metrics source adds"
+          + " them up; also once when the executor stops.",
+      Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
+
   private static final List<ConfigKey<?>> ALL = List.of(MAX_BYTES_IN_FLIGHT, READ_CHUNK_BYTES, MAX_RANGE_BYTES,
-      REGISTRATION_WINDOW_BYTES, LOCAL_READS, VERIFY_READS, LOOKUP_TIMEOUT);
+      REGISTRATION_WINDOW_BYTES, LOCAL_READS, VERIFY_READS, LOOKUP_TIMEOUT, METRICS_REPORT_INTERVAL);
 
   private RdmaShuffleOption() {}
 

@@ -152,4 +152,34 @@ class FallbackPolicyTest {
     assertThrows(IllegalArgumentException.class, () -> Decision.transport(Scope.SHUFFLE, " "));
     assertThrows(NullPointerException.class, () -> new Decision(Scope.SHUFFLE, "shuffle 1", null));
   }
+
+  @Test
+  void decisionsAreCountedByScopeAndReason() {
+    policy.decideExecutor("1", Optional.empty());
+    policy.decideShuffle(1, "1", false, false);
+    policy.decideShuffle(1, "1", true, false); // decided already: not counted again
+    policy.decideShuffle(2, "1", true, true);
+    policy.decideReduceTask(3, 0, Optional.of("unsupported shuffle block x"), List.of(), false, ids -> Set.of(),
+        id -> true);
+    policy.decideReduceTask(3, 1, Optional.empty(), List.of("2"), true, ids -> Set.copyOf(ids), id -> true);
+    policy.decideReduceTask(3, 2, Optional.empty(), List.of("2"), false, ids -> Set.of(), id -> false);
+    policy.decideReduceTask(3, 3, Optional.empty(), List.of("2"), false, ids -> Set.of(), id -> true);
+    var counts = policy.counts().snapshot();
+    assertEquals(1L, counts.get("decisions.executor.transport"));
+    assertEquals(0L, counts.get("fallback.executor.transportStartFailed"));
+    assertEquals(1L, counts.get("fallback.shuffle.noTransport"));
+    assertEquals(1L, counts.get("fallback.shuffle.pushMerge"));
+    assertEquals(1L, counts.get("fallback.reduceTask.unsupportedBlock"));
+    assertEquals(1L, counts.get("fallback.reduceTask.executorRemoved"));
+    assertEquals(1L, counts.get("fallback.reduceTask.peerWithoutTransport"));
+    assertEquals(1L, counts.get("decisions.reduceTask.transport"));
+  }
+
+  @Test
+  void aFallbackReasonMustFitItsDecision() {
+    assertThrows(IllegalArgumentException.class, () -> Decision.sparkShuffle(Scope.SHUFFLE, "shuffle 1",
+        FallbackReason.UNSUPPORTED_BLOCK, "a reduce-task reason on a shuffle"));
+    assertThrows(IllegalArgumentException.class, () -> new Decision(Scope.SHUFFLE, "shuffle 1", Optional.empty(),
+        Optional.of(FallbackReason.NO_TRANSPORT)));
+  }
 }

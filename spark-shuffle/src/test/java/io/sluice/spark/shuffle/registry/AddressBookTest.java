@@ -45,4 +45,24 @@ class AddressBookTest {
     assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.decodeSecretReply("found 3"));
     assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.secretReply("not hex"));
   }
+
+  @Test
+  void metricsReportsAreAddedUpOverExecutorsKeepingTheLastOfEach() {
+    AddressBook book = new AddressBook(id -> true, Optional.empty());
+    book.answer(AddressBookMessage.metrics(new AddressBookMessage.MetricsReport("1", java.util.Map.of("reads.shm.bytes", 10L))));
+    book.answer(AddressBookMessage.metrics(new AddressBookMessage.MetricsReport("1", java.util.Map.of("reads.shm.bytes", 30L))));
+    book.answer(AddressBookMessage.metrics(new AddressBookMessage.MetricsReport("2", java.util.Map.of("reads.shm.bytes", 5L))));
+    assertEquals(35, book.metricTotal("reads.shm.bytes"));
+    assertEquals(0, book.metricTotal("reads.tcp.bytes"));
+    assertEquals(2, book.reportingExecutors());
+    AddressBookMessage.MetricsReport r = AddressBookMessage.decodeMetrics("metrics 7 a.b=1 c=-2");
+    assertEquals("7", r.executorId());
+    assertEquals(java.util.Map.of("a.b", 1L, "c", -2L), r.values());
+    IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+        () -> book.answer("metrics 1 reads.shm.bytes=many"));
+    assertEquals("metric 'reads.shm.bytes=many' of executor 1 is not a whole number", bad.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.decodeMetrics("metrics 1 =3"));
+    assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.metrics(
+        new AddressBookMessage.MetricsReport("1", java.util.Map.of("a b", 1L))));
+  }
 }

@@ -19,7 +19,8 @@ import scala.Tuple2;
 class FallbackTest {
   @Test
   void unavailableTransportFallsBackToSortShuffle() throws Exception {
-    SparkConf conf = LocalCluster.conf("fallback", true).set("spark.shuffle.rdma.transport.provider", "verbs");
+    SparkConf conf = PrometheusScrape.enable(LocalCluster.conf("fallback", true))
+        .set("spark.shuffle.rdma.transport.provider", "verbs");
     try (JavaSparkContext sc = LocalCluster.start(conf)) {
       ShuffleMetricsListener metrics = new ShuffleMetricsListener();
       sc.sc().addSparkListener(metrics);
@@ -32,6 +33,16 @@ class FallbackTest {
       assertEquals(List.of(), transports, "no executor should have a transport");
       sc.sc().listenerBus().waitUntilEmpty(10_000);
       assertTrue(metrics.snapshot().records() > 0, "Spark's reader counted no records");
+      // Each executor's fallback, counted by its reason, reaches the driver's Prometheus servlet.
+      Map<String, Long> scraped = PrometheusScrape.scrapeUntil(sc,
+          v -> v.getOrDefault("fallback_executor_transportStartFailed", 0L) >= 1
+              && v.getOrDefault("fallback_shuffle_noTransport", 0L) >= 1);
+      // Executors decide on their first shuffle task: each one that ran one counted its fallback.
+      assertTrue(scraped.get("fallback_executor_transportStartFailed") >= 1, scraped.toString());
+      assertEquals(scraped.get("executors_reporting"), scraped.get("fallback_executor_transportStartFailed"));
+      assertTrue(scraped.get("fallback_shuffle_noTransport") >= 1, scraped.toString());
+      assertEquals(0, scraped.get("decisions_executor_transport"));
+      assertEquals(0, scraped.get("reads_tcp_bytes") + scraped.get("reads_shm_bytes") + scraped.get("reads_verbs_bytes"));
     }
   }
 }

@@ -9,7 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
-/** The README's settings table names every key, with the default the code uses. */
+/** The README's settings table names every key, with the default the code uses; its metrics table every metric. */
 class ReadmeTest {
   @Test
   void settingsTableIsComplete() throws IOException {
@@ -21,6 +21,18 @@ class ReadmeTest {
     for (ConfigKey<?> o : TransportKeys.all()) {
       String key = SparkTransportConfig.SPARK_PREFIX + TransportKeys.suffix(o.key());
       assertTrue(readme.contains("| `" + key + "` |"), "README lacks " + key);
+    }
+  }
+
+  @Test
+  void metricsTableNamesEveryMetricOfItsOwn() throws IOException {
+    String readme = Files.readString(Path.of("README.md"));
+    java.util.Set<String> transport = new java.util.HashSet<>();
+    new io.sluice.transport.metrics.TransportMetrics().snapshot().forEach(m -> transport.add(m.name()));
+    for (String name : ShuffleMetrics.driverNames()) {
+      if (!transport.contains(name)) {
+        assertTrue(readme.contains("| `" + name + "` | count |"), "README's Metrics table lacks " + name);
+      }
     }
   }
 }

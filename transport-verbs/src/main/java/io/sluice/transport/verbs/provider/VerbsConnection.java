@@ -188,6 +188,10 @@ final class VerbsConnection implements Connection {
 
   @Override
   public List<CompletableFuture<Void>> readBatch(List<ReadRequest> requests) {
+    return transport.metrics().meterReads(this, requests, unmeteredReads(requests));
+  }
+
+  private List<CompletableFuture<Void>> unmeteredReads(List<ReadRequest> requests) {
     List<CompletableFuture<Void>> results = new ArrayList<>(requests.size());
     List<Op> ready = new ArrayList<>(requests.size());
     boolean open = isOpen();
@@ -376,6 +380,10 @@ final class VerbsConnection implements Connection {
 
   @Override
   public CompletableFuture<ByteBuffer> request(ByteBuffer message) {
+    return transport.metrics().meterRequest(unmeteredRequest(message));
+  }
+
+  private CompletableFuture<ByteBuffer> unmeteredRequest(ByteBuffer message) {
     if (message.remaining() > transport.maxMessageBytes()) {
       return CompletableFuture.failedFuture(new MessageTooLargeException(
           "request of " + message.remaining() + " bytes exceeds " + transport.maxMessageBytes()));

@@ -99,7 +99,7 @@ final class VerbsTransport extends AbstractTransport implements ControlService {
     this.timer = timerPool;
     try {
       this.tcp = new Carrier(Settings.from(config), identity(), handler, ControlServices.of(SetupMessages.SERVICE, this),
-          Optional.empty());
+          Optional.empty(), metrics());
     } catch (TransportException | RuntimeException e) {
       timer.shutdownNow();
       throw e;

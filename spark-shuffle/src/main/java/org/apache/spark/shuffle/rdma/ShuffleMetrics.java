@@ -1,0 +1,97 @@
+package org.apache.spark.shuffle.rdma;
+
+import io.sluice.spark.shuffle.fallback.FallbackCounts;
+import io.sluice.spark.shuffle.protocol.AddressBookMessage;
+import io.sluice.spark.shuffle.registry.AddressBook;
+import io.sluice.transport.metrics.LatencyHistogram;
+import io.sluice.transport.metrics.Metric;
+import io.sluice.transport.metrics.TransportMetrics;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+/**
+ * The names and values of the shuffle manager's metrics: the transport's ({@link
+ * TransportMetrics}, zero on an executor without one) and the fallback decisions ({@link
+ * FallbackCounts}); the driver adds {@code executors.registered} and {@code executors.reporting}.
+ * Stateless helpers; the values are read from the objects passed in, when asked.
+ */
+final class ShuffleMetrics {
+  static final String EXECUTORS_REGISTERED = "executors.registered";
+  static final String EXECUTORS_REPORTING = "executors.reporting";
+
+  private ShuffleMetrics() {}
+
+  /** Every name an executor reports, in a fixed order. */
+  static List<String> executorNames() {
+    List<String> names = new ArrayList<>();
+    for (Metric m : new TransportMetrics().snapshot()) {
+      names.add(m.name());
+    }
+    names.addAll(new FallbackCounts().snapshot().keySet());
+    return names;
+  }
+
+  /** Every name the driver shows: the executors' and its own two. */
+  static List<String> driverNames() {
+    List<String> names = new ArrayList<>(executorNames());
+    names.add(EXECUTORS_REGISTERED);
+    names.add(EXECUTORS_REPORTING);
+    return names;
+  }
+
+  /** This executor's values now: its transport's (once it has one) and its fallback counts. */
+  static Map<String, Long> executorValues(Supplier<Optional<TransportMetrics>> transport, FallbackCounts fallback) {
+    Map<String, Long> values = new LinkedHashMap<>();
+    for (Metric m : transport.get().orElseGet(TransportMetrics::new).snapshot()) {
+      values.put(m.name(), m.value());
+    }
+    values.putAll(fallback.snapshot());
+    return values;
+  }
+
+  /** The executor's source. */
+  static SluiceMetricsSource executor(Supplier<Optional<TransportMetrics>> transport, FallbackCounts fallback) {
+    return new SluiceMetricsSource(executorNames(), name -> executorValues(transport, fallback).getOrDefault(name, 0L));
+  }
+
+  /**
+   * The driver's source: the executors' reports to {@code book}, added up; a histogram's quantiles
+   * are taken from its buckets added up (quantiles themselves do not add).
+   */
+  static SluiceMetricsSource driver(AddressBook book) {
+    return new SluiceMetricsSource(driverNames(), name -> switch (name) {
+      case EXECUTORS_REGISTERED -> book.registeredExecutors();
+      case EXECUTORS_REPORTING -> book.reportingExecutors();
+      default -> name.endsWith(P50) ? quantile(book, name.substring(0, name.length() - P50.length()), 0.5)
+          : name.endsWith(P99) ? quantile(book, name.substring(0, name.length() - P99.length()), 0.99)
+          : book.metricTotal(name);
+    });
+  }
+
+  private static final String P50 = ".p50Micros";
+  private static final String P99 = ".p99Micros";
+
+  /** Quantile {@code q} of histogram {@code prefix} (reads.latency) over every executor's buckets. */
+  static long quantile(AddressBook book, String prefix, double q) {
+    long[] bounds = LatencyHistogram.BOUNDS_MICROS;
+    long[] counts = new long[bounds.length + 1];
+    long below = 0;
+    for (int i = 0; i < bounds.length; i++) {
+      long cumulative = book.metricTotal(prefix + ".le." + bounds[i] + "us");
+      counts[i] = Math.max(0, cumulative - below);
+      below = Math.max(below, cumulative);
+    }
+    counts[bounds.length] = Math.max(0, book.metricTotal(prefix + ".count") - below);
+    return new LatencyHistogram.Snapshot(counts, book.metricTotal(prefix + ".sumMicros")).quantileMicros(q);
+  }
+
+  /** The report an executor sends to the driver. */
+  static AddressBookMessage.MetricsReport report(String executorId,
+      Supplier<Optional<TransportMetrics>> transport, FallbackCounts fallback) {
+    return new AddressBookMessage.MetricsReport(executorId, executorValues(transport, fallback));
+  }
+}

@@ -1,0 +1,54 @@
+package org.apache.spark.shuffle.rdma;
+
+import com.codahale.metrics.Gauge;
+import com.codahale.metrics.MetricRegistry;
+import java.util.List;
+import java.util.function.ToLongFunction;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.metrics.source.Source;
+
+/**
+ * Sluice's metrics in Spark's metrics system, under the source name {@value #NAME}, so every
+ * configured sink (JMX, CSV, the Prometheus servlet) shows them: on each executor its own
+ * transport's counters and fallback decisions ({@link ShuffleMetrics#executor}), on the driver
+ * the sum of the executors' last reports to the address book ({@link ShuffleMetrics#driver}).
+ * Every metric is a gauge of a whole number read when a sink asks; the names are fixed when the
+ * source is made.
+ *
+ * <p>Spark's {@code Source} is package-private to Spark, hence this package. Thread safe.
+ */
+final class SluiceMetricsSource implements Source {
+  static final String NAME = "sluice";
+
+  private final MetricRegistry registry = new MetricRegistry();
+
+  /** A gauge for each of {@code names}, reading {@code value} of its name. */
+  SluiceMetricsSource(List<String> names, ToLongFunction<String> value) {
+    for (String name : names) {
+      registry.register(name, (Gauge<Long>) () -> value.applyAsLong(name));
+    }
+  }
+
+  @Override
+  public String sourceName() {
+    return NAME;
+  }
+
+  @Override
+  public MetricRegistry metricRegistry() {
+    return registry;
+  }
+
+  /** Registers this source with the metrics system of this process's SparkEnv. */
+  void register() {
+    SparkEnv.get().metricsSystem().registerSource(this);
+  }
+
+  /** Takes it out again, when the shuffle manager stops. */
+  void unregister() {
+    SparkEnv env = SparkEnv.get();
+    if (env != null) {
+      env.metricsSystem().removeSource(this);
+    }
+  }
+}

@@ -1,0 +1,62 @@
+package org.apache.spark.shuffle.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.spark.shuffle.TransportReport;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.junit.jupiter.api.Test;
+import scala.Tuple2;
+
+/**
+ * After a shuffle on a local cluster, Spark's Prometheus servlet on the driver shows the
+ * {@code sluice} source: the bytes the job READ by data path, as the executors' own reports count
+ * them, the transports' connections and READ latency, and the fallback decisions that chose the
+ * transport.
+ */
+class SluiceMetricsSourceTest {
+  @Test
+  void prometheusScrapeShowsTheBytesOfTheJobByDataPath() throws Exception {
+    try (JavaSparkContext sc = LocalCluster.start(PrometheusScrape.enable(LocalCluster.conf("metrics", true)))) {
+      Map<Integer, Long> got = new TreeMap<>(sc.parallelize(RddJobs.range(40_000), 4)
+          .mapToPair(i -> new Tuple2<>(i % 101, (long) i)).reduceByKey(Long::sum, 4).collectAsMap());
+      Map<Integer, Long> expected = new TreeMap<>();
+      RddJobs.range(40_000).forEach(i -> expected.merge(i % 101, (long) i, Long::sum));
+      assertEquals(expected, got);
+
+      List<TransportReport> reports = TransportReports.collect(sc);
+      assertEquals(LocalCluster.EXECUTORS, reports.size(), reports.toString());
+      Map<String, Long> byPath = new TreeMap<>();
+      reports.forEach(r -> r.bytesReadByPath().forEach((path, n) -> byPath.merge(path, n, Long::sum)));
+      long total = byPath.values().stream().mapToLong(Long::longValue).sum();
+      assertTrue(total > 0, "the executors READ nothing: " + reports);
+
+      Map<String, Long> scraped = PrometheusScrape.scrapeUntil(sc, v -> matches(v, byPath)
+          && v.getOrDefault("executors_reporting", 0L) == LocalCluster.EXECUTORS);
+      for (String path : List.of("tcp", "shm", "verbs")) {
+        assertEquals(byPath.getOrDefault(path, 0L), scraped.get("reads_" + path + "_bytes"),
+            "reads." + path + ".bytes in " + scraped);
+      }
+      assertEquals(LocalCluster.EXECUTORS, scraped.get("executors_registered"));
+      assertEquals(LocalCluster.EXECUTORS, scraped.get("decisions_executor_transport"));
+      assertTrue(scraped.get("decisions_reduceTask_transport") > 0, scraped.toString());
+      assertEquals(0, scraped.get("fallback_executor_transportStartFailed"));
+      assertTrue(scraped.get("connections_opened") > 0, scraped.toString());
+      assertEquals(scraped.get("connections_opened"), scraped.get("connections_accepted"), scraped.toString());
+      long reads = scraped.get("reads_tcp_count") + scraped.get("reads_shm_count") + scraped.get("reads_verbs_count");
+      assertEquals(reads, scraped.get("reads_latency_count"));
+      assertEquals(0, scraped.get("reads_failed"));
+    }
+  }
+
+  private static boolean matches(Map<String, Long> scraped, Map<String, Long> byPath) {
+    long sum = 0;
+    for (String path : List.of("tcp", "shm", "verbs")) {
+      sum += scraped.getOrDefault("reads_" + path + "_bytes", 0L);
+    }
+    return sum == byPath.values().stream().mapToLong(Long::longValue).sum();
+  }
+}

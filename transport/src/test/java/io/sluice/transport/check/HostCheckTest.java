@@ -1,0 +1,136 @@
+package io.sluice.transport.check;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.transport.TransportConfig;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code sluice-check} on a host described by files (an RDMA device's sysfs entries, a limits
+ * file), and against a real {@code --serve} on loopback.
+ */
+class HostCheckTest {
+  private static final String SECRET = "host-check-test-secret-0123456789";
+
+  @TempDir
+  Path dir;
+
+  private record Outcome(int status, String out, String err) {}
+
+  private Outcome run(HostCheck.Host host, Map<String, String> env, String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = HostCheck.run(args, env, host, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Outcome(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  /** A host with one RoCE device whose port is in {@code state}, and a memlock limit of {@code memlockKib}. */
+  private HostCheck.Host host(String state, long memlockKib) throws Exception {
+    Path port = dir.resolve("sys/mlx5_0/ports/1");
+    Files.createDirectories(port.resolve("gids"));
+    Files.createDirectories(port.resolve("gid_attrs/ndevs"));
+    Files.createDirectories(port.resolve("gid_attrs/types"));
+    Files.writeString(port.resolve("state"), state + "\n");
+    Files.writeString(port.resolve("link_layer"), "Ethernet\n");
+    Files.writeString(port.resolve("gids/0"), "fe80:0000:0000:0000:0000:0000:0000:0001\n");
+    Files.writeString(port.resolve("gids/1"), "0000:0000:0000:0000:0000:0000:0000:0000\n");
+    Files.writeString(port.resolve("gid_attrs/ndevs/0"), "lo\n");
+    Files.writeString(port.resolve("gid_attrs/types/0"), "RoCE v2\n");
+    Path limits = dir.resolve("limits");
+    Files.writeString(limits, "Limit                     Soft Limit           Hard Limit           Units\n"
+        + "Max locked memory         " + memlockKib * 1024 + "              " + memlockKib * 1024 + "              bytes\n");
+    return new HostCheck.Host(dir.resolve("sys"), limits);
+  }
+
+  @Test
+  void autoRunsOnTcpAndSaysWhyNotVerbsWithAFixForEachProblem() throws Exception {
+    Outcome o = run(host("1: DOWN", 64), Map.of(), "--conf", "sluice.transport.bindHost=127.0.0.1");
+    assertEquals(0, o.status, o.out + o.err);
+    assertTrue(o.out.contains("[ok] tcp        can listen on 127.0.0.1"), o.out);
+    assertTrue(o.out.contains("[!!] port       mlx5_0 port 1: 1: DOWN, Ethernet, GID 0 RoCE v2 on lo"), o.out);
+    assertTrue(o.out.contains("[!!] memlock    locked-memory limit 64.0 KiB, verbs registers 96.0 MiB"), o.out);
+    assertTrue(o.out.contains("fix: raise it for the service's user"), o.out);
+    assertTrue(o.out.contains("auto would choose: tcp"), o.out);
+    assertTrue(o.out.contains("not verbs: the verbs provider is not on the class path; no RDMA port is ACTIVE;"
+        + " locked-memory limit 64.0 KiB"), o.out);
+    assertTrue(o.out.endsWith("result: OK" + System.lineSeparator()), o.out);
+    // Every problem line is followed by its fix.
+    String[] lines = o.out.split(System.lineSeparator());
+    for (int i = 0; i < lines.length; i++) {
+      if (lines[i].contains("[!!]")) {
+        assertTrue(lines[i + 1].trim().startsWith("fix: "), lines[i]);
+      }
+    }
+  }
+
+  @Test
+  void aConfiguredProviderThatCannotRunFailsTheCheck() throws Exception {
+    Outcome o = run(host("4: ACTIVE", 1 << 30), Map.of(), "--conf", "sluice.transport.provider=verbs");
+    assertEquals(1, o.status, o.out);
+    assertTrue(o.out.contains("[ok] port       mlx5_0 port 1: 4: ACTIVE"), o.out);
+    assertTrue(o.out.contains("[ok] memlock    locked-memory limit 1.0 TiB"), o.out);
+    assertTrue(o.out.contains("result: FAILED: provider verbs cannot run here"), o.out);
+  }
+
+  @Test
+  void aTooSmallShmDirectoryIsAProblemForShmOnly() throws Exception {
+    Outcome o = run(host("4: ACTIVE", 1 << 30), Map.of(), "--needs", "1000t",
+        "--conf", "sluice.transport.shm.dir=" + dir, "--conf", "sluice.transport.provider=shm");
+    assertEquals(1, o.status, o.out);
+    assertTrue(o.out.contains("[!!] shm        " + dir + ": "), o.out);
+    assertTrue(o.out.contains("fix: enlarge it"), o.out);
+    assertTrue(o.out.contains("same-host peers over tcp too"), o.out);
+  }
+
+  @Test
+  void badCommandLinesAreRefusedWithTheReason() throws Exception {
+    HostCheck.Host h = host("4: ACTIVE", 64);
+    assertEquals("sluice-check: unknown argument '--bogus'", firstLine(run(h, Map.of(), "--bogus").err));
+    assertEquals("sluice-check: --conf takes KEY=VALUE, got 'novalue'",
+        firstLine(run(h, Map.of(), "--conf", "novalue").err));
+    assertEquals("sluice-check: --peer needs a value", firstLine(run(h, Map.of(), "--peer").err));
+    Outcome size = run(h, Map.of(), "--needs", "lots");
+    assertEquals(2, size.status);
+    assertTrue(size.err.contains("lots"), size.err);
+    Outcome both = run(h, Map.of("SLUICE_TRANSPORT_SECRET", SECRET), "--serve", "--peer", "127.0.0.1:1");
+    assertEquals("sluice-check: --serve and --peer are for two different hosts; give one", firstLine(both.err));
+    Outcome noSecret = run(h, Map.of(), "--peer", "127.0.0.1:1");
+    assertTrue(noSecret.err.contains("need the transport secret"), noSecret.err);
+    Outcome typo = run(h, Map.of(), "--conf", "sluice.transport.provder=tcp");
+    assertEquals(2, typo.status);
+    assertTrue(typo.err.contains("sluice.transport.provider"), typo.err);
+  }
+
+  private static String firstLine(String s) {
+    return s.split(System.lineSeparator())[0];
+  }
+
+  @Test
+  void aPeerRunningServeIsReadAndAWrongSecretIsNamed() throws Exception {
+    HostCheck.Host h = host("4: ACTIVE", 1 << 30);
+    TransportConfig serving = TransportConfig.of(Map.of("sluice.transport.provider", "tcp",
+        "sluice.transport.secret", SECRET, "sluice.transport.bindHost", "127.0.0.1",
+        "sluice.transport.advertiseHost", "127.0.0.1"));
+    try (HostCheck.Server server = HostCheck.Server.start(serving)) {
+      String peer = server.transport.localAddress().toString();
+      Outcome o = run(h, Map.of("SLUICE_TRANSPORT_SECRET", SECRET), "--peer", peer,
+          "--conf", "sluice.transport.provider=tcp", "--conf", "sluice.transport.bindHost=127.0.0.1");
+      assertEquals(0, o.status, o.out + o.err);
+      assertTrue(o.out.contains("[ok] peer       READ 1.0 MiB from " + peer + " over tcp (provider tcp)"), o.out);
+      Outcome wrong = run(h, Map.of("SLUICE_TRANSPORT_SECRET", "another-secret-of-enough-length"), "--peer", peer,
+          "--conf", "sluice.transport.provider=tcp", "--conf", "sluice.transport.bindHost=127.0.0.1");
+      assertEquals(1, wrong.status, wrong.out);
+      assertTrue(wrong.out.contains("fix: give both hosts the same secret"), wrong.out);
+      assertTrue(wrong.out.contains("result: FAILED: the peer check failed"), wrong.out);
+    }
+  }
+}
