@@ -5,16 +5,18 @@
 # READs; the peer-crash case kills a child JVM mid-READ. The launcher runs from the class path
 # (not --class-path) so that child JVMs inherit it.
 #
-#   verbs-contract.sh [ADDRESS [CHECK_NAME]]   (default: rxe0's 10.77.0.1, verbs-contract)
+#   verbs-contract.sh [ADDRESS [CHECK_NAME [LAUNCHER_OPTION...]]]
+#                                    (default: rxe0's 10.77.0.1, verbs-contract)
 address=${1:-10.77.0.1}
 name=${2:-verbs-contract}
+[ $# -ge 2 ] && shift 2 || shift $#
 cp=/payload/test-classes
 for jar in /payload/lib/*.jar /payload/test-lib/*.jar; do cp="$cp:$jar"; done
 cp="$cp:$(ls /payload/junit/junit-platform-console-standalone-*.jar)"
 if java -Xmx768m --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Dsluice.rdma.address="$address" \
      -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.io.sluice.transport.verbs.rc.RdmaNode=info \
      -cp "$cp" org.junit.platform.console.ConsoleLauncher execute \
-     --select-class io.sluice.transport.verbs.VerbsTransportContractTest \
+     --select-class io.sluice.transport.verbs.VerbsTransportContractTest "$@" \
      --details=tree --disable-banner --disable-ansi-colors; then
   echo "SLUICE-LAB: check $name: PASS"
 else

@@ -24,6 +24,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -170,6 +171,7 @@ public interface ReadContract extends TransportContractFixture {
   }
 
   @Test
+  @Tag(TransportTestSupport.READ_STRESS)
   default void thousandConcurrentReadsFromSeveralThreads() throws Exception {
     int threads = 4;
     int perThread = 250;

@@ -22,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -186,6 +187,7 @@ public interface ReadFailureContract extends TransportContractFixture {
    * pattern byte (a failed READ may have placed part of its range).
    */
   @Test
+  @Tag(TransportTestSupport.READ_STRESS)
   default void readsRacingRegionAndPeerClosesLandWholeOrFailWithTheirCause() throws Exception {
     record Planned(int peer, int region, long remote, int length, long local) {}
     long seed = 0x51C3_0002L;

@@ -190,6 +190,13 @@ public final class TransportTestSupport {
    * anywhere (including a peer process), and distinct enough that a shifted or swapped range
    * does not compare equal.
    */
+  /**
+   * The tag of the contract cases that issue many concurrent READs: on soft-iWARP they have seen
+   * the device complete a READ with wrong bytes (transport-verbs/README.md, "READ integrity"), so
+   * the lab runs them there on demand (check siw-stress) rather than in every CI boot.
+   */
+  public static final String READ_STRESS = "read-stress";
+
   public static byte patternByte(long seed, long index) {
     long x = (index + seed) * 0x9E3779B97F4A7C15L;
     x ^= x >>> 29;
