@@ -36,6 +36,9 @@ def parse(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--prefetch", type=int, default=4, help="shards read ahead")
     p.add_argument("--parquet", type=pathlib.Path, help="the Parquet folder (default: the driver's)")
     p.add_argument("--learning-rate", type=float, default=1e-3)
+    p.add_argument("--hidden", default="64,16", help="the MLP's hidden layer widths, comma separated")
+    p.add_argument("--no-verify-reads", action="store_true",
+                   help="sluice feed: skip the CRC32C check of each body (sluice.flight.verifyReads)")
     p.add_argument("--threads", type=int, default=0, help="torch's intra-op threads (0: torch's default)")
     p.add_argument("--report", type=pathlib.Path, help="write the epochs' figures here as JSON")
     a = p.parse_args(argv)
@@ -56,7 +59,8 @@ def main(argv: List[str]) -> int:
     mode = "no-model" if a.no_model else "mlp"
     epochs: List[Dict] = []
     first_batch_ms = None
-    with open_feed(a.feed, a.run_dir, a.seed, a.prefetch, a.parquet) as feed:
+    hidden = [int(h) for h in a.hidden.split(",") if h]
+    with open_feed(a.feed, a.run_dir, a.seed, a.prefetch, a.parquet, verify_reads=not a.no_verify_reads) as feed:
         model = optimizer = None
         loss_fn = torch.nn.BCEWithLogitsLoss()
         print(f"[trainer] {a.epochs} epochs, feed {feed.name} ({feed.path}), {mode} on {device}", flush=True)
@@ -83,7 +87,7 @@ def main(argv: List[str]) -> int:
                     continue
                 x, emb, y = inputs(batch, sum(1 for k in batch if k.startswith("f") and k[1:].isdigit()))
                 if model is None:
-                    model = FeatureMLP(x.shape[1], emb.shape[1]).to(device)
+                    model = FeatureMLP(x.shape[1], emb.shape[1], hidden).to(device)
                     optimizer = torch.optim.Adam(model.parameters(), lr=a.learning_rate)
                 optimizer.zero_grad(set_to_none=True)
                 loss = loss_fn(model(x, emb), y)

@@ -16,13 +16,13 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import pathlib
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import Dict, Iterator, List, Optional
 
 import pyarrow as pa
 import torch
 
 from sluice import order
-from sluice.flight import SluiceFlightClient, call_token, list_shards
+from sluice.flight import DataPlaneOptions, SluiceFlightClient, call_token, list_shards
 from sluice.torch import SluiceDataset, batch_to_tensors
 
 from . import properties
@@ -70,14 +70,14 @@ class Endpoints:
 class SluiceFeed(Feed):
     name = "sluice"
 
-    def __init__(self, run_dir: pathlib.Path, seed: int, prefetch: int) -> None:
+    def __init__(self, run_dir: pathlib.Path, seed: int, prefetch: int, verify_reads: bool = True) -> None:
         e = Endpoints(run_dir)
         if e.secret is None:
             raise ValueError(f"{run_dir}: the executors serve without a secret, so without the data plane")
         self._endpoints = e
         self._dataset = SluiceDataset(
             list_shards(e.locations, e.table + ".", e.tokens), e.tokens, secret=e.secret, seed=seed,
-            prefetch=prefetch, pin_memory=False,
+            prefetch=prefetch, pin_memory=False, data_plane_options=DataPlaneOptions(verify_reads=verify_reads),
         )
         self.path = "+".join(sorted({self._decision(location) for location in e.locations}))
 
@@ -187,11 +187,11 @@ def fixed_size_lists(batch: pa.RecordBatch, width: int = 256) -> pa.RecordBatch:
 
 
 def open_feed(name: str, run_dir: pathlib.Path, seed: int = 1, prefetch: int = 4,
-              parquet: Optional[pathlib.Path] = None) -> Feed:
+              parquet: Optional[pathlib.Path] = None, verify_reads: bool = True) -> Feed:
     """The feed ``name`` of the run in ``run_dir`` (``parquet``: the files the driver names in its
-    ``driver.properties``, or ``parquet`` when given)."""
+    ``driver.properties``, or ``parquet`` when given; ``verify_reads``: sluice's CRC32C check)."""
     if name == "sluice":
-        return SluiceFeed(run_dir, seed, prefetch)
+        return SluiceFeed(run_dir, seed, prefetch, verify_reads)
     if name == "flight-grpc":
         return FlightGrpcFeed(run_dir, seed, prefetch)
     if name == "parquet":

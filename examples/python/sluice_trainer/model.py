@@ -14,7 +14,7 @@ class FeatureMLP(nn.Module):
     """An MLP over the ``features`` scaled features and the ``dims``-float embedding, concatenated,
     through ReLU layers of ``hidden`` widths to one logit (train with ``BCEWithLogitsLoss``)."""
 
-    def __init__(self, features: int, dims: int = 256, hidden: Sequence[int] = (256, 64)) -> None:
+    def __init__(self, features: int, dims: int = 256, hidden: Sequence[int] = (64, 16)) -> None:
         super().__init__()
         layers = []
         width = features + dims
