@@ -18,7 +18,7 @@ import pathlib
 import statistics
 import sys
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List
 
 from . import properties
 from .feeds import FEEDS
