@@ -63,7 +63,7 @@ def main(argv: List[str]) -> int:
     with open_feed(a.feed, a.run_dir, a.seed, a.prefetch, a.parquet, verify_reads=not a.no_verify_reads) as feed:
         model = optimizer = None
         loss_fn = torch.nn.BCEWithLogitsLoss()
-        print(f"[trainer] {a.epochs} epochs, feed {feed.name} ({feed.path}), {mode} on {device}", flush=True)
+        print(f"[trainer] {a.epochs} epochs, feed {feed.name}, {mode} on {device}", flush=True)
         for e in range(a.epochs):
             digest = FeatureDigest()
             loss_sum = torch.zeros((), device=device)
@@ -105,6 +105,7 @@ def main(argv: List[str]) -> int:
                   f" waited {100 * waited / wall:.1f}% of it, loss {loss:.4f}, {digest.rows:,} rows,"
                   f" digest {value}", flush=True)
         path = feed.path
+        print(f"[trainer] the feed's path: {path}", flush=True)
     digests = {ep["digest"] for ep in epochs}
     if len(digests) != 1:
         print(f"[trainer] the epochs read different tables: digests {sorted(digests)}", file=sys.stderr)

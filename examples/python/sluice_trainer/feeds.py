@@ -75,16 +75,25 @@ class SluiceFeed(Feed):
         if e.secret is None:
             raise ValueError(f"{run_dir}: the executors serve without a secret, so without the data plane")
         self._endpoints = e
+        self._options = DataPlaneOptions(verify_reads=verify_reads)
         self._dataset = SluiceDataset(
             list_shards(e.locations, e.table + ".", e.tokens), e.tokens, secret=e.secret, seed=seed,
-            prefetch=prefetch, pin_memory=False, data_plane_options=DataPlaneOptions(verify_reads=verify_reads),
+            prefetch=prefetch, pin_memory=False, data_plane_options=self._options,
         )
-        self.path = "+".join(sorted({self._decision(location) for location in e.locations}))
+        self._path: Optional[str] = None
 
-    def _decision(self, location: str) -> str:
-        # The dataset's clients negotiate the same way on each epoch; asked once here, up front.
-        with SluiceFlightClient(location, self._endpoints.tokens, secret=self._endpoints.secret) as c:
-            return c.decision.data_path
+    @property
+    def path(self) -> str:  # type: ignore[override]
+        """The data path the servers' clients take; asked on first use (after the epochs: it is
+        not part of the hand-off), as the dataset's clients negotiate it on every epoch."""
+        if self._path is None:
+            paths = set()
+            for location in self._endpoints.locations:
+                with SluiceFlightClient(location, self._endpoints.tokens, secret=self._endpoints.secret,
+                                        data_plane_options=self._options) as c:
+                    paths.add(c.decision.data_path)
+            self._path = "+".join(sorted(paths))
+        return self._path
 
     def epoch(self, epoch: int) -> Iterator[Batch]:
         self._dataset.set_epoch(epoch)
