@@ -17,6 +17,11 @@
 #                        parent pom, the one place they are kept), for JVMs that are Spark drivers
 #   sluice_has_option OPTION ARGS...
 #                        true when OPTION is one of ARGS
+#   sluice_python_env    makes python/.venv (see below) when missing, installs the sluice package
+#                        into it; prints its python. From /usr/bin/python3 with
+#                        --system-site-packages (Debian's python3-torch); as root, apt-get installs
+#                        python3-venv and python3-torch when missing. Where the system NumPy is 1.x,
+#                        pip is held to numpy<2 and pyarrow<26 (pyarrow 26 needs NumPy 2).
 #
 # Sourcing changes no shell option and runs nothing but a few assignments.
 
@@ -85,4 +90,34 @@ sluice_has_option() {
     [[ $a == "$option" ]] && return 0
   done
   return 1
+}
+
+sluice_python_env() {
+  local python=/usr/bin/python3 venv=$SLUICE_ROOT/python/.venv missing=()
+  if [[ ! -x $python ]]; then
+    echo "$python is missing; the Python side needs Debian's python3" >&2
+    return 1
+  fi
+  "$python" -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+  "$python" -c 'import torch' 2>/dev/null || missing+=(python3-torch)
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    if [[ $(id -u) -eq 0 ]]; then
+      echo "installing ${missing[*]} (apt-get)" >&2
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}"; } >/dev/null || echo "apt-get could not install ${missing[*]}" >&2
+    else
+      echo "${missing[*]} missing and not root: not installed (what needs torch skips or fails)" >&2
+    fi
+  fi
+  if [[ ! -x $venv/bin/python ]]; then
+    "$python" -m venv --system-site-packages "$venv" >&2 || return 1
+  fi
+  local constraints=$venv/constraints.txt
+  : >"$constraints"
+  if [[ $("$venv/bin/python" -c 'import numpy; print(numpy.__version__.split(".")[0])' 2>/dev/null) == 1 ]]; then
+    printf 'numpy<2\npyarrow<26\n' >"$constraints"
+  fi
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$constraints" -e "$SLUICE_ROOT/python[test]" \
+    >&2 || return 1
+  echo "$venv/bin/python"
 }

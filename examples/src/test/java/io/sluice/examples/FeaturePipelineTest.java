@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightRuntimeException;
@@ -38,6 +39,8 @@ import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.spark.SparkConf;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.Test;
 
@@ -75,6 +78,13 @@ class FeaturePipelineTest {
     });
     List<Read> stock = new ArrayList<>();
     runPipeline(false, table -> stock.add(readWithSluiceClient(table, true)));
+    List<String> parquet = new ArrayList<>();
+    Path files = Files.createTempDirectory("pipeline-test-parquet").resolve("features");
+    runSpark(false, Optional.of(files), (spark, result) -> {
+      assertTrue(result.table().isEmpty(), "a Parquet run publishes nothing over Flight");
+      assertEquals("parquet", result.measurements().getProperty("flightDataPlane"));
+      parquet.addAll(render(spark.read().parquet(files.toString())));
+    });
 
     assertTrue(Set.of("shm", "tcp").contains(sluice.get(0).path()), "data plane path " + sluice.get(0).path());
     assertEquals("grpc", sluice.get(1).path());
@@ -84,6 +94,7 @@ class FeaturePipelineTest {
     assertEquals(expected, sluice.get(1).rows(), "gRPC path of the same servers");
     assertEquals(expected, sluice.get(2).rows(), "flight-core FlightClient");
     assertEquals(expected, stock.get(0).rows(), "features built with Spark's sort shuffle");
+    assertEquals(expected, parquet, "features Spark wrote as Parquet");
     assertEquals(USERS, plainReader.rows());
     assertEquals(trained.value(), plainReader.value(), "PlainFlightReader and the trainer saw different rows");
 
@@ -96,8 +107,22 @@ class FeaturePipelineTest {
     void accept(PublishedTable table) throws Exception;
   }
 
+  interface RunCheck {
+    void accept(SparkSession spark, FeaturePipeline.Result result) throws Exception;
+  }
+
   /** Runs the pipeline on a fresh local-cluster and checks its table while the executors serve it. */
   static void runPipeline(boolean sluice, TableCheck check) throws Exception {
+    runSpark(sluice, Optional.empty(), (spark, result) -> {
+      PublishedTable table = result.table().orElseThrow();
+      assertEquals(USERS, table.rows());
+      assertEquals(2, table.locations().size(), "one endpoint per executor: " + table.locations());
+      check.accept(table);
+    });
+  }
+
+  /** Runs the pipeline on a fresh local-cluster (to Flight, or to Parquet files) and checks it while Spark runs. */
+  static void runSpark(boolean sluice, Optional<Path> parquet, RunCheck check) throws Exception {
     String home = System.getProperty("sluice.test.sparkHome");
     SparkConf conf = new SparkConf()
         .setMaster("local-cluster[2,1,1024]")
@@ -116,12 +141,9 @@ class FeaturePipelineTest {
     }
     Path dir = Files.createTempDirectory("pipeline-test");
     try (SparkSession spark = SparkSession.builder().config(conf).getOrCreate()) {
-      FeaturePipeline.Options o = new FeaturePipeline.Options(dir, USERS, 40, sluice, 2, 60);
+      FeaturePipeline.Options o = new FeaturePipeline.Options(dir, USERS, 40, sluice, 2, 60, parquet);
       awaitExecutors(spark, 2);
-      PublishedTable table = FeaturePipeline.run(spark, o, line -> { }).table();
-      assertEquals(USERS, table.rows());
-      assertEquals(2, table.locations().size(), "one endpoint per executor: " + table.locations());
-      check.accept(table);
+      check.accept(spark, FeaturePipeline.run(spark, o, line -> { }));
     }
   }
 
@@ -185,6 +207,25 @@ class FeaturePipelineTest {
         TransportConfig.of(Map.of("sluice.transport.secret", table.secret())));
     assertEquals(table.shards(), shards.size());
     return shards;
+  }
+
+  /** The rows of a Parquet table as {@link #render(VectorSchemaRoot, List)} renders them, sorted. */
+  static List<String> render(Dataset<Row> parquet) {
+    List<String> out = new ArrayList<>();
+    for (Row r : parquet.collectAsList()) {
+      StringBuilder s = new StringBuilder(String.format("%08d", r.getLong(0)));
+      for (int c = 1; c < r.size() - 1; c++) {
+        s.append(' ').append(Long.toHexString(Double.doubleToRawLongBits(r.getDouble(c))));
+      }
+      List<Float> dense = r.getList(r.size() - 1);
+      assertEquals(HistoryEmbedding.DIMS, dense.size());
+      for (float f : dense) {
+        s.append(' ').append(Integer.toHexString(Float.floatToRawIntBits(f)));
+      }
+      out.add(s.toString());
+    }
+    Collections.sort(out);
+    return out;
   }
 
   /** Each row as user_id and the raw bits of every double and of every float of the dense block. */

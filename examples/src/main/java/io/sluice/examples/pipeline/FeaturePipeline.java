@@ -4,11 +4,13 @@ import java.io.IOException;
 import java.io.Writer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
@@ -23,22 +25,26 @@ import org.apache.spark.sql.SparkSession;
  * The feature pipeline's Spark job: raw events ({@link RawEvents}) become per-user features
  * ({@link Features}), which every executor publishes through its own Flight server; the driver
  * writes where ({@link PublishedTable}) and keeps the executors until the trainer says it is done.
+ * With {@code --parquet DIR} the features are written as Parquet files instead
+ * ({@link ParquetFeatures}), the hand-off the Flight path is measured against.
  *
  * <pre>
  * spark-submit --class io.sluice.examples.pipeline.FeaturePipeline sluice-examples.jar \
- *     --run-dir DIR [--users N] [--events-per-user N] [--flight sluice|grpc] [--executors N] [--serve-seconds S]
+ *     --run-dir DIR [--users N] [--events-per-user N] [--flight sluice|grpc] [--parquet DIR] [--executors N]
+ *     [--serve-seconds S]
  * </pre>
  *
  * <p>{@code --flight sluice} serves with the READ data plane (a fresh shared secret is written to
  * the endpoints file, readable by its owner only); {@code grpc} serves plain Flight. The shuffle
- * manager is whatever Spark is configured with. Results go to {@code DIR/driver.properties}.
+ * manager is whatever Spark is configured with. Results go to {@code DIR/driver.properties},
+ * written last (after the endpoints file): a trainer may start once it exists.
  */
 public final class FeaturePipeline {
   public static final String TABLE = "features";
 
   /** What a run was asked to do. */
   public record Options(Path runDir, long users, int eventsPerUser, boolean dataPlane, int executors,
-      long serveSeconds) {
+      long serveSeconds, Optional<Path> parquet) {
     static Options parse(String[] args) {
       Map<String, String> m = new TreeMap<>();
       for (int i = 0; i + 1 < args.length; i += 2) {
@@ -49,7 +55,7 @@ public final class FeaturePipeline {
       }
       if (args.length % 2 != 0 || !m.containsKey("run-dir")) {
         throw new IllegalArgumentException("usage: --run-dir DIR [--users N] [--events-per-user N]"
-            + " [--flight sluice|grpc] [--executors N] [--serve-seconds S]");
+            + " [--flight sluice|grpc] [--parquet DIR] [--executors N] [--serve-seconds S]");
       }
       String flight = m.getOrDefault("flight", "sluice");
       if (!flight.equals("sluice") && !flight.equals("grpc")) {
@@ -58,12 +64,12 @@ public final class FeaturePipeline {
       return new Options(Path.of(m.get("run-dir")), Long.parseLong(m.getOrDefault("users", "10000").replace("_", "")),
           Integer.parseInt(m.getOrDefault("events-per-user", Integer.toString(RawEvents.DEFAULT_EVENTS_PER_USER))),
           flight.equals("sluice"), Integer.parseInt(m.getOrDefault("executors", "2")),
-          Long.parseLong(m.getOrDefault("serve-seconds", "900")));
+          Long.parseLong(m.getOrDefault("serve-seconds", "900")), Optional.ofNullable(m.get("parquet")).map(Path::of));
     }
   }
 
-  /** A run's outcome: where the table is, and the driver's measurements. */
-  public record Result(PublishedTable table, Properties measurements) {}
+  /** A run's outcome: where the table is served (none when it went to Parquet), and the driver's measurements. */
+  public record Result(Optional<PublishedTable> table, Properties measurements) {}
 
   private FeaturePipeline() {}
 
@@ -76,12 +82,16 @@ public final class FeaturePipeline {
       progress("Spark is up: " + o.executors() + " executors, shuffle manager "
           + spark.conf().get("spark.shuffle.manager", "sort"));
       Result r = run(spark, o, (msg) -> progress(msg));
-      r.table().write(o.runDir());
-      try (Writer w = Files.newBufferedWriter(o.runDir().resolve("driver.properties"))) {
+      if (r.table().isPresent()) {
+        r.table().get().write(o.runDir());
+      }
+      Path written = o.runDir().resolve("driver.properties.tmp");
+      try (Writer w = Files.newBufferedWriter(written)) {
         r.measurements().store(w, "feature pipeline driver");
       }
-      progress("serving " + r.table().locations().size() + " endpoints; waiting (at most " + o.serveSeconds()
-          + " s) for the trainer to finish");
+      Files.move(written, o.runDir().resolve("driver.properties"), StandardCopyOption.ATOMIC_MOVE);
+      progress((r.table().isPresent() ? "serving " + r.table().get().locations().size() + " endpoints; " : "")
+          + "waiting (at most " + o.serveSeconds() + " s) for the trainer to finish");
       awaitFile(o.runDir().resolve("trainer.done"), o.serveSeconds());
       progress("trainer done; stopping the executors");
     }
@@ -111,25 +121,38 @@ public final class FeaturePipeline {
     progress.accept(String.format("ML stages fitted (StringIndexer, OneHotEncoder, VectorAssembler,"
         + " StandardScaler): %d features in %.1f s", width, sec(t2 - t1)));
     Dataset<Row> features = Features.transform(model, aggregate).coalesce(o.executors());
-    List<String> published = features.toJavaRDD()
-        .mapPartitions(new FeaturePublisher(TABLE, secret, width, raw.itemCount())).collect();
-    long t3 = System.nanoTime();
+    long featuresComputedMs = System.currentTimeMillis();
     Map<String, String> byExecutor = new TreeMap<>();
     long rows = 0;
     int shards = 0;
     long bytes = 0;
     String plane = "grpc";
-    for (String line : published) {
-      String[] f = line.split(" ");
-      byExecutor.put(f[0], f[1]);
-      plane = f[2];
-      rows += Long.parseLong(f[3]);
-      shards += Integer.parseInt(f[5]);
-      bytes += Long.parseLong(f[6]);
+    if (o.parquet().isPresent()) {
+      bytes = ParquetFeatures.write(features, width, raw.itemCount(), o.parquet().get());
+      rows = users;
+      plane = "parquet";
+    } else {
+      List<String> published = features.toJavaRDD()
+          .mapPartitions(new FeaturePublisher(TABLE, secret, width, raw.itemCount())).collect();
+      for (String line : published) {
+        String[] f = line.split(" ");
+        byExecutor.put(f[0], f[1]);
+        plane = f[2];
+        rows += Long.parseLong(f[3]);
+        shards += Integer.parseInt(f[5]);
+        bytes += Long.parseLong(f[6]);
+      }
     }
-    progress.accept(String.format("features published as %d shards (%.1f MB, %d float64 features and a %d-float"
-        + " embedding per user) from %d executors (%s) over Flight, data plane %s, in %.1f s", shards, bytes / 1e6,
-        width, HistoryEmbedding.DIMS, byExecutor.size(), String.join(", ", byExecutor.values()), plane, sec(t3 - t2)));
+    long t3 = System.nanoTime();
+    if (o.parquet().isPresent()) {
+      progress.accept(String.format("features written as Parquet (%.1f MB, snappy, %d MiB row groups) to %s in %.1f s",
+          bytes / 1e6, ParquetFeatures.ROW_GROUP_BYTES >> 20, o.parquet().get(), sec(t3 - t2)));
+    } else {
+      progress.accept(String.format("features published as %d shards (%.1f MB, %d float64 features and a %d-float"
+          + " embedding per user) from %d executors (%s) over Flight, data plane %s, in %.1f s", shards, bytes / 1e6,
+          width, HistoryEmbedding.DIMS, byExecutor.size(), String.join(", ", byExecutor.values()), plane,
+          sec(t3 - t2)));
+    }
     aggregate.unpersist();
     ShuffleReport report = ShuffleReport.collect(sc, shuffle);
     Properties m = new Properties();
@@ -142,6 +165,10 @@ public final class FeaturePipeline {
     m.setProperty("shards", Integer.toString(shards));
     m.setProperty("tableBytes", Long.toString(bytes));
     m.setProperty("sparkMs", Long.toString(ms(t3 - t0)));
+    m.setProperty("featuresMs", Long.toString(ms(t2 - t0)));
+    m.setProperty("startedMs", Long.toString(startedMs));
+    m.setProperty("featuresComputedMs", Long.toString(featuresComputedMs));
+    o.parquet().ifPresent(dir -> m.setProperty("parquetDir", dir.toAbsolutePath().toString()));
     m.setProperty("eventsToAggregateMs", Long.toString(ms(t1 - t0)));
     m.setProperty("fitMs", Long.toString(ms(t2 - t1)));
     m.setProperty("publishMs", Long.toString(ms(t3 - t2)));
@@ -149,8 +176,10 @@ public final class FeaturePipeline {
     m.setProperty("shuffleLocalBytes", Long.toString(report.totals().localBytes()));
     m.setProperty("shuffleFetchWaitMs", Long.toString(report.totals().fetchWaitMs()));
     report.bytesByPath().forEach((p, n) -> m.setProperty("shuffleBytes." + p, Long.toString(n)));
-    return new Result(PublishedTable.of(TABLE, secret, new ArrayList<>(byExecutor.values()), rows, width, shards,
-        bytes, startedMs), m);
+    Optional<PublishedTable> table = o.parquet().isPresent() ? Optional.empty()
+        : Optional.of(PublishedTable.of(TABLE, secret, new ArrayList<>(byExecutor.values()), rows, width, shards,
+            bytes, startedMs));
+    return new Result(table, m);
   }
 
   static void awaitExecutors(JavaSparkContext sc, int count, int seconds) throws InterruptedException {

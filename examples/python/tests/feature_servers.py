@@ -1,0 +1,74 @@
+"""The real Flight servers of the pipeline's executors (``ExecutorFlight``, started by the test
+program ``ServeFeatureTable`` of examples/), serving a small feature table in run directories as
+the pipeline's driver leaves them. Tests that need them skip, saying so, when examples/ is not
+built (``mvn -pl examples -am package -DskipTests``)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pathlib
+import shutil
+import subprocess
+import threading
+from typing import Iterator, List
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+EXAMPLES = ROOT / "examples"
+
+SHARDS, ROWS, WIDTH, SECRET = 6, 700, 21, "trainer-test-secret-0123456789"
+
+
+def _java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    return str(pathlib.Path(home) / "bin" / "java") if home else (shutil.which("java") or "java")
+
+
+def _classpath() -> str:
+    target = EXAMPLES / "target"
+    program = target / "test-classes" / "io" / "sluice" / "examples" / "pipeline" / "ServeFeatureTable.class"
+    jars = [j for j in target.glob("sluice-examples-*.jar") if not j.name.endswith(("-tests.jar", "-sources.jar"))]
+    if not program.exists() or not jars or not (target / "executor-lib").is_dir():
+        pytest.skip("examples/ is not built (ServeFeatureTable, its jar, executor-lib): run bin/sluice-test, or"
+                    " mvn -pl examples -am package -DskipTests")
+    return os.pathsep.join([str(target / "test-classes"), str(jars[0]), str(target / "executor-lib" / "*"),
+                            str(target / "spark-home" / "jars" / "*")])
+
+
+@contextlib.contextmanager
+def serve_features(run_dir: pathlib.Path, secret: str) -> Iterator[List[str]]:
+    """ServeFeatureTable into ``run_dir`` until the block ends; yields what it printed."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    process = subprocess.Popen(
+        [_java(), "--add-opens=java.base/java.nio=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC",
+         "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", _classpath(),
+         "io.sluice.examples.pipeline.ServeFeatureTable", str(run_dir), str(SHARDS), str(ROWS), str(WIDTH),
+         secret or "-"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    stderr: List[str] = []
+    threading.Thread(target=lambda: stderr.extend(process.stderr), daemon=True).start()
+    lines: List[str] = []
+    try:
+        for line in process.stdout:
+            lines.append(line.strip())
+            if line.strip() == "serving":
+                break
+        else:
+            raise AssertionError("ServeFeatureTable ended before serving:\n" + "".join(stderr[-40:]))
+        yield lines
+    finally:
+        try:
+            process.stdin.write("stop\n")
+            process.stdin.close()
+        except OSError:
+            pass
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+

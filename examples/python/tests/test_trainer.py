@@ -1,0 +1,125 @@
+"""The trainer against the real Flight servers of examples/: the three feeds deliver the same
+rows (equal digests), over the path each is meant to take, with and without the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from feature_servers import EXAMPLES, ROWS, SHARDS
+from sluice.flight import list_shards
+from sluice_trainer import properties
+from sluice_trainer.digest import FeatureDigest
+from sluice_trainer.feeds import open_feed
+
+
+def train(run_dir: pathlib.Path, feed: str, *args: str) -> dict:
+    """Runs ``python -m sluice_trainer`` as the demo does; returns its report."""
+    report = run_dir / f"report-{feed}-{len(list(run_dir.glob('report-*')))}.json"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EXAMPLES / "python"), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run(
+        [sys.executable, "-m", "sluice_trainer", "--run-dir", str(run_dir), "--feed", feed, "--report", str(report),
+         "--threads", "1", *args],
+        capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(report.read_text())
+
+
+def digests(report: dict) -> set:
+    return {e["digest"] for e in report["epochs"]}
+
+
+def test_the_feeds_agree_and_take_their_paths(sluice_run, grpc_run, tmp_path):
+    sluice = train(sluice_run, "sluice", "--epochs", "2", "--no-model")
+    assert sluice["path"] in ("shm", "tcp")
+    assert len(digests(sluice)) == 1
+    assert all(e["rows"] == SHARDS * ROWS for e in sluice["epochs"])
+
+    over_grpc = train(sluice_run, "flight-grpc", "--epochs", "1", "--no-model")
+    plain = train(grpc_run, "flight-grpc", "--epochs", "1", "--no-model")
+    assert over_grpc["path"] == plain["path"] == "grpc"
+    assert digests(over_grpc) == digests(plain) == digests(sluice)
+
+    write_parquet(grpc_run, tmp_path / "features")
+    (tmp_path / "driver.properties").write_text(f"parquetDir={tmp_path / 'features'}\n")
+    parquet = train(tmp_path, "parquet", "--epochs", "2", "--no-model")
+    assert parquet["path"] == "parquet"
+    assert digests(parquet) == digests(sluice)
+
+
+def test_the_model_trains_on_every_feed(sluice_run):
+    report = train(sluice_run, "sluice", "--epochs", "3")
+    losses = [e["loss"] for e in report["epochs"]]
+    assert report["mode"] == "mlp"
+    assert losses[2] < losses[0], losses
+    assert report["first_batch_ms"] <= report["end_ms"]
+    assert all(0 <= e["wait_s"] <= e["wall_s"] for e in report["epochs"])
+
+
+def test_a_sluice_feed_refuses_servers_without_a_secret(grpc_run):
+    with pytest.raises(ValueError, match="without a secret"):
+        open_feed("sluice", grpc_run)
+
+
+def write_parquet(run_dir: pathlib.Path, directory: pathlib.Path) -> None:
+    """The served table as Spark lays it out: part files, the embedding as a list<float>, small row groups."""
+    from pyarrow import flight
+
+    directory.mkdir()
+    location = properties.load(run_dir / "endpoints.properties")["locations"]
+    with flight.FlightClient(location) as client:
+        for i, shard in enumerate(list_shards([location], "features.")):
+            t = client.do_get(flight.Ticket(shard.ticket)).read_all()
+            emb = t.column("embedding").combine_chunks()
+            offsets = pa.array(range(0, (len(emb) + 1) * 256, 256), pa.int32())
+            t = t.set_column(t.schema.get_field_index("embedding"), "embedding",
+                             pa.ListArray.from_arrays(offsets, emb.flatten()))
+            pq.write_table(t, directory / f"part-{i:05d}.snappy.parquet", row_group_size=300, compression="snappy")
+
+
+def tensors(rows: range) -> dict:
+    g = torch.Generator().manual_seed(7)
+    n = len(rows)
+    full = {"user_id": torch.arange(1000, 1000 + 20), "label": torch.rand(20, generator=g, dtype=torch.float64),
+            "f0": torch.randn(20, generator=g, dtype=torch.float64), "embedding": torch.randn(20, 256, generator=g)}
+    return {k: v[rows.start:rows.stop] for k, v in full.items()} if n else full
+
+
+def test_the_digest_ignores_order_and_batching():
+    whole = FeatureDigest()
+    whole.add(tensors(range(0, 20)))
+    split = FeatureDigest()
+    for part in (range(13, 20), range(0, 5), range(5, 13)):
+        split.add(tensors(part))
+    assert split.value() == whole.value() and split.rows == 20
+
+
+def test_the_digest_sees_a_changed_lost_or_repeated_value():
+    base = FeatureDigest()
+    base.add(tensors(range(0, 20)))
+    changed = tensors(range(0, 20))
+    changed["embedding"] = changed["embedding"].clone()
+    changed["embedding"][3, 200] += 1e-3
+    lost = FeatureDigest()
+    lost.add(tensors(range(0, 19)))
+    repeated = FeatureDigest()
+    repeated.add(tensors(range(0, 20)))
+    repeated.add(tensors(range(19, 20)))
+    other = FeatureDigest()
+    other.add(changed)
+    assert len({base.value(), other.value(), lost.value(), repeated.value()}) == 4
+
+
+def test_properties_are_read_as_java_writes_them(tmp_path):
+    f = tmp_path / "endpoints.properties"
+    f.write_text("#comment\nlocations=grpc\\://127.0.0.1\\:4000\ntoken.grpc\\://h\\:1=abc\\=\nempty=\n")
+    assert properties.load(f) == {"locations": "grpc://127.0.0.1:4000", "token.grpc://h:1": "abc=", "empty": ""}
