@@ -44,6 +44,10 @@ class TransportBenchQuickTest {
       expected.put(variant + ".read.4KiB.latency.p50", "socket.pingpong.4KiB.p50");
       expected.put(variant + ".read.4KiB.latency.p99", "socket.pingpong.4KiB.p99");
     }
+    for (String variant : List.of("tcp", "tcp-aes")) {
+      expected.put(variant + ".connect.latency.p50", "socket.connect.latency.p50");
+      expected.put(variant + ".connect.latency.p99", "socket.connect.latency.p99");
+    }
 
     String table = runQuick(dir, "tcp,tcp-aes", expected);
     assertTrue(table.lines().anyMatch(l -> l.startsWith("tcp.read.1MiB.inflight8 ") && l.contains("socket.stream.1MiB")
@@ -62,6 +66,8 @@ class TransportBenchQuickTest {
     }
     expected.put("shm.read.4KiB.latency.p50", "socket.pingpong.4KiB.p50");
     expected.put("shm.read.4KiB.latency.p99", "socket.pingpong.4KiB.p99");
+    expected.put("shm.connect.latency.p50", "socket.connect.latency.p50");
+    expected.put("shm.connect.latency.p99", "socket.connect.latency.p99");
     for (String size : List.of("64KiB", "1MiB", "8MiB")) {
       expected.put("shm.allocate." + size, "sparse-file.allocate." + size);
     }
