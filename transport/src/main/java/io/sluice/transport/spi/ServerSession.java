@@ -409,21 +409,20 @@ final class ServerSession implements SessionSocket.Receiver {
   public void closed(IOException cause) {
     // At most a line a second however many peers fail: a flood must not become a log flood.
     LogLimiter limit = carrier.sessionEndLog();
-    carrier.metrics().sessionEnded(cause instanceof Carrier.DroppedToMakeRoom ? TransportMetrics.Reason.DROPPED
-        : TransportMetrics.Reason.of(cause, carrier.isClosing()), authenticated);
-    if (cause instanceof Carrier.DroppedToMakeRoom) {
-      LOG.debug("session {} ended: {}", remote, cause.getMessage());
-    } else if (cause instanceof AuthenticationFailedException) {
-      limit.log(n -> LOG.warn("Rejected connection from {}: {}{}", remote, cause.getMessage(), Carrier.leftOut(n)));
-    } else if (cause instanceof ProtocolException) {
-      limit.log(n -> LOG.warn("Closing connection from {}: protocol violation: {}{}", remote, cause.getMessage(),
+    // One classification serves the metric and the log line.
+    TransportMetrics.Reason reason = cause instanceof Carrier.DroppedToMakeRoom ? TransportMetrics.Reason.DROPPED
+        : TransportMetrics.Reason.of(cause, carrier.isClosing());
+    carrier.metrics().sessionEnded(reason, authenticated);
+    switch (reason) {
+      case AUTHENTICATION -> limit.log(n -> LOG.warn("Rejected connection from {}: {}{}", remote, cause.getMessage(),
           Carrier.leftOut(n)));
-    } else if (cause instanceof TransportTimeoutException) {
-      limit.log(n -> LOG.warn("Closing connection from {}: {}{}", remote, cause.getMessage(), Carrier.leftOut(n)));
-    } else if (!(cause instanceof PeerClosedException) && !carrier.isClosing()) {
-      limit.log(n -> LOG.warn("Closing connection from {}: {}{}", remote, cause.toString(), Carrier.leftOut(n)));
-    } else {
-      LOG.debug("session {} ended: {}", remote, cause.getMessage());
+      case PROTOCOL -> limit.log(n -> LOG.warn("Closing connection from {}: protocol violation: {}{}", remote,
+          cause.getMessage(), Carrier.leftOut(n)));
+      case TIMEOUT -> limit.log(n -> LOG.warn("Closing connection from {}: {}{}", remote, cause.getMessage(),
+          Carrier.leftOut(n)));
+      case ERROR, REFUSED -> limit.log(n -> LOG.warn("Closing connection from {}: {}{}", remote, cause.toString(),
+          Carrier.leftOut(n)));
+      case DROPPED, LOCAL, PEER_CLOSED -> LOG.debug("session {} ended: {}", remote, cause.getMessage());
     }
     long unrun = admittedBytes.getAndSet(0);
     if (unrun > 0) {
