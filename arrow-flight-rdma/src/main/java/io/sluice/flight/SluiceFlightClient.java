@@ -59,7 +59,7 @@ public final class SluiceFlightClient implements AutoCloseable {
     this.flight = flight;
     this.config = config;
     this.tls = location.getUri().getScheme().endsWith("+tls");
-    this.negotiator = new Negotiator(config, key, location.getUri().getHost(), CallToken.audienceOf(location));
+    this.negotiator = new Negotiator(config, key, location);
   }
 
   /**

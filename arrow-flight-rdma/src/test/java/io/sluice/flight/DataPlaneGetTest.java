@@ -171,11 +171,10 @@ class DataPlaneGetTest {
              .config(config("verbs", SECRET)).start();
          FlightClient flight = plainClient(allocator, server.location())) {
       TransportConfig mine = config("tcp", SECRET);
-      var own = new io.sluice.flight.client.Negotiator(mine, CallToken.of(mine), "127.0.0.1",
-          CallToken.audienceOf(server.location())).negotiate(flight);
+      var own = new io.sluice.flight.client.Negotiator(mine, CallToken.of(mine), server.location()).negotiate(flight);
       assertTrue(own.authenticated(), own.reason());
-      var relayed = new io.sluice.flight.client.Negotiator(mine, CallToken.of(mine), "127.0.0.1",
-          "grpc+tcp://127.0.0.1:1").negotiate(flight);
+      var relayed = new io.sluice.flight.client.Negotiator(mine, CallToken.of(mine),
+          Location.forGrpcInsecure("127.0.0.1", 1)).negotiate(flight);
       assertFalse(relayed.authenticated(), relayed.reason());
       assertTrue(relayed.reason().contains("unsigned"), relayed.reason());
     }

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeoutException;
 import org.apache.arrow.flight.Action;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.Location;
 import org.apache.arrow.flight.Result;
 
 /**
@@ -49,16 +50,14 @@ public final class Negotiator implements AutoCloseable {
   private final java.security.SecureRandom random = new java.security.SecureRandom();
 
   /**
-   * @param audience the audience this client's tokens name ({@link io.sluice.flight.CallToken#audienceOf} of
-   *     the location), which a signed answer must name too
-   * @param server the host of the Flight location this client was given (its own configuration,
-   *     not anything the server says): the client's transport listens toward it
+   * @param location the Flight location this client was given (its own configuration, not anything
+   *     the server says): its transport listens toward that host, and a signed answer must name
+   *     that location's audience, the one its tokens name
    */
-  public Negotiator(TransportConfig config, Optional<io.sluice.flight.CallToken.Key> key, String server,
-      String audience) {
+  public Negotiator(TransportConfig config, Optional<io.sluice.flight.CallToken.Key> key, Location location) {
     this.config = config;
-    this.server = server;
-    this.audience = audience;
+    this.server = location.getUri().getHost();
+    this.audience = io.sluice.flight.CallToken.audienceOf(location);
     this.key = key;
     this.connectTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.CONNECT_TIMEOUT_MS));
     this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.IO_TIMEOUT_MS));
