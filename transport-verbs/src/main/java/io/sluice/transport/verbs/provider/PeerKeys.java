@@ -14,7 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * What one connection knows about the peer's keys: for each key it read, the registration the
  * owner reported over the authenticated carrier connection (address, live length, rkey), or the
  * owner's refusal. The first READ of a key asks (one round trip per key and connection); a
- * READ the device refused asks again. Refusals ({@link RegionRevokedException}, {@link
+ * READ the device refused asks again, and so does every READ after its queue pair was opened
+ * again ({@link #forgetAnswers}). Refusals ({@link RegionRevokedException}, {@link
  * UnknownKeyException}) are kept, since keys are never reused; other failures are forgotten so
  * the next READ asks again. Bounded: past {@link #MAX_KEYS} entries the memory starts over.
  *
@@ -77,6 +78,18 @@ final class PeerKeys {
       fresh.completeExceptionally(cause);
     });
     return fresh;
+  }
+
+  /**
+   * Forgets every answer but the owner's refusals, so that each key is asked about again before
+   * its next READ. Called when a READ queue pair is opened again: the one before it may have died
+   * of a READ of a key revoked since it was asked about, and which key that was is known only
+   * once the dead queue pair's READs have all been handed back. Posted on the new queue pair with
+   * the old answer, that key would kill it too, and with it the READs already retried once on it.
+   * Answers still on their way are forgotten as well: they may predate the revocation.
+   */
+  void forgetAnswers() {
+    known.values().removeIf(answer -> !answer.isCompletedExceptionally());
   }
 
   static Throwable unwrap(Throwable e) {

@@ -87,6 +87,8 @@ final class VerbsConnection implements Connection {
   }
 
   private CompletableFuture<RdmaQueuePair> openQueuePair() {
+    // Before any READ can be posted on it: a READ holding an answer from before asks again.
+    keys.forgetAnswers();
     return connect(SetupMessages.Purpose.READS, transport.readSizes()).thenApply(qp -> {
       if (closed) {
         qp.close();

@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The device keeps peers apart (PeerIsolationCheck) and connections leave nothing behind
- * (NodeLifecycleCheck); both run inside the DiSNI loader. Needs an RDMA device and its IP
+ * (NodeLifecycleCheck), and a queue pair opened again posts no key on an old answer
+ * (ReopenedQueuePairCheck); all run inside the DiSNI loader. Needs an RDMA device and its IP
  * address in {@code -Dsluice.rdma.address=...} (the SoftRoCE lab); skipped otherwise. Their
  * report lines go to standard output with the lab's marker, so the lab's log keeps them.
  */
@@ -37,6 +38,11 @@ class VerbsIsolationOnDeviceTest {
   }
 
   @Test
+  void aReopenedQueuePairPostsNoKeyOnAnAnswerFromBeforeIt() {
+    run("io.sluice.transport.verbs.provider.ReopenedQueuePairCheck");
+  }
+
+  @Test
   void connectionsLeaveNoIdsAndQueuePairsAreSizedForWhatIsPosted() {
     run("io.sluice.transport.verbs.rc.NodeLifecycleCheck");
   }
@@ -46,7 +52,9 @@ class VerbsIsolationOnDeviceTest {
     ByteArrayOutputStream text = new ByteArrayOutputStream();
     int status = check.run(List.of(address), new PrintStream(text, true, StandardCharsets.UTF_8));
     String report = text.toString(StandardCharsets.UTF_8);
-    report.lines().filter(l -> l.startsWith("ISOLATION") || l.startsWith("LIFECYCLE") || l.startsWith("PD-COST"))
+    report.lines()
+        .filter(l -> l.startsWith("ISOLATION") || l.startsWith("LIFECYCLE") || l.startsWith("REOPEN")
+            || l.startsWith("PD-COST"))
         .forEach(l -> System.out.println("SLUICE-LAB: " + l));
     assertEquals(0, status, report);
   }
