@@ -54,9 +54,13 @@ public final class HostCheck {
   /** Bytes of the region --serve offers and --peer READs. */
   static final int TEST_REGION_BYTES = 1 << 20;
 
-  /** Where the host's facts are read: /sys/class/infiniband and /proc/self/limits; tests point elsewhere. */
-  record Host(Path rdmaDevices, Path limits) {
-    static final Host THIS = new Host(Path.of("/sys/class/infiniband"), Path.of("/proc/self/limits"));
+  /**
+   * Where the host's facts are read: /sys/class/infiniband, /proc/self/limits and
+   * /proc/self/status (for the process's capabilities); tests point elsewhere.
+   */
+  record Host(Path rdmaDevices, Path limits, Path status) {
+    static final Host THIS = new Host(Path.of("/sys/class/infiniband"), Path.of("/proc/self/limits"),
+        Path.of("/proc/self/status"));
   }
 
   /** The command line, checked. */
@@ -221,7 +225,7 @@ public final class HostCheck {
     }
     List<HostFacts.Port> ports = HostFacts.ports(host.rdmaDevices());
     findings.addAll(deviceFindings(ports, config, verbsProblems));
-    Finding memlock = memlockCheck(host.limits(), o.needsBytes());
+    Finding memlock = memlockCheck(host, o.needsBytes());
     findings.add(memlock);
     if (!memlock.ok()) {
       verbsProblems.add(memlock.detail());
@@ -334,7 +338,14 @@ public final class HostCheck {
     return findings;
   }
 
-  private static Finding memlockCheck(Path limits, long needs) {
+  /**
+   * The locked-memory limit against what verbs registers. The kernel does not apply the limit to
+   * registrations of a process that holds CAP_IPC_LOCK (root, as a rule), so a low limit is no
+   * problem for this process then; the detail says so, since a service run under another user
+   * may not hold it.
+   */
+  private static Finding memlockCheck(Host host, long needs) {
+    Path limits = host.limits();
     if (!HostFacts.memlockReadable(limits)) {
       return Finding.ok("memlock", "limit unknown (" + limits + " unreadable)");
     }
@@ -343,12 +354,17 @@ public final class HostCheck {
       return Finding.ok("memlock", "unlimited");
     }
     String detail = "locked-memory limit " + size(limit.getAsLong()) + ", verbs registers " + size(needs);
-    if (limit.getAsLong() < needs) {
-      return Finding.problem("memlock", detail, "raise it for the service's user: '* - memlock unlimited' in"
-          + " /etc/security/limits.conf, LimitMEMLOCK=infinity (systemd), --ulimit memlock=-1 (docker)");
+    if (limit.getAsLong() >= needs) {
+      return Finding.ok("memlock", detail);
     }
-    return Finding.ok("memlock", detail);
+    if (HostFacts.holdsIpcLock(host.status())) {
+      return Finding.ok("memlock", detail + "; not applied to this process, which holds CAP_IPC_LOCK (a service"
+          + " run without it needs the limit raised)");
+    }
+    return Finding.problem("memlock", detail, "raise it for the service's user: '* - memlock unlimited' in"
+        + " /etc/security/limits.conf, LimitMEMLOCK=infinity (systemd), --ulimit memlock=-1 (docker)");
   }
+
 
   static String size(long bytes) {
     if (bytes < 1024) {

@@ -1,6 +1,7 @@
 package io.sluice.transport.check;
 
 import java.io.IOException;
+import java.math.BigInteger;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
@@ -95,6 +96,25 @@ final class HostFacts {
 
   static boolean memlockReadable(Path limits) {
     return lines(limits).stream().anyMatch(l -> l.startsWith("Max locked memory"));
+  }
+
+  /** Bit 14 of a capability set: CAP_IPC_LOCK, which lifts the locked-memory limit. */
+  private static final int CAP_IPC_LOCK = 14;
+
+  /**
+   * Whether the effective capabilities in {@code status} (/proc/self/status, its "CapEff:" line of
+   * hex digits) include CAP_IPC_LOCK; false when the file or the line cannot be read.
+   */
+  static boolean holdsIpcLock(Path status) {
+    Optional<String> line = lines(status).stream().filter(l -> l.startsWith("CapEff:")).findFirst();
+    if (line.isEmpty()) {
+      return false;
+    }
+    try {
+      return new BigInteger(line.get().substring("CapEff:".length()).trim(), 16).testBit(CAP_IPC_LOCK);
+    } catch (NumberFormatException e) {
+      return false;
+    }
   }
 
   /** Bytes free for an unprivileged writer under {@code dir}; empty if it does not exist. */

@@ -33,8 +33,16 @@ class HostCheckTest {
     return new Outcome(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }
 
-  /** A host with one RoCE device whose port is in {@code state}, and a memlock limit of {@code memlockKib}. */
+  /**
+   * A host with one RoCE device whose port is in {@code state}, a memlock limit of {@code
+   * memlockKib}, and a process without CAP_IPC_LOCK.
+   */
   private HostCheck.Host host(String state, long memlockKib) throws Exception {
+    return host(state, memlockKib, "0000000000000000");
+  }
+
+  /** As above, with the effective capabilities {@code capEff} (hex, as /proc/self/status shows them). */
+  private HostCheck.Host host(String state, long memlockKib, String capEff) throws Exception {
     Path port = dir.resolve("sys/mlx5_0/ports/1");
     Files.createDirectories(port.resolve("gids"));
     Files.createDirectories(port.resolve("gid_attrs/ndevs"));
@@ -48,7 +56,25 @@ class HostCheckTest {
     Path limits = dir.resolve("limits");
     Files.writeString(limits, "Limit                     Soft Limit           Hard Limit           Units\n"
         + "Max locked memory         " + memlockKib * 1024 + "              " + memlockKib * 1024 + "              bytes\n");
-    return new HostCheck.Host(dir.resolve("sys"), limits);
+    Path status = dir.resolve("status");
+    Files.writeString(status, "Name:\tjava\nCapInh:\t0000000000000000\nCapPrm:\t" + capEff + "\nCapEff:\t" + capEff
+        + "\nCapBnd:\t000001ffffffffff\n");
+    return new HostCheck.Host(dir.resolve("sys"), limits, status);
+  }
+
+  @Test
+  void aLowMemlockLimitIsNoProblemForAProcessHoldingIpcLock() throws Exception {
+    // 0x4000: CAP_IPC_LOCK alone; 0x000001ffffffffff: every capability, as root has.
+    for (String caps : new String[] {"0000000000004000", "000001ffffffffff"}) {
+      Outcome o = run(host("1: DOWN", 64, caps), Map.of(), "--conf", "sluice.transport.bindHost=127.0.0.1");
+      assertTrue(o.out.contains("[ok] memlock    locked-memory limit 64.0 KiB, verbs registers 96.0 MiB; not applied"
+          + " to this process, which holds CAP_IPC_LOCK"), o.out);
+      assertTrue(!o.out.contains("not verbs: the verbs provider is not on the class path; no RDMA port is ACTIVE;"
+          + " locked-memory"), o.out);
+    }
+    // Every capability but CAP_IPC_LOCK.
+    Outcome o = run(host("1: DOWN", 64, "000001ffffffbfff"), Map.of(), "--conf", "sluice.transport.bindHost=127.0.0.1");
+    assertTrue(o.out.contains("[!!] memlock    locked-memory limit 64.0 KiB"), o.out);
   }
 
   @Test
