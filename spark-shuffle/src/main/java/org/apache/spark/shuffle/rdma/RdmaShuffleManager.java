@@ -84,9 +84,9 @@ public final class RdmaShuffleManager implements ShuffleManager {
       AddressBookEndpoint endpoint = new AddressBookEndpoint(env.rpcEnv(), AddressBookEndpoint::activeInScheduler,
           handOut);
       this.addressBookEndpoint = Optional.of(env.rpcEnv().setupEndpoint(AddressBookEndpoint.NAME, endpoint));
-      SluiceMetricsSource source = ShuffleMetrics.driver(endpoint.book());
-      source.register();
-      this.driverSource = Optional.of(source);
+      // Registered with the first shuffle (registerShuffle): Spark names a source by the
+      // application's id as it registers it, and the driver learns that id after this.
+      this.driverSource = Optional.of(ShuffleMetrics.driver(endpoint.book()));
     } else {
       this.addressBookEndpoint = Optional.empty();
       this.driverSource = Optional.empty();
@@ -108,7 +108,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
     if (!isDriver) {
       // On an executor, its own counters; in local mode the driver's source shows the same ones.
       SluiceMetricsSource source = ShuffleMetrics.executor(this::transportMetrics, fallback.counts());
-      source.register();
+      source.registerOnce();
       executorSource = Optional.of(source);
     }
     try {
@@ -146,6 +146,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
 
   @Override
   public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
+    driverSource.ifPresent(SluiceMetricsSource::registerOnce);
     return sort.registerShuffle(shuffleId, dependency);
   }
 

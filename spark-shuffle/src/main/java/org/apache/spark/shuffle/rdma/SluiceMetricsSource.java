@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.rdma;
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.ToLongFunction;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.metrics.source.Source;
@@ -11,7 +12,8 @@ import org.apache.spark.metrics.source.Source;
  * Sluice's metrics in Spark's metrics system, under the source name {@value #NAME}, so every
  * configured sink (JMX, CSV, the Prometheus servlet) shows them: on each executor its own
  * transport's counters and fallback decisions ({@link ShuffleMetrics#executor}), on the driver
- * the sum of the executors' last reports to the address book ({@link ShuffleMetrics#driver}).
+ * the sum of the executors' last reports to the address book ({@link ShuffleMetrics#driver}),
+ * from the application's first shuffle on (when the driver knows the application's id).
  * Every metric is a gauge of a whole number read when a sink asks; the names are fixed when the
  * source is made.
  *
@@ -21,6 +23,7 @@ final class SluiceMetricsSource implements Source {
   static final String NAME = "sluice";
 
   private final MetricRegistry registry = new MetricRegistry();
+  private final AtomicBoolean registered = new AtomicBoolean();
 
   /** A gauge for each of {@code names}, reading {@code value} of its name. */
   SluiceMetricsSource(List<String> names, ToLongFunction<String> value) {
@@ -39,15 +42,20 @@ final class SluiceMetricsSource implements Source {
     return registry;
   }
 
-  /** Registers this source with the metrics system of this process's SparkEnv. */
-  void register() {
-    SparkEnv.get().metricsSystem().registerSource(this);
+  /**
+   * Registers this source with the metrics system of this process's SparkEnv, unless it is registered already. Spark names it {@code
+   * <app id>.<executor id>.sluice} from the application's id as it stands now.
+   */
+  void registerOnce() {
+    if (registered.compareAndSet(false, true)) {
+      SparkEnv.get().metricsSystem().registerSource(this);
+    }
   }
 
   /** Takes it out again, when the shuffle manager stops. */
   void unregister() {
     SparkEnv env = SparkEnv.get();
-    if (env != null) {
+    if (env != null && registered.compareAndSet(true, false)) {
       env.metricsSystem().removeSource(this);
     }
   }

@@ -24,6 +24,9 @@ final class PrometheusScrape {
   private static final Pattern GAUGE = Pattern.compile(
       "^metrics_(?:.*_)?sluice_([A-Za-z0-9_]+)_Value\\{type=\"gauges\"\\} (-?\\d+)$", Pattern.MULTILINE);
 
+  /** Where the last scrape's whole text is kept. */
+  static final java.nio.file.Path LAST_SCRAPE = java.nio.file.Path.of("target", "sluice-prometheus-scrape.txt");
+
   private PrometheusScrape() {}
 
   /** Turns on the UI (on a free port) with the Prometheus servlet, and fast metrics reports. */
@@ -48,7 +51,7 @@ final class PrometheusScrape {
       throw new IOException("GET " + ui + "/metrics/prometheus answered " + r.statusCode() + ": " + r.body());
     }
     // The last scrape stays beside the test reports, for reading when an assertion fails.
-    java.nio.file.Files.writeString(java.nio.file.Path.of("target", "sluice-prometheus-scrape.txt"), r.body());
+    java.nio.file.Files.writeString(LAST_SCRAPE, r.body());
     Map<String, Long> values = new TreeMap<>();
     Matcher m = GAUGE.matcher(r.body());
     while (m.find()) {

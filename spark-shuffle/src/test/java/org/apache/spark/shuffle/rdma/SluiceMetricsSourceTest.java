@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.spark.shuffle.TransportReport;
+import java.nio.file.Files;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -49,6 +50,11 @@ class SluiceMetricsSourceTest {
       long reads = scraped.get("reads_tcp_count") + scraped.get("reads_shm_count") + scraped.get("reads_verbs_count");
       assertEquals(reads, scraped.get("reads_latency_count"));
       assertEquals(0, scraped.get("reads_failed"));
+      // The driver's source carries the application's id in its names, as Spark's own sources do.
+      String app = sc.sc().applicationId().replaceAll("[^a-zA-Z0-9]", "_");
+      String body = Files.readString(PrometheusScrape.LAST_SCRAPE);
+      assertTrue(body.contains("metrics_" + app + "_driver_sluice_executors_registered_Value"),
+          "no driver gauge named with the application id " + app + " in " + PrometheusScrape.LAST_SCRAPE);
     }
   }
 
