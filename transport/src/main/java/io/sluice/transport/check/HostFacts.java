@@ -10,7 +10,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.stream.Stream;
@@ -36,6 +40,15 @@ final class HostFacts {
 
   /** Every port of every device under {@code root} (/sys/class/infiniband); empty without devices. */
   static List<Port> ports(Path root) {
+    return ports(root, interfacesByMac());
+  }
+
+  /**
+   * As {@link #ports(Path)}, with the host's network interfaces by hardware address ({@code
+   * interfacesByMac}, lower-case hex without separators): iWARP devices name no interface for
+   * their GIDs, whose first six bytes are the MAC address of the interface they run on.
+   */
+  static List<Port> ports(Path root, Map<String, String> interfacesByMac) {
     List<Port> ports = new ArrayList<>();
     for (Path device : list(root)) {
       for (Path port : list(device.resolve("ports"))) {
@@ -46,13 +59,13 @@ final class HostFacts {
           continue;
         }
         ports.add(new Port(device.getFileName().toString(), number, read(port.resolve("state")).orElse("unknown"),
-            read(port.resolve("link_layer")).orElse("unknown"), gids(port)));
+            read(port.resolve("link_layer")).orElse("unknown"), gids(port, interfacesByMac)));
       }
     }
     return ports;
   }
 
-  private static List<Gid> gids(Path port) {
+  private static List<Gid> gids(Path port, Map<String, String> interfacesByMac) {
     List<Gid> gids = new ArrayList<>();
     for (Path g : list(port.resolve("gids"))) {
       Optional<String> value = read(g);
@@ -60,12 +73,32 @@ final class HostFacts {
         continue; // an empty slot of the table
       }
       String index = g.getFileName().toString();
+      Optional<String> netdev = read(port.resolve("gid_attrs/ndevs/" + index));
+      if (netdev.isEmpty()) {
+        String hex = value.get().replace(":", "").toLowerCase(Locale.ROOT);
+        netdev = hex.length() >= 12 ? Optional.ofNullable(interfacesByMac.get(hex.substring(0, 12))) : Optional.empty();
+      }
       gids.add(new Gid(Integer.parseInt(index), value.get(),
-          read(port.resolve("gid_attrs/types/" + index)).orElse(""),
-          read(port.resolve("gid_attrs/ndevs/" + index))));
+          read(port.resolve("gid_attrs/types/" + index)).orElse(""), netdev));
     }
     gids.sort((a, b) -> Integer.compare(a.index(), b.index()));
     return gids;
+  }
+
+  /** The host's network interfaces that have a 6-byte hardware address, by that address in hex. */
+  static Map<String, String> interfacesByMac() {
+    Map<String, String> byMac = new HashMap<>();
+    try {
+      for (NetworkInterface n : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+        byte[] mac = n.getHardwareAddress();
+        if (mac != null && mac.length == 6) {
+          byMac.putIfAbsent(HexFormat.of().formatHex(mac), n.getName());
+        }
+      }
+    } catch (SocketException e) {
+      return Map.of();
+    }
+    return byMac;
   }
 
   /** The addresses of network interface {@code name}, empty if there is none of that name. */
