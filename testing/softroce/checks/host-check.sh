@@ -1,0 +1,57 @@
+#!/bin/sh
+# bin/sluice-check's program (SluiceCheck, compiled on the host into /payload/host-check, since
+# the guest's Java runtime has no compiler) inside the lab guest, where RDMA devices exist: with
+# provider verbs on each device's address it must find the device's port ACTIVE and pass; then a
+# `--serve` on each device and a `--peer` of it in a second JVM must READ over verbs.
+cp="/payload/lib/*:/payload/host-check"
+secret=lab-host-check-secret-0123456789abcdef
+status=0
+sluice_check() {
+  timeout 300 java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
+    -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$cp" SluiceCheck "$@"
+}
+for device in rxe0:10.77.0.1 siw0:10.77.1.1; do
+  name=${device%%:*} address=${device#*:}
+  log=/tmp/host-check-$name.log
+  if sluice_check --conf sluice.transport.provider=verbs --conf sluice.transport.verbs.deviceAddress="$address" \
+      > "$log" 2>&1 && grep -q "^result: OK" "$log" && grep -q "\[ok\] port .*$name" "$log"; then
+    echo "SLUICE-LAB: HOST-CHECK $name: $(grep -c '\[ok\]' "$log") findings ok, $(grep -c '\[!!\]' "$log") problems; $(grep '\[ok\] port' "$log" | head -1 | sed 's/^ *//')"
+  else
+    cat "$log"
+    echo "SLUICE-LAB: HOST-CHECK $name: the check did not pass with provider verbs"
+    status=1
+    continue
+  fi
+  serve=/tmp/host-check-serve-$name.log
+  sluice_check --serve --conf sluice.transport.provider=verbs --conf sluice.transport.verbs.deviceAddress="$address" \
+    --conf sluice.transport.bindHost="$address" --conf sluice.transport.secret="$secret" > "$serve" 2>&1 &
+  server=$!
+  peer=
+  for _ in $(seq 1 120); do
+    peer=$(sed -n 's/^ *bin\/sluice-check --peer \([^ ]*\) .*/\1/p' "$serve" | head -1)
+    [ -n "$peer" ] && break
+    kill -0 "$server" 2>/dev/null || break
+    sleep 1
+  done
+  if [ -z "$peer" ]; then
+    cat "$serve"
+    echo "SLUICE-LAB: HOST-CHECK $name: --serve printed no address"
+    status=1
+  elif sluice_check --peer "$peer" --conf sluice.transport.provider=verbs \
+      --conf sluice.transport.verbs.deviceAddress="$address" --conf sluice.transport.secret="$secret" > "$log" 2>&1 \
+      && grep -q "^result: OK" "$log" && grep -q "\[ok\] peer .* over verbs " "$log"; then
+    echo "SLUICE-LAB: HOST-CHECK $name: $(grep '\[ok\] peer' "$log" | sed 's/^ *//')"
+  else
+    cat "$log" "$serve"
+    echo "SLUICE-LAB: HOST-CHECK $name: --peer $peer did not pass"
+    status=1
+  fi
+  kill "$server" 2>/dev/null
+  wait "$server" 2>/dev/null
+done
+if [ "$status" = 0 ]; then
+  echo "SLUICE-LAB: check host-check: PASS"
+else
+  echo "SLUICE-LAB: check host-check: FAIL"
+fi
+exit "$status"
