@@ -76,11 +76,16 @@ final class PlainStreams {
       }
       state.metrics().plainGet(sent, true);
       listener.completed();
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
+      // An error too (a class missing from the server's class path, memory): the client gets an
+      // answer rather than a stream that never ends.
       state.metrics().plainGet(0, false);
       LOG.warn("Serving a table to a Flight client failed", e);
       listener.error(CallStatus.INTERNAL.withDescription("serving the table failed: " + e).withCause(e)
           .toRuntimeException());
+      if (e instanceof VirtualMachineError fatal) {
+        throw fatal;
+      }
     }
   }
 
