@@ -204,3 +204,15 @@ def test_a_signed_refusal_is_honoured_only_for_the_server_it_names(java):
             assert "unsigned" in relayed.reason
         finally:
             plain.close()
+
+
+def test_verification_without_the_crc32c_module_is_refused_when_the_client_is_made(monkeypatch):
+    from sluice.flight import body_reader
+
+    monkeypatch.setattr(body_reader, "_crc32c", None)
+    with pytest.raises(SluiceException, match="pip install crc32c"):
+        SluiceFlightClient("grpc+tcp://127.0.0.1:9", secret="s" * 32)
+    # Without verification, or without the data plane, nothing needs it.
+    SluiceFlightClient("grpc+tcp://127.0.0.1:9", secret="s" * 32,
+                       data_plane_options=DataPlaneOptions(verify_reads=False)).close()
+    SluiceFlightClient("grpc+tcp://127.0.0.1:9", secret="s" * 32, data_plane=False).close()

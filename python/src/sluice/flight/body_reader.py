@@ -43,6 +43,15 @@ except ImportError:  # pragma: no cover - the package is a dependency
     _crc32c = None
 
 
+def require_crc32c() -> None:
+    """Raises :class:`SluiceException` when READ bodies are to be verified and the CRC32C module
+    is missing, so that a client says so when it is made rather than on its first body."""
+    if _crc32c is None:
+        raise SluiceException(
+            "verifying READ bodies needs the 'crc32c' package, a dependency of sluice (pip install crc32c);"
+            " or turn verification off with DataPlaneOptions(verify_reads=False)")
+
+
 def encapsulate(metadata: bytes) -> bytes:
     """An IPC message's prefix: continuation, padded metadata length, the flatbuffer, padding."""
     pad = (-len(metadata)) % 8

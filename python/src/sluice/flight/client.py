@@ -8,7 +8,7 @@ from typing import Callable, Optional, Union
 
 from ..errors import TransportUnavailableException
 from . import call_token, data_plane
-from .body_reader import DataPlaneTableReader
+from .body_reader import DataPlaneTableReader, require_crc32c
 from .negotiator import DataPlaneOptions, Decision, negotiate
 from .shards import Shard
 from .table_reader import GrpcTableReader, TableReader
@@ -51,6 +51,8 @@ class SluiceFlightClient:
         self._secret = secret
         self._data_plane = data_plane
         self._settings = data_plane_options
+        if data_plane and data_plane_options.verify_reads:
+            require_crc32c()
         self._client = flight.FlightClient(location)
         self._lock = threading.Lock()
         self._decision: Optional[Decision] = None
