@@ -30,6 +30,9 @@ from . import properties
 __all__ = ["Feed", "SluiceFeed", "FlightGrpcFeed", "ParquetFeed", "open_feed", "FEEDS"]
 
 FEEDS = ("sluice", "flight-grpc", "parquet")
+# A Flight call (one shard, or a negotiation) that takes longer than this fails instead of
+# waiting: a server that stops sending must not hold the trainer forever.
+CALL_TIMEOUT_S = 300.0
 Batch = Dict[str, torch.Tensor]
 
 
@@ -78,7 +81,7 @@ class SluiceFeed(Feed):
         self._options = DataPlaneOptions(verify_reads=verify_reads)
         self._dataset = SluiceDataset(
             list_shards(e.locations, e.table + ".", e.tokens), e.tokens, secret=e.secret, seed=seed,
-            prefetch=prefetch, pin_memory=False, data_plane_options=self._options,
+            prefetch=prefetch, pin_memory=False, data_plane_options=self._options, timeout=CALL_TIMEOUT_S,
         )
         self._path: Optional[str] = None
 
@@ -90,7 +93,7 @@ class SluiceFeed(Feed):
             paths = set()
             for location in self._endpoints.locations:
                 with SluiceFlightClient(location, self._endpoints.tokens, secret=self._endpoints.secret,
-                                        data_plane_options=self._options) as c:
+                                        timeout=CALL_TIMEOUT_S, data_plane_options=self._options) as c:
                     paths.add(c.decision.data_path)
             self._path = "+".join(sorted(paths))
         return self._path
@@ -148,7 +151,8 @@ class FlightGrpcFeed(_ShardFeed):
         e = Endpoints(run_dir)
         self._shards = list_shards(e.locations, e.table + ".", e.tokens or None)
         self._clients = {location: flight.FlightClient(location) for location in e.locations}
-        self._options = {location: call_token.call_options(e.token(location)) for location in e.locations}
+        self._options = {location: call_token.call_options(e.token(location), CALL_TIMEOUT_S)
+                         for location in e.locations}
         super().__init__(len(self._shards), seed, prefetch)
 
     def _read(self, shard: int) -> List[pa.RecordBatch]:
