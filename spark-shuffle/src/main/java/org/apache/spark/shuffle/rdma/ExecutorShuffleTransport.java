@@ -6,6 +6,7 @@ import io.sluice.spark.shuffle.protocol.AddressBookMessage;
 import io.sluice.spark.shuffle.registry.AddressBookClient;
 import io.sluice.spark.shuffle.registry.MapOutputRegistry;
 import io.sluice.spark.shuffle.registry.RangeService;
+import io.sluice.spark.shuffle.startup.StartupTimes;
 import io.sluice.transport.Connection;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.Transport;
@@ -51,12 +52,14 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   private final RegisteredAllocator destinations;
   private final PeerConnections connections;
   private final Map<String, LongAdder> bytesReadByPath = new ConcurrentHashMap<>();
+  private final StartupTimes startup;
 
   private ExecutorShuffleTransport(String executorId, Transport transport, MapOutputRegistry registry,
-      AddressBookClient addressBook, long waitDeadlineMs, long pooledDestinationBytes) {
+      AddressBookClient addressBook, long waitDeadlineMs, long pooledDestinationBytes, StartupTimes startup) {
     this.executorId = executorId;
     this.transport = transport;
-    this.connections = new PeerConnections(transport::connect);
+    this.startup = startup;
+    this.connections = new PeerConnections(transport::connect, startup::firstConnect);
     this.destinations = destinations(transport, "shuffle READ destinations of executor " + executorId,
         pooledDestinationBytes);
     this.registry = registry;
@@ -69,26 +72,31 @@ final class ExecutorShuffleTransport implements AutoCloseable {
    *
    * @param pooledDestinationBytes how many bytes of idle READ destinations to keep for reuse
    * @param registrationWindowBytes largest registration of a map output's data file (larger files take several)
+   * @param startup where the open's steps and, later, the first connections' latencies are recorded
    *
    * @throws TransportException if the transport cannot start here
    */
   static ExecutorShuffleTransport open(String executorId, TransportConfig config,
       IndexShuffleBlockResolver resolver, AddressBookClient addressBook, long pooledDestinationBytes,
-      long registrationWindowBytes) throws TransportException {
+      long registrationWindowBytes, StartupTimes startup) throws TransportException {
+    long started = System.nanoTime();
     RangeService service = new RangeService(config.value(TransportKeys.MAX_MESSAGE_BYTES));
     Transport transport = Transports.open(config, service);
+    long opened = System.nanoTime();
+    startup.step("transport", opened - started);
     try {
       MapOutputRegistry registry =
           new MapOutputRegistry(transport, new SparkShuffleFiles(resolver), registrationWindowBytes);
       service.serve(registry);
       addressBook.register(
           new AddressBookMessage.Entry(executorId, transport.localAddress(), transport.provider()));
+      startup.step("register", System.nanoTime() - opened);
       long deadline = config.value(TransportKeys.CONNECT_TIMEOUT_MS) + config.value(TransportKeys.IO_TIMEOUT_MS) + 5_000;
       LOG.info("Executor {} serves shuffle output through {} at {}; same-host peers' shuffle files below {} are"
           + " mapped", executorId, transport.provider(), transport.localAddress(),
           config.value(TransportKeys.SHM_TRUSTED_FILE_ROOTS));
       return new ExecutorShuffleTransport(executorId, transport, registry, addressBook, deadline,
-          pooledDestinationBytes);
+          pooledDestinationBytes, startup);
     } catch (RuntimeException e) {
       transport.close();
       throw new TransportException("could not register the shuffle transport with the driver: " + e, e);
@@ -162,7 +170,8 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     Map<String, Long> read = new java.util.TreeMap<>();
     bytesReadByPath.forEach((path, n) -> read.put(path, n.sum()));
     return new TransportReport(executorId, transport.provider(), transport.localAddress().toString(), read,
-        registry.registeredCount());
+        registry.registeredCount(), startup.openWallNanos(), startup.steps(), startup.firstConnects(),
+        startup.firstConnectMedianNanos(), startup.firstConnectMaxNanos());
   }
 
   @Override

@@ -4,6 +4,7 @@ import io.sluice.spark.shuffle.TransportReport;
 import io.sluice.spark.shuffle.fallback.Decision;
 import io.sluice.spark.shuffle.fallback.FallbackPolicy;
 import io.sluice.spark.shuffle.registry.AddressBookClient;
+import io.sluice.spark.shuffle.startup.StartupTimes;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
@@ -56,6 +57,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
   private final SortShuffleManager sort;
   private final Optional<RpcEndpointRef> addressBookEndpoint;
   private final FallbackPolicy fallback = new FallbackPolicy();
+  private final StartupTimes startup = new StartupTimes();
   private final boolean isDriver;
   private final Optional<SluiceMetricsSource> driverSource;
   private Optional<SluiceMetricsSource> executorSource = Optional.empty(); // guarded by this
@@ -103,34 +105,45 @@ public final class RdmaShuffleManager implements ShuffleManager {
     if (stopped) {
       return transport;
     }
+    long started = System.nanoTime();
     SparkEnv env = SparkEnv.get();
     Optional<String> failure = Optional.empty();
     if (!isDriver) {
       // On an executor, its own counters; in local mode the driver's source shows the same ones.
-      SluiceMetricsSource source = ShuffleMetrics.executor(this::transportMetrics, fallback.counts());
+      SluiceMetricsSource source = ShuffleMetrics.executor(this::transportMetrics, fallback.counts(), startup);
       source.register();
       executorSource = Optional.of(source);
     }
     try {
+      long stepStart = System.nanoTime();
       RpcEndpointRef driver = addressBookEndpoint.orElseGet(
           () -> RpcUtils.makeDriverRef(AddressBookEndpoint.NAME, conf, env.rpcEnv()));
+      startup.step("driverRef", System.nanoTime() - stepStart);
       AddressBookClient book = AddressBookEndpoint.client(driver, settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT));
       String executorId = env.executorId();
       reporter = Optional.of(new MetricsReporter(
-          () -> ShuffleMetrics.report(executorId, this::transportMetrics, fallback.counts()), book::reportMetrics,
-          settings.value(RdmaShuffleOption.METRICS_REPORT_INTERVAL)));
-      TransportConfig config = SparkTransportConfig.from(conf, env.securityManager(), book::secret,
-          Arrays.stream(env.blockManager().diskBlockManager().localDirs()).map(File::toPath).toList());
+          () -> ShuffleMetrics.report(executorId, this::transportMetrics, fallback.counts(), startup),
+          book::reportMetrics, settings.value(RdmaShuffleOption.METRICS_REPORT_INTERVAL)));
+      TransportConfig config = SparkTransportConfig.from(conf, env.securityManager(), () -> {
+        long asked = System.nanoTime();
+        String secret = book.secret();
+        startup.step("secret", System.nanoTime() - asked);
+        return secret;
+      }, Arrays.stream(env.blockManager().diskBlockManager().localDirs()).map(File::toPath).toList());
       // Idle READ destinations kept for reuse: two tasks' worth of bytes in flight.
       long pooled = 2 * settings.value(RdmaShuffleOption.MAX_BYTES_IN_FLIGHT);
       transport = Optional.of(ExecutorShuffleTransport.open(env.executorId(), config, resolver(), book, pooled,
-          settings.value(RdmaShuffleOption.REGISTRATION_WINDOW_BYTES)));
+          settings.value(RdmaShuffleOption.REGISTRATION_WINDOW_BYTES), startup));
     } catch (Exception e) {
       // Settings were checked when the manager was created; any failure to start leaves this executor on
       // Spark's shuffle.
       failure = Optional.of(e.toString());
     }
     runningTransportMetrics = transport.map(ExecutorShuffleTransport::metrics);
+    long waited = System.nanoTime() - started;
+    startup.opened(waited);
+    LOG.info("Executor {}: the shuffle transport's open took {} ms on the task path ({})", env.executorId(),
+        String.format(java.util.Locale.ROOT, "%.1f", waited / 1e6), startup.steps());
     fallback.decideExecutor(env.executorId(), failure);
     return transport;
   }
