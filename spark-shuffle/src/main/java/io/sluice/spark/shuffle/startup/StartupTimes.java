@@ -31,6 +31,13 @@ public final class StartupTimes {
     steps.merge(name, nanos, Long::sum);
   }
 
+  /** Records step {@code name} as lasting from {@code since} ({@link System#nanoTime}) to now; returns now. */
+  public long lap(String name, long since) {
+    long now = System.nanoTime();
+    step(name, now - since);
+    return now;
+  }
+
   /** The open ended: the task that started it waited {@code wallNanos}. */
   public synchronized void opened(long wallNanos) {
     openWallNanos = wallNanos;

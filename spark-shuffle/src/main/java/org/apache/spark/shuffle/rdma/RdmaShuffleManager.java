@@ -27,7 +27,6 @@ import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
 import org.apache.spark.shuffle.sort.SortShuffleManager;
-import org.apache.spark.util.RpcUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,6 +59,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
   private final StartupTimes startup = new StartupTimes();
   private final boolean isDriver;
   private final Optional<SluiceMetricsSource> driverSource;
+  private Optional<DriverLink> driverLink = Optional.empty(); // guarded by this
   private Optional<SluiceMetricsSource> executorSource = Optional.empty(); // guarded by this
   private Optional<MetricsReporter> reporter = Optional.empty(); // guarded by this
   /** The running transport's counters, for the metrics source and reporter, which must not wait for the lock. */
@@ -92,7 +92,20 @@ public final class RdmaShuffleManager implements ShuffleManager {
     } else {
       this.addressBookEndpoint = Optional.empty();
       this.driverSource = Optional.empty();
+      SparkEnv env = SparkEnv.get();
+      if (env != null) {
+        // Requests only, no set-up: the first task would otherwise wait for their round trips.
+        this.driverLink = Optional.of(startDriverLink(env));
+      }
     }
+  }
+
+  /** The link to the driver's address book, asking for the secret unless this process has one of its own. */
+  private DriverLink startDriverLink(SparkEnv env) {
+    long timeoutMs = settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT);
+    boolean wantSecret = SparkTransportConfig.secret(conf, env.securityManager()).isEmpty();
+    return addressBookEndpoint.map(ref -> DriverLink.of(ref, timeoutMs, wantSecret))
+        .orElseGet(() -> DriverLink.start(conf, env.rpcEnv(), timeoutMs, wantSecret));
   }
 
   /** This process's transport, started on first use, or empty if it could not start here. */
@@ -106,6 +119,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
       return transport;
     }
     long started = System.nanoTime();
+    long step = started;
     SparkEnv env = SparkEnv.get();
     Optional<String> failure = Optional.empty();
     if (!isDriver) {
@@ -113,27 +127,27 @@ public final class RdmaShuffleManager implements ShuffleManager {
       SluiceMetricsSource source = ShuffleMetrics.executor(this::transportMetrics, fallback.counts(), startup);
       source.register();
       executorSource = Optional.of(source);
+      step = startup.lap("metrics", step);
     }
     try {
-      long stepStart = System.nanoTime();
-      RpcEndpointRef driver = addressBookEndpoint.orElseGet(
-          () -> RpcUtils.makeDriverRef(AddressBookEndpoint.NAME, conf, env.rpcEnv()));
-      startup.step("driverRef", System.nanoTime() - stepStart);
-      AddressBookClient book = AddressBookEndpoint.client(driver, settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT));
+      // The driver's answers were asked for when this manager was made; normally they are here.
+      DriverLink link = driverLink.orElseGet(() -> startDriverLink(env));
+      driverLink = Optional.of(link);
+      AddressBookClient book = link.client();
+      String secret = SparkTransportConfig.secret(conf, env.securityManager()).orElseGet(link::handedOutSecret);
+      step = startup.lap("driver", step);
       String executorId = env.executorId();
       reporter = Optional.of(new MetricsReporter(
           () -> ShuffleMetrics.report(executorId, this::transportMetrics, fallback.counts(), startup),
           book::reportMetrics, settings.value(RdmaShuffleOption.METRICS_REPORT_INTERVAL)));
-      TransportConfig config = SparkTransportConfig.from(conf, env.securityManager(), () -> {
-        long asked = System.nanoTime();
-        String secret = book.secret();
-        startup.step("secret", System.nanoTime() - asked);
-        return secret;
-      }, Arrays.stream(env.blockManager().diskBlockManager().localDirs()).map(File::toPath).toList());
+      TransportConfig config = SparkTransportConfig.from(conf, env.securityManager(), () -> secret,
+          Arrays.stream(env.blockManager().diskBlockManager().localDirs()).map(File::toPath).toList());
+      startup.lap("config", step);
       // Idle READ destinations kept for reuse: two tasks' worth of bytes in flight.
       long pooled = 2 * settings.value(RdmaShuffleOption.MAX_BYTES_IN_FLIGHT);
       transport = Optional.of(ExecutorShuffleTransport.open(env.executorId(), config, resolver(), book, pooled,
-          settings.value(RdmaShuffleOption.REGISTRATION_WINDOW_BYTES), startup));
+          settings.value(RdmaShuffleOption.REGISTRATION_WINDOW_BYTES), startup,
+          settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT)));
     } catch (Exception e) {
       // Settings were checked when the manager was created; any failure to start leaves this executor on
       // Spark's shuffle.
@@ -178,7 +192,8 @@ public final class RdmaShuffleManager implements ShuffleManager {
     if (decide(handle, t).usesSparkShuffle() || t.isEmpty()) {
       return writer;
     }
-    return new RegisteringShuffleWriter<>(writer, t.get().registry(), handle.shuffleId(), mapId);
+    return new RegisteringShuffleWriter<>(writer, t.get().registry(), handle.shuffleId(), mapId,
+        t.get()::awaitRegistered);
   }
 
   @Override
