@@ -69,6 +69,9 @@ class PeerConnectionsTest {
   private final List<CompletableFuture<Connection>> opened = new ArrayList<>();
   private final List<CompletableFuture<Connection>> pending = new ArrayList<>();
 
+  /** Latencies of first connections, as PeerConnections reported them. */
+  private final List<Long> firstConnects = new ArrayList<>();
+
   private PeerConnections connections(boolean completeAtOnce) {
     return new PeerConnections(peer -> {
       CompletableFuture<Connection> f = new CompletableFuture<>();
@@ -79,7 +82,27 @@ class PeerConnectionsTest {
       }
       opened.add(f);
       return f;
-    });
+    }, firstConnects::add);
+  }
+
+  @Test
+  void onlyEachPeersFirstUsableConnectionIsTimed() {
+    try (PeerConnections c = connections(false)) {
+      CompletableFuture<Connection> a = c.connection(A);
+      CompletableFuture<Connection> b = c.connection(B);
+      assertEquals(List.of(), firstConnects, "nothing is usable yet");
+      b.completeExceptionally(new IOException("refused"));
+      assertEquals(List.of(), firstConnects, "a failed connection is not a first connection");
+      a.complete(new FakeConnection(A));
+      assertEquals(1, firstConnects.size());
+      assertTrue(firstConnects.get(0) >= 0);
+      // B's second try is its first usable connection; A's reconnection after a close is not timed.
+      CompletableFuture<Connection> b2 = c.connection(B);
+      b2.complete(new FakeConnection(B));
+      a.join().close();
+      c.connection(A).complete(new FakeConnection(A));
+      assertEquals(2, firstConnects.size());
+    }
   }
 
   @Test
