@@ -69,6 +69,31 @@ public final class PeerConnections implements AutoCloseable {
     return f;
   }
 
+  /**
+   * Starts connecting to at most {@code max} of {@code peers} that have no usable connection or
+   * one being opened, without waiting: a reduce task calls it as soon as it knows whom it will
+   * read, so the handshakes run while it decides how to read and reads its local blocks. The
+   * connections are the shared ones {@link #connection} hands out, owned and closed here like
+   * them.
+   *
+   * @return how many connections it started
+   */
+  public int connectAhead(java.util.Collection<NodeAddress> peers, int max) {
+    int started = 0;
+    for (NodeAddress peer : new java.util.LinkedHashSet<>(peers)) {
+      if (started >= max) {
+        break;
+      }
+      CompletableFuture<Connection> existing = connections.get(peer);
+      if (existing == null || existing.isCompletedExceptionally()
+          || (existing.isDone() && !existing.join().isOpen())) {
+        connection(peer);
+        started++;
+      }
+    }
+    return started;
+  }
+
   /** Forgets a connection that failed, and closes it, so the next task reconnects. */
   public void discard(NodeAddress peer, CompletableFuture<Connection> failed) {
     if (connections.remove(peer, failed)) {

@@ -80,6 +80,11 @@ public final class AddressBookClient {
     }
   }
 
+  /** The transport endpoint of an executor if this client already knows it; never asks the driver. */
+  public Optional<AddressBookMessage.Entry> known(String executorId) {
+    return Optional.ofNullable(cache.get(executorId));
+  }
+
   /** The transport endpoint of an executor, or empty if it has none (it runs Spark's shuffle). */
   public Optional<AddressBookMessage.Entry> lookup(String executorId) {
     AddressBookMessage.Entry cached = cache.get(executorId);

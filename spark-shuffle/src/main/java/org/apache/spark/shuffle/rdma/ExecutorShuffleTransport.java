@@ -18,6 +18,7 @@ import io.sluice.transport.memory.AllocatorOptions;
 import io.sluice.transport.memory.RegionSizes;
 import io.sluice.transport.memory.RegisteredAllocator;
 import io.sluice.transport.metrics.TransportMetrics;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -43,6 +44,8 @@ final class ExecutorShuffleTransport implements AutoCloseable {
    * itself on a fast path, so a region a reduce task gives back serves the next range of its size.
    */
   static final RegionSizes DESTINATION_SIZES = RegionSizes.powersOfTwo(64 << 10, 1 << 30);
+  /** Connections one reduce task starts ahead of its fallback decision, at most. */
+  static final int MAX_CONNECTS_AHEAD = 16;
 
   private final String executorId;
   private final Transport transport;
@@ -181,6 +184,20 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   /** A connection to a peer, shared by every task of this executor. */
   CompletableFuture<Connection> connection(NodeAddress peer) {
     return connections.connection(peer);
+  }
+
+  /**
+   * Starts connecting to those of the peers a reduce task will read whose address this executor
+   * already knows (no request to the driver), at most {@link #MAX_CONNECTS_AHEAD} a call; see
+   * {@link PeerConnections#connectAhead}. Connections that are not used stay shared, one per peer,
+   * until the transport closes.
+   */
+  void connectAhead(java.util.Collection<String> peerExecutorIds) {
+    List<NodeAddress> known = new java.util.ArrayList<>();
+    for (String id : peerExecutorIds) {
+      addressBook.known(id).ifPresent(e -> known.add(e.address()));
+    }
+    connections.connectAhead(known, MAX_CONNECTS_AHEAD);
   }
 
   /** Forgets a connection that failed, so the next task reconnects. */

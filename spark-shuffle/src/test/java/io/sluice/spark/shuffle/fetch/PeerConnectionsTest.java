@@ -86,6 +86,25 @@ class PeerConnectionsTest {
   }
 
   @Test
+  void connectingAheadIsBoundedSharedAndClosedWithTheRest() {
+    NodeAddress c3 = new NodeAddress("10.0.0.3", 7003);
+    PeerConnections c = connections(false);
+    CompletableFuture<Connection> a = c.connection(A);
+    assertEquals(1, c.connectAhead(List.of(A, B, B, c3), 1), "A is being opened already; one more at most");
+    assertEquals(2, opened.size());
+    assertEquals(1, c.connectAhead(List.of(A, B, c3), 5), "only c3 is left to open");
+    assertEquals(3, opened.size());
+    assertSame(a, c.connection(A));
+    assertSame(opened.get(1), c.connection(B), "a task gets the connection opened ahead");
+    pending.get(1).complete(new FakeConnection(B));
+    c.close();
+    assertFalse(pending.get(1).join().isOpen(), "closed with the others");
+    FakeConnection late = new FakeConnection(c3);
+    pending.get(2).complete(late);
+    assertFalse(late.isOpen(), "one still being opened is closed when it completes");
+  }
+
+  @Test
   void onlyEachPeersFirstUsableConnectionIsTimed() {
     try (PeerConnections c = connections(false)) {
       CompletableFuture<Connection> a = c.connection(A);

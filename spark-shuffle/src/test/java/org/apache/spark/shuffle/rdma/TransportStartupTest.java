@@ -50,6 +50,8 @@ class TransportStartupTest {
         assertTrue(r.openWallNanos() > 0, r.toString());
         assertEquals(STEPS, List.copyOf(r.openStepNanos().keySet()), r.toString());
         assertTrue(r.firstConnectMedianNanos() <= r.firstConnectMaxNanos(), r.toString());
+        // Every reduce task connects ahead to the peers it knows, yet each peer gets one connection.
+        assertTrue(r.firstConnections() <= LocalCluster.EXECUTORS - 1, r.toString());
       }
       assertTrue(reports.stream().anyMatch(r -> r.firstConnections() >= 1 && r.bytesRead() > 0), reports.toString());
       // Registrations were sent without waiting, but each map task waited for its executor's before
