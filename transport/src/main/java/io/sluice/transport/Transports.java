@@ -3,6 +3,7 @@ package io.sluice.transport;
 import io.sluice.transport.config.ConfigKey;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
+import io.sluice.transport.spi.Handshake;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -95,8 +96,15 @@ public final class Transports {
     return java.util.Optional.empty();
   }
 
-  /** Opens a transport as {@link TransportKeys#PROVIDER} says. */
+  /**
+   * Opens a transport as {@link TransportKeys#PROVIDER} says. The cryptography it needs is loaded
+   * on a short-lived thread of its own ({@link Handshake#loadAlgorithms}) while the providers are
+   * probed and the transport set up, so a cold JVM does not pay for both in turn.
+   */
   public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
+    Thread load = new Thread(Handshake::loadAlgorithms, "sluice-load-crypto");
+    load.setDaemon(true);
+    load.start();
     String wanted = config.value(TransportKeys.PROVIDER);
     java.util.Optional<String> noVerbs = verbsRefusal(config);
     if (wanted.equals("verbs") && noVerbs.isPresent()) {

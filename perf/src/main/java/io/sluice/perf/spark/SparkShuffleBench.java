@@ -125,6 +125,9 @@ public final class SparkShuffleBench {
     });
   }
 
+  /** What starting RdmaShuffleManager's transport cost, per variant: one application per round and manager. */
+  private static final StartupFigures STARTUP = new StartupFigures();
+
   private static void run(Options o) throws IOException, TimeoutException {
     long rows = o.sizeMb() * 1024 * 1024 / BenchJobs.ROW_BYTES;
     Map<String, List<Sample>> samples = new TreeMap<>();
@@ -150,6 +153,7 @@ public final class SparkShuffleBench {
         results.add(verifyCost(o, job, samples));
       }
     }
+    results.addAll(STARTUP.measurements());
     System.out.println();
     System.out.println("RdmaShuffleManager beside Spark's sort shuffle, and with verifyReads beside without:");
     ResultTable.print(System.out, results);
@@ -243,6 +247,9 @@ public final class SparkShuffleBench {
             .add(new Sample(seconds, t.fetchWaitMs(), t.remoteBytes()));
         System.out.printf("%-9s %-13s %-8s %7.2f s  fetch wait %6d ms  remote %8.1f MB%n", variant.label(), manager,
             job, seconds, t.fetchWaitMs(), t.remoteBytes() / 1048576.0);
+      }
+      if (!manager.equals(SORT)) {
+        STARTUP.collect(sc, "spark_shuffle." + variant.namePart + "startup");
       }
     }
   }

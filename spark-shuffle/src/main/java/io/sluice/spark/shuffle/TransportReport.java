@@ -1,19 +1,32 @@
 package io.sluice.spark.shuffle;
 
 import java.io.Serializable;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
  * What one executor's shuffle transport did: its provider and address, the bytes its reduce
  * tasks READ per data path ("shm" for same-host peers, "tcp", "verbs"), and how many map outputs
- * it has registered now. Immutable; serializable so a task can return it to the driver.
+ * it has registered now; and what starting it cost: how long the first task that needed it waited
+ * for the open ({@code openWallNanos}, with the open's steps in order), and the first connection
+ * to each peer it read (connect, authenticate, attach shm: how many, their median and maximum).
+ * Immutable; serializable so a task can return it to the driver.
  */
 public record TransportReport(String executorId, String provider, String address, Map<String, Long> bytesReadByPath,
-    int registeredMapOutputs) implements Serializable {
-  private static final long serialVersionUID = 1L;
+    int registeredMapOutputs, long openWallNanos, Map<String, Long> openStepNanos, int firstConnections,
+    long firstConnectMedianNanos, long firstConnectMaxNanos) implements Serializable {
+  private static final long serialVersionUID = 2L;
 
   public TransportReport {
     bytesReadByPath = Map.copyOf(bytesReadByPath);
+    openStepNanos = Collections.unmodifiableMap(new LinkedHashMap<>(openStepNanos));
+  }
+
+  /** A report without start-up figures (a transport that did not record them). */
+  public TransportReport(String executorId, String provider, String address, Map<String, Long> bytesReadByPath,
+      int registeredMapOutputs) {
+    this(executorId, provider, address, bytesReadByPath, registeredMapOutputs, 0, Map.of(), 0, 0, 0);
   }
 
   public long bytesRead() {
@@ -25,7 +38,17 @@ public record TransportReport(String executorId, String provider, String address
     StringBuilder paths = new StringBuilder();
     bytesReadByPath.forEach((path, n) -> paths.append(paths.length() == 0 ? "" : ", ").append(n).append(" B via ")
         .append(path));
+    StringBuilder steps = new StringBuilder();
+    openStepNanos.forEach((step, n) -> steps.append(steps.length() == 0 ? "" : ", ").append(step).append(' ')
+        .append(millis(n)).append(" ms"));
     return "executor " + executorId + ": provider " + provider + " at " + address + "; READ "
-        + (paths.length() == 0 ? "nothing" : paths) + "; " + registeredMapOutputs + " map outputs registered";
+        + (paths.length() == 0 ? "nothing" : paths) + "; " + registeredMapOutputs + " map outputs registered"
+        + "; open " + millis(openWallNanos) + " ms on the task path (" + steps + "); " + firstConnections
+        + " first connections, median " + millis(firstConnectMedianNanos) + " ms, max "
+        + millis(firstConnectMaxNanos) + " ms";
+  }
+
+  private static String millis(long nanos) {
+    return String.format(java.util.Locale.ROOT, "%.1f", nanos / 1e6);
   }
 }

@@ -40,6 +40,12 @@ public final class VerbsTransportProvider implements TransportProvider {
 
   @Override
   public Optional<Throwable> unavailabilityCause() {
+    // sysfs first: on a host without an RDMA port (most), loading the native library is tens of
+    // milliseconds that every transport open would pay for nothing.
+    if (!anyActivePort(SYS_DEVICES)) {
+      return Optional.of(new TransportUnavailableException(
+          "no RDMA port is ACTIVE (" + SYS_DEVICES + "/*/ports/*/state): no device, or none is up"));
+    }
     Optional<Throwable> library = DisniRuntime.unavailabilityCause();
     if (library.isPresent()) {
       return Optional.of(new TransportUnavailableException(
@@ -49,10 +55,6 @@ public final class VerbsTransportProvider implements TransportProvider {
     if (devices <= 0) {
       return Optional.of(new TransportUnavailableException(devices == 0
           ? "no RDMA device (libibverbs lists none)" : "listing RDMA devices failed (errno " + -devices + ")"));
-    }
-    if (!anyActivePort(SYS_DEVICES)) {
-      return Optional.of(new TransportUnavailableException(
-          devices + " RDMA device(s), but no port is ACTIVE (" + SYS_DEVICES + "/*/ports/*/state)"));
     }
     return Optional.empty();
   }

@@ -55,6 +55,32 @@ public final class Handshake {
     this.ephemerals = ephemerals;
   }
 
+  /**
+   * Loads the JCA implementations a transport's identity, handshakes and record protection use
+   * (Ed25519, X25519, SHA-256, HMAC-SHA256, AES-GCM, the strong random source), creating no key.
+   * On a cold JVM the first lookup of these costs tens of milliseconds of class loading; a
+   * transport that is opening runs this on a thread of its own ({@link
+   * io.sluice.transport.Transports#open}), so that cost overlaps its other set-up instead of
+   * adding to it, and its first connection finds them loaded. What fails here is left for the
+   * real use to report. Thread safe.
+   */
+  public static void loadAlgorithms() {
+    try {
+      java.security.KeyPairGenerator.getInstance("Ed25519");
+      java.security.Signature.getInstance("Ed25519");
+      java.security.KeyFactory.getInstance("Ed25519");
+      java.security.KeyPairGenerator.getInstance("X25519");
+      javax.crypto.KeyAgreement.getInstance("XDH");
+      java.security.KeyFactory.getInstance("XDH");
+      MessageDigest.getInstance("SHA-256");
+      javax.crypto.Mac.getInstance("HmacSHA256");
+      javax.crypto.Cipher.getInstance("AES/GCM/NoPadding");
+      new java.security.SecureRandom().nextBytes(new byte[8]);
+    } catch (java.security.GeneralSecurityException e) {
+      // The identity or the handshake that needs the missing algorithm fails with its own message.
+    }
+  }
+
   /** The client half, as {@code self}. */
   Client client(NodeIdentity self, int flags) {
     return new Client(self, self.nodeId(), self.publicKey(), flags);

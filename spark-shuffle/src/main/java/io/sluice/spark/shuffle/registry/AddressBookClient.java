@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
@@ -20,6 +21,7 @@ import java.util.function.Function;
  */
 public final class AddressBookClient {
   private final Function<String, String> driver;
+  private final Function<String, CompletableFuture<String>> driverAsync;
   private final Map<String, AddressBookMessage.Entry> cache = new ConcurrentHashMap<>();
   private final Set<String> knownGone = ConcurrentHashMap.newKeySet();
 
@@ -28,15 +30,46 @@ public final class AddressBookClient {
    *     throws if there is none within the lookup deadline
    */
   public AddressBookClient(Function<String, String> askDriver) {
-    this.driver = askDriver;
+    this(askDriver, request -> CompletableFuture.completedFuture(askDriver.apply(request)));
   }
 
+  /**
+   * @param askDriver as above
+   * @param askDriverAsync sends one request and returns its reply when it comes, without waiting
+   */
+  public AddressBookClient(Function<String, String> askDriver,
+      Function<String, CompletableFuture<String>> askDriverAsync) {
+    this.driver = askDriver;
+    this.driverAsync = askDriverAsync;
+  }
+
+  /** Registers this executor's transport and waits for the driver's answer. */
   public void register(AddressBookMessage.Entry self) {
-    String reply = driver.apply(AddressBookMessage.register(self));
-    if (!AddressBookMessage.OK.equals(reply)) {
-      throw new IllegalStateException("driver refused the shuffle transport registration: " + reply);
+    try {
+      registerAsync(self).join();
+    } catch (java.util.concurrent.CompletionException e) {
+      throw e.getCause() instanceof RuntimeException r ? r : e;
     }
-    cache.put(self.executorId(), self);
+  }
+
+  /**
+   * Sends this executor's registration and returns at once; the future completes once the driver
+   * has it in its book, or fails (with an {@link IllegalStateException} if the driver refused it).
+   */
+  public CompletableFuture<Void> registerAsync(AddressBookMessage.Entry self) {
+    String request = AddressBookMessage.register(self);
+    CompletableFuture<String> reply;
+    try {
+      reply = driverAsync.apply(request);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return reply.thenAccept(r -> {
+      if (!AddressBookMessage.OK.equals(r)) {
+        throw new IllegalStateException("driver refused the shuffle transport registration: " + r);
+      }
+      cache.put(self.executorId(), self);
+    });
   }
 
   /** Sends this executor's metrics to the driver, which keeps the last report of each executor. */
@@ -45,6 +78,11 @@ public final class AddressBookClient {
     if (!AddressBookMessage.OK.equals(reply)) {
       throw new IllegalStateException("driver refused the metrics report: " + reply);
     }
+  }
+
+  /** The transport endpoint of an executor if this client already knows it; never asks the driver. */
+  public Optional<AddressBookMessage.Entry> known(String executorId) {
+    return Optional.ofNullable(cache.get(executorId));
   }
 
   /** The transport endpoint of an executor, or empty if it has none (it runs Spark's shuffle). */

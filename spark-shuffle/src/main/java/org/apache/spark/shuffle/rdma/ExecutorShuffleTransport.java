@@ -6,6 +6,7 @@ import io.sluice.spark.shuffle.protocol.AddressBookMessage;
 import io.sluice.spark.shuffle.registry.AddressBookClient;
 import io.sluice.spark.shuffle.registry.MapOutputRegistry;
 import io.sluice.spark.shuffle.registry.RangeService;
+import io.sluice.spark.shuffle.startup.StartupTimes;
 import io.sluice.transport.Connection;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.Transport;
@@ -17,6 +18,7 @@ import io.sluice.transport.memory.AllocatorOptions;
 import io.sluice.transport.memory.RegionSizes;
 import io.sluice.transport.memory.RegisteredAllocator;
 import io.sluice.transport.metrics.TransportMetrics;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -42,6 +44,8 @@ final class ExecutorShuffleTransport implements AutoCloseable {
    * itself on a fast path, so a region a reduce task gives back serves the next range of its size.
    */
   static final RegionSizes DESTINATION_SIZES = RegionSizes.powersOfTwo(64 << 10, 1 << 30);
+  /** Connections one reduce task starts ahead of its fallback decision, at most. */
+  static final int MAX_CONNECTS_AHEAD = 16;
 
   private final String executorId;
   private final Transport transport;
@@ -51,12 +55,21 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   private final RegisteredAllocator destinations;
   private final PeerConnections connections;
   private final Map<String, LongAdder> bytesReadByPath = new ConcurrentHashMap<>();
+  private final StartupTimes startup;
+  private final CompletableFuture<Void> registered;
+  private final long registrationWaitMs;
+  private final java.util.concurrent.atomic.AtomicBoolean registrationFailureLogged =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   private ExecutorShuffleTransport(String executorId, Transport transport, MapOutputRegistry registry,
-      AddressBookClient addressBook, long waitDeadlineMs, long pooledDestinationBytes) {
+      AddressBookClient addressBook, long waitDeadlineMs, long pooledDestinationBytes, StartupTimes startup,
+      CompletableFuture<Void> registered, long registrationWaitMs) {
     this.executorId = executorId;
+    this.registered = registered;
+    this.registrationWaitMs = registrationWaitMs;
     this.transport = transport;
-    this.connections = new PeerConnections(transport::connect);
+    this.startup = startup;
+    this.connections = new PeerConnections(transport::connect, startup::firstConnect);
     this.destinations = destinations(transport, "shuffle READ destinations of executor " + executorId,
         pooledDestinationBytes);
     this.registry = registry;
@@ -65,30 +78,37 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   }
 
   /**
-   * Opens the transport, starts serving range requests and registers with the driver.
+   * Opens the transport, starts serving range requests and sends its registration to the driver,
+   * without waiting for the answer: the first map task waits for it only before its output is
+   * published ({@link #awaitRegistered}), long after it came.
    *
    * @param pooledDestinationBytes how many bytes of idle READ destinations to keep for reuse
    * @param registrationWindowBytes largest registration of a map output's data file (larger files take several)
+   * @param startup where the open's steps and, later, the first connections' latencies are recorded
+   * @param registrationWaitMs how long {@link #awaitRegistered} waits for the driver's answer
    *
    * @throws TransportException if the transport cannot start here
    */
   static ExecutorShuffleTransport open(String executorId, TransportConfig config,
       IndexShuffleBlockResolver resolver, AddressBookClient addressBook, long pooledDestinationBytes,
-      long registrationWindowBytes) throws TransportException {
+      long registrationWindowBytes, StartupTimes startup, long registrationWaitMs) throws TransportException {
+    long started = System.nanoTime();
     RangeService service = new RangeService(config.value(TransportKeys.MAX_MESSAGE_BYTES));
     Transport transport = Transports.open(config, service);
+    long opened = startup.lap("transport", started);
     try {
       MapOutputRegistry registry =
           new MapOutputRegistry(transport, new SparkShuffleFiles(resolver), registrationWindowBytes);
       service.serve(registry);
-      addressBook.register(
+      CompletableFuture<Void> registered = addressBook.registerAsync(
           new AddressBookMessage.Entry(executorId, transport.localAddress(), transport.provider()));
+      startup.lap("register", opened);
       long deadline = config.value(TransportKeys.CONNECT_TIMEOUT_MS) + config.value(TransportKeys.IO_TIMEOUT_MS) + 5_000;
       LOG.info("Executor {} serves shuffle output through {} at {}; same-host peers' shuffle files below {} are"
           + " mapped", executorId, transport.provider(), transport.localAddress(),
           config.value(TransportKeys.SHM_TRUSTED_FILE_ROOTS));
       return new ExecutorShuffleTransport(executorId, transport, registry, addressBook, deadline,
-          pooledDestinationBytes);
+          pooledDestinationBytes, startup, registered, registrationWaitMs);
     } catch (RuntimeException e) {
       transport.close();
       throw new TransportException("could not register the shuffle transport with the driver: " + e, e);
@@ -97,6 +117,30 @@ final class ExecutorShuffleTransport implements AutoCloseable {
 
   String executorId() {
     return executorId;
+  }
+
+  /**
+   * Waits until the driver has this executor's registration, at most the lookup timeout: a map
+   * task calls it before its output is published, so that reducers never learn of the output
+   * before they can learn this executor's address. A registration that failed or did not come in
+   * time is logged once; reducers then read this executor's blocks through Spark's shuffle
+   * (the fallback policy's {@code peerWithoutTransport}).
+   */
+  void awaitRegistered() {
+    if (registered.isDone() && !registered.isCompletedExceptionally()) {
+      return;
+    }
+    try {
+      registered.get(registrationWaitMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      if (registrationFailureLogged.compareAndSet(false, true)) {
+        LOG.warn("Executor {}: the driver has no registration of its shuffle transport ({}); reducers read its"
+            + " blocks through Spark's shuffle", executorId, e instanceof java.util.concurrent.ExecutionException
+            ? e.getCause() : "no answer within " + registrationWaitMs + " ms");
+      }
+    }
   }
 
   Transport transport() {
@@ -142,6 +186,20 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     return connections.connection(peer);
   }
 
+  /**
+   * Starts connecting to those of the peers a reduce task will read whose address this executor
+   * already knows (no request to the driver), at most {@link #MAX_CONNECTS_AHEAD} a call; see
+   * {@link PeerConnections#connectAhead}. Connections that are not used stay shared, one per peer,
+   * until the transport closes.
+   */
+  void connectAhead(java.util.Collection<String> peerExecutorIds) {
+    List<NodeAddress> known = new java.util.ArrayList<>();
+    for (String id : peerExecutorIds) {
+      addressBook.known(id).ifPresent(e -> known.add(e.address()));
+    }
+    connections.connectAhead(known, MAX_CONNECTS_AHEAD);
+  }
+
   /** Forgets a connection that failed, so the next task reconnects. */
   void discard(NodeAddress peer, CompletableFuture<Connection> failed) {
     connections.discard(peer, failed);
@@ -162,7 +220,8 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     Map<String, Long> read = new java.util.TreeMap<>();
     bytesReadByPath.forEach((path, n) -> read.put(path, n.sum()));
     return new TransportReport(executorId, transport.provider(), transport.localAddress().toString(), read,
-        registry.registeredCount());
+        registry.registeredCount(), startup.openWallNanos(), startup.steps(), startup.firstConnects(),
+        startup.firstConnectMedianNanos(), startup.firstConnectMaxNanos());
   }
 
   @Override

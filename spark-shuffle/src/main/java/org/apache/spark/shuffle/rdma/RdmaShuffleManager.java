@@ -4,6 +4,7 @@ import io.sluice.spark.shuffle.TransportReport;
 import io.sluice.spark.shuffle.fallback.Decision;
 import io.sluice.spark.shuffle.fallback.FallbackPolicy;
 import io.sluice.spark.shuffle.registry.AddressBookClient;
+import io.sluice.spark.shuffle.startup.StartupTimes;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
@@ -26,7 +27,6 @@ import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
 import org.apache.spark.shuffle.sort.SortShuffleManager;
-import org.apache.spark.util.RpcUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,8 +56,10 @@ public final class RdmaShuffleManager implements ShuffleManager {
   private final SortShuffleManager sort;
   private final Optional<RpcEndpointRef> addressBookEndpoint;
   private final FallbackPolicy fallback = new FallbackPolicy();
+  private final StartupTimes startup = new StartupTimes();
   private final boolean isDriver;
   private final Optional<SluiceMetricsSource> driverSource;
+  private Optional<DriverLink> driverLink = Optional.empty(); // guarded by this
   private Optional<SluiceMetricsSource> executorSource = Optional.empty(); // guarded by this
   private Optional<MetricsReporter> reporter = Optional.empty(); // guarded by this
   /** The running transport's counters, for the metrics source and reporter, which must not wait for the lock. */
@@ -90,7 +92,20 @@ public final class RdmaShuffleManager implements ShuffleManager {
     } else {
       this.addressBookEndpoint = Optional.empty();
       this.driverSource = Optional.empty();
+      SparkEnv env = SparkEnv.get();
+      if (env != null) {
+        // Requests only, no set-up: the first task would otherwise wait for their round trips.
+        this.driverLink = Optional.of(startDriverLink(env));
+      }
     }
+  }
+
+  /** The link to the driver's address book, asking for the secret unless this process has one of its own. */
+  private DriverLink startDriverLink(SparkEnv env) {
+    long timeoutMs = settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT);
+    boolean wantSecret = SparkTransportConfig.secret(conf, env.securityManager()).isEmpty();
+    return addressBookEndpoint.map(ref -> DriverLink.of(ref, timeoutMs, wantSecret))
+        .orElseGet(() -> DriverLink.start(conf, env.rpcEnv(), timeoutMs, wantSecret));
   }
 
   /** This process's transport, started on first use, or empty if it could not start here. */
@@ -103,34 +118,46 @@ public final class RdmaShuffleManager implements ShuffleManager {
     if (stopped) {
       return transport;
     }
+    long started = System.nanoTime();
+    long step = started;
     SparkEnv env = SparkEnv.get();
     Optional<String> failure = Optional.empty();
     if (!isDriver) {
       // On an executor, its own counters; in local mode the driver's source shows the same ones.
-      SluiceMetricsSource source = ShuffleMetrics.executor(this::transportMetrics, fallback.counts());
+      SluiceMetricsSource source = ShuffleMetrics.executor(this::transportMetrics, fallback.counts(), startup);
       source.registerOnce();
       executorSource = Optional.of(source);
+      step = startup.lap("metrics", step);
     }
     try {
-      RpcEndpointRef driver = addressBookEndpoint.orElseGet(
-          () -> RpcUtils.makeDriverRef(AddressBookEndpoint.NAME, conf, env.rpcEnv()));
-      AddressBookClient book = AddressBookEndpoint.client(driver, settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT));
+      // The driver's answers were asked for when this manager was made; normally they are here.
+      DriverLink link = driverLink.orElseGet(() -> startDriverLink(env));
+      driverLink = Optional.of(link);
+      AddressBookClient book = link.client();
+      String secret = SparkTransportConfig.secret(conf, env.securityManager()).orElseGet(link::handedOutSecret);
+      step = startup.lap("driver", step);
       String executorId = env.executorId();
       reporter = Optional.of(new MetricsReporter(
-          () -> ShuffleMetrics.report(executorId, this::transportMetrics, fallback.counts()), book::reportMetrics,
-          settings.value(RdmaShuffleOption.METRICS_REPORT_INTERVAL)));
-      TransportConfig config = SparkTransportConfig.from(conf, env.securityManager(), book::secret,
+          () -> ShuffleMetrics.report(executorId, this::transportMetrics, fallback.counts(), startup),
+          book::reportMetrics, settings.value(RdmaShuffleOption.METRICS_REPORT_INTERVAL)));
+      TransportConfig config = SparkTransportConfig.from(conf, env.securityManager(), () -> secret,
           Arrays.stream(env.blockManager().diskBlockManager().localDirs()).map(File::toPath).toList());
+      startup.lap("config", step);
       // Idle READ destinations kept for reuse: two tasks' worth of bytes in flight.
       long pooled = 2 * settings.value(RdmaShuffleOption.MAX_BYTES_IN_FLIGHT);
       transport = Optional.of(ExecutorShuffleTransport.open(env.executorId(), config, resolver(), book, pooled,
-          settings.value(RdmaShuffleOption.REGISTRATION_WINDOW_BYTES)));
+          settings.value(RdmaShuffleOption.REGISTRATION_WINDOW_BYTES), startup,
+          settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT)));
     } catch (Exception e) {
       // Settings were checked when the manager was created; any failure to start leaves this executor on
       // Spark's shuffle.
       failure = Optional.of(e.toString());
     }
     runningTransportMetrics = transport.map(ExecutorShuffleTransport::metrics);
+    long waited = System.nanoTime() - started;
+    startup.opened(waited);
+    LOG.info("Executor {}: the shuffle transport's open took {} ms on the task path ({})", env.executorId(),
+        String.format(java.util.Locale.ROOT, "%.1f", waited / 1e6), startup.steps());
     fallback.decideExecutor(env.executorId(), failure);
     return transport;
   }
@@ -166,7 +193,8 @@ public final class RdmaShuffleManager implements ShuffleManager {
     if (decide(handle, t).usesSparkShuffle() || t.isEmpty()) {
       return writer;
     }
-    return new RegisteringShuffleWriter<>(writer, t.get().registry(), handle.shuffleId(), mapId);
+    return new RegisteringShuffleWriter<>(writer, t.get().registry(), handle.shuffleId(), mapId,
+        t.get()::awaitRegistered);
   }
 
   @Override

@@ -88,6 +88,8 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
     }
     List<String> holders = plan.map(p -> p.remote().stream().map(r -> r.location().executorId()).toList())
         .orElse(List.of());
+    // The handshakes with peers it knows run while it decides, and asks the driver about the others.
+    transport.connectAhead(holders);
     Decision route = fallback.decideReduceTask(shuffleId, startPartition, unsupported, holders,
         settings.shuffleServiceEnabled(), transport::goneAmong, id -> transport.addressOf(id).isPresent());
     if (route.usesSparkShuffle()) {

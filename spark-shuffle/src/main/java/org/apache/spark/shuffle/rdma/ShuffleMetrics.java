@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.rdma;
 import io.sluice.spark.shuffle.fallback.FallbackCounts;
 import io.sluice.spark.shuffle.protocol.AddressBookMessage;
 import io.sluice.spark.shuffle.registry.AddressBook;
+import io.sluice.spark.shuffle.startup.StartupTimes;
 import io.sluice.transport.metrics.LatencyHistogram;
 import io.sluice.transport.metrics.Metric;
 import io.sluice.transport.metrics.TransportMetrics;
@@ -15,13 +16,16 @@ import java.util.function.Supplier;
 
 /**
  * The names and values of the shuffle manager's metrics: the transport's ({@link
- * TransportMetrics}, zero on an executor without one) and the fallback decisions ({@link
- * FallbackCounts}); the driver adds {@code executors.registered} and {@code executors.reporting}.
+ * TransportMetrics}, zero on an executor without one), the fallback decisions ({@link
+ * FallbackCounts}) and what starting the transport cost ({@link StartupTimes}); the driver adds {@code executors.registered} and {@code executors.reporting}.
  * Stateless helpers; the values are read from the objects passed in, when asked.
  */
 final class ShuffleMetrics {
   static final String EXECUTORS_REGISTERED = "executors.registered";
   static final String EXECUTORS_REPORTING = "executors.reporting";
+  static final String OPEN_WALL = "startup.openWallMicros";
+  static final String FIRST_CONNECTIONS = "startup.firstConnections";
+  static final String FIRST_CONNECT_SUM = "startup.firstConnectSumMicros";
 
   private ShuffleMetrics() {}
 
@@ -32,6 +36,7 @@ final class ShuffleMetrics {
       names.add(m.name());
     }
     names.addAll(new FallbackCounts().snapshot().keySet());
+    names.addAll(startupValues(new StartupTimes()).keySet());
     return names;
   }
 
@@ -43,19 +48,35 @@ final class ShuffleMetrics {
     return names;
   }
 
-  /** This executor's values now: its transport's (once it has one) and its fallback counts. */
-  static Map<String, Long> executorValues(Supplier<Optional<TransportMetrics>> transport, FallbackCounts fallback) {
+  /**
+   * This executor's values now: its transport's (once it has one), its fallback counts and its
+   * start-up costs.
+   */
+  static Map<String, Long> executorValues(Supplier<Optional<TransportMetrics>> transport, FallbackCounts fallback,
+      StartupTimes startup) {
     Map<String, Long> values = new LinkedHashMap<>();
     for (Metric m : transport.get().orElseGet(TransportMetrics::new).snapshot()) {
       values.put(m.name(), m.value());
     }
     values.putAll(fallback.snapshot());
+    values.putAll(startupValues(startup));
+    return values;
+  }
+
+  /** Start-up costs as sums, so the driver's totals over executors mean something. */
+  private static Map<String, Long> startupValues(StartupTimes startup) {
+    Map<String, Long> values = new LinkedHashMap<>();
+    values.put(OPEN_WALL, startup.openWallNanos() / 1000);
+    values.put(FIRST_CONNECTIONS, (long) startup.firstConnects());
+    values.put(FIRST_CONNECT_SUM, startup.firstConnectSumNanos() / 1000);
     return values;
   }
 
   /** The executor's source. */
-  static SluiceMetricsSource executor(Supplier<Optional<TransportMetrics>> transport, FallbackCounts fallback) {
-    return new SluiceMetricsSource(executorNames(), name -> executorValues(transport, fallback).getOrDefault(name, 0L));
+  static SluiceMetricsSource executor(Supplier<Optional<TransportMetrics>> transport, FallbackCounts fallback,
+      StartupTimes startup) {
+    return new SluiceMetricsSource(executorNames(),
+        name -> executorValues(transport, fallback, startup).getOrDefault(name, 0L));
   }
 
   /**
@@ -91,7 +112,7 @@ final class ShuffleMetrics {
 
   /** The report an executor sends to the driver. */
   static AddressBookMessage.MetricsReport report(String executorId,
-      Supplier<Optional<TransportMetrics>> transport, FallbackCounts fallback) {
-    return new AddressBookMessage.MetricsReport(executorId, executorValues(transport, fallback));
+      Supplier<Optional<TransportMetrics>> transport, FallbackCounts fallback, StartupTimes startup) {
+    return new AddressBookMessage.MetricsReport(executorId, executorValues(transport, fallback, startup));
   }
 }

@@ -11,7 +11,8 @@ import org.apache.spark.api.java.JavaSparkContext;
 /**
  * Collects every executor's {@link TransportReport} from the driver, with one job of many small
  * tasks so that each live executor runs at least one. Call it while the executors are idle: an
- * executor that runs none of the tasks is missed. Stateless.
+ * executor that runs none of the tasks is missed. Reports travel as Java-serialized bytes, so the
+ * application's serializer (Kryo cannot write records) does not matter. Stateless.
  */
 public final class TransportReports {
   private static final int TASKS = 64;
@@ -21,10 +22,30 @@ public final class TransportReports {
   /** One report per executor that runs RdmaShuffleManager with a transport, in executor id order. */
   public static List<TransportReport> collect(JavaSparkContext sc) {
     Map<String, TransportReport> byExecutor = new TreeMap<>();
-    for (TransportReport r : sc.parallelize(IntStream.range(0, TASKS).boxed().toList(), TASKS)
-        .flatMap(i -> RdmaShuffleManager.localTransportReport().stream().iterator()).collect()) {
+    for (byte[] bytes : sc.parallelize(IntStream.range(0, TASKS).boxed().toList(), TASKS)
+        .flatMap(i -> RdmaShuffleManager.localTransportReport().map(TransportReports::toBytes).stream().iterator())
+        .collect()) {
+      TransportReport r = fromBytes(bytes);
       byExecutor.merge(r.executorId(), r, (a, b) -> a.bytesRead() >= b.bytesRead() ? a : b);
     }
     return new ArrayList<>(byExecutor.values());
+  }
+
+  private static byte[] toBytes(TransportReport report) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    try (java.io.ObjectOutputStream o = new java.io.ObjectOutputStream(out)) {
+      o.writeObject(report);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    return out.toByteArray();
+  }
+
+  private static TransportReport fromBytes(byte[] bytes) {
+    try (java.io.ObjectInputStream in = new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(bytes))) {
+      return (TransportReport) in.readObject();
+    } catch (java.io.IOException | ClassNotFoundException e) {
+      throw new IllegalStateException("an executor's transport report could not be read back", e);
+    }
   }
 }

@@ -69,6 +69,9 @@ class PeerConnectionsTest {
   private final List<CompletableFuture<Connection>> opened = new ArrayList<>();
   private final List<CompletableFuture<Connection>> pending = new ArrayList<>();
 
+  /** Latencies of first connections, as PeerConnections reported them. */
+  private final List<Long> firstConnects = new ArrayList<>();
+
   private PeerConnections connections(boolean completeAtOnce) {
     return new PeerConnections(peer -> {
       CompletableFuture<Connection> f = new CompletableFuture<>();
@@ -79,7 +82,46 @@ class PeerConnectionsTest {
       }
       opened.add(f);
       return f;
-    });
+    }, firstConnects::add);
+  }
+
+  @Test
+  void connectingAheadIsBoundedSharedAndClosedWithTheRest() {
+    NodeAddress c3 = new NodeAddress("10.0.0.3", 7003);
+    PeerConnections c = connections(false);
+    CompletableFuture<Connection> a = c.connection(A);
+    assertEquals(1, c.connectAhead(List.of(A, B, B, c3), 1), "A is being opened already; one more at most");
+    assertEquals(2, opened.size());
+    assertEquals(1, c.connectAhead(List.of(A, B, c3), 5), "only c3 is left to open");
+    assertEquals(3, opened.size());
+    assertSame(a, c.connection(A));
+    assertSame(opened.get(1), c.connection(B), "a task gets the connection opened ahead");
+    pending.get(1).complete(new FakeConnection(B));
+    c.close();
+    assertFalse(pending.get(1).join().isOpen(), "closed with the others");
+    FakeConnection late = new FakeConnection(c3);
+    pending.get(2).complete(late);
+    assertFalse(late.isOpen(), "one still being opened is closed when it completes");
+  }
+
+  @Test
+  void onlyEachPeersFirstUsableConnectionIsTimed() {
+    try (PeerConnections c = connections(false)) {
+      CompletableFuture<Connection> a = c.connection(A);
+      CompletableFuture<Connection> b = c.connection(B);
+      assertEquals(List.of(), firstConnects, "nothing is usable yet");
+      b.completeExceptionally(new IOException("refused"));
+      assertEquals(List.of(), firstConnects, "a failed connection is not a first connection");
+      a.complete(new FakeConnection(A));
+      assertEquals(1, firstConnects.size());
+      assertTrue(firstConnects.get(0) >= 0);
+      // B's second try is its first usable connection; A's reconnection after a close is not timed.
+      CompletableFuture<Connection> b2 = c.connection(B);
+      b2.complete(new FakeConnection(B));
+      a.join().close();
+      c.connection(A).complete(new FakeConnection(A));
+      assertEquals(2, firstConnects.size());
+    }
   }
 
   @Test

@@ -28,6 +28,32 @@ class AddressBookClientTest {
   }
 
   @Test
+  void aRegistrationSentWithoutWaitingCompletesOnceTheBookHasIt() {
+    java.util.concurrent.CompletableFuture<String> reply = new java.util.concurrent.CompletableFuture<>();
+    List<String> sent = new ArrayList<>();
+    AddressBookClient async = new AddressBookClient(book::answer, request -> {
+      sent.add(request);
+      return reply;
+    });
+    java.util.concurrent.CompletableFuture<Void> registered = async.registerAsync(entry("1", 7001));
+    assertEquals(List.of("register 1 10.0.0.1:7001 tcp"), sent, "sent at once");
+    assertTrue(!registered.isDone(), "not registered before the driver answers");
+    reply.complete(book.answer(sent.get(0)));
+    registered.join();
+    assertEquals(Optional.of(entry("1", 7001)), client.lookup("1"));
+  }
+
+  @Test
+  void aRefusedRegistrationSentWithoutWaitingFailsItsFuture() {
+    AddressBookClient refused = new AddressBookClient(r -> "no",
+        r -> java.util.concurrent.CompletableFuture.completedFuture("no"));
+    java.util.concurrent.CompletionException e = assertThrows(java.util.concurrent.CompletionException.class,
+        () -> refused.registerAsync(entry("1", 1)).join());
+    assertTrue(e.getCause() instanceof IllegalStateException, e.toString());
+    assertTrue(e.getCause().getMessage().contains("refused"), e.getCause().getMessage());
+  }
+
+  @Test
   void aFoundPeerIsAskedForOnce() {
     new AddressBookClient(book::answer).register(entry("2", 7002));
     client.register(entry("1", 7001));

@@ -1,0 +1,90 @@
+package io.sluice.spark.shuffle.startup;
+
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What starting an executor's shuffle transport cost: how long the first task that needed it
+ * waited for the open, the open's steps, and how long each first connection to a peer took
+ * (connect, authenticate, attach shm), from the call to a usable connection. Recording costs a
+ * clock read and a lock taken once per step and once per peer.
+ *
+ * <p>Bounded: it keeps the latencies of at most {@link #MAX_SAMPLES} first connections for the
+ * median (count, sum and maximum go on counting). Thread safe.
+ */
+public final class StartupTimes {
+  /** First connections whose latency is kept for the median. */
+  public static final int MAX_SAMPLES = 1024;
+
+  private final Map<String, Long> steps = new LinkedHashMap<>(); // guarded by this
+  private long openWallNanos; // guarded by this
+  private long[] samples = new long[16]; // guarded by this
+  private int sampled; // guarded by this
+  private int firstConnects; // guarded by this
+  private long firstConnectSumNanos; // guarded by this
+  private long firstConnectMaxNanos; // guarded by this
+
+  /** One step of the open took {@code nanos} (a step recorded twice adds up). */
+  public synchronized void step(String name, long nanos) {
+    steps.merge(name, nanos, Long::sum);
+  }
+
+  /** Records step {@code name} as lasting from {@code since} ({@link System#nanoTime}) to now; returns now. */
+  public long lap(String name, long since) {
+    long now = System.nanoTime();
+    step(name, now - since);
+    return now;
+  }
+
+  /** The open ended: the task that started it waited {@code wallNanos}. */
+  public synchronized void opened(long wallNanos) {
+    openWallNanos = wallNanos;
+  }
+
+  /** A first connection to a peer was usable {@code nanos} after it was asked for. */
+  public synchronized void firstConnect(long nanos) {
+    firstConnects++;
+    firstConnectSumNanos += nanos;
+    firstConnectMaxNanos = Math.max(firstConnectMaxNanos, nanos);
+    if (sampled < MAX_SAMPLES) {
+      if (sampled == samples.length) {
+        samples = Arrays.copyOf(samples, Math.min(MAX_SAMPLES, samples.length * 2));
+      }
+      samples[sampled++] = nanos;
+    }
+  }
+
+  /** How long the first task that needed the transport waited for it; 0 before it opened. */
+  public synchronized long openWallNanos() {
+    return openWallNanos;
+  }
+
+  /** The open's steps in the order they were first recorded, with their nanos. */
+  public synchronized Map<String, Long> steps() {
+    return Collections.unmodifiableMap(new LinkedHashMap<>(steps));
+  }
+
+  public synchronized int firstConnects() {
+    return firstConnects;
+  }
+
+  public synchronized long firstConnectSumNanos() {
+    return firstConnectSumNanos;
+  }
+
+  public synchronized long firstConnectMaxNanos() {
+    return firstConnectMaxNanos;
+  }
+
+  /** The median of the kept first-connection latencies (the lower middle of an even count); 0 if none. */
+  public synchronized long firstConnectMedianNanos() {
+    if (sampled == 0) {
+      return 0;
+    }
+    long[] sorted = Arrays.copyOf(samples, sampled);
+    Arrays.sort(sorted);
+    return sorted[(sampled - 1) / 2];
+  }
+}

@@ -1,0 +1,101 @@
+package org.apache.spark.shuffle.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.spark.shuffle.TransportReport;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import scala.Tuple2;
+
+/**
+ * Opening the executors' transports on real executor JVMs (local-cluster): what it cost reaches
+ * the reports and the metrics, the registration sent without waiting is in the driver's book
+ * before any reducer looks, and an open that fails part way leaves nothing behind.
+ */
+class TransportStartupTest {
+  /** The open's steps, in the order the first task waits for them. */
+  private static final List<String> STEPS = List.of("metrics", "driver", "config", "transport", "register");
+
+  private static Map<Integer, Long> reduceByKey(JavaSparkContext sc) {
+    return new TreeMap<>(sc.parallelize(RddJobs.range(20_000), 4)
+        .mapToPair(i -> new Tuple2<>(i % 97, (long) i)).reduceByKey(Long::sum, 5).collectAsMap());
+  }
+
+  private static Map<Integer, Long> expected() {
+    Map<Integer, Long> expected = new TreeMap<>();
+    RddJobs.range(20_000).forEach(i -> expected.merge(i % 97, (long) i, Long::sum));
+    return expected;
+  }
+
+  @Test
+  void theOpenAndTheFirstConnectionsAreReportedAndEveryReducerFindsItsPeers() throws Exception {
+    SparkConf conf = PrometheusScrape.enable(LocalCluster.conf("startup", true));
+    try (JavaSparkContext sc = LocalCluster.start(conf)) {
+      assertEquals(expected(), reduceByKey(sc));
+      List<TransportReport> reports = TransportReports.collect(sc);
+      assertEquals(LocalCluster.EXECUTORS, reports.size(), reports.toString());
+      for (TransportReport r : reports) {
+        assertTrue(r.openWallNanos() > 0, r.toString());
+        assertEquals(STEPS, List.copyOf(r.openStepNanos().keySet()), r.toString());
+        assertTrue(r.firstConnectMedianNanos() <= r.firstConnectMaxNanos(), r.toString());
+        // Every reduce task connects ahead to the peers it knows, yet each peer gets one connection.
+        assertTrue(r.firstConnections() <= LocalCluster.EXECUTORS - 1, r.toString());
+      }
+      assertTrue(reports.stream().anyMatch(r -> r.firstConnections() >= 1 && r.bytesRead() > 0), reports.toString());
+      // Registrations were sent without waiting, but each map task waited for its executor's before
+      // publishing its output: no reducer found a holder without a transport.
+      assertEquals(LocalCluster.EXECUTORS,
+          ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).registeredTransports().size());
+      Map<String, Long> scraped = PrometheusScrape.scrapeUntil(sc,
+          v -> v.getOrDefault("executors_reporting", 0L) >= LocalCluster.EXECUTORS
+              && v.getOrDefault("startup_firstConnections", 0L) >= 1);
+      assertEquals(0, scraped.get("fallback_reduceTask_peerWithoutTransport"), scraped.toString());
+      assertTrue(scraped.get("startup_openWallMicros") > 0, scraped.toString());
+      assertTrue(scraped.get("startup_firstConnectSumMicros") > 0, scraped.toString());
+    }
+  }
+
+  /**
+   * The transport cannot listen (its port is taken) after its key pair, its shm arena and its
+   * threads were set up: the job runs on Spark's shuffle, and the executors keep no transport
+   * thread and no arena.
+   */
+  @Test
+  void anOpenThatFailsPartWayLeavesNothingBehind(@TempDir Path shmDir) throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+      SparkConf conf = LocalCluster.conf("startup-failure", true)
+          .set("spark.shuffle.rdma.transport.bindHost", "127.0.0.1")
+          .set("spark.shuffle.rdma.transport.port", String.valueOf(taken.getLocalPort()))
+          .set("spark.shuffle.rdma.transport.shm.dir", shmDir.toString());
+      try (JavaSparkContext sc = LocalCluster.start(conf)) {
+        assertEquals(expected(), reduceByKey(sc));
+        assertEquals(List.of(), ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).registeredTransports());
+        List<String> left = sc.parallelize(RddJobs.range(16), 16).flatMap(i -> {
+          boolean hasTransport = ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).transport().isPresent();
+          List<String> threads = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
+              .filter(n -> n.startsWith("sluice-") && !n.startsWith("sluice-metrics-report")
+                  && !n.startsWith("sluice-load-crypto"))
+              .toList();
+          return Stream.concat(hasTransport ? Stream.of("a transport") : Stream.<String>empty(), threads.stream())
+              .iterator();
+        }).collect();
+        assertEquals(List.of(), left, "executors kept a transport or its threads after a failed open");
+        try (Stream<Path> arenas = Files.list(shmDir)) {
+          assertEquals(List.of(), arenas.map(p -> p.getFileName().toString()).toList(), "arenas left behind");
+        }
+      }
+    }
+  }
+}
