@@ -15,7 +15,7 @@ for device in rxe0:10.77.0.1 siw0:10.77.1.1; do
   log=/tmp/host-check-$name.log
   if sluice_check --conf sluice.transport.provider=verbs --conf sluice.transport.verbs.deviceAddress="$address" \
       > "$log" 2>&1 && grep -q "^result: OK" "$log" && grep -q "\[ok\] port .*$name" "$log"; then
-    echo "SLUICE-LAB: HOST-CHECK $name: $(grep -c '\[ok\]' "$log") findings ok, $(grep -c '\[!!\]' "$log") problems; $(grep '\[ok\] port' "$log" | head -1 | sed 's/^ *//')"
+    echo "SLUICE-LAB: HOST-CHECK $name: $(grep -c '\[ok\]' "$log") findings ok, $(grep -c '\[!!\]' "$log") problems; $(grep "\[ok\] port .*$name" "$log" | head -1 | sed 's/^ *//')"
   else
     cat "$log"
     echo "SLUICE-LAB: HOST-CHECK $name: the check did not pass with provider verbs"
