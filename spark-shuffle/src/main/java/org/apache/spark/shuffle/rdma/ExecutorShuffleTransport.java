@@ -18,11 +18,19 @@ import io.sluice.transport.memory.AllocatorOptions;
 import io.sluice.transport.memory.RegionSizes;
 import io.sluice.transport.memory.RegisteredAllocator;
 import io.sluice.transport.metrics.TransportMetrics;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.slf4j.Logger;
@@ -58,8 +66,8 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   private final StartupTimes startup;
   private final CompletableFuture<Void> registered;
   private final long registrationWaitMs;
-  private final java.util.concurrent.atomic.AtomicBoolean registrationFailureLogged =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private final AtomicBoolean registrationFailureLogged =
+      new AtomicBoolean();
 
   private ExecutorShuffleTransport(String executorId, Transport transport, MapOutputRegistry registry,
       AddressBookClient addressBook, long waitDeadlineMs, long pooledDestinationBytes, StartupTimes startup,
@@ -131,13 +139,13 @@ final class ExecutorShuffleTransport implements AutoCloseable {
       return;
     }
     try {
-      registered.get(registrationWaitMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+      registered.get(registrationWaitMs, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+    } catch (ExecutionException | TimeoutException e) {
       if (registrationFailureLogged.compareAndSet(false, true)) {
         LOG.warn("Executor {}: the driver has no registration of its shuffle transport ({}); reducers read its"
-            + " blocks through Spark's shuffle", executorId, e instanceof java.util.concurrent.ExecutionException
+            + " blocks through Spark's shuffle", executorId, e instanceof ExecutionException
             ? e.getCause() : "no answer within " + registrationWaitMs + " ms");
       }
     }
@@ -177,7 +185,7 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   }
 
   /** Those of the given peers that the driver no longer counts as active. */
-  java.util.Set<String> goneAmong(java.util.Collection<String> peerExecutorIds) {
+  Set<String> goneAmong(Collection<String> peerExecutorIds) {
     return addressBook.goneAmong(peerExecutorIds);
   }
 
@@ -192,8 +200,8 @@ final class ExecutorShuffleTransport implements AutoCloseable {
    * {@link PeerConnections#connectAhead}. Connections that are not used stay shared, one per peer,
    * until the transport closes.
    */
-  void connectAhead(java.util.Collection<String> peerExecutorIds) {
-    List<NodeAddress> known = new java.util.ArrayList<>();
+  void connectAhead(Collection<String> peerExecutorIds) {
+    List<NodeAddress> known = new ArrayList<>();
     for (String id : peerExecutorIds) {
       addressBook.known(id).ifPresent(e -> known.add(e.address()));
     }
@@ -217,7 +225,7 @@ final class ExecutorShuffleTransport implements AutoCloseable {
 
   /** What this executor's transport did so far, for reports. */
   TransportReport report() {
-    Map<String, Long> read = new java.util.TreeMap<>();
+    Map<String, Long> read = new TreeMap<>();
     bytesReadByPath.forEach((path, n) -> read.put(path, n.sum()));
     return new TransportReport(executorId, transport.provider(), transport.localAddress().toString(), read,
         registry.registeredCount(), startup.openWallNanos(), startup.steps(), startup.firstConnects(),
