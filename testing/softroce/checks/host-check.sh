@@ -2,7 +2,8 @@
 # bin/sluice-check's program (SluiceCheck, compiled on the host into /payload/host-check, since
 # the guest's Java runtime has no compiler) inside the lab guest, where RDMA devices exist: with
 # provider verbs on each device's address it must find the device's port ACTIVE and pass; then a
-# `--serve` on each device and a `--peer` of it in a second JVM must READ over verbs.
+# `--serve` on each device and a `--peer` of it in a second JVM must READ over verbs; and run as an
+# unprivileged user under a low locked-memory limit it must name that limit.
 cp="/payload/lib/*:/payload/host-check"
 secret=lab-host-check-secret-0123456789abcdef
 status=0
@@ -49,6 +50,27 @@ for device in rxe0:10.77.0.1 siw0:10.77.1.1; do
   kill "$server" 2>/dev/null
   wait "$server" 2>/dev/null
 done
+# As an unprivileged service user (no CAP_IPC_LOCK) under a 64 KiB locked-memory limit: the check
+# must name the limit as the problem, with its fix, and fail for provider verbs.
+log=/tmp/host-check-memlock.log
+rm -rf /tmp/host-check-cp && mkdir -p /tmp/host-check-cp && cp -r /payload/lib /payload/host-check /tmp/host-check-cp/ \
+  && chmod -R a+rX /tmp/host-check-cp
+if (ulimit -l 64 && exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+    java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
+    -Djava.io.tmpdir=/tmp -cp "/tmp/host-check-cp/lib/*:/tmp/host-check-cp/host-check" SluiceCheck \
+    --conf sluice.transport.provider=verbs \
+    --conf sluice.transport.verbs.deviceAddress=10.77.0.1) > "$log" 2>&1; then
+  cat "$log"
+  echo "SLUICE-LAB: HOST-CHECK memlock: the check passed under a 64 KiB limit"
+  status=1
+elif grep -q "\[!!\] memlock    locked-memory limit 64.0 KiB" "$log" && grep -q "fix: raise it" "$log" \
+    && grep -q "^result: FAILED: provider verbs cannot run here" "$log"; then
+  echo "SLUICE-LAB: HOST-CHECK memlock: $(grep '\[!!\] memlock' "$log" | sed 's/^ *//')"
+else
+  cat "$log"
+  echo "SLUICE-LAB: HOST-CHECK memlock: the low limit was not named"
+  status=1
+fi
 if [ "$status" = 0 ]; then
   echo "SLUICE-LAB: check host-check: PASS"
 else
