@@ -113,6 +113,7 @@ public final class TpcdsBench {
           budgetNote = budgetNote(done + first.size(), queries);
         }
         if (first.isEmpty()) {
+          System.out.println(budgetNote);
           break;
         }
         current = switchTo(current, secondName, data, work, b);
