@@ -6,12 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.perf.bench.Measurement;
 import io.sluice.perf.bench.ResultsFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class TpcdsReportTest {
   private static final TpcdsReport.RunInfo INFO = new TpcdsReport.RunInfo(0.1, "local-cluster[2,1,1024]", 16, 3,
@@ -66,6 +69,14 @@ class TpcdsReportTest {
     assertTrue(md.contains("2 of 3 queries compared"), md);
     assertTrue(md.contains("| per-query ratio, min / median / max | 0.50 / 1.00 / 1.50 |"), md);
     assertTrue(md.contains("| total wall time, sort first (2 queries) | 0.83x (2.5 s against 3.0 s) |"), md);
+  }
+
+  @Test
+  void readsEveryFileOnce(@TempDir Path dir) throws Exception {
+    Files.createDirectories(dir.resolve("store_sales"));
+    Files.write(dir.resolve("store_sales").resolve("part-0.parquet"), new byte[3_000_000]);
+    Files.write(dir.resolve("_SLUICE_TPCDS_COMPLETE"), new byte[7]);
+    assertEquals(3_000_007, TpcdsBench.readOnce(dir));
   }
 
   @Test
