@@ -85,7 +85,7 @@ public final class SparkShuffleBench {
   }
 
   private record Options(long sizeMb, int rounds, Path out, String master, String jar, List<Variant> variants,
-      List<String> coldJobs, int warmRuns, String executorMemory, boolean noVerify) {
+      List<String> coldJobs, int warmRuns, String executorMemory, int reducers, boolean noVerify) {
     static final Cli.Command COMMAND = new Cli.Command("spark-shuffle-bench", "spark-shuffle",
         "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager, alternately; an"
             + " application's first job (cold) apart from its later ones (warm), with CPU per shuffled MiB.",
@@ -95,7 +95,7 @@ public final class SparkShuffleBench {
     /** The command's own options; {@link #parse} turns them into options. */
     static final class Flags {
       @Option(names = "--size-mb", paramLabel = "N",
-          description = "MiB of rows per job (default 128; 8 with --quick; 2048 spills with the default executor memory).")
+          description = "MiB of rows per job (default 128; 8 with --quick).")
       Long sizeMb;
 
       @Option(names = "--rounds", paramLabel = "N", description = "Rounds (default 5; 1 with --quick).")
@@ -125,6 +125,10 @@ public final class SparkShuffleBench {
       @Option(names = "--executor-memory", paramLabel = "M", description = "spark.executor.memory (default 768m).")
       String executorMemory = "768m";
 
+      @Option(names = "--reducers", paramLabel = "N",
+          description = "Reduce partitions of each job (default 16; 4 at 2048 MB makes the reducers spill).")
+      int reducers = 16;
+
       @Option(names = "--with-noverify",
           description = "Also run RdmaShuffleManager with spark.shuffle.rdma.verifyReads=false (plain variant).")
       boolean noVerify;
@@ -137,8 +141,8 @@ public final class SparkShuffleBench {
       long sizeMb = f.sizeMb != null ? f.sizeMb : quick ? 8 : 128;
       int rounds = f.rounds != null ? f.rounds : quick ? 1 : 5;
       List<String> coldJobs = f.coldJobs != null ? f.coldJobs : quick ? List.of(GROUPBY) : JOBS;
-      if (sizeMb <= 0 || rounds <= 0 || f.warmRuns < 0) {
-        throw new IllegalArgumentException("--size-mb and --rounds must be positive, --warm-runs at least 0");
+      if (sizeMb <= 0 || rounds <= 0 || f.reducers <= 0 || f.warmRuns < 0) {
+        throw new IllegalArgumentException("--size-mb, --rounds and --reducers must be positive, --warm-runs at least 0");
       }
       if (coldJobs.isEmpty() || !JOBS.containsAll(coldJobs)) {
         throw new IllegalArgumentException("--cold-jobs: groupby, sort or both, got " + coldJobs);
@@ -155,7 +159,7 @@ public final class SparkShuffleBench {
         }
       }
       return new Options(sizeMb, rounds, line.out(), f.master, f.jar, List.copyOf(variants),
-          List.copyOf(new LinkedHashSet<>(coldJobs)), f.warmRuns, f.executorMemory, f.noVerify);
+          List.copyOf(new LinkedHashSet<>(coldJobs)), f.warmRuns, f.executorMemory, f.reducers, f.noVerify);
     }
   }
 
@@ -340,7 +344,7 @@ public final class SparkShuffleBench {
       conf.set("spark.authenticate.secret", UUID.randomUUID().toString());
     }
     int slices = 8;
-    int reducers = 16;
+    int reducers = o.reducers();
     List<String> jobs = new ArrayList<>(List.of(coldJob));
     for (int i = 0; i < o.warmRuns(); i++) {
       jobs.addAll(JOBS);
