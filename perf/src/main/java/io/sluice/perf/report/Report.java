@@ -80,12 +80,17 @@ public final class Report {
         .yAxisTitle(c.yTitle()).build();
     chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
     chart.getStyler().setSeriesColors(new Color[] {SLUICE, BASELINE});
-    chart.getStyler().setXAxisLabelRotation(c.categories().size() > 8 ? 90 : 0);
+    chart.getStyler().setXAxisLabelRotation(c.categories().size() > 8 || crowded(c, width) ? 90 : 0);
     chart.getStyler().setChartBackgroundColor(Color.WHITE);
     chart.getStyler().setAvailableSpaceFill(0.8);
     chart.getStyler().setYAxisMin(0.0);
     chart.addSeries(c.valueSeries(), c.categories(), c.values());
     chart.addSeries(c.baselineSeries(), c.categories(), c.baselines());
     BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
+  }
+
+  /** Whether the labels, side by side at about 8 pixels a character, would not fit the plot. */
+  static boolean crowded(BarChart c, int width) {
+    return c.categories().stream().mapToInt(String::length).sum() * 8 > width - 100;
   }
 }

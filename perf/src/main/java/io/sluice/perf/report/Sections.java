@@ -28,9 +28,12 @@ public final class Sections {
       case "terasort.json" -> new Section("TeraSort", fileName, List.of(chart("terasort.png",
           "TeraSort phases: RdmaShuffleManager and the sort shuffle", "seconds", "RdmaShuffleManager",
           "sort shuffle", m, x -> x.unit().equals("s"), Sections::withoutFirstPart)), m, "");
-      case "spark-shuffle.json" -> new Section("Spark shuffle", fileName, List.of(chart("spark-shuffle.png",
-          "Spark shuffle jobs: wall time", "seconds", "RdmaShuffleManager", "sort shuffle", m,
-          x -> x.name().endsWith(".wall"), x -> strip(withoutFirstPart(x), ".wall"))), m, "");
+      case "spark-shuffle.json" -> new Section("Spark shuffle", fileName, List.of(
+          chart("spark-shuffle.png", "Spark shuffle jobs: wall time (median)", "seconds", "RdmaShuffleManager",
+              "sort shuffle", m, x -> x.name().endsWith(".wall"), x -> strip(withoutFirstPart(x), ".wall")),
+          chart("spark-shuffle-cpu.png", "Spark shuffle jobs: executor CPU per shuffled MiB, all threads", "ms/MiB",
+              "RdmaShuffleManager", "sort shuffle", m, x -> x.name().endsWith(".cpu_per_mib.threads.all"),
+              x -> strip(withoutFirstPart(x), ".cpu_per_mib.threads.all"))), m, "");
       case "transport.json" -> new Section("Transport", fileName, List.of(chart("transport.png",
           "Transport READ throughput", "GB/s", "Sluice READ", "baseline (socket stream for tcp, memcpy for shm)", m,
           x -> x.unit().equals("GB/s") && x.name().contains(".read."), x -> x.name().replace(".read.", " "))), m, "");

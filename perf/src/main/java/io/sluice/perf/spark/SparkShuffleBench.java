@@ -5,16 +5,19 @@ import io.sluice.perf.bench.Measurement;
 import io.sluice.perf.bench.Median;
 import io.sluice.perf.bench.ResultTable;
 import io.sluice.perf.bench.ResultsFile;
+import io.sluice.perf.bench.Spread;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.TimeoutException;
+import java.util.function.ToDoubleFunction;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
@@ -24,38 +27,56 @@ import picocli.CommandLine.Option;
 
 /**
  * Spark shuffle benchmark: a groupByKey and a sortByKey over generated rows on
- * local-cluster[2,1,1024], under Spark's sort shuffle and under RdmaShuffleManager, alternating
- * (the order flips every round), several rounds each, plain and with Spark's authentication
- * and AES-GCM network encryption on for both managers. In the plain variant RdmaShuffleManager
- * also runs with {@code spark.shuffle.rdma.verifyReads=false} (reducers do not check what they
- * READ against the owner's CRC32C), in the same alternation. Reports the median wall time and
- * fetch wait per variant, job and manager, and the ratio, to perf/results/spark-shuffle.json. Run
- * it through perf/bin/spark-shuffle-bench.
+ * local-cluster[2,1,1024], under Spark's sort shuffle and under RdmaShuffleManager, plain and
+ * with Spark's authentication and AES-GCM network encryption on for both managers.
+ *
+ * <p>Sluice's costs that come once per application (the transport opened by the first task, the
+ * first connections, the JIT compiling its code paths) fall on an application's first job, so
+ * the first job (cold) and the later ones (warm) are reported apart. Every round starts one
+ * application per manager and per cold job ({@code --cold-jobs}): it runs that job first, then
+ * groupBy and sortBy again ({@code --warm-runs} times each). The applications of a round run
+ * alternately (sort, rdma, rdma, sort for the two cold jobs), and every other round in the
+ * reverse order. Per variant, phase, job and manager the results file gets the median wall time
+ * with its minimum and maximum, the ratio of the medians to the sort shuffle's, fetch wait,
+ * remote bytes, bytes spilled to disk, and CPU per shuffled MiB: from Spark's task metrics
+ * ({@code executorCpuTime}) and from the executor JVMs' threads ({@link ExecutorThreads}: task,
+ * Sluice's transport, Netty's block transfer, RPC, JIT, GC, other). Run it through perf/bin/spark-shuffle-bench.
  */
 public final class SparkShuffleBench {
   private static final String SORT = "sort";
   private static final String RDMA = "rdma";
   /** RdmaShuffleManager whose reducers do not check READ blocks against their CRC32C. */
   private static final String RDMA_NO_VERIFY = "rdma-noverify";
+  private static final String GROUPBY = "groupby";
+  private static final String SORTBY = "sort";
+  private static final List<String> JOBS = List.of(GROUPBY, SORTBY);
+  private static final String COLD = "cold";
+  private static final String WARM = "warm";
+  private static final double MIB = 1024 * 1024;
 
   private SparkShuffleBench() {}
 
   /**
    * How both managers run: plain, or with Spark's authentication and AES-GCM network encryption
    * on (Spark's sort shuffle then encrypts its block transfers; RdmaShuffleManager its transport).
+   * Encrypted, RdmaShuffleManager reads same-host peers over tcp rather than shm, so that its bytes
+   * go through the cipher as the sort shuffle's do.
    */
   enum Variant {
-    PLAIN("", Map.of()),
+    PLAIN("", Map.of(), Map.of()),
     ENCRYPTED("encrypted.", Map.of(
         "spark.authenticate", "true",
-        "spark.network.crypto.enabled", "true"));
+        "spark.network.crypto.enabled", "true"),
+        Map.of("spark.shuffle.rdma.transport.shm.enabled", "false"));
 
     final String namePart;
     final Map<String, String> conf;
+    final Map<String, String> rdmaConf;
 
-    Variant(String namePart, Map<String, String> conf) {
+    Variant(String namePart, Map<String, String> conf, Map<String, String> rdmaConf) {
       this.namePart = namePart;
       this.conf = conf;
+      this.rdmaConf = rdmaConf;
     }
 
     String label() {
@@ -63,19 +84,21 @@ public final class SparkShuffleBench {
     }
   }
 
-  private record Options(long sizeMb, int rounds, Path out, String master, String jar, List<Variant> variants) {
+  private record Options(long sizeMb, int rounds, Path out, String master, String jar, List<Variant> variants,
+      List<String> coldJobs, int warmRuns, String executorMemory, int reducers, boolean noVerify) {
     static final Cli.Command COMMAND = new Cli.Command("spark-shuffle-bench", "spark-shuffle",
-        "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager (in the plain variant"
-            + " also with spark.shuffle.rdma.verifyReads=false), alternately.",
-        "Smoke run: 8 MB per job, one round; writes perf/target/spark-shuffle-quick.json unless --out says"
-            + " otherwise (the figures are meaningless).");
+        "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager, alternately; an"
+            + " application's first job (cold) apart from its later ones (warm), with CPU per shuffled MiB.",
+        "Smoke run: 8 MB per job, one round, groupBy as the only cold job; writes"
+            + " perf/target/spark-shuffle-quick.json unless --out says otherwise (the figures are meaningless).");
 
     /** The command's own options; {@link #parse} turns them into options. */
     static final class Flags {
-      @Option(names = "--size-mb", paramLabel = "N", description = "MiB of rows per job (default 128; 8 with --quick).")
+      @Option(names = "--size-mb", paramLabel = "N",
+          description = "MiB of rows per job (default 128; 8 with --quick).")
       Long sizeMb;
 
-      @Option(names = "--rounds", paramLabel = "N", description = "Rounds per manager (default 3; 1 with --quick).")
+      @Option(names = "--rounds", paramLabel = "N", description = "Rounds (default 5; 1 with --quick).")
       Integer rounds;
 
       @Option(names = "--master", paramLabel = "URL", description = "Spark master (default local-cluster[2,1,1024]).")
@@ -87,8 +110,28 @@ public final class SparkShuffleBench {
 
       @Option(names = "--variants", split = ",", paramLabel = "LIST",
           description = "plain, encrypted or both (default plain,encrypted; encrypted: spark.authenticate and"
-              + " spark.network.crypto.enabled with AES/GCM for both managers).")
+              + " spark.network.crypto.enabled for both managers).")
       List<String> variants = List.of("plain", "encrypted");
+
+      @Option(names = "--cold-jobs", split = ",", paramLabel = "LIST",
+          description = "The jobs measured cold, one application per round and manager each: groupby, sort or"
+              + " both (default groupby,sort; groupby with --quick).")
+      List<String> coldJobs;
+
+      @Option(names = "--warm-runs", paramLabel = "N",
+          description = "How often each job runs warm after the cold one, per application (default 1).")
+      int warmRuns = 1;
+
+      @Option(names = "--executor-memory", paramLabel = "M", description = "spark.executor.memory (default 768m).")
+      String executorMemory = "768m";
+
+      @Option(names = "--reducers", paramLabel = "N",
+          description = "Reduce partitions of each job (default 16; 4 at 2048 MB makes the reducers spill).")
+      int reducers = 16;
+
+      @Option(names = "--with-noverify",
+          description = "Also run RdmaShuffleManager with spark.shuffle.rdma.verifyReads=false (plain variant).")
+      boolean noVerify;
     }
 
     static Options parse(String[] args) {
@@ -96,9 +139,13 @@ public final class SparkShuffleBench {
       Flags f = line.options();
       boolean quick = line.quick();
       long sizeMb = f.sizeMb != null ? f.sizeMb : quick ? 8 : 128;
-      int rounds = f.rounds != null ? f.rounds : quick ? 1 : 3;
-      if (sizeMb <= 0 || rounds <= 0) {
-        throw new IllegalArgumentException("--size-mb and --rounds must be positive");
+      int rounds = f.rounds != null ? f.rounds : quick ? 1 : 5;
+      List<String> coldJobs = f.coldJobs != null ? f.coldJobs : quick ? List.of(GROUPBY) : JOBS;
+      if (sizeMb <= 0 || rounds <= 0 || f.reducers <= 0 || f.warmRuns < 0) {
+        throw new IllegalArgumentException("--size-mb, --rounds and --reducers must be positive, --warm-runs at least 0");
+      }
+      if (coldJobs.isEmpty() || !JOBS.containsAll(coldJobs)) {
+        throw new IllegalArgumentException("--cold-jobs: groupby, sort or both, got " + coldJobs);
       }
       if (f.jar.isEmpty()) {
         throw new IllegalArgumentException("the shuffle jar is needed (--jar or -Dsluice.spark.jar)");
@@ -111,12 +158,28 @@ public final class SparkShuffleBench {
           throw new IllegalArgumentException("--variants: unknown variant '" + v + "' (plain or encrypted)");
         }
       }
-      return new Options(sizeMb, rounds, line.out(), f.master, f.jar, List.copyOf(variants));
+      return new Options(sizeMb, rounds, line.out(), f.master, f.jar, List.copyOf(variants),
+          List.copyOf(new LinkedHashSet<>(coldJobs)), f.warmRuns, f.executorMemory, f.reducers, f.noVerify);
     }
   }
 
-  /** One job's figures in one round. */
-  private record Sample(double wallSeconds, long fetchWaitMs, long remoteBytes) {}
+  /**
+   * One job's figures in one application.
+   *
+   * @param threads seconds of executor CPU per {@link ExecutorThreads.Kind}; empty where the
+   *     executors' threads cannot be read (not on this machine)
+   */
+  private record Sample(double wallSeconds, long fetchWaitMs, long remoteBytes, TaskTotals.Totals tasks,
+      Map<ExecutorThreads.Kind, Double> threads) {
+    double shuffledMib() {
+      return tasks.writeBytes() / MIB;
+    }
+
+    /** Milliseconds of CPU per MiB the job's map tasks wrote to the shuffle. */
+    double msPerMib(double cpuSeconds) {
+      return shuffledMib() == 0 ? 0 : cpuSeconds * 1000 / shuffledMib();
+    }
+  }
 
   public static void main(String[] args) {
     Cli.main("Spark shuffle benchmark", args, Options::parse, o -> {
@@ -133,124 +196,213 @@ public final class SparkShuffleBench {
     Map<String, List<Sample>> samples = new TreeMap<>();
     for (int round = 0; round < o.rounds(); round++) {
       for (Variant variant : o.variants()) {
-        List<String> order = new ArrayList<>(managers(variant));
-        if (round % 2 == 1) {
-          Collections.reverse(order);
-        }
-        for (String manager : order) {
-          runRound(o, variant, manager, rows, samples);
+        for (Application app : applications(o, variant, round)) {
+          runRound(o, variant, app.manager(), app.coldJob(), rows, samples);
         }
       }
     }
     List<Measurement> results = new ArrayList<>();
+    Map<String, double[]> rounds = new TreeMap<>();
     for (Variant variant : o.variants()) {
-      for (String job : List.of("groupby", "sort")) {
-        results.addAll(figures(o, variant, job, samples));
+      for (String phase : List.of(COLD, WARM)) {
+        for (String job : JOBS) {
+          if (samples.containsKey(key(variant, SORT, phase, job)) && samples.containsKey(key(variant, RDMA, phase, job))) {
+            results.addAll(figures(o, variant, phase, job, samples, rounds));
+          }
+        }
       }
     }
-    if (o.variants().contains(Variant.PLAIN)) {
-      for (String job : List.of("groupby", "sort")) {
-        results.add(verifyCost(o, job, samples));
+    if (o.noVerify() && o.variants().contains(Variant.PLAIN)) {
+      for (String phase : List.of(COLD, WARM)) {
+        for (String job : JOBS) {
+          if (samples.containsKey(key(Variant.PLAIN, RDMA_NO_VERIFY, phase, job))) {
+            results.add(verifyCost(o, phase, job, samples));
+          }
+        }
       }
     }
     results.addAll(STARTUP.measurements());
     System.out.println();
-    System.out.println("RdmaShuffleManager beside Spark's sort shuffle, and with verifyReads beside without:");
-    ResultTable.print(System.out, results);
+    System.out.println("RdmaShuffleManager beside Spark's sort shuffle (medians; rounds: every application's value):");
+    ResultTable.print(System.out, results, rounds);
     ResultsFile.write(o.out(), results);
     System.out.println("wrote " + o.out().toAbsolutePath());
   }
 
+  /** One application of a round: its shuffle manager and the job it runs first. */
+  private record Application(String manager, String coldJob) {}
+
   /**
-   * The managers a variant runs, in the order of even rounds (odd rounds reverse it): the
-   * unchecked RdmaShuffleManager only in the plain variant, since the check is the same CPU pass
-   * whatever carried the bytes.
+   * The applications of one round and variant in the order they run: per cold job every manager,
+   * the managers' order flipping from one cold job to the next (sort, rdma, rdma, sort), and the
+   * whole list reversed every other round, so no manager always runs first or after the same one.
    */
-  private static List<String> managers(Variant variant) {
-    return variant == Variant.PLAIN ? List.of(SORT, RDMA, RDMA_NO_VERIFY) : List.of(SORT, RDMA);
+  private static List<Application> applications(Options o, Variant variant, int round) {
+    List<Application> apps = new ArrayList<>();
+    for (int i = 0; i < o.coldJobs().size(); i++) {
+      List<String> order = new ArrayList<>(managers(o, variant));
+      if (i % 2 == 1) {
+        Collections.reverse(order);
+      }
+      for (String manager : order) {
+        apps.add(new Application(manager, o.coldJobs().get(i)));
+      }
+    }
+    if (round % 2 == 1) {
+      Collections.reverse(apps);
+    }
+    return apps;
+  }
+
+  /**
+   * The managers a variant runs: the unchecked RdmaShuffleManager only with {@code
+   * --with-noverify} and in the plain variant, since the check is the same CPU pass whatever
+   * carried the bytes.
+   */
+  private static List<String> managers(Options o, Variant variant) {
+    return o.noVerify() && variant == Variant.PLAIN ? List.of(SORT, RDMA, RDMA_NO_VERIFY) : List.of(SORT, RDMA);
   }
 
   /**
    * RdmaShuffleManager's median wall time for one plain job with verifyReads on (the default)
-   * against the same with it off: {@code spark_shuffle.<job>.<size>MB.verified_wall} beside {@code
-   * spark_shuffle.noverify.<job>.<size>MB.wall}.
+   * against the same with it off: {@code spark_shuffle.<phase>.<job>.<size>MB.verified_wall} beside
+   * {@code spark_shuffle.noverify.<phase>.<job>.<size>MB.wall}.
    */
-  private static Measurement verifyCost(Options o, String job, Map<String, List<Sample>> samples) {
-    double checked = Median.of(samples.get(key(Variant.PLAIN, RDMA, job)).stream()
-        .mapToDouble(Sample::wallSeconds).toArray());
-    double unchecked = Median.of(samples.get(key(Variant.PLAIN, RDMA_NO_VERIFY, job)).stream()
-        .mapToDouble(Sample::wallSeconds).toArray());
-    return new Measurement("spark_shuffle." + job + "." + o.sizeMb() + "MB.verified_wall", "s", checked,
-        "spark_shuffle.noverify." + job + "." + o.sizeMb() + "MB.wall", unchecked);
+  private static Measurement verifyCost(Options o, String phase, String job, Map<String, List<Sample>> samples) {
+    double checked = Median.of(walls(samples.get(key(Variant.PLAIN, RDMA, phase, job))));
+    double unchecked = Median.of(walls(samples.get(key(Variant.PLAIN, RDMA_NO_VERIFY, phase, job))));
+    return new Measurement("spark_shuffle." + phase + "." + job + "." + o.sizeMb() + "MB.verified_wall", "s",
+        checked, "spark_shuffle.noverify." + phase + "." + job + "." + o.sizeMb() + "MB.wall", unchecked);
   }
 
-  /** The medians of one job under one variant, RdmaShuffleManager against the sort shuffle. */
-  private static List<Measurement> figures(Options o, Variant variant, String job, Map<String, List<Sample>> samples) {
-    List<Sample> rdma = samples.get(key(variant, RDMA, job));
-    List<Sample> sort = samples.get(key(variant, SORT, job));
-    double rdmaWall = Median.of(rdma.stream().mapToDouble(Sample::wallSeconds).toArray());
-    double sortWall = Median.of(sort.stream().mapToDouble(Sample::wallSeconds).toArray());
-    double rdmaWait = Median.of(rdma.stream().mapToDouble(Sample::fetchWaitMs).toArray());
-    double sortWait = Median.of(sort.stream().mapToDouble(Sample::fetchWaitMs).toArray());
-    double rdmaMb = Median.of(rdma.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
-    double sortMb = Median.of(sort.stream().mapToDouble(s -> s.remoteBytes() / 1048576.0).toArray());
-    String prefix = "spark_shuffle." + variant.namePart + job + "." + o.sizeMb() + "MB";
-    String base = "sort_shuffle." + variant.namePart + job + "." + o.sizeMb() + "MB";
-    return List.of(
-        new Measurement(prefix + ".wall", "s", rdmaWall, base + ".wall", sortWall),
-        new Measurement(prefix + ".wall_ratio", "x", rdmaWall / sortWall, base + ".wall_ratio", 1.0),
-        new Measurement(prefix + ".fetch_wait", "ms", rdmaWait, base + ".fetch_wait", sortWait),
-        new Measurement(prefix + ".remote_read", "MB", rdmaMb, base + ".remote_read", sortMb));
+  private static double[] walls(List<Sample> s) {
+    return s.stream().mapToDouble(Sample::wallSeconds).toArray();
   }
 
-  private static String key(Variant variant, String manager, String job) {
-    return variant.label() + "." + manager + "." + job;
+  /**
+   * The figures of one job in one phase under one variant, RdmaShuffleManager against the sort
+   * shuffle: medians, the wall time's spread, and CPU per shuffled MiB. Each application's wall
+   * time goes to {@code rounds}.
+   */
+  private static List<Measurement> figures(Options o, Variant variant, String phase, String job,
+      Map<String, List<Sample>> samples, Map<String, double[]> rounds) {
+    List<Sample> rdma = samples.get(key(variant, RDMA, phase, job));
+    List<Sample> sort = samples.get(key(variant, SORT, phase, job));
+    String prefix = "spark_shuffle." + variant.namePart + phase + "." + job + "." + o.sizeMb() + "MB";
+    String base = "sort_shuffle." + variant.namePart + phase + "." + job + "." + o.sizeMb() + "MB";
+    Spread rdmaWall = Spread.of(walls(rdma));
+    Spread sortWall = Spread.of(walls(sort));
+    rounds.put(prefix + ".wall", walls(rdma));
+    rounds.put(base + ".wall", walls(sort));
+    List<Measurement> m = new ArrayList<>(List.of(
+        new Measurement(prefix + ".wall", "s", rdmaWall.median(), base + ".wall", sortWall.median()),
+        new Measurement(prefix + ".wall_min", "s", rdmaWall.min(), base + ".wall_min", sortWall.min()),
+        new Measurement(prefix + ".wall_max", "s", rdmaWall.max(), base + ".wall_max", sortWall.max()),
+        new Measurement(prefix + ".wall_ratio", "x", rdmaWall.median() / sortWall.median(), base + ".wall_ratio", 1.0),
+        median(prefix + ".fetch_wait", base + ".fetch_wait", "ms", rdma, sort, s -> s.fetchWaitMs()),
+        median(prefix + ".remote_read", base + ".remote_read", "MB", rdma, sort, s -> s.remoteBytes() / MIB),
+        median(prefix + ".spill_disk", base + ".spill_disk", "MB", rdma, sort, s -> s.tasks().diskSpilled() / MIB),
+        median(prefix + ".cpu_per_mib.task_metrics", base + ".cpu_per_mib.task_metrics", "ms/MiB", rdma, sort,
+            s -> s.msPerMib(s.tasks().cpuNs() / 1e9))));
+    if (!rdma.get(0).threads().isEmpty() && !sort.get(0).threads().isEmpty()) {
+      for (ExecutorThreads.Kind kind : ExecutorThreads.Kind.values()) {
+        m.add(median(prefix + ".cpu_per_mib.threads." + kind.label, base + ".cpu_per_mib.threads." + kind.label,
+            "ms/MiB", rdma, sort, s -> s.msPerMib(s.threads().get(kind))));
+      }
+      m.add(median(prefix + ".cpu_per_mib.threads.all", base + ".cpu_per_mib.threads.all", "ms/MiB", rdma, sort,
+          s -> s.msPerMib(s.threads().values().stream().mapToDouble(Double::doubleValue).sum())));
+    }
+    return m;
   }
 
-  private static void runRound(Options o, Variant variant, String manager, long rows,
+  private static Measurement median(String name, String baseName, String unit, List<Sample> rdma, List<Sample> sort,
+      ToDoubleFunction<Sample> figure) {
+    return new Measurement(name, unit, Median.of(rdma.stream().mapToDouble(figure).toArray()), baseName,
+        Median.of(sort.stream().mapToDouble(figure).toArray()));
+  }
+
+  private static String key(Variant variant, String manager, String phase, String job) {
+    return variant.label() + "." + manager + "." + phase + "." + job;
+  }
+
+  /**
+   * One application: {@code coldJob} first, then every job {@code warmRuns} times. Prints a line
+   * per job and adds its sample to {@code samples}.
+   */
+  private static void runRound(Options o, Variant variant, String manager, String coldJob, long rows,
       Map<String, List<Sample>> samples) throws TimeoutException {
     SparkConf conf = new SparkConf()
         .setMaster(o.master())
         .setAppName("sluice-shuffle-bench-" + variant.label() + "-" + manager)
         .set("spark.jars", o.jar() + "," + SparkApps.ownJar())
-        .set("spark.executor.memory", "768m")
+        .set("spark.executor.memory", o.executorMemory())
         .set("spark.ui.enabled", "false")
         .set("spark.serializer", "org.apache.spark.serializer.KryoSerializer");
     if (!manager.equals(SORT)) {
       conf.set("spark.shuffle.manager", RdmaShuffleManager.class.getName());
       conf.set(RdmaShuffleOption.VERIFY_READS.key(), String.valueOf(!manager.equals(RDMA_NO_VERIFY)));
+      variant.rdmaConf.forEach(conf::set);
     }
     variant.conf.forEach(conf::set);
     if (variant == Variant.ENCRYPTED) {
       conf.set("spark.authenticate.secret", UUID.randomUUID().toString());
     }
     int slices = 8;
-    int reducers = 16;
+    int reducers = o.reducers();
+    List<String> jobs = new ArrayList<>(List.of(coldJob));
+    for (int i = 0; i < o.warmRuns(); i++) {
+      jobs.addAll(JOBS);
+    }
     try (JavaSparkContext sc = new JavaSparkContext(conf)) {
       SparkApps.awaitExecutors(sc.sc(), 2, 120);
+      List<Long> executors = ExecutorThreads.executorsOf(ProcessHandle.current().pid());
       ShuffleReadTotals totals = new ShuffleReadTotals();
       sc.sc().addSparkListener(totals);
-      for (String job : List.of("groupby", "sort")) {
+      TaskTotals taskTotals = new TaskTotals();
+      sc.sc().addSparkListener(taskTotals);
+      for (int n = 0; n < jobs.size(); n++) {
+        String job = jobs.get(n);
+        String phase = n == 0 ? COLD : WARM;
         ShuffleReadTotals.Totals before = totals.snapshot();
+        TaskTotals.Totals tasksBefore = taskTotals.snapshot();
+        ExecutorThreads.Snapshot threadsBefore = ExecutorThreads.take(executors);
         long started = System.nanoTime();
-        long check = job.equals("groupby")
+        long check = job.equals(GROUPBY)
             ? BenchJobs.groupBy(sc, rows, slices, reducers)
             : BenchJobs.sort(sc, rows, slices, reducers);
         double seconds = (System.nanoTime() - started) / 1e9;
-        long expected = job.equals("groupby") ? rows * (BenchJobs.ROW_BYTES - 8) : rows;
+        ExecutorThreads.Snapshot threadsAfter = ExecutorThreads.take(executors);
+        long expected = job.equals(GROUPBY) ? rows * (BenchJobs.ROW_BYTES - 8) : rows;
         if (check != expected) {
           throw new IllegalStateException(job + " under " + manager + " returned " + check + ", expected " + expected);
         }
         sc.sc().listenerBus().waitUntilEmpty(30_000);
         ShuffleReadTotals.Totals t = totals.snapshot().minus(before);
-        samples.computeIfAbsent(key(variant, manager, job), k -> new ArrayList<>())
-            .add(new Sample(seconds, t.fetchWaitMs(), t.remoteBytes()));
-        System.out.printf("%-9s %-13s %-8s %7.2f s  fetch wait %6d ms  remote %8.1f MB%n", variant.label(), manager,
-            job, seconds, t.fetchWaitMs(), t.remoteBytes() / 1048576.0);
+        TaskTotals.Totals tasks = taskTotals.snapshot().minus(tasksBefore);
+        Map<ExecutorThreads.Kind, Double> threads = executors.isEmpty() ? Map.of()
+            : ExecutorThreads.between(threadsBefore, threadsAfter);
+        Sample sample = new Sample(seconds, t.fetchWaitMs(), t.remoteBytes(), tasks, threads);
+        samples.computeIfAbsent(key(variant, manager, phase, job), k -> new ArrayList<>()).add(sample);
+        System.out.printf("%-9s %-13s %-4s %-8s %7.2f s  fetch wait %6d ms  remote %8.1f MB  spilled %7.1f MB"
+            + "  CPU ms/MiB: tasks %6.2f%s%n", variant.label(), manager, phase, job, seconds, t.fetchWaitMs(),
+            t.remoteBytes() / MIB, tasks.diskSpilled() / MIB, sample.msPerMib(tasks.cpuNs() / 1e9),
+            threadLine(sample));
       }
       if (!manager.equals(SORT)) {
         STARTUP.collect(sc, "spark_shuffle." + variant.namePart + "startup");
       }
     }
+  }
+
+  /** The executors' thread CPU of one job per shuffled MiB, by kind, for its progress line. */
+  private static String threadLine(Sample s) {
+    if (s.threads().isEmpty()) {
+      return "";
+    }
+    StringBuilder b = new StringBuilder("  threads");
+    for (Map.Entry<ExecutorThreads.Kind, Double> e : s.threads().entrySet()) {
+      b.append(String.format(Locale.ROOT, " %s %.2f", e.getKey().label, s.msPerMib(e.getValue())));
+    }
+    return b.toString();
   }
 }

@@ -117,9 +117,14 @@ final class DriverProcess implements AutoCloseable {
     process.destroyForcibly();
   }
 
-  /** Asks the driver to stop, waits up to 60 s for it to stop its Spark context, then kills it. */
+  /**
+   * Asks the driver to stop, waits up to 60 s for it to stop its Spark context, then kills it;
+   * then waits up to 30 s for the processes it had started (local-cluster's executors) to exit,
+   * so that the next application's queries do not share the machine with them.
+   */
   @Override
   public void close() {
+    List<ProcessHandle> children = process.descendants().toList();
     try {
       if (process.isAlive()) {
         try {
@@ -133,6 +138,12 @@ final class DriverProcess implements AutoCloseable {
           if (!process.waitFor(10, TimeUnit.SECONDS)) {
             process.destroyForcibly();
           }
+        }
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      for (ProcessHandle child : children) {
+        while (child.isAlive() && System.nanoTime() < deadline) {
+          Thread.sleep(100);
         }
       }
     } catch (InterruptedException e) {

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -19,14 +20,17 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * TPC-DS under Spark's sort shuffle and under RdmaShuffleManager in one invocation. A shuffle
- * manager is fixed for the life of a SparkContext, so this orchestrator keeps two driver
- * applications alive, one per manager, each submitted through {@code SparkSubmit} exactly as
- * {@code spark-submit} would with the same jars and settings but {@code spark.shuffle.manager}. It
- * runs the queries one at a time, alternating between the two, and swaps which goes first every
- * query so neither gains from running second (warm caches, a quieter machine). Each query's rows
- * are compared ({@link ResultRows}); wall time, fetch wait and shuffle bytes go to the results
- * file ({@link TpcdsReport}). Data is generated on the first run at a scale factor and cached
- * ({@link TpcdsCache}). Run it through {@code perf/bin/tpcds}.
+ * manager is fixed for the life of a SparkContext, so each manager gets its own driver
+ * application, submitted through {@code SparkSubmit} exactly as {@code spark-submit} would with the
+ * same jars and settings but {@code spark.shuffle.manager}. Only one application is alive while
+ * queries are timed: the queries run in batches ({@code --batch}); for each batch one manager's
+ * application starts, runs the batch's queries one at a time and stops, then the other manager's
+ * application does the same with the same queries. Which manager goes first flips from batch to
+ * batch, so neither always runs on a freshly started application or second. The next application
+ * starts while the last one shuts down, and its first query waits until every process of the last
+ * one has exited. Each query's rows are compared ({@link ResultRows}); wall time, fetch wait and
+ * shuffle bytes go to the results file ({@link TpcdsReport}). Data is generated on the first run at
+ * a scale factor and cached ({@link TpcdsCache}). Run it through {@code perf/bin/tpcds}.
  */
 public final class TpcdsBench {
   private static final String SORT = "sort";
@@ -37,6 +41,8 @@ public final class TpcdsBench {
   private final TpcdsOptions options;
   private final List<String> queries;
   private final List<DriverProcess> live = new CopyOnWriteArrayList<>();
+  /** The command's start: the budget counts from here. */
+  private final long runStarted = System.nanoTime();
 
   private TpcdsBench(TpcdsOptions options, List<String> queries) {
     this.options = options;
@@ -57,14 +63,14 @@ public final class TpcdsBench {
   }
 
   private int run(List<String> queries) throws IOException, InterruptedException {
-    long started = System.nanoTime();
+    long started = runStarted;
     Path data = TpcdsCache.folder(options.dataRoot(), options.scale()).toAbsolutePath();
     Path work = options.workDir().toAbsolutePath();
     FileTrees.delete(work.resolve("rows"));
     Files.createDirectories(work.resolve("logs"));
     System.out.printf(Locale.ROOT, "TPC-DS at scale factor %s on %s: %d queries, each under the sort shuffle and"
-        + " RdmaShuffleManager%n", TpcdsReport.scaleName(options.scale()).substring(2), options.master(),
-        queries.size());
+        + " RdmaShuffleManager, in batches of %d, one application alive at a time%n",
+        TpcdsReport.scaleName(options.scale()).substring(2), options.master(), queries.size(), options.batch());
     double generationSeconds = 0;
     if (TpcdsCache.complete(data)) {
       System.out.println("data: " + data + " (cached)");
@@ -73,43 +79,69 @@ public final class TpcdsBench {
       generationSeconds = generate(data, work);
       System.out.printf(Locale.ROOT, "data: generated in %.0f s%n", generationSeconds);
     }
+    System.out.printf(Locale.ROOT, "data: %.0f MB read once, so that the first application does not find the"
+        + " files colder than the others do%n", readOnce(data) / 1e6);
 
     List<QueryOutcome> outcomes = new ArrayList<>();
     String budgetNote = "";
     String abort = null;
-    DriverProcess sort = null;
-    DriverProcess rdma = null;
+    DriverProcess current = null;
+    List<List<String>> batches = batches(queries, options.batch());
     try {
-      sort = startDriver(SORT, List.of("serve", "--data", data.toString(), "--rows",
-          work.resolve("rows").resolve(SORT).toString(), "--executors", String.valueOf(options.executors())));
-      rdma = startDriver(RDMA, List.of("serve", "--data", data.toString(), "--rows",
-          work.resolve("rows").resolve(RDMA).toString(), "--executors", String.valueOf(options.executors())));
-      expect(sort, "ready", START_TIMEOUT);
-      expect(rdma, "ready", START_TIMEOUT);
-      System.out.printf(Locale.ROOT, "both applications ready after %s%n", Progress.duration(since(started)));
+      int done = 0;
       long queriesStarted = System.nanoTime();
-      for (int k = 0; k < queries.size(); k++) {
-        double elapsedMin = since(started) / 60;
-        if (options.budgetMinutes() > 0 && elapsedMin >= options.budgetMinutes()) {
-          budgetNote = String.format(Locale.ROOT, "the time budget of %s min was used up after %d of %d queries;"
-              + " not started: %s", trim(options.budgetMinutes()), k, queries.size(),
-              String.join(",", queries.subList(k, queries.size())));
+      for (int b = 0; b < batches.size(); b++) {
+        List<String> batch = batches.get(b);
+        boolean rdmaFirst = b % 2 == 1;
+        String firstName = rdmaFirst ? RDMA : SORT;
+        String secondName = rdmaFirst ? SORT : RDMA;
+        if (budgetSpent(0)) {
+          budgetNote = budgetNote(done, queries);
           System.out.println(budgetNote);
           break;
         }
-        String q = queries.get(k);
-        boolean rdmaFirst = k % 2 == 1;
-        QueryOutcome outcome = runQuery(q, rdmaFirst ? rdma : sort, rdmaFirst ? sort : rdma, rdmaFirst, work);
-        outcomes.add(outcome);
-        double soFar = since(queriesStarted);
-        System.out.println(progressLine(k + 1, queries.size(), outcome, since(started),
-            Progress.eta(soFar, k + 1, queries.size())));
+        long batchStarted = System.nanoTime();
+        current = switchTo(current, firstName, data, work, b);
+        Map<String, QueryAnswer> first = new LinkedHashMap<>();
+        for (String q : batch) {
+          // The second application repeats what the first one ran, in about the same time.
+          if (budgetSpent(since(batchStarted))) {
+            break;
+          }
+          first.put(q, runOne(current, q));
+          System.out.println(halfLine(firstName, q, first.get(q)));
+        }
+        if (first.size() < batch.size()) {
+          budgetNote = budgetNote(done + first.size(), queries);
+        }
+        if (first.isEmpty()) {
+          System.out.println(budgetNote);
+          break;
+        }
+        current = switchTo(current, secondName, data, work, b);
+        for (Map.Entry<String, QueryAnswer> e : first.entrySet()) {
+          String q = e.getKey();
+          QueryAnswer second = runOne(current, q);
+          QueryOutcome outcome = outcome(q, rdmaFirst ? second : e.getValue(), rdmaFirst ? e.getValue() : second,
+              rdmaFirst, work);
+          outcomes.add(outcome);
+          done++;
+          System.out.println(progressLine(done, queries.size(), outcome, since(started),
+              Progress.eta(since(queriesStarted), done, queries.size())));
+        }
+        if (!budgetNote.isEmpty()) {
+          System.out.println(budgetNote);
+          break;
+        }
       }
     } catch (DriverProcess.DriverException e) {
       abort = e.getMessage();
       System.out.println("aborted: " + abort);
     } finally {
-      closeAll(sort, rdma);
+      if (current != null) {
+        current.close();
+      }
+      live.clear();
     }
 
     if (abort != null) {
@@ -128,33 +160,96 @@ public final class TpcdsBench {
     return abort != null || failed || t.differences() > 0 ? 1 : 0;
   }
 
-  private QueryOutcome runQuery(String q, DriverProcess first, DriverProcess second, boolean rdmaFirst, Path work)
-      throws DriverProcess.DriverException, InterruptedException, IOException {
-    Duration timeout = Duration.ofSeconds(options.queryTimeoutSeconds());
-    Optional<QueryRun>[] runs = new Optional[2];
-    List<String> errors = new ArrayList<>();
-    DriverProcess[] order = {first, second};
-    for (int i = 0; i < 2; i++) {
-      DriverProcess d = order[i];
-      d.send("run " + q);
-      String answer = d.await(timeout);
-      if (answer.startsWith("done " + q + " ")) {
-        runs[i] = Optional.of(QueryRun.parse(answer));
-      } else {
-        runs[i] = Optional.empty();
-        errors.add(d.name() + ": " + answer.replaceFirst("^failed \\S+ ", ""));
-      }
+  /** One query's answer from one application: its figures, or why it failed. */
+  private record QueryAnswer(Optional<QueryRun> run, Optional<String> error) {}
+
+  private QueryAnswer runOne(DriverProcess d, String q) throws DriverProcess.DriverException, InterruptedException {
+    d.send("run " + q);
+    String answer = d.await(Duration.ofSeconds(options.queryTimeoutSeconds()));
+    if (answer.startsWith("done " + q + " ")) {
+      return new QueryAnswer(Optional.of(QueryRun.parse(answer)), Optional.empty());
     }
-    Optional<QueryRun> sortRun = rdmaFirst ? runs[1] : runs[0];
-    Optional<QueryRun> rdmaRun = rdmaFirst ? runs[0] : runs[1];
+    return new QueryAnswer(Optional.empty(), Optional.of(d.name() + ": " + answer.replaceFirst("^failed \\S+ ", "")));
+  }
+
+  private static QueryOutcome outcome(String q, QueryAnswer sort, QueryAnswer rdma, boolean rdmaFirst, Path work)
+      throws IOException {
     Optional<String> difference = Optional.empty();
-    if (sortRun.isPresent() && rdmaRun.isPresent()) {
+    if (sort.run().isPresent() && rdma.run().isPresent()) {
       List<String> expected = Files.readAllLines(work.resolve("rows").resolve(SORT).resolve(q + ".rows"));
       List<String> actual = Files.readAllLines(work.resolve("rows").resolve(RDMA).resolve(q + ".rows"));
       difference = ResultRows.difference(expected, actual);
     }
-    return new QueryOutcome(q, sortRun, rdmaRun, difference,
+    List<String> errors = new ArrayList<>();
+    sort.error().ifPresent(errors::add);
+    rdma.error().ifPresent(errors::add);
+    return new QueryOutcome(q, sort.run(), rdma.run(), difference,
         errors.isEmpty() ? Optional.empty() : Optional.of(String.join("; ", errors)), rdmaFirst);
+  }
+
+  /**
+   * Starts the application of {@code name} for batch {@code batch}, stops {@code last} (whose
+   * shutdown overlaps the new one's start-up, when nothing is timed) and returns the new one once
+   * it is ready and every process of {@code last} has exited.
+   */
+  private DriverProcess switchTo(DriverProcess last, String name, Path data, Path work, int batch)
+      throws IOException, InterruptedException {
+    long switching = System.nanoTime();
+    DriverProcess next = startDriver(name, name + "-" + (batch + 1), List.of("serve", "--data", data.toString(),
+        "--rows", work.resolve("rows").resolve(name).toString(), "--executors", String.valueOf(options.executors())));
+    if (last != null) {
+      last.close();
+      live.remove(last);
+    }
+    expect(next, "ready", START_TIMEOUT);
+    System.out.printf(Locale.ROOT, "batch %d: %s application ready after %s%n", batch + 1, name,
+        Progress.duration(since(switching)));
+    return next;
+  }
+
+  /**
+   * Reads every file below {@code folder} once and returns the bytes read: the tables then sit in
+   * the page cache (where memory allows) before any application is timed, not only after the first
+   * one has read them.
+   */
+  static long readOnce(Path folder) throws IOException {
+    long bytes = 0;
+    byte[] buffer = new byte[1 << 20];
+    try (var files = Files.walk(folder)) {
+      for (Path f : (Iterable<Path>) files.filter(Files::isRegularFile)::iterator) {
+        try (var in = Files.newInputStream(f)) {
+          for (int n; (n = in.read(buffer)) > 0; ) {
+            bytes += n;
+          }
+        }
+      }
+    }
+    return bytes;
+  }
+
+  /** The queries in batches of {@code size}, in order. */
+  static List<List<String>> batches(List<String> queries, int size) {
+    List<List<String>> batches = new ArrayList<>();
+    for (int i = 0; i < queries.size(); i += size) {
+      batches.add(List.copyOf(queries.subList(i, Math.min(queries.size(), i + size))));
+    }
+    return batches;
+  }
+
+  /** Whether the budget would be used up {@code aheadSeconds} from now (never without a budget). */
+  private boolean budgetSpent(double aheadSeconds) {
+    return options.budgetMinutes() > 0 && (since(runStarted) + aheadSeconds) / 60 >= options.budgetMinutes();
+  }
+
+  private String budgetNote(int started, List<String> queries) {
+    return String.format(Locale.ROOT, "the time budget of %s min was used up after %d of %d queries;"
+        + " not compared: %s", trim(options.budgetMinutes()), started, queries.size(),
+        String.join(",", queries.subList(started, queries.size())));
+  }
+
+  static String halfLine(String name, String q, QueryAnswer a) {
+    return String.format(Locale.ROOT, "        %-5s %s %s", q, name, a.run()
+        .map(r -> String.format(Locale.ROOT, "%6.2f s", r.wallSeconds())).orElse("FAILED " + a.error().orElse("")));
   }
 
   static String progressLine(int k, int n, QueryOutcome o, double elapsed, double eta) {
@@ -182,6 +277,9 @@ public final class TpcdsBench {
         t.rdmaWall() / t.sortWall());
     System.out.printf(Locale.ROOT, "worst query: %s at %.2fx; %d above %.1fx%n", t.worstQuery(), t.worstRatio(),
         t.slowerThanNoted(), TpcdsReport.SLOW_QUERY_RATIO);
+    System.out.println("per-query ratio, min / median / max: "
+        + TpcdsReport.ratioSpread(outcomes).orElseThrow().format("%.2f"));
+    TpcdsReport.orderLines(outcomes).forEach(System.out::println);
     System.out.printf(Locale.ROOT, "fetch wait: rdma %d ms, sort %d ms: %.2fx%n", t.rdmaWait(), t.sortWait(),
         TpcdsReport.ratio(t.rdmaWait(), t.sortWait()));
     System.out.printf(Locale.ROOT, "result differences: %d of %d queries%n", t.differences(), t.measured());
@@ -193,7 +291,7 @@ public final class TpcdsBench {
 
   private double generate(Path data, Path work) throws IOException, InterruptedException {
     long started = System.nanoTime();
-    DriverProcess gen = startDriver("generate", List.of("generate", "--sf", String.valueOf(options.scale()),
+    DriverProcess gen = startDriver("generate", "generate", List.of("generate", "--sf", String.valueOf(options.scale()),
         "--data", data.toString(), "--executors", String.valueOf(options.executors())));
     try {
       Duration timeout = Duration.ofMinutes(Math.max(30, (long) Math.ceil(options.scale() * 60)));
@@ -216,8 +314,11 @@ public final class TpcdsBench {
     }
   }
 
-  /** Starts one driver application through SparkSubmit; {@code name} is also its shuffle manager. */
-  private DriverProcess startDriver(String name, List<String> programArgs) throws IOException {
+  /**
+   * Starts one driver application through SparkSubmit; {@code name} is also its shuffle manager,
+   * {@code logName} names its log file.
+   */
+  private DriverProcess startDriver(String name, String logName, List<String> programArgs) throws IOException {
     String sparkHome = System.getenv("SPARK_HOME");
     if (sparkHome == null || sparkHome.isBlank()) {
       throw new IllegalStateException("SPARK_HOME is not set");
@@ -260,27 +361,12 @@ public final class TpcdsBench {
     }
     cmd.addAll(List.of("--jars", shuffleJar + "," + tpcdsJar, "--class", TpcdsDriver.class.getName(), perfJar));
     cmd.addAll(programArgs);
-    Path log = options.workDir().toAbsolutePath().resolve("logs").resolve(name + ".log");
+    Path log = options.workDir().toAbsolutePath().resolve("logs").resolve(logName + ".log");
     DriverProcess d = DriverProcess.start(name, cmd, Map.of("SPARK_HOME", sparkHome, "SPARK_SCALA_VERSION", "2.13"),
         log);
     live.add(d);
     System.out.println(name + " application starting; log: " + log);
     return d;
-  }
-
-  private void closeAll(DriverProcess... drivers) throws InterruptedException {
-    List<Thread> closing = new ArrayList<>();
-    for (DriverProcess d : drivers) {
-      if (d != null) {
-        Thread t = new Thread(d::close, "close-" + d.name());
-        t.start();
-        closing.add(t);
-      }
-    }
-    for (Thread t : closing) {
-      t.join(Duration.ofSeconds(90).toMillis());
-    }
-    live.clear();
   }
 
   /** The jar (or class folder) on this JVM's class path that holds {@code resource}. */

@@ -26,18 +26,21 @@ import picocli.CommandLine.Option;
  * @param markdown the per-query table
  * @param shuffleJar the shuffle manager's jar, passed to both applications with {@code --jars}
  * @param sparkConf further {@code key=value} settings for both applications
+ * @param batch queries per batch: each manager's application runs a batch's queries, one
+ *     application alive at a time
  */
 public record TpcdsOptions(double scale, String queries, String master, double budgetMinutes,
     int queryTimeoutSeconds, int executors, String executorMemory, int shufflePartitions, Path dataRoot,
-    Path workDir, Path out, Path markdown, String shuffleJar, List<String> sparkConf) {
+    Path workDir, Path out, Path markdown, String shuffleJar, List<String> sparkConf, int batch) {
 
   public TpcdsOptions {
     sparkConf = List.copyOf(sparkConf);
   }
 
   static final Cli.Command COMMAND = new Cli.Command("tpcds", "tpcds",
-      "TPC-DS under Spark's sort shuffle and RdmaShuffleManager: two driver applications, the"
-          + " queries alternating between them, results compared.",
+      "TPC-DS under Spark's sort shuffle and RdmaShuffleManager: the queries in batches, each batch run by one"
+          + " manager's application and then the other's (one alive at a time, the order flipping every batch),"
+          + " results compared.",
       "Smoke run: q3, q7, q19, q42 and q52 at scale factor 0.01, results under perf/target/ (the figures are"
           + " meaningless).");
 
@@ -85,6 +88,10 @@ public record TpcdsOptions(double scale, String queries, String master, double b
     @Option(names = "--jar", paramLabel = "FILE", description = "The shuffle manager's jar (default -Dsluice.spark.jar).")
     String jar;
 
+    @Option(names = "--batch", paramLabel = "N",
+        description = "Queries per batch; every batch starts each manager's application once (default 26).")
+    int batch = 26;
+
     @Option(names = "--conf", paramLabel = "KEY=VALUE",
         description = "A further Spark setting for both applications (repeatable).")
     List<String> conf = new ArrayList<>();
@@ -118,18 +125,19 @@ public record TpcdsOptions(double scale, String queries, String master, double b
         throw new IllegalArgumentException("--conf needs KEY=VALUE, got " + c);
       }
     }
-    if (!(scale > 0) || f.budget < 0 || f.timeout <= 0 || f.executors <= 0 || f.partitions <= 0) {
-      throw new IllegalArgumentException("--sf, --query-timeout-s, --executors and --shuffle-partitions must be"
+    if (!(scale > 0) || f.budget < 0 || f.timeout <= 0 || f.executors <= 0 || f.partitions <= 0
+        || f.batch <= 0) {
+      throw new IllegalArgumentException("--sf, --query-timeout-s, --executors, --shuffle-partitions and --batch must be"
           + " positive, --time-budget-min at least 0");
     }
     if (jar.isBlank()) {
       throw new IllegalArgumentException("the shuffle manager's jar is needed (--jar or -Dsluice.spark.jar)");
     }
     return new TpcdsOptions(scale, queries, master, f.budget, f.timeout, f.executors, f.memory, f.partitions,
-        dataRoot, f.workDir, line.out(), markdown, jar, f.conf);
+        dataRoot, f.workDir, line.out(), markdown, jar, f.conf, f.batch);
   }
 
-  /** Whether the master is a standalone cluster, where the two applications share the cores. */
+  /** Whether the master is a standalone cluster, whose cores the applications ask for ({@code spark.cores.max}). */
   public boolean standalone() {
     return master.startsWith("spark://");
   }

@@ -1,10 +1,12 @@
 package io.sluice.perf.tpcds;
 
 import io.sluice.perf.bench.Measurement;
+import io.sluice.perf.bench.Spread;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * Turns the outcomes of a TPC-DS run into the results file's measurements and the per-query
@@ -54,6 +56,17 @@ final class TpcdsReport {
       m.add(new Measurement(p + "total.shuffle_read", "MB", mb(t.rdmaRead()), b + "total.shuffle_read",
           mb(t.sortRead())));
       m.add(new Measurement(p + "worst.wall_ratio", "x", t.worstRatio(), b + "worst.wall_ratio", 1.0));
+      Spread r = ratioSpread(outcomes).orElseThrow();
+      m.add(new Measurement(p + "query_ratio.min", "x", r.min(), b + "query_ratio.min", 1.0));
+      m.add(new Measurement(p + "query_ratio.median", "x", r.median(), b + "query_ratio.median", 1.0));
+      m.add(new Measurement(p + "query_ratio.max", "x", r.max(), b + "query_ratio.max", 1.0));
+      for (boolean rdmaFirst : new boolean[] {false, true}) {
+        Totals g = totals(outcomes.stream().filter(o -> o.rdmaFirst() == rdmaFirst).toList());
+        if (g.measured() > 0) {
+          String order = rdmaFirst ? "rdma_first" : "sort_first";
+          m.add(new Measurement(p + "total.wall." + order, "s", g.rdmaWall(), b + "total.wall." + order, g.sortWall()));
+        }
+      }
     }
     m.add(new Measurement(p + "queries_compared", "queries", t.measured(), p + "queries_selected",
         info.selected()));
@@ -80,6 +93,11 @@ final class TpcdsReport {
           t.rdmaWall() / t.sortWall(), t.rdmaWall(), t.sortWall()));
       md.append(String.format(Locale.ROOT, "| worst query | %.2fx (%s; %d queries above %.1fx) |%n", t.worstRatio(),
           t.worstQuery(), t.slowerThanNoted(), SLOW_QUERY_RATIO));
+      md.append("| per-query ratio, min / median / max | " + ratioSpread(outcomes).orElseThrow().format("%.2f")
+          + " |\n");
+      for (String line : orderLines(outcomes)) {
+        md.append("| ").append(line.replaceFirst(": ", " | ")).append(" |\n");
+      }
       md.append(String.format(Locale.ROOT, "| fetch wait | %.2fx (%d ms against %d ms) |%n",
           ratio(t.rdmaWait(), t.sortWait()), t.rdmaWait(), t.sortWait()));
       md.append(String.format(Locale.ROOT, "| result differences | %d |%n%n", t.differences()));
@@ -107,6 +125,28 @@ final class TpcdsReport {
         + " summed over the query's tasks. Results are compared as sorted rows: decimals, integers and strings"
         + " exactly, doubles within a relative " + ResultRows.DOUBLE_TOLERANCE + ".\n");
     return md.toString();
+  }
+
+  /** The spread of the per-query wall-time ratios (RdmaShuffleManager over the sort shuffle); empty without any. */
+  static Optional<Spread> ratioSpread(List<QueryOutcome> outcomes) {
+    double[] ratios = outcomes.stream().filter(QueryOutcome::measured).mapToDouble(QueryOutcome::ratio).toArray();
+    return ratios.length == 0 ? Optional.empty() : Optional.of(Spread.of(ratios));
+  }
+
+  /**
+   * The totals of the queries where the sort shuffle's application ran the batch first, and of
+   * those where RdmaShuffleManager's did, one line each ({@code label: figures}).
+   */
+  static List<String> orderLines(List<QueryOutcome> outcomes) {
+    List<String> lines = new ArrayList<>();
+    for (boolean rdmaFirst : new boolean[] {false, true}) {
+      Totals g = totals(outcomes.stream().filter(o -> o.rdmaFirst() == rdmaFirst).toList());
+      if (g.measured() > 0) {
+        lines.add(String.format(Locale.ROOT, "total wall time, %s first (%d queries): %.2fx (%.1f s against %.1f s)",
+            rdmaFirst ? "rdma" : "sort", g.measured(), g.rdmaWall() / g.sortWall(), g.rdmaWall(), g.sortWall()));
+      }
+    }
+    return lines;
   }
 
   /** Sums over the queries that ran under both managers. */

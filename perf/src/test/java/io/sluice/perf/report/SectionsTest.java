@@ -50,11 +50,17 @@ class SectionsTest {
   @Test
   void markdownShowsDrawnChartsTablesAndProblems() {
     Section s = Sections.of("spark-shuffle.json", List.of(
-        new Measurement("spark_shuffle.sort.128MB.wall", "s", 3, "sort_shuffle.sort.128MB.wall", 4)));
-    assertEquals(List.of("sort.128MB"), s.charts().get(0).categories());
+        new Measurement("spark_shuffle.warm.sort.128MB.wall", "s", 3, "sort_shuffle.warm.sort.128MB.wall", 4),
+        new Measurement("spark_shuffle.warm.sort.128MB.wall_max", "s", 5, "sort_shuffle.warm.sort.128MB.wall_max", 6),
+        new Measurement("spark_shuffle.encrypted.cold.sort.128MB.cpu_per_mib.threads.all", "ms/MiB", 30,
+            "sort_shuffle.encrypted.cold.sort.128MB.cpu_per_mib.threads.all", 20)));
+    assertEquals(List.of("warm.sort.128MB"), s.charts().get(0).categories());
+    assertEquals(List.of("encrypted.cold.sort.128MB"), s.charts().get(1).categories());
     String md = ReportMarkdown.of(List.of(s), Set.of("spark-shuffle.png"), List.of("x.json could not be read"));
-    assertTrue(md.contains("![Spark shuffle jobs: wall time](spark-shuffle.png)"), md);
-    assertTrue(md.contains("| spark_shuffle.sort.128MB.wall | s | 3 | sort_shuffle.sort.128MB.wall | 4 | 0.75 |"), md);
+    assertTrue(md.contains("![Spark shuffle jobs: wall time (median)](spark-shuffle.png)"), md);
+    assertFalse(md.contains("spark-shuffle-cpu.png"), "a chart that was not drawn is not shown: " + md);
+    assertTrue(md.contains(
+        "| spark_shuffle.warm.sort.128MB.wall | s | 3 | sort_shuffle.warm.sort.128MB.wall | 4 | 0.75 |"), md);
     assertTrue(md.contains("> x.json could not be read"), md);
     assertFalse(ReportMarkdown.of(List.of(s), Set.of(), List.of()).contains("!["));
   }

@@ -37,17 +37,18 @@ class TpcdsOptionsTest {
     TpcdsOptions o = TpcdsOptions.parse(new String[] {"--sf", "1", "--queries", "q1,q2", "--time-budget-min", "9",
         "--query-timeout-s", "60", "--executors", "4", "--executor-memory", "1g", "--shuffle-partitions", "8",
         "--data-dir", "/d", "--work-dir", "/w", "--out", "/o.json", "--markdown", "/o.md", "--jar", "x.jar",
-        "--conf", "spark.eventLog.enabled=true", "--conf", "a=b=c"},
+        "--conf", "spark.eventLog.enabled=true", "--conf", "a=b=c", "--batch", "10"},
         Map.of(), null);
     assertEquals(new TpcdsOptions(1, "q1,q2", "local-cluster[2,1,1024]", 9, 60, 4, "1g", 8, Path.of("/d"),
-        Path.of("/w"), Path.of("/o.json"), Path.of("/o.md"), "x.jar", List.of("spark.eventLog.enabled=true", "a=b=c")),
-        o);
+        Path.of("/w"), Path.of("/o.json"), Path.of("/o.md"), "x.jar", List.of("spark.eventLog.enabled=true", "a=b=c"),
+        10), o);
   }
 
   @Test
   void rejectsBadInput() {
     assertThrows(IllegalArgumentException.class, () -> TpcdsOptions.parse(new String[] {"--sf"}, Map.of(), "j"));
     assertThrows(IllegalArgumentException.class, () -> TpcdsOptions.parse(new String[] {"--sf", "0"}, Map.of(), "j"));
+    assertThrows(IllegalArgumentException.class, () -> TpcdsOptions.parse(new String[] {"--batch", "0"}, Map.of(), "j"));
     assertThrows(IllegalArgumentException.class, () -> TpcdsOptions.parse(new String[] {"--x", "1"}, Map.of(), "j"));
     assertThrows(IllegalArgumentException.class, () -> TpcdsOptions.parse(new String[0], Map.of(), ""));
     assertThrows(IllegalArgumentException.class,

@@ -6,12 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.perf.bench.Measurement;
 import io.sluice.perf.bench.ResultsFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class TpcdsReportTest {
   private static final TpcdsReport.RunInfo INFO = new TpcdsReport.RunInfo(0.1, "local-cluster[2,1,1024]", 16, 3,
@@ -42,6 +45,12 @@ class TpcdsReportTest {
     assertEquals(3, m.get("tpcds.sf0.1.queries_compared").baselineValue());
     assertEquals(1, m.get("tpcds.sf0.1.result_differences").value());
     assertTrue(!m.containsKey("tpcds.sf0.1.q3.wall"));
+    assertEquals(0.5, m.get("tpcds.sf0.1.query_ratio.min").value());
+    assertEquals(1.0, m.get("tpcds.sf0.1.query_ratio.median").value());
+    assertEquals(1.5, m.get("tpcds.sf0.1.query_ratio.max").value());
+    assertEquals(2.5, m.get("tpcds.sf0.1.total.wall.sort_first").value());
+    assertEquals(3.0, m.get("tpcds.sf0.1.total.wall.sort_first").baselineValue());
+    assertFalse(m.containsKey("tpcds.sf0.1.total.wall.rdma_first"), "no query that rdma ran first was measured");
     ResultsFile.encode(TpcdsReport.measurements(INFO, outcomes));
   }
 
@@ -58,6 +67,23 @@ class TpcdsReportTest {
     assertTrue(md.contains("**differs**: row 1 \\| differs"), md);
     assertTrue(md.contains("| q3 |") && md.contains("failed: sort: boom"), md);
     assertTrue(md.contains("2 of 3 queries compared"), md);
+    assertTrue(md.contains("| per-query ratio, min / median / max | 0.50 / 1.00 / 1.50 |"), md);
+    assertTrue(md.contains("| total wall time, sort first (2 queries) | 0.83x (2.5 s against 3.0 s) |"), md);
+  }
+
+  @Test
+  void readsEveryFileOnce(@TempDir Path dir) throws Exception {
+    Files.createDirectories(dir.resolve("store_sales"));
+    Files.write(dir.resolve("store_sales").resolve("part-0.parquet"), new byte[3_000_000]);
+    Files.write(dir.resolve("_SLUICE_TPCDS_COMPLETE"), new byte[7]);
+    assertEquals(3_000_007, TpcdsBench.readOnce(dir));
+  }
+
+  @Test
+  void batchesKeepTheOrderOfTheQueries() {
+    assertEquals(List.of(List.of("q1", "q2"), List.of("q3", "q4"), List.of("q5")),
+        TpcdsBench.batches(List.of("q1", "q2", "q3", "q4", "q5"), 2));
+    assertEquals(List.of(List.of("q1")), TpcdsBench.batches(List.of("q1"), 26));
   }
 
   @Test
