@@ -2,6 +2,8 @@ package io.sluice.spark.shuffle.fetch;
 
 import io.sluice.transport.Connection;
 import io.sluice.transport.NodeAddress;
+import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -78,9 +80,9 @@ public final class PeerConnections implements AutoCloseable {
    *
    * @return how many connections it started
    */
-  public int connectAhead(java.util.Collection<NodeAddress> peers, int max) {
+  public int connectAhead(Collection<NodeAddress> peers, int max) {
     int started = 0;
-    for (NodeAddress peer : new java.util.LinkedHashSet<>(peers)) {
+    for (NodeAddress peer : new LinkedHashSet<>(peers)) {
       if (started >= max) {
         break;
       }

@@ -126,7 +126,16 @@ public final class AddressBookClient {
    * @throws IllegalStateException if the driver has none to hand out
    */
   public String secret() {
-    return AddressBookMessage.decodeSecretReply(driver.apply(AddressBookMessage.secret()))
+    return handedOutSecret(driver.apply(AddressBookMessage.secret()));
+  }
+
+  /**
+   * The secret in the driver's reply to {@link AddressBookMessage#secret()}.
+   *
+   * @throws IllegalStateException if the driver has none to hand out
+   */
+  public static String handedOutSecret(String reply) {
+    return AddressBookMessage.decodeSecretReply(reply)
         .orElseThrow(() -> new IllegalStateException("the driver hands out no transport secret"));
   }
 

@@ -16,6 +16,7 @@ import org.apache.spark.rpc.ThreadSafeRpcEndpoint;
 import scala.Option;
 import scala.PartialFunction;
 import scala.concurrent.duration.FiniteDuration;
+import scala.jdk.javaapi.FutureConverters;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 import scala.runtime.AbstractPartialFunction;
@@ -50,7 +51,8 @@ final class AddressBookEndpoint implements ThreadSafeRpcEndpoint {
   static AddressBookClient client(RpcEndpointRef driver, long timeoutMs) {
     RpcTimeout timeout = new RpcTimeout(
         new FiniteDuration(timeoutMs, TimeUnit.MILLISECONDS), RdmaShuffleOption.LOOKUP_TIMEOUT.key());
-    return new AddressBookClient(request -> driver.askSync(request, timeout, STRING));
+    return new AddressBookClient(request -> driver.askSync(request, timeout, STRING),
+        request -> FutureConverters.asJava(driver.ask(request, timeout, STRING)).toCompletableFuture());
   }
 
   /**

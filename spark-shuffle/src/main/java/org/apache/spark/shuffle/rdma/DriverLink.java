@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.apache.spark.SparkConf;
 import org.apache.spark.rpc.RpcEndpointAddress;
 import org.apache.spark.rpc.RpcEndpointRef;
@@ -33,11 +34,11 @@ final class DriverLink {
 
   private final long timeoutMs;
   private final RpcTimeout timeout;
-  private final java.util.function.Supplier<CompletableFuture<RpcEndpointRef>> lookUp;
+  private final Supplier<CompletableFuture<RpcEndpointRef>> lookUp;
   private CompletableFuture<RpcEndpointRef> ref; // guarded by this
   private Optional<CompletableFuture<String>> secret; // guarded by this; empty when not wanted
 
-  private DriverLink(java.util.function.Supplier<CompletableFuture<RpcEndpointRef>> lookUp, long timeoutMs,
+  private DriverLink(Supplier<CompletableFuture<RpcEndpointRef>> lookUp, long timeoutMs,
       boolean wantSecret) {
     this.lookUp = lookUp;
     this.timeoutMs = timeoutMs;
@@ -64,15 +65,12 @@ final class DriverLink {
 
   private CompletableFuture<String> askSecret(CompletableFuture<RpcEndpointRef> endpoint) {
     return endpoint.thenCompose(r -> asJava(r.ask(AddressBookMessage.secret(), timeout, STRING)))
-        .thenApply(reply -> AddressBookMessage.decodeSecretReply(reply)
-            .orElseThrow(() -> new IllegalStateException("the driver hands out no transport secret")));
+        .thenApply(AddressBookClient::handedOutSecret);
   }
 
   /** A client of the book; waits for the endpoint's reference if it has not come yet. */
   AddressBookClient client() {
-    RpcEndpointRef endpoint = await(endpointRef(), "the driver's shuffle address book");
-    return new AddressBookClient(request -> endpoint.askSync(request, timeout, STRING),
-        request -> asJava(endpoint.ask(request, timeout, STRING)));
+    return AddressBookEndpoint.client(await(endpointRef(), "the driver's shuffle address book"), timeoutMs);
   }
 
   /**
