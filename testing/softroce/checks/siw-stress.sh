@@ -1,8 +1,9 @@
 #!/bin/sh
-# On demand (disni-check --only siw-stress), not in ci: the two contract cases that have shown a
-# READ completing with wrong bytes on soft-iWARP, each run again and again on siw0 (10.77.1.1)
-# and then on rxe0 (10.77.0.1), so that a fault that comes once in a few runs shows how often and
-# where its bytes came from: 8 runs of each case on siw0, 3 on rxe0.
+# On demand (disni-check --only siw-stress), not in ci: the contract cases that issue many
+# concurrent READs (two of them caught soft-iWARP replying to short READs across a page boundary
+# with wrong bytes), each run again and again in a JVM of its own on siw0 (10.77.1.1) and then on
+# rxe0 (10.77.0.1), so that a fault that comes once in a few runs shows how often and where its
+# bytes came from: 8 runs of each case on siw0, 3 on rxe0.
 cp=/payload/test-classes
 for jar in /payload/lib/*.jar /payload/test-lib/*.jar; do cp="$cp:$jar"; done
 cp="$cp:$(ls /payload/junit/junit-platform-console-standalone-*.jar)"
@@ -10,11 +11,13 @@ status=0
 for address in 10.77.1.1 10.77.0.1; do
   rounds=8
   [ "$address" = 10.77.0.1 ] && rounds=3
-  for case in thousandConcurrentReadsFromSeveralThreads readsRacingRegionAndPeerClosesLandWholeOrFailWithTheirCause; do
+  for case in thousandConcurrentReadsFromSeveralThreads readsRacingRegionAndPeerClosesLandWholeOrFailWithTheirCause \
+      manySmallReadsRacingRegionAndPeerClosesLandWholeOrFailWithTheirCause shortReadsAcrossAPageBoundaryLandWhole; do
     failed=0
     i=1
     while [ "$i" -le "$rounds" ]; do
       if java -Xmx768m --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Dsluice.rdma.address="$address" \
+           -Dsluice.contract.stressReads=100000 \
            -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
            -cp "$cp" org.junit.platform.console.ConsoleLauncher execute \
            --select-method "io.sluice.transport.verbs.VerbsTransportContractTest#$case" \

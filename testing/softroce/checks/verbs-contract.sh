@@ -2,8 +2,9 @@
 # Runs the transport contract suite on the verbs provider inside the lab guest
 # (VerbsTransportContractTest, transport-verbs's tests): two or three transports per case, each
 # with its tcp listener and its RDMA listener on the device's address, real queue pairs and
-# READs; the peer-crash case kills a child JVM mid-READ. The launcher runs from the class path
-# (not --class-path) so that child JVMs inherit it.
+# READs; the peer-crash case kills a child JVM mid-READ. The stress case of small READs racing
+# region and peer closes issues 100,000 READs here (4,000 elsewhere). The launcher runs from the
+# class path (not --class-path) so that child JVMs inherit it.
 #
 #   verbs-contract.sh [ADDRESS [CHECK_NAME [LAUNCHER_OPTION...]]]
 #                                    (default: rxe0's 10.77.0.1, verbs-contract)
@@ -15,6 +16,7 @@ for jar in /payload/lib/*.jar /payload/test-lib/*.jar; do cp="$cp:$jar"; done
 cp="$cp:$(ls /payload/junit/junit-platform-console-standalone-*.jar)"
 if java -Xmx768m --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Dsluice.rdma.address="$address" \
      -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.io.sluice.transport.verbs.rc.RdmaNode=info \
+     -Dsluice.contract.stressReads=100000 \
      -cp "$cp" org.junit.platform.console.ConsoleLauncher execute \
      --select-class io.sluice.transport.verbs.VerbsTransportContractTest "$@" \
      --details=tree --disable-banner --disable-ansi-colors; then

@@ -228,6 +228,46 @@ public interface ReadContract extends TransportContractFixture {
     }
   }
 
+  /**
+   * READs of 2 to 40 bytes across a 4 KiB boundary of the source's address, each length with
+   * every number of its bytes before the boundary, all in flight together. Soft-iWARP replies to
+   * READs of at most 32 bytes across a page boundary with wrong bytes, which the verbs provider
+   * avoids on iWARP (transport-verbs/README.md, "READ integrity"); every provider must land them.
+   */
+  @Test
+  default void shortReadsAcrossAPageBoundaryLandWhole() throws Exception {
+    int page = 4096;
+    int slot = 64;
+    List<int[]> plan = new ArrayList<>(); // {length, bytes before the boundary}
+    for (int n = 2; n <= 40; n++) {
+      for (int before = 1; before < n; before++) {
+        plan.add(new int[] {n, before});
+      }
+    }
+    try (ReadFixture setup = ReadFixture.open(harness(), 3 * page, plan.size() * slot, SEED)) {
+      Connection c = setup.connection();
+      RegisteredRegion dst = setup.dst();
+      RemoteDescriptor d = setup.src().descriptor();
+      // The region offset of a page boundary of the source's address with a whole page before it.
+      long boundary = Math.floorMod(-d.address(), page) + page;
+      List<CompletableFuture<Void>> all = new ArrayList<>();
+      for (int i = 0; i < plan.size(); i++) {
+        all.add(c.read(d, boundary - plan.get(i)[1], dst, (long) i * slot, plan.get(i)[0]));
+      }
+      awaitAllDone(all, DEADLINE);
+      List<String> problems = new ArrayList<>();
+      for (int i = 0; i < plan.size(); i++) {
+        int n = plan.get(i)[0];
+        int before = plan.get(i)[1];
+        failureIfAny(all.get(i)).ifPresent(e -> problems.add(n + "-byte READ failed: " + e));
+        patternMismatch(SEED, boundary - before, dst, (long) i * slot, n)
+            .ifPresent(m -> problems.add(before + " of its bytes before the boundary: " + m));
+      }
+      assertTrue(problems.isEmpty(), () -> problems.size() + " of " + plan.size() + " READs wrong, first: "
+          + problems.get(0));
+    }
+  }
+
   @Test
   default void largeSingleRead() throws Exception {
     int len = 32 << 20;

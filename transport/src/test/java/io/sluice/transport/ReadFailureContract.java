@@ -189,13 +189,33 @@ public interface ReadFailureContract extends TransportContractFixture {
   @Test
   @Tag(TransportTestSupport.READ_STRESS)
   default void readsRacingRegionAndPeerClosesLandWholeOrFailWithTheirCause() throws Exception {
+    raceReadsAgainstCloses(0x51C3_0002L, 40, 20, 40);
+  }
+
+  /**
+   * As {@link #readsRacingRegionAndPeerClosesLandWholeOrFailWithTheirCause}, with READs of 1 B to
+   * 4 KiB (short ones across page boundaries among them), each thread keeping at most 64 in
+   * flight: 4,000 READs, or {@code -Dsluice.contract.stressReads} (the lab runs 100,000 on each
+   * device, enough to show a fault that comes once in a hundred thousand READs).
+   */
+  @Test
+  @Tag(TransportTestSupport.READ_STRESS)
+  default void manySmallReadsRacingRegionAndPeerClosesLandWholeOrFailWithTheirCause() throws Exception {
+    int reads = Integer.getInteger("sluice.contract.stressReads", 4000);
+    raceReadsAgainstCloses(0x51C3_0003L, Math.max(1, reads / 8), 12, 64);
+  }
+
+  /**
+   * Eight threads issue {@code perThread} READs each, of 1 B to 2^{@code maxLengthLog2} B (log
+   * uniform), each thread with at most {@code window} in flight, while two regions and a peer
+   * close under them; see {@link #readsRacingRegionAndPeerClosesLandWholeOrFailWithTheirCause}.
+   */
+  private void raceReadsAgainstCloses(long seed, int perThread, int maxLengthLog2, int window) throws Exception {
     record Planned(int peer, int region, long remote, int length, long local) {}
-    long seed = 0x51C3_0002L;
     Random plan = new Random(seed);
     int peers = 3;
     int regionsPerPeer = 3;
     int threads = 8;
-    int perThread = 40;
     int regionLen = (1 << 20) + 4099;
     byte fill = (byte) 0xA5;
     int closedRegionPeer0 = plan.nextInt(regionsPerPeer);
@@ -212,7 +232,8 @@ public interface ReadFailureContract extends TransportContractFixture {
       List<Planned> mine = new ArrayList<>();
       long local = 0;
       for (int i = 0; i < perThread; i++) {
-        int length = (int) Math.max(1, Math.min(1 << 20, Math.round(Math.pow(2, plan.nextDouble() * 20))));
+        int length = (int) Math.max(1, Math.min(1 << maxLengthLog2,
+            Math.round(Math.pow(2, plan.nextDouble() * maxLengthLog2))));
         int peer = plan.nextInt(peers);
         int region = plan.nextInt(regionsPerPeer);
         long remote = plan.nextInt(regionLen - length + 1);
@@ -283,7 +304,11 @@ public interface ReadFailureContract extends TransportContractFixture {
         Thread w = new Thread(() -> {
           try {
             start.await();
+            java.util.ArrayDeque<CompletableFuture<Void>> mine = new java.util.ArrayDeque<>();
             for (Planned r : work.get(id)) {
+              if (mine.size() == window) {
+                TransportTestSupport.awaitAllDone(List.of(mine.poll()), DEADLINE);
+              }
               long patternSeed = FAILURE_SEED + r.peer() * regionsPerPeer + r.region();
               CompletableFuture<Void> f = connections[r.peer()].read(descriptors[r.peer()][r.region()], r.remote(),
                   destinations[id], r.local(), r.length());
@@ -296,6 +321,7 @@ public interface ReadFailureContract extends TransportContractFixture {
                           regionLen)));
                 }
               });
+              mine.add(checked);
               synchronized (all) {
                 all.add(checked);
                 issuedPlans.add(r);
@@ -312,8 +338,10 @@ public interface ReadFailureContract extends TransportContractFixture {
       }
       closer.start();
       start.countDown();
+      // The issuing threads wait on their own READs: allow each READ a few milliseconds beyond the deadline.
+      long issuing = DEADLINE.toMillis() + 5L * total;
       for (Thread w : workers) {
-        w.join(DEADLINE.toMillis());
+        w.join(issuing);
         assertTrue(!w.isAlive(), "issuing thread did not finish");
       }
       closer.join(DEADLINE.toMillis());

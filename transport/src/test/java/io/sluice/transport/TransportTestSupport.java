@@ -191,9 +191,10 @@ public final class TransportTestSupport {
    * does not compare equal.
    */
   /**
-   * The tag of the contract cases that issue many concurrent READs: on soft-iWARP they have seen
-   * the device complete a READ with wrong bytes (transport-verbs/README.md, "READ integrity"), so
-   * the lab runs them there on demand (check siw-stress) rather than in every CI boot.
+   * The tag of the contract cases that issue many concurrent READs: on soft-iWARP they caught the
+   * device replying to short READs across a page boundary with wrong bytes (transport-verbs/README.md,
+   * "READ integrity"). The lab runs them on both devices in every boot, and again and again on
+   * demand (check siw-stress).
    */
   public static final String READ_STRESS = "read-stress";
 

@@ -23,8 +23,10 @@ import scala.Tuple2;
  * classes loaded: everything is slow under emulation). Passes when both answers are equal and
  * the manager's own metrics show that the shuffle moved by verbs READs: every executor's
  * transport is {@code verbs}, its reducers READ bytes over {@code verbs} only, and those bytes
- * sum to Spark's remote shuffle bytes read (each remote byte was READ once by verbs; none went
- * another way).
+ * sum to Spark's shuffle bytes read (local reads are off: each byte was READ once by verbs; none
+ * went another way). Then, in the same application, a byte of a committed map output changes on
+ * disk and the job that reads it again must still answer right, through a fetch failure that
+ * names the corrupt READ and a rerun of the map stage ({@link CorruptBlockStep}).
  *
  * <pre>
  *   VerbsLabJob DEVICE_ADDRESS EXECUTOR_CLASS_PATH ROWS EXECUTOR_MEMORY_MB
@@ -59,7 +61,10 @@ public final class VerbsLabJob {
         .set("spark.shuffle.rdma.transport.provider", "verbs")
         .set("spark.shuffle.rdma.transport.bindHost", address)
         .set("spark.shuffle.rdma.transport.advertiseHost", address)
-        .set("spark.shuffle.rdma.transport.shm.enabled", "false");
+        .set("spark.shuffle.rdma.transport.shm.enabled", "false")
+        // Every block crosses the transport, a reducer's own executor's included, so that the
+        // changed byte of the corruption step is READ (and checked) wherever its reducer runs.
+        .set("spark.shuffle.rdma.localReads", "false");
     long t0 = System.nanoTime();
     List<Tuple2<Integer, Long>> verbsAnswer;
     List<TransportReport> reports;
@@ -81,6 +86,9 @@ public final class VerbsLabJob {
       }
       read = totals.snapshot();
       reports = TransportReports.collect(sc);
+      t0 = System.nanoTime();
+      failures.addAll(CorruptBlockStep.run(sc, rows, PARTITIONS, KEYS));
+      System.out.printf("VERBS-SPARK corruption step in %.0f s%n", (System.nanoTime() - t0) / 1e9);
     }
     reports.forEach(r -> System.out.println("VERBS-SPARK   " + r));
     System.out.printf("VERBS-SPARK shuffle read (Spark's metrics): %d B remote in %d blocks, %d B local in %d blocks%n",
@@ -127,9 +135,10 @@ public final class VerbsLabJob {
     if (read.remoteBytes() <= 0) {
       failures.add("no remote shuffle bytes: nothing crossed executors");
     }
-    if (verbsBytes != read.remoteBytes()) {
+    // With local reads off, a block of the reducer's own executor is READ over verbs too.
+    if (verbsBytes != read.remoteBytes() + read.localBytes()) {
       failures.add("executors READ " + verbsBytes + " B over verbs, Spark counted " + read.remoteBytes()
-          + " B remote");
+          + " B remote and " + read.localBytes() + " B local");
     }
     return failures;
   }

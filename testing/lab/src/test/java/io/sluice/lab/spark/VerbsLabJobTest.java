@@ -10,7 +10,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import scala.Tuple2;
 
-/** The lab's Spark check passes only when the answers match and every remote byte went by verbs READs. */
+/** The lab's Spark check passes only when the answers match and every shuffle byte (local reads off) went by verbs READs. */
 class VerbsLabJobTest {
   private static final List<Tuple2<Integer, Long>> ANSWER = List.of(new Tuple2<>(0, 10L), new Tuple2<>(1, 12L));
   private static final ShuffleReadTotals.Totals REMOTE_300 = new ShuffleReadTotals.Totals(300, 4, 200, 4, 0, 8, 4);
@@ -21,13 +21,13 @@ class VerbsLabJobTest {
 
   @Test
   void passesWhenEveryRemoteByteWasReadOverVerbs() {
-    assertEquals(List.of(), VerbsLabJob.check(ANSWER, ANSWER, List.of(verbs("0", 100), verbs("1", 200)), REMOTE_300));
+    assertEquals(List.of(), VerbsLabJob.check(ANSWER, ANSWER, List.of(verbs("0", 100), verbs("1", 400)), REMOTE_300));
   }
 
   @Test
   void failsOnADifferentAnswer() {
     List<String> failures = VerbsLabJob.check(ANSWER, List.of(new Tuple2<>(0, 10L), new Tuple2<>(1, 13L)),
-        List.of(verbs("0", 100), verbs("1", 200)), REMOTE_300);
+        List.of(verbs("0", 100), verbs("1", 400)), REMOTE_300);
     assertEquals(1, failures.size(), failures.toString());
     assertTrue(failures.get(0).startsWith("the answers differ"), failures.toString());
   }
@@ -36,16 +36,16 @@ class VerbsLabJobTest {
   void failsWhenTheManagerFellBackOrBytesWentAnotherWay() {
     assertEquals(2, VerbsLabJob.check(ANSWER, ANSWER, List.of(), REMOTE_300).size()); // no reports, 0 B over verbs
     List<String> tcp = VerbsLabJob.check(ANSWER, ANSWER, List.of(verbs("0", 100),
-        new TransportReport("1", "verbs", "10.77.0.1:2", Map.of("verbs", 150L, "tcp", 50L), 4)), REMOTE_300);
+        new TransportReport("1", "verbs", "10.77.0.1:2", Map.of("verbs", 350L, "tcp", 50L), 4)), REMOTE_300);
     assertEquals(2, tcp.size(), tcp.toString()); // 50 B over tcp, and verbs bytes short of Spark's count
     List<String> provider = VerbsLabJob.check(ANSWER, ANSWER, List.of(verbs("0", 100),
-        new TransportReport("1", "tcp", "10.77.0.1:2", Map.of("verbs", 200L), 4)), REMOTE_300);
+        new TransportReport("1", "tcp", "10.77.0.1:2", Map.of("verbs", 400L), 4)), REMOTE_300);
     assertEquals(List.of("executor 1 uses provider tcp"), provider);
   }
 
   @Test
   void failsWhenNothingCrossedExecutors() {
-    List<String> failures = VerbsLabJob.check(ANSWER, ANSWER, List.of(verbs("0", 0), verbs("1", 0)),
+    List<String> failures = VerbsLabJob.check(ANSWER, ANSWER, List.of(verbs("0", 250), verbs("1", 250)),
         new ShuffleReadTotals.Totals(0, 0, 500, 8, 0, 8, 4));
     assertEquals(List.of("no remote shuffle bytes: nothing crossed executors"), failures);
   }

@@ -153,7 +153,9 @@ abstract class MessageChannel {
   protected final RdmaQueuePair queuePair;
   protected final int maxMessageBytes;
   final RdmaNode node;
+  /** The slots, page-aligned inside {@link #allocation} (which is what gets freed). */
   private final ByteBuffer memory;
+  private final ByteBuffer allocation;
   private final RdmaRegion region;
   private final int receiveSlots;
   private final int sendSlots;
@@ -177,11 +179,14 @@ abstract class MessageChannel {
     this.maxMessageBytes = maxMessageBytes;
     this.receiveSlots = receiveSlots;
     this.sendSlots = sendSlots;
-    this.memory = ByteBuffer.allocateDirect((receiveSlots + sendSlots) * SLOT);
+    // Slots start on page boundaries, so no frame of at most 32 bytes crosses one: soft-iWARP
+    // sends such a frame with wrong bytes when it crosses a page (see PageCrossingReads).
+    this.allocation = ByteBuffer.allocateDirect((receiveSlots + sendSlots) * SLOT + SLOT - 1);
+    this.memory = allocation.alignedSlice(SLOT);
     try {
       this.region = queuePair.domain().registerLocal(memory);
     } catch (IOException | RuntimeException e) {
-      DirectMemory.free(memory);
+      DirectMemory.free(allocation);
       throw e;
     }
     for (int i = 0; i < sendSlots; i++) {
@@ -337,7 +342,7 @@ abstract class MessageChannel {
     staging.clear();
     landing.clear();
     region.close();
-    DirectMemory.free(memory);
+    DirectMemory.free(allocation);
   }
 
   /** Closes the channel and its queue pair; outstanding work fails through {@link #failed}. */

@@ -13,6 +13,8 @@ import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.UnknownKeyException;
 import io.sluice.transport.spi.CarrierConnection;
 import io.sluice.transport.verbs.channel.RequestChannel;
+import io.sluice.transport.verbs.rc.DeviceQuery;
+import io.sluice.transport.verbs.rc.PageCrossingReads;
 import io.sluice.transport.verbs.rc.PreparedConnection;
 import io.sluice.transport.verbs.rc.ProtectionDomain;
 import io.sluice.transport.verbs.rc.RdmaNode;
@@ -62,6 +64,8 @@ final class VerbsConnection implements Connection {
   private final PeerKeys keys;
   private final Reopening<RdmaQueuePair> queuePair;
   private final Reopening<RequestChannel> channel;
+  /** On iWARP, short READs across a page boundary go as two (see {@link PageCrossingReads}). */
+  private final boolean splitPageCrossing;
   private volatile InetSocketAddress peerRdma;
   private volatile boolean closed;
 
@@ -69,6 +73,7 @@ final class VerbsConnection implements Connection {
     this.transport = transport;
     this.tcp = tcp;
     this.node = node;
+    this.splitPageCrossing = node.device().fabric() == DeviceQuery.Fabric.IWARP;
     this.keys = new PeerKeys(tcp);
     this.queuePair = new Reopening<>(this::openQueuePair, RdmaQueuePair::isOpen);
     this.channel = new Reopening<>(this::openChannel, RequestChannel::isOpen);
@@ -310,15 +315,23 @@ final class VerbsConnection implements Connection {
       return;
     }
     ops = current;
-    for (Op op : ops) {
-      ReadRequest r = op.request;
-      reads.add(new RdmaRead(op.checked.address() + r.remoteOffset(), op.checked.rkey(),
-          op.local.mr().address() + r.localOffset(), op.local.mr().lkey(), r.length()));
+    // Where each op's work requests start in the batch: one each, or two for a short READ
+    // split at a page boundary on iWARP (PageCrossingReads).
+    int[] firstRead = new int[ops.size() + 1];
+    for (int i = 0; i < ops.size(); i++) {
+      ReadRequest r = ops.get(i).request;
+      RdmaRead read = new RdmaRead(ops.get(i).checked.address() + r.remoteOffset(), ops.get(i).checked.rkey(),
+          ops.get(i).local.mr().address() + r.localOffset(), ops.get(i).local.mr().lkey(), r.length());
+      firstRead[i] = reads.size();
+      reads.addAll(splitPageCrossing ? PageCrossingReads.split(read) : List.of(read));
     }
-    List<CompletableFuture<Void>> done = qp.readBatch(reads);
+    firstRead[ops.size()] = reads.size();
+    List<CompletableFuture<Void>> posted = qp.readBatch(reads);
     for (int i = 0; i < ops.size(); i++) {
       Op op = ops.get(i);
-      done.get(i).whenComplete((x, error) -> {
+      CompletableFuture<Void> done = firstRead[i + 1] - firstRead[i] == 1 ? posted.get(firstRead[i])
+          : CompletableFuture.allOf(posted.subList(firstRead[i], firstRead[i + 1]).toArray(CompletableFuture[]::new));
+      done.whenComplete((x, error) -> {
         if (error == null) {
           op.future.complete(null);
         } else {

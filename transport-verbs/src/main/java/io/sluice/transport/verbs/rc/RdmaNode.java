@@ -124,6 +124,11 @@ public final class RdmaNode implements AutoCloseable {
     if (LOGGED_DEVICES.add(device.name())) {
       LOG.info("RDMA device {} at {}; {}", device.describe(), bind.getAddress().getHostAddress(),
           RetryPolicy.describe());
+      if (device.fabric() == DeviceQuery.Fabric.IWARP) {
+        LOG.info("RDMA device {}: READs of at most {} bytes whose source crosses a {} B boundary are posted as two"
+            + " READs (a soft-iWARP peer replies to them with wrong bytes; transport-verbs/README.md, READ integrity)",
+            device.name(), PageCrossingReads.SHORT_READ_BYTES, PageCrossingReads.PAGE_BYTES);
+      }
     }
     if (!RetryPolicy.deadlineCoversRetries(settings.readTimeoutNanos())) {
       LOG.warn("the READ deadline of {} ms is shorter than the {} ms a device may resend an unanswered READ:"

@@ -1,5 +1,6 @@
 package io.sluice.transport.verbs.bench;
 
+import io.sluice.transport.Checksums;
 import io.sluice.transport.Connection;
 import io.sluice.transport.MessageHandler;
 import io.sluice.transport.ReadRequest;
@@ -35,7 +36,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <ul>
  *   <li>latency, one READ at a time, 4 KiB and 64 KiB: p50 and p99 of each round, beside
  *       {@code ib_read_lat}'s typical and 99% figures;
- *   <li>throughput with 16 READs in flight, 64 KiB and 1 MiB, beside {@code ib_read_bw};
+ *   <li>throughput with 16 READs in flight, 64 KiB and 1 MiB, beside {@code ib_read_bw}; and
+ *       verbs again with each READ checked against its source's CRC32C on the reading thread
+ *       (what {@code verifyReads} costs a reader), beside the unchecked verbs figure;
  *   <li>request round trips (an echoing handler), 256 B (one SEND each way on verbs) and
  *       64 KiB (staged and READ on verbs), against tcp.
  * </ul>
@@ -137,7 +140,9 @@ public final class VerbsReadBench {
       for (int size : SIZES) {
         String label = label(size);
         List<Endpoints> contenders = List.of(verbs, tcp);
+        int[] crcs = verbs.sliceCrcs(size);
         double[][] rates = new double[3][rounds];
+        double[] verified = new double[rounds];
         for (int round = 0; round < rounds; round++) {
           for (int p = 0; p < contenders.size(); p++) {
             CpuAccount before = CpuAccount.sample();
@@ -145,6 +150,12 @@ public final class VerbsReadBench {
             out.printf(Locale.ROOT, "VERBS-BENCH cpu %s read %s x%d round %d (%.1f MB/s): %s%n", contenders.get(p).name(),
                 label, IN_FLIGHT, round + 1, rates[p][round], CpuAccount.sample().since(before));
           }
+          // The same READs checked against their CRC32C on the reading thread, as a reader with
+          // verifyReads on does; in every round, beside the unchecked ones.
+          CpuAccount checkedFrom = CpuAccount.sample();
+          verified[round] = verbs.throughput(size, scale.bytesPerRound(), crcs);
+          out.printf(Locale.ROOT, "VERBS-BENCH cpu verbs verified read %s x%d round %d (%.1f MB/s): %s%n", label,
+              IN_FLIGHT, round + 1, verified[round], CpuAccount.sample().since(checkedFrom));
           if (perftest != null) {
             CpuAccount before = CpuAccount.sample();
             rates[2][round] = perftest.readBandwidth(size, IN_FLIGHT, scale.bytesPerRound());
@@ -155,6 +166,11 @@ public final class VerbsReadBench {
         String name = "read." + label + ".inflight" + IN_FLIGHT;
         double v = median(rates[0]);
         double t = median(rates[1]);
+        double checked = median(verified);
+        out.printf(Locale.ROOT, "VERBS-BENCH read %-6s x%d in flight, each checked against its CRC32C: verbs %8.1f MB/s"
+            + "   unchecked %8.1f MB/s   checked/unchecked %.2f%n", label, IN_FLIGHT, checked, v, checked / v);
+        json.add(names.record("verbs." + name + ".verified", "MB/s", checked, "verbs." + name, v));
+        ratios.add(String.format(Locale.ROOT, "READ %s x%d verbs checked/unchecked %.2fx", label, IN_FLIGHT, checked / v));
         if (perftest == null) {
           out.printf(Locale.ROOT, "VERBS-BENCH read %-6s x%d in flight: verbs %8.1f MB/s   tcp %8.1f MB/s%n",
               label, IN_FLIGHT, v, t);
@@ -317,22 +333,54 @@ public final class VerbsReadBench {
 
     /** MB/s of READs of {@code size} with {@link #IN_FLIGHT} outstanding, {@code bytes} in all. */
     double throughput(int size, long bytes) {
+      return throughput(size, bytes, null);
+    }
+
+    /**
+     * As {@link #throughput(int, long)}; with {@code crcs} (the CRC32C of every {@code size}-byte
+     * slice of the source, as {@link #sliceCrcs} gives them), each READ's bytes are checked
+     * against their slice's CRC32C on this thread once it completes, as a reader that verifies
+     * what it READ does before handing it on.
+     */
+    double throughput(int size, long bytes, int[] crcs) {
       RemoteDescriptor d = source.descriptor();
       int slots = SOURCE_BYTES / size;
       long reads = bytes / size;
-      List<CompletableFuture<Void>> window = new ArrayList<>();
+      java.util.ArrayDeque<CompletableFuture<Void>> window = new java.util.ArrayDeque<>();
+      java.util.ArrayDeque<long[]> placed = new java.util.ArrayDeque<>(); // {source slice, target slot}
       long started = System.nanoTime();
       for (long i = 0; i < reads; i++) {
         if (window.size() == IN_FLIGHT) {
-          await(window.remove(0), name + " READ");
+          await(window.poll(), name + " READ");
+          check(crcs, size, placed.poll());
         }
         int slot = (int) (i % IN_FLIGHT);
-        window.add(connection.readBatch(List.of(new ReadRequest(d, (long) (i * 7 % slots) * size, target,
+        long slice = i * 7 % slots;
+        window.add(connection.readBatch(List.of(new ReadRequest(d, slice * size, target,
             (long) slot * size, size))).get(0));
+        placed.add(new long[] {slice, slot});
       }
-      window.forEach(f -> await(f, name + " READ"));
+      while (!window.isEmpty()) {
+        await(window.poll(), name + " READ");
+        check(crcs, size, placed.poll());
+      }
       double seconds = (System.nanoTime() - started) / 1e9;
       return reads * size / 1e6 / seconds;
+    }
+
+    private void check(int[] crcs, int size, long[] placed) {
+      if (crcs != null && Checksums.crc32c(target.buffer(), (int) placed[1] * size, size) != crcs[(int) placed[0]]) {
+        throw new BenchFailure(name + ": the CRC32C of a READ differs from its source's", null);
+      }
+    }
+
+    /** The CRC32C of every {@code size}-byte slice of the source. */
+    int[] sliceCrcs(int size) {
+      int[] crcs = new int[SOURCE_BYTES / size];
+      for (int i = 0; i < crcs.length; i++) {
+        crcs[i] = Checksums.crc32c(source.buffer(), i * size, size);
+      }
+      return crcs;
     }
 
     /**

@@ -106,7 +106,7 @@ final class ReadPathCheck {
   /** The node id the server knows the client by (for its protection domain). */
   private static final long CLIENT_NODE = 1L;
 
-  private static RdmaQueuePair connect(RdmaNode client, RdmaNode server, ProtectionDomain domain, boolean admit,
+  static RdmaQueuePair connect(RdmaNode client, RdmaNode server, ProtectionDomain domain, boolean admit,
       long deadline) throws IOException {
     PreparedConnection prepared = await(client.prepare(server.address(), new RdmaQueuePair.Sizes(16, 0, 0)), deadline);
     if (admit) {
@@ -141,7 +141,7 @@ final class ReadPathCheck {
     }
   }
 
-  private static <T> T await(Future<T> future, long deadline) throws IOException {
+  static <T> T await(Future<T> future, long deadline) throws IOException {
     try {
       return future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {

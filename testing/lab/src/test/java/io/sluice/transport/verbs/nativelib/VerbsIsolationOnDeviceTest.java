@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The device keeps peers apart (PeerIsolationCheck) and connections leave nothing behind
  * (NodeLifecycleCheck), and a queue pair opened again posts no key on an old answer
- * (ReopenedQueuePairCheck); all run inside the DiSNI loader. Needs an RDMA device and its IP
+ * (ReopenedQueuePairCheck), and what the device lands for short READs across a page boundary
+ * (ShortReadCheck); all run inside the DiSNI loader. Needs an RDMA device and its IP
  * address in {@code -Dsluice.rdma.address=...} (the SoftRoCE lab); skipped otherwise. Their
  * report lines go to standard output with the lab's marker, so the lab's log keeps them.
  */
@@ -43,6 +44,11 @@ class VerbsIsolationOnDeviceTest {
   }
 
   @Test
+  void shortReadsAcrossAPageBoundaryLandRightOrAsSoftIwarpCopiesThem() {
+    run("io.sluice.transport.verbs.diag.ShortReadCheck");
+  }
+
+  @Test
   void connectionsLeaveNoIdsAndQueuePairsAreSizedForWhatIsPosted() {
     run("io.sluice.transport.verbs.rc.NodeLifecycleCheck");
   }
@@ -53,7 +59,7 @@ class VerbsIsolationOnDeviceTest {
     int status = check.run(List.of(address), new PrintStream(text, true, StandardCharsets.UTF_8));
     String report = text.toString(StandardCharsets.UTF_8);
     report.lines()
-        .filter(l -> l.startsWith("ISOLATION") || l.startsWith("LIFECYCLE") || l.startsWith("REOPEN")
+        .filter(l -> l.startsWith("ISOLATION") || l.startsWith("LIFECYCLE") || l.startsWith("REOPEN") || l.startsWith("SHORT-READ")
             || l.startsWith("PD-COST"))
         .forEach(l -> System.out.println("SLUICE-LAB: " + l));
     assertEquals(0, status, report);
