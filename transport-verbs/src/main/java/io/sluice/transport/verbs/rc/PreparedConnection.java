@@ -118,7 +118,9 @@ public final class PreparedConnection implements AutoCloseable {
   /** Called by the node's timer at the connect deadline. */
   synchronized void deadlinePassed() {
     if (state != State.DONE && state != State.PREPARED) {
-      failLocked(new TransportTimeoutException("connecting to " + peer + " did not finish within the connect timeout"));
+      failLocked(node.isOpen()
+          ? new TransportTimeoutException("connecting to " + peer + " did not finish within the connect timeout")
+          : new TransportException("connecting to " + peer + " abandoned: the RDMA node closed"));
     }
   }
 

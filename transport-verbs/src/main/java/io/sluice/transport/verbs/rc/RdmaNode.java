@@ -15,7 +15,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -93,7 +92,7 @@ public final class RdmaNode implements AutoCloseable {
   private final int contextFd;
   private final ProtectionDomain localDomain;
   private final CompletionQueues completionQueues;
-  private final ScheduledExecutorService timer;
+  private final ScheduledThreadPoolExecutor timer;
   private final Thread cmThread;
   private final InetSocketAddress address;
   private final DeviceQuery.Device device;
@@ -551,12 +550,7 @@ public final class RdmaNode implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    timer.shutdown();
-    try {
-      timer.awaitTermination(5, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    stopTimer();
     for (Map.Entry<InetSocketAddress, Admission> a : admitted.entrySet()) {
       if (admitted.remove(a.getKey(), a.getValue())) { // a late connect request may take it meanwhile
         a.getValue().domain().release();
@@ -577,6 +571,59 @@ public final class RdmaNode implements AutoCloseable {
         LOG.warn("the rdma_cm thread did not stop within 5 s; it frees the event channel when it does");
       }
     }
+  }
+
+  /**
+   * Stops the timer once the work already due on it (queue pair destructions) has run. The
+   * deadlines of connects and the lapses of admissions not due yet would hold the timer for as
+   * long as the connect timeout: they run at once, on this thread (a connect still pending fails
+   * as abandoned by the closing node, an admission lapses). Waits at most 5 s.
+   */
+  private void stopTimer() {
+    timer.shutdown();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (dueWorkLeft() && System.nanoTime() - deadline < 0) {
+      try {
+        Thread.sleep(1);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    if (!dueWorkLeft()) {
+      for (Runnable early : timer.shutdownNow()) {
+        try {
+          early.run();
+        } catch (RuntimeException e) {
+          LOG.warn("a deadline run early while closing failed", e);
+        }
+      }
+    }
+    try {
+      if (!timer.awaitTermination(5, TimeUnit.SECONDS)) {
+        LOG.warn("the RDMA node's timer did not stop within 5 s");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Whether the timer runs a task or holds one that is due. */
+  private boolean dueWorkLeft() {
+    if (timer.getActiveCount() > 0) {
+      return true;
+    }
+    for (Runnable r : timer.getQueue()) {
+      if (r instanceof java.util.concurrent.Delayed d && d.getDelay(TimeUnit.NANOSECONDS) <= 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether the node is open (not closing or closed). */
+  boolean isOpen() {
+    return open;
   }
 
   /** Destroys the listener's id and the event channel; once, by whichever of close() and the CM thread is last. */
