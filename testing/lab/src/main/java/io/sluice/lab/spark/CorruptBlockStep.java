@@ -3,11 +3,8 @@ package io.sluice.lab.spark;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -23,17 +20,19 @@ import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.shuffle.rdma.RegisteredByteFlip;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import scala.Tuple2;
 
 /**
- * The lab's Spark corruption case over verbs: a reduceByKey runs once intact, one byte in the
- * middle of one of its committed map output files is inverted on disk, and the job runs again on
- * the same map outputs. The reducer that READs the changed block over verbs must refuse it with
+ * The lab's Spark corruption case over verbs: a reduceByKey runs once intact, one byte of what an
+ * executor registered for one of its map outputs is inverted where READs are served from
+ * ({@link RegisteredByteFlip}: the data file's page cache, or the registered copy of it), and the
+ * job runs again on the same map outputs. The reducer that READs the changed block over verbs must refuse it with
  * a fetch failure naming the corrupt READ (its bytes do not match the CRC32C the owner computed
  * at registration), Spark reruns the map stage, and the answer is still right. Needs the
- * executors on this host (their local folders are read from here) and local reads off.
+ * executors on this host (their local folders are listed from here) and local reads off.
  */
 final class CorruptBlockStep {
   private static final long LISTENER_WAIT_MS = 60_000;
@@ -67,9 +66,17 @@ final class CorruptBlockStep {
       }
       int shuffleId = ((ShuffleDependency<?, ?, ?>) sums.rdd().dependencies().head()).shuffleId();
       Path data = dataFiles(sc, shuffleId).get(0);
-      long at = Files.size(data) / 2;
-      invert(data, at);
-      System.out.printf("VERBS-SPARK corruption step: inverted byte %d of %s%n", at, data.getFileName());
+      long mapId = Long.parseLong(data.getFileName().toString().split("_")[2]);
+      String dataPath = data.toString();
+      // On the executor that registered it (every task tries; the one holding it changes it).
+      List<String> changed = sc.parallelize(IntStream.range(0, 8).boxed().toList(), 8)
+          .flatMap(i -> RegisteredByteFlip.flip(shuffleId, mapId, partitions, Path.of(dataPath)).stream().iterator())
+          .collect();
+      if (changed.size() != 1) {
+        failures.add("corruption step: " + changed.size() + " executors changed map " + mapId + ": " + changed);
+        return failures;
+      }
+      System.out.println("VERBS-SPARK corruption step: " + changed.get(0));
       if (!expected.equals(new TreeMap<>(sums.collectAsMap()))) {
         failures.add("corruption step: the run after the change answered wrong");
       }
@@ -80,7 +87,6 @@ final class CorruptBlockStep {
             + fetchFailures);
       } else {
         System.out.println("VERBS-SPARK corruption step: fetch failure: " + corrupt.get(0));
-        String mapId = data.getFileName().toString().split("_")[2];
         if (!corrupt.get(0).contains("shuffle_" + shuffleId + "_" + mapId + "_")) {
           failures.add("corruption step: the fetch failure names another map output than " + data.getFileName());
         }
@@ -122,17 +128,5 @@ final class CorruptBlockStep {
     return files;
   }
 
-  /** Inverts the byte at {@code at} of {@code file} in place (the page the executor registered sees it). */
-  private static void invert(Path file, long at) throws IOException {
-    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-      ByteBuffer one = ByteBuffer.allocate(1);
-      if (channel.read(one, at) != 1) {
-        throw new IOException("cannot read byte " + at + " of " + file);
-      }
-      one.put(0, (byte) ~one.get(0)).rewind();
-      if (channel.write(one, at) != 1) {
-        throw new IOException("cannot write byte " + at + " of " + file);
-      }
-    }
-  }
+
 }

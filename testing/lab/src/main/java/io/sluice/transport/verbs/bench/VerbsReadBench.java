@@ -104,6 +104,13 @@ public final class VerbsReadBench {
     System.exit(run(rest.get(0), scale, perftest, new Names(prefix), System.out));
   }
 
+  /** A fresh 256-bit secret for this run's transports, as the transport requires (at least 128 bits). */
+  private static String secret() {
+    byte[] key = new byte[32];
+    new java.security.SecureRandom().nextBytes(key);
+    return java.util.HexFormat.of().formatHex(key);
+  }
+
   private static String label(int size) {
     return size >= 1 << 20 ? (size >> 20) + "MiB" : size >= 1 << 10 ? (size >> 10) + "KiB" : size + "B";
   }
@@ -112,7 +119,7 @@ public final class VerbsReadBench {
   static int run(String address, Scale scale, Perftest perftest, Names names, PrintStream out)
       throws TransportException {
     Map<String, String> base = Map.of(
-        TransportOption.SECRET.key(), "verbs-bench",
+        TransportOption.SECRET.key(), secret(),
         TransportOption.BIND_HOST.key(), address,
         TransportOption.ADVERTISE_HOST.key(), address,
         TransportOption.SHM_ENABLED.key(), "false");
