@@ -319,9 +319,10 @@ final class VerbsConnection implements Connection {
     // split at a page boundary on iWARP (PageCrossingReads).
     int[] firstRead = new int[ops.size() + 1];
     for (int i = 0; i < ops.size(); i++) {
-      ReadRequest r = ops.get(i).request;
-      RdmaRead read = new RdmaRead(ops.get(i).checked.address() + r.remoteOffset(), ops.get(i).checked.rkey(),
-          ops.get(i).local.mr().address() + r.localOffset(), ops.get(i).local.mr().lkey(), r.length());
+      Op op = ops.get(i);
+      ReadRequest r = op.request;
+      RdmaRead read = new RdmaRead(op.checked.address() + r.remoteOffset(), op.checked.rkey(),
+          op.local.mr().address() + r.localOffset(), op.local.mr().lkey(), r.length());
       firstRead[i] = reads.size();
       reads.addAll(splitPageCrossing ? PageCrossingReads.split(read) : List.of(read));
     }
