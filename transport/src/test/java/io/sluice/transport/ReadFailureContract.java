@@ -304,10 +304,10 @@ public interface ReadFailureContract extends TransportContractFixture {
         Thread w = new Thread(() -> {
           try {
             start.await();
-            java.util.ArrayDeque<CompletableFuture<Void>> mine = new java.util.ArrayDeque<>();
+            java.util.ArrayDeque<CompletableFuture<Void>> inFlight = new java.util.ArrayDeque<>();
             for (Planned r : work.get(id)) {
-              if (mine.size() == window) {
-                TransportTestSupport.awaitAllDone(List.of(mine.poll()), DEADLINE);
+              if (inFlight.size() == window) {
+                awaitAllDone(List.of(inFlight.poll()), DEADLINE);
               }
               long patternSeed = FAILURE_SEED + r.peer() * regionsPerPeer + r.region();
               CompletableFuture<Void> f = connections[r.peer()].read(descriptors[r.peer()][r.region()], r.remote(),
@@ -321,7 +321,7 @@ public interface ReadFailureContract extends TransportContractFixture {
                           regionLen)));
                 }
               });
-              mine.add(checked);
+              inFlight.add(checked);
               synchronized (all) {
                 all.add(checked);
                 issuedPlans.add(r);

@@ -577,7 +577,8 @@ public final class RdmaNode implements AutoCloseable {
    * Stops the timer once the work already due on it (queue pair destructions) has run. The
    * deadlines of connects and the lapses of admissions not due yet would hold the timer for as
    * long as the connect timeout: they run at once, on this thread (a connect still pending fails
-   * as abandoned by the closing node, an admission lapses). Waits at most 5 s.
+   * as abandoned by the closing node, an admission lapses). Waits at most 5 s for the due work
+   * and, if it was not done by then, 5 s more for the timer to stop (the rest is left to it).
    */
   private void stopTimer() {
     timer.shutdown();
