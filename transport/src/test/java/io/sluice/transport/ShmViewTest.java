@@ -52,6 +52,31 @@ class ShmViewTest {
   }
 
   @Test
+  void aViewOutlivesItsConnectionAndTheOwnersTransport() throws Exception {
+    assumeTrue(Transports.provider("shm").isAvailable());
+    try (TransportHarness h = new TransportHarness("shm", Map.of())) {
+      Transport owner = h.open(MessageHandler.REJECT_ALL);
+      Transport reader = h.open(MessageHandler.REJECT_ALL);
+      Connection c = TransportHarness.connect(reader, owner);
+      RegisteredRegion r = owner.allocate(1 << 16);
+      for (int i = 0; i < 1 << 16; i += 8) {
+        r.buffer().putLong(i, i * 0x9E3779B97F4A7C15L);
+      }
+      RemoteView view = c.view(r.descriptor(), 4096, 8192).get(10, TimeUnit.SECONDS).orElseThrow();
+      owner.close(); // frees the region, closes the connection from the owner's side
+      c.close();
+      ByteBuffer b = view.buffer();
+      for (int i = 0; i < 8192; i += 8) {
+        assertEquals((4096L + i) * 0x9E3779B97F4A7C15L, b.getLong(i), "byte " + i + " of the view");
+      }
+      ExecutionException closed = assertThrows(ExecutionException.class,
+          () -> c.view(r.descriptor(), 0, 8).get(10, TimeUnit.SECONDS));
+      assertInstanceOf(TransportException.class, closed.getCause());
+      view.close();
+    }
+  }
+
+  @Test
   void tcpOffersNoView() throws Exception {
     try (TransportHarness h = new TransportHarness("tcp", Map.of())) {
       Transport owner = h.open(MessageHandler.REJECT_ALL);

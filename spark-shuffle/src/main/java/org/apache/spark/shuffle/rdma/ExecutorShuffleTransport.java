@@ -9,6 +9,7 @@ import io.sluice.spark.shuffle.registry.RangeService;
 import io.sluice.spark.shuffle.startup.StartupTimes;
 import io.sluice.transport.Connection;
 import io.sluice.transport.NodeAddress;
+import io.sluice.transport.RemoteView;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
@@ -30,7 +31,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.slf4j.Logger;
@@ -63,6 +66,8 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   private final RegisteredAllocator destinations;
   private final PeerConnections connections;
   private final Map<String, LongAdder> bytesReadByPath = new ConcurrentHashMap<>();
+  private final LongAdder bytesViewed = new LongAdder();
+  private final AtomicLong viewsHeld = new AtomicLong();
   private final StartupTimes startup;
   private final CompletableFuture<Void> registered;
   private final long registrationWaitMs;
@@ -218,6 +223,38 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     bytesReadByPath.computeIfAbsent(dataPath, p -> new LongAdder()).add(bytes);
   }
 
+  /**
+   * Counts bytes this executor's reducers took as views of a same-host peer's file instead of
+   * READing them: they count as read over {@code dataPath} too.
+   */
+  void recordViewed(String dataPath, long bytes) {
+    recordRead(dataPath, bytes);
+    bytesViewed.add(bytes);
+  }
+
+  /**
+   * The view, counted among the views this executor's reducers hold until it is closed (once,
+   * however often {@code close} is called).
+   */
+  RemoteView held(RemoteView view) {
+    viewsHeld.incrementAndGet();
+    AtomicBoolean open = new AtomicBoolean(true);
+    return new RemoteView() {
+      @Override
+      public ByteBuffer buffer() {
+        return view.buffer();
+      }
+
+      @Override
+      public void close() {
+        if (open.compareAndSet(true, false)) {
+          view.close();
+          viewsHeld.decrementAndGet();
+        }
+      }
+    };
+  }
+
   /** The transport's counters. */
   TransportMetrics metrics() {
     return transport.metrics();
@@ -228,8 +265,9 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     Map<String, Long> read = new TreeMap<>();
     bytesReadByPath.forEach((path, n) -> read.put(path, n.sum()));
     return new TransportReport(executorId, transport.provider(), transport.localAddress().toString(), read,
-        registry.registeredCount(), startup.openWallNanos(), startup.steps(), startup.firstConnects(),
-        startup.firstConnectMedianNanos(), startup.firstConnectMaxNanos());
+        bytesViewed.sum(), viewsHeld.get(), destinations.peakBytes(), registry.registeredCount(),
+        startup.openWallNanos(), startup.steps(), startup.firstConnects(), startup.firstConnectMedianNanos(),
+        startup.firstConnectMaxNanos());
   }
 
   @Override

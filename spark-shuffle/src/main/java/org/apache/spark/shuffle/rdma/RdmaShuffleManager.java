@@ -220,6 +220,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
         Math.min(settings.value(RdmaShuffleOption.MAX_RANGE_BYTES), Integer.MAX_VALUE - 64),
         settings.value(RdmaShuffleOption.LOCAL_READS),
         settings.value(RdmaShuffleOption.VERIFY_READS),
+        settings.value(RdmaShuffleOption.SAME_HOST_VIEWS),
         Math.max(4096, maxMessage / 2),
         conf.getBoolean("spark.shuffle.service.enabled", false));
   }

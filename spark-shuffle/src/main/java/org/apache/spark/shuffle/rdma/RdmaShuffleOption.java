@@ -35,6 +35,10 @@ public final class RdmaShuffleOption {
   public static final ConfigKey<Boolean> VERIFY_READS = ConfigKey.of("spark.shuffle.rdma.verifyReads", "true",
       "Check every block a reduce task READ against the CRC32C its owner computed when it registered the map"
           + " output; a mismatch is a fetch failure, never data.", Parsers.bool());
+  public static final ConfigKey<Boolean> SAME_HOST_VIEWS = ConfigKey.of("spark.shuffle.rdma.sameHostViews", "true",
+      "Deserialize blocks of executors on the same host (shm) straight from read-only views of their registered"
+          + " files, held until the task's iterator moves past them, instead of copying them into READ"
+          + " destinations.", Parsers.bool());
   public static final ConfigKey<Long> LOOKUP_TIMEOUT = ConfigKey.of("spark.shuffle.rdma.lookupTimeout", "30s",
       "Deadline for registering with, and asking, the driver's transport address book.",
       Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
@@ -46,7 +50,7 @@ public final class RdmaShuffleOption {
       Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
 
   private static final List<ConfigKey<?>> ALL = List.of(MAX_BYTES_IN_FLIGHT, READ_CHUNK_BYTES, MAX_RANGE_BYTES,
-      REGISTRATION_WINDOW_BYTES, LOCAL_READS, VERIFY_READS, LOOKUP_TIMEOUT, METRICS_REPORT_INTERVAL);
+      REGISTRATION_WINDOW_BYTES, LOCAL_READS, VERIFY_READS, SAME_HOST_VIEWS, LOOKUP_TIMEOUT, METRICS_REPORT_INTERVAL);
 
   private RdmaShuffleOption() {}
 

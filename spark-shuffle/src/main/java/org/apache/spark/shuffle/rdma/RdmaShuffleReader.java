@@ -52,7 +52,7 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
 
   /** Reader limits, read once per executor from the SparkConf. */
   record ReaderSettings(long maxBytesInFlight, int readChunkBytes, long maxRangeBytes, boolean localReads,
-      boolean verifyReads, int maxRequestBytes, boolean shuffleServiceEnabled) {}
+      boolean verifyReads, boolean sameHostViews, int maxRequestBytes, boolean shuffleServiceEnabled) {}
 
   RdmaShuffleReader(BaseShuffleHandle<K, ?, C> handle, int startMapIndex, int endMapIndex,
       int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics,
@@ -96,7 +96,8 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
       return sortShuffleReader.get().read();
     }
     RemoteFetcher remote = new RemoteFetcher(shuffleId, plan.get(), transport, metrics, settings.maxBytesInFlight(),
-        settings.readChunkBytes(), settings.maxRangeBytes(), settings.maxRequestBytes(), settings.verifyReads());
+        settings.readChunkBytes(), settings.maxRangeBytes(), settings.maxRequestBytes(), settings.verifyReads(),
+        settings.sameHostViews());
     BlockStreams streams = new BlockStreams(shuffleId, plan.get(), resolver, remote, metrics);
     context.addTaskCompletionListener((TaskCompletionListener) ctx -> streams.close());
     remote.start();

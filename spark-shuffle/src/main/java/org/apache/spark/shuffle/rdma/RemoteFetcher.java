@@ -9,12 +9,14 @@ import io.sluice.transport.NodeAddress;
 import io.sluice.transport.ReadIntegrityException;
 import io.sluice.transport.ReadRequest;
 import io.sluice.transport.RegisteredRegion;
+import io.sluice.transport.RemoteView;
 import io.sluice.transport.TransportException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
@@ -32,6 +34,16 @@ import org.apache.spark.storage.ShuffleBlockId;
  * corrupting device, fabric or a changed file from reaching the deserializer. A mismatch is a
  * fetch failure naming the peer, the region and the range.
  *
+ * <p>Where the connection maps the owner's memory (shm: an executor on the same host) and {@code
+ * sameHostViews} is on, a range is not READ at all: it is handed out as a read-only view of the
+ * owner's registered data file ({@link Connection#view}), checked the same way, and deserialized
+ * where it lies. Such a range costs no destination memory; its view is held until the consumer
+ * closes the unit (the iterator moved past its last block) or the fetcher closes (the task ended,
+ * failed or was killed). A view outlives its owner's revocation and the connection, so a peer
+ * that frees the file or goes away while a view is held does not change the bytes being read. A
+ * range whose bytes span two registration windows, or that the connection READs over its carrier,
+ * is READ as elsewhere.
+ *
  * <p>Sends the range requests when constructed and issues READs from {@link #start}. Not thread
  * safe: one reduce task drives it. Owns every destination region until it hands the unit out;
  * {@link #close} releases whatever is left, waiting for nothing (a region still being read is
@@ -41,21 +53,24 @@ final class RemoteFetcher implements AutoCloseable {
   /** One slice of a fetched range: a block's bytes, and the CRC32C its owner published for them. */
   record Slice(ShuffleBlockId id, long offset, long length, int checksum) {}
 
-  /** A fetched range in local memory, with the blocks it holds. The consumer closes it. */
+  /**
+   * A fetched range, in local memory (READ) or viewed where the owner keeps it (same host), with
+   * the blocks it holds. The consumer closes it.
+   */
   static final class Fetched implements AutoCloseable {
-    final RegisteredRegion region;
+    private final ByteBuffer bytes;
     final List<Slice> slices;
     private final Runnable onClose;
     private boolean closed;
 
-    private Fetched(RegisteredRegion region, List<Slice> slices, Runnable onClose) {
-      this.region = region;
+    private Fetched(ByteBuffer bytes, List<Slice> slices, Runnable onClose) {
+      this.bytes = bytes;
       this.slices = slices;
       this.onClose = onClose;
     }
 
     ByteBuffer view(Slice s) {
-      return region.buffer().position((int) s.offset()).limit((int) (s.offset() + s.length())).slice();
+      return bytes.duplicate().position((int) s.offset()).limit((int) (s.offset() + s.length())).slice();
     }
 
     @Override
@@ -85,7 +100,34 @@ final class RemoteFetcher implements AutoCloseable {
   private record Unit(Source source, FetchPlan.MapRange map, RangeProtocol.Answer file, long start,
       long length, List<Slice> slices) {}
 
-  private record InFlight(Unit unit, List<ReadRequest> reads, RegisteredRegion destination, CompletableFuture<Void> done) {}
+  /** A range on its way: being READ into {@code destination}, or being viewed ({@code view}). */
+  private record InFlight(Unit unit, List<ReadRequest> reads, RegisteredRegion destination, CompletableFuture<Void> done,
+      CompletableFuture<Optional<RemoteView>> view) {
+    static InFlight read(Unit unit, List<ReadRequest> reads, RegisteredRegion destination, CompletableFuture<Void> done) {
+      return new InFlight(unit, reads, destination, done, null);
+    }
+
+    static InFlight view(Unit unit, CompletableFuture<Optional<RemoteView>> view) {
+      return new InFlight(unit, List.of(), null, null, view);
+    }
+
+    boolean viewed() {
+      return view != null;
+    }
+
+    /** Lets go of whatever this range holds or will hold, waiting for nothing. */
+    void abandon(ExecutorShuffleTransport transport) {
+      if (viewed()) {
+        view.whenComplete((v, e) -> {
+          if (v != null) {
+            v.ifPresent(RemoteView::close);
+          }
+        });
+      } else {
+        done.whenComplete((v, e) -> transport.destinations().free(destination));
+      }
+    }
+  }
 
   private final int shuffleId;
   private final ExecutorShuffleTransport transport;
@@ -94,6 +136,7 @@ final class RemoteFetcher implements AutoCloseable {
   private final int readChunkBytes;
   private final long maxRangeBytes;
   private final boolean verifyReads;
+  private final boolean sameHostViews;
   private final List<Source> sources = new ArrayList<>();
   private final Deque<Unit> unissued = new ArrayDeque<>();
   private final Deque<InFlight> issued = new ArrayDeque<>();
@@ -103,9 +146,10 @@ final class RemoteFetcher implements AutoCloseable {
 
   RemoteFetcher(int shuffleId, FetchPlan plan, ExecutorShuffleTransport transport,
       ShuffleReadMetricsReporter metrics, long maxBytesInFlight, int readChunkBytes, long maxRangeBytes,
-      int maxRequestBytes, boolean verifyReads) {
+      int maxRequestBytes, boolean verifyReads, boolean sameHostViews) {
     this.shuffleId = shuffleId;
     this.verifyReads = verifyReads;
+    this.sameHostViews = sameHostViews;
     this.transport = transport;
     this.metrics = metrics;
     this.maxBytesInFlight = maxBytesInFlight;
@@ -165,22 +209,30 @@ final class RemoteFetcher implements AutoCloseable {
    *
    * @throws org.apache.spark.shuffle.FetchFailedException (unchecked) if any transport step fails
    */
-  java.util.Optional<Fetched> next() {
+  Optional<Fetched> next() {
     fill(true);
     InFlight f = issued.poll();
     if (f == null) {
-      return java.util.Optional.empty();
+      return Optional.empty();
+    }
+    if (f.viewed()) {
+      Optional<Fetched> viewed = viewed(f);
+      if (viewed.isPresent()) {
+        return viewed;
+      }
+      f = read(f.unit()); // the connection READs this region over its carrier
     }
     try {
       awaitCountingFetchWait(f.done());
     } catch (Throwable t) {
-      f.done().whenComplete((v, e) -> transport.destinations().free(f.destination()));
+      f.abandon(transport);
       bytesInFlight -= f.unit().length();
       throw failed(f.unit().source(), f.unit().map(), firstReduce(f.unit()), "READ failed", t);
     }
     Unit u = f.unit();
+    RegisteredRegion destination = f.destination();
     if (verifyReads) {
-      verify(f.destination(), u);
+      verify(destination.buffer(), u, () -> transport.destinations().release(destination));
     }
     Connection c = u.source().connection.join();
     for (ReadRequest r : f.reads()) {
@@ -188,23 +240,56 @@ final class RemoteFetcher implements AutoCloseable {
     }
     metrics.incRemoteBytesRead(u.length());
     metrics.incRemoteBlocksFetched(u.slices().size());
-    return java.util.Optional.of(new Fetched(f.destination(), u.slices(), () -> {
-      transport.destinations().release(f.destination());
-      bytesInFlight -= u.length();
-      if (!closed) {
-        fill(false);
-      }
+    return Optional.of(new Fetched(destination.buffer(), u.slices(), () -> {
+      transport.destinations().release(destination);
+      consumed(u);
     }));
   }
 
+  /** The range of a view in flight, or empty if the connection offers no view of its region. */
+  private Optional<Fetched> viewed(InFlight f) {
+    Unit u = f.unit();
+    Optional<RemoteView> view;
+    try {
+      view = awaitCountingFetchWait(f.view());
+    } catch (Throwable t) {
+      bytesInFlight -= u.length();
+      throw failed(u.source(), u.map(), firstReduce(u), "view failed", t);
+    }
+    if (view.isEmpty()) {
+      return Optional.empty(); // still in flight: the caller READs it
+    }
+    RemoteView v = view.get();
+    ByteBuffer bytes = v.buffer();
+    if (verifyReads) {
+      verify(bytes, u, v::close);
+    }
+    transport.recordViewed(u.source().connection.join().dataPath(), u.length());
+    metrics.incRemoteBytesRead(u.length());
+    metrics.incRemoteBlocksFetched(u.slices().size());
+    return Optional.of(new Fetched(bytes, u.slices(), () -> {
+      v.close();
+      consumed(u);
+    }));
+  }
+
+  /** A consumed range no longer counts as in flight: more may be issued. */
+  private void consumed(Unit u) {
+    bytesInFlight -= u.length();
+    if (!closed) {
+      fill(false);
+    }
+  }
+
   /**
-   * Checks each block of a range READ into {@code destination} against its owner's checksum.
+   * Checks each block of a range READ into, or viewed as, {@code read} against its owner's
+   * checksum.
    *
+   * @param giveBack lets go of {@code read} when a block differs
    * @throws org.apache.spark.shuffle.FetchFailedException (unchecked) for the first block that
-   *     differs, after giving the destination back
+   *     differs, after giving the memory back
    */
-  private void verify(RegisteredRegion destination, Unit u) {
-    ByteBuffer read = destination.buffer();
+  private void verify(ByteBuffer read, Unit u, Runnable giveBack) {
     for (Slice s : u.slices()) {
       long at = u.start() + s.offset(); // in the owner's data file
       try {
@@ -212,7 +297,7 @@ final class RemoteFetcher implements AutoCloseable {
             s.checksum(), u.source().peer, u.file().windowAt(at), u.file().offsetInWindow(at),
             "block " + s.id() + " (bytes [" + at + ", " + (at + s.length()) + ") of its data file)");
       } catch (ReadIntegrityException e) {
-        transport.destinations().release(destination); // the READ is complete: nothing writes to it any more
+        giveBack.run(); // the READ is complete (or the view taken): nothing writes to it any more
         bytesInFlight -= u.length();
         throw failed(u.source(), u.map(), s.id().reduceId(), "READ does not match its owner's checksum", e);
       }
@@ -290,6 +375,28 @@ final class RemoteFetcher implements AutoCloseable {
 
   private void issue(Unit u) {
     Connection c = u.source().connection.join(); // done: its range answer arrived over it
+    if (sameHostViews && c.dataPath().equals("shm") && u.length() <= Integer.MAX_VALUE) {
+      List<RangeProtocol.Piece> whole = u.file().pieces(u.start(), u.length(), Integer.MAX_VALUE);
+      if (whole.size() == 1) {
+        RangeProtocol.Piece p = whole.get(0);
+        CompletableFuture<Optional<RemoteView>> view;
+        try {
+          view = c.view(p.window(), p.offset(), p.length()).thenApply(v -> v.map(transport::held));
+        } catch (RuntimeException e) {
+          throw failed(u.source(), u.map(), firstReduce(u), "view could not be taken", e);
+        }
+        issued.add(InFlight.view(u, view));
+        bytesInFlight += u.length();
+        return;
+      }
+    }
+    issued.add(read(u));
+    bytesInFlight += u.length();
+  }
+
+  /** Starts the READs of a range into a fresh destination. */
+  private InFlight read(Unit u) {
+    Connection c = u.source().connection.join();
     RegisteredRegion destination;
     try {
       destination = transport.destinations().allocate(u.length());
@@ -307,8 +414,7 @@ final class RemoteFetcher implements AutoCloseable {
       transport.destinations().free(destination);
       throw failed(u.source(), u.map(), firstReduce(u), "READ could not be issued", e);
     }
-    issued.add(new InFlight(u, reads, destination, done));
-    bytesInFlight += u.length();
+    return InFlight.read(u, reads, destination, done);
   }
 
   private static int firstReduce(Unit u) {
@@ -330,7 +436,7 @@ final class RemoteFetcher implements AutoCloseable {
     }
     closed = true;
     for (InFlight f : issued) {
-      f.done().whenComplete((v, e) -> transport.destinations().free(f.destination()));
+      f.abandon(transport);
     }
     issued.clear();
     unissued.clear();

@@ -1,0 +1,225 @@
+package org.apache.spark.shuffle.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.spark.shuffle.TransportReport;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import scala.Tuple2;
+
+/**
+ * Blocks of an executor on the same host are deserialized from read-only views of its registered
+ * data files ({@code spark.shuffle.rdma.sameHostViews}), not copied: no READ destination is ever
+ * made, and every view is let go when the task's iterator moves past it, when the task fails in
+ * the middle of its input, or when it stops reading early. A view held while its owner executor is
+ * killed and its files are deleted still reads the owner's bytes. Local reads are off, so every
+ * block, the reducer's own executor's too, goes through the transport.
+ */
+class SameHostViewsTest {
+  private static final int ROWS = 60_000;
+
+  private static SparkConf conf(String name) {
+    return LocalCluster.conf(name, true).set(RdmaShuffleOption.LOCAL_READS.key(), "false");
+  }
+
+  private static Map<Integer, Long> expectedSums() {
+    Map<Integer, Long> expected = new TreeMap<>();
+    RddJobs.range(ROWS).forEach(i -> expected.merge(i % 1000, (long) i, Long::sum));
+    return expected;
+  }
+
+  @Test
+  @Timeout(300)
+  void viewsReplaceCopiesAndAreLetGoWhenATaskFailsOrStopsMidRead() {
+    try (JavaSparkContext sc = LocalCluster.start(conf("views"))) {
+      JavaPairRDD<Integer, Long> sums = sc.parallelize(RddJobs.range(ROWS), 6)
+          .mapToPair(i -> new Tuple2<>(i % 1000, (long) i))
+          .reduceByKey(Long::sum, 4);
+      assertEquals(expectedSums(), new TreeMap<>(sums.collectAsMap()));
+      List<TransportReport> reports = TransportReports.collect(sc);
+      long viewed = 0;
+      for (TransportReport r : reports) {
+        assertEquals(r.bytesReadByPath().getOrDefault("shm", 0L), r.bytesViewed(), "every shm byte is a view: " + r);
+        assertEquals(0, r.destinationPeakBytes(), "a READ destination was made: " + r);
+        assertEquals(0, r.viewsHeld(), "views held after the job: " + r);
+        viewed += r.bytesViewed();
+      }
+      assertTrue(viewed > 0, "nothing was viewed: " + reports);
+
+      // Records stream from the blocks to the task (no aggregation or sort in between): each reduce
+      // task's first attempt fails after its first record; the retries read it all.
+      JavaPairRDD<Integer, Long> pairs = sc.parallelize(RddJobs.range(ROWS), 6)
+          .mapToPair(i -> new Tuple2<>(i % 1000, (long) i))
+          .partitionBy(new org.apache.spark.HashPartitioner(4));
+      List<Long> totals = pairs.mapPartitions(it -> {
+        Tuple2<Integer, Long> first = it.next();
+        if (TaskContext.get().attemptNumber() == 0) {
+          throw new IllegalStateException("a reduce task failing mid-read after key " + first._1());
+        }
+        long total = first._2();
+        while (it.hasNext()) {
+          total += it.next()._2();
+        }
+        return List.of(total).iterator();
+      }).collect();
+      assertEquals(expectedSums().values().stream().mapToLong(Long::longValue).sum(),
+          totals.stream().mapToLong(Long::longValue).sum());
+      assertNoViewHeld(sc);
+
+      // Tasks that take one record and leave the rest unread.
+      assertEquals(4, pairs.mapPartitions(it -> List.of(it.next()).iterator()).count());
+      assertNoViewHeld(sc);
+    }
+  }
+
+  /**
+   * One reduce task reads until its current block comes from the other executor, so that it holds
+   * a view of that executor's file; the test kills that executor and deletes its data files; the
+   * task then reads the rest of the block from the view and checks it against what the map task
+   * wrote. It stops there (the dead executor's other blocks are gone).
+   */
+  @Test
+  @Timeout(300)
+  void aViewHeldWhileItsOwnerIsKilledStillReadsTheOwnersBytes(@TempDir Path signals) throws Exception {
+    int maps = 8;
+    int perMap = 4_000;
+    try (JavaSparkContext sc = LocalCluster.start(conf("views-kill"))) {
+      String appId = sc.sc().applicationId();
+      Map<String, List<String>> dirs = localDirs(sc);
+      // Each record carries the executor and the map partition that wrote it.
+      JavaPairRDD<Integer, String> tagged = sc.parallelize(RddJobs.range(maps * perMap), maps)
+          .mapPartitionsWithIndex((p, it) -> {
+            Thread.sleep(200); // so that both executors run map tasks
+            String origin = SparkEnv.get().executorId() + "/" + p;
+            List<Tuple2<Integer, String>> out = new ArrayList<>();
+            it.forEachRemaining(i -> out.add(new Tuple2<>(i, origin)));
+            return out.iterator();
+          }, true)
+          .mapToPair(t -> t)
+          .partitionBy(new org.apache.spark.HashPartitioner(1));
+      String dir = signals.toString();
+      Thread killer = new Thread(() -> killWhenAsked(appId, Path.of(dir), dirs), "executor-killer");
+      killer.setDaemon(true);
+      killer.start();
+      List<String> verdict = tagged.mapPartitions(it -> {
+        String self = SparkEnv.get().executorId();
+        while (it.hasNext()) {
+          Tuple2<Integer, String> r = it.next();
+          String owner = r._2().split("/")[0];
+          if (owner.equals(self)) {
+            continue;
+          }
+          int map = Integer.parseInt(r._2().split("/")[1]);
+          Files.writeString(Path.of(dir, "kill"), owner, StandardCharsets.UTF_8);
+          awaitFile(Path.of(dir, "killed"), 120);
+          // The rest of this block comes from the view of the dead executor's deleted file.
+          List<Integer> keys = new ArrayList<>(List.of(r._1()));
+          while (it.hasNext()) {
+            Tuple2<Integer, String> next = it.next();
+            if (!next._2().equals(r._2())) {
+              break;
+            }
+            keys.add(next._1());
+          }
+          keys.sort(null);
+          List<Integer> wrote = new ArrayList<>();
+          for (int i = map * perMap; i < (map + 1) * perMap; i++) {
+            wrote.add(i);
+          }
+          return List.of(keys.equals(wrote) ? "read map " + map + " of executor " + owner + " whole"
+              : "map " + map + " of executor " + owner + " read back as " + keys.size() + " other keys").iterator();
+        }
+        return List.of("no block of another executor").iterator();
+      }).collect();
+      assertTrue(Files.exists(signals.resolve("killed")), "no executor was killed: " + verdict);
+      String killed = Files.readString(signals.resolve("kill"), StandardCharsets.UTF_8);
+      assertEquals(1, verdict.size());
+      assertTrue(verdict.get(0).startsWith("read map ") && verdict.get(0).endsWith(" of executor " + killed + " whole"),
+          verdict.get(0));
+      assertNoViewHeld(sc);
+    }
+  }
+
+  /** Waits for the reduce task's request, kills that executor, deletes its data files, answers. */
+  private static void killWhenAsked(String appId, Path signals, Map<String, List<String>> localDirs) {
+    try {
+      awaitFile(signals.resolve("kill"), 240);
+      String executor = Files.readString(signals.resolve("kill"), StandardCharsets.UTF_8);
+      Optional<Long> pid = ExecutorKillTest.killExecutor(appId, executor);
+      if (pid.isEmpty()) {
+        throw new IllegalStateException("no process for executor " + executor);
+      }
+      for (String d : localDirs.getOrDefault(executor, List.of())) {
+        try (var walk = Files.walk(Path.of(d))) {
+          for (Path p : walk.filter(p -> p.getFileName().toString().endsWith(".data")).toList()) {
+            Files.deleteIfExists(p);
+          }
+        }
+      }
+      Files.writeString(signals.resolve("killed"), Long.toString(pid.get()), StandardCharsets.UTF_8);
+    } catch (IOException | RuntimeException e) {
+      System.err.println("executor-killer: " + e);
+    }
+  }
+
+  /** Each executor's block-manager folders. */
+  private static Map<String, List<String>> localDirs(JavaSparkContext sc) {
+    Map<String, List<String>> dirs = new TreeMap<>();
+    sc.parallelize(RddJobs.range(16), 16).map(i -> {
+      Thread.sleep(50);
+      StringBuilder b = new StringBuilder(SparkEnv.get().executorId());
+      for (java.io.File f : SparkEnv.get().blockManager().diskBlockManager().localDirs()) {
+        b.append('\n').append(f.getAbsolutePath());
+      }
+      return b.toString();
+    }).collect().forEach(line -> {
+      String[] parts = line.split("\n");
+      List<String> mine = dirs.computeIfAbsent(parts[0], k -> new ArrayList<>());
+      for (int i = 1; i < parts.length; i++) {
+        if (!mine.contains(parts[i])) {
+          mine.add(parts[i]);
+        }
+      }
+    });
+    assertEquals(LocalCluster.EXECUTORS, dirs.size(), "block-manager folders of " + dirs.keySet());
+    return dirs;
+  }
+
+  private static void awaitFile(Path file, int seconds) throws IOException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    while (!Files.exists(file)) {
+      if (System.nanoTime() > deadline) {
+        throw new IOException(file + " did not appear within " + seconds + " s");
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted waiting for " + file, e);
+      }
+    }
+  }
+
+  private static void assertNoViewHeld(JavaSparkContext sc) {
+    for (TransportReport r : TransportReports.collect(sc)) {
+      assertEquals(0, r.viewsHeld(), "views held after every task ended: " + r);
+    }
+  }
+}
