@@ -240,6 +240,16 @@ public final class MapOutputRegistry implements AutoCloseable {
     return answer;
   }
 
+  /**
+   * The CRC32C of a partition of a map output this registry holds, or empty if it holds none
+   * (never registered, or revoked): no registration is made for the question.
+   */
+  public synchronized java.util.OptionalInt checksum(int shuffleId, long mapId, int partition) {
+    Registration r = regions.getOrDefault(shuffleId, Map.of()).get(mapId);
+    return r == null || partition < 0 || partition >= r.checksums().length ? java.util.OptionalInt.empty()
+        : java.util.OptionalInt.of(r.checksums()[partition]);
+  }
+
   /** Revokes every region of a shuffle. */
   public synchronized void unregisterShuffle(int shuffleId) {
     revocations++;

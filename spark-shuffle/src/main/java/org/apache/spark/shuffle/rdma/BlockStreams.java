@@ -1,13 +1,17 @@
 package org.apache.spark.shuffle.rdma;
 
 import io.sluice.spark.shuffle.RegionInputStream;
+import io.sluice.spark.shuffle.registry.MapOutputRegistry;
+import io.sluice.transport.Checksums;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.Optional;
+import java.util.OptionalInt;
 import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
@@ -21,6 +25,10 @@ import scala.Option;
  * a {@link RemoteFetcher} split into their blocks. A fetched range's memory is released when the
  * iterator moves past its last block, i.e. after the consumer has read that block's stream.
  *
+ * <p>With {@code verify}, a local block of a map output this executor has registered is checked
+ * against the CRC32C taken at registration before it is handed out, as remote blocks are: a data
+ * file changed on disk since is a fetch failure carrying Spark's diagnosis, never rows.
+ *
  * <p>Not thread safe: one reduce task drives it. {@link #close} releases everything it holds.
  */
 final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoCloseable {
@@ -32,13 +40,19 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
   private final IndexShuffleBlockResolver resolver;
   private final RemoteFetcher remote;
   private final ShuffleReadMetricsReporter metrics;
+  private final MapOutputRegistry registry;
+  private final boolean verify;
+  private final CorruptionDiagnosis diagnosis;
   private Optional<RemoteFetcher.Fetched> current = Optional.empty();
   private int nextSlice;
   private boolean remoteDone;
 
   BlockStreams(int shuffleId, FetchPlan plan, IndexShuffleBlockResolver resolver, RemoteFetcher remote,
-      ShuffleReadMetricsReporter metrics) {
+      ShuffleReadMetricsReporter metrics, MapOutputRegistry registry, boolean verify, CorruptionDiagnosis diagnosis) {
     this.shuffleId = shuffleId;
+    this.registry = registry;
+    this.verify = verify;
+    this.diagnosis = diagnosis;
     this.local = new ArrayDeque<>(plan.local());
     this.resolver = resolver;
     this.remote = remote;
@@ -77,16 +91,33 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
     }
     remote.progress();
     FetchPlan.Block b = local.poll();
+    OptionalInt expected = verify ? registry.checksum(shuffleId, b.id().mapId(), b.id().reduceId()) : OptionalInt.empty();
+    InputStream in;
+    long size;
     try {
       ManagedBuffer data = resolver.getBlockData(b.id(), Option.empty());
-      InputStream in = data.createInputStream();
-      metrics.incLocalBlocksFetched(1);
-      metrics.incLocalBytesRead(data.size());
-      return new BlockStream(b.id(), in);
-    } catch (IOException | RuntimeException e) {
+      size = data.size();
+      if (expected.isPresent()) {
+        ByteBuffer bytes = data.nioByteBuffer();
+        int actual = Checksums.crc32c(bytes.duplicate());
+        if (actual != expected.getAsInt()) {
+          String why = diagnosis.diagnose(b.id(), bytes, b.location());
+          throw FetchFailures.fail(b.location(), shuffleId, b.id().mapId(), b.mapIndex(), b.id().reduceId(),
+              "local shuffle block " + b.id() + " does not match the CRC32C taken when its map output was registered"
+              + String.format(" (%08x now, %08x then)", actual, expected.getAsInt())
+              + (why.isEmpty() ? "" : ". " + why), null);
+        }
+        in = new RegionInputStream(bytes);
+      } else {
+        in = data.createInputStream();
+      }
+    } catch (IOException | RuntimeException e) { // not the FetchFailedException above: it is checked
       throw FetchFailures.fail(b.location(), shuffleId, b.id().mapId(), b.mapIndex(), b.id().reduceId(),
           "local shuffle block " + b.id() + " is unreadable: " + e, e);
     }
+    metrics.incLocalBlocksFetched(1);
+    metrics.incLocalBytesRead(size);
+    return new BlockStream(b.id(), in);
   }
 
   @Override

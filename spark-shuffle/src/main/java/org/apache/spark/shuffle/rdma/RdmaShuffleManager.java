@@ -222,7 +222,8 @@ public final class RdmaShuffleManager implements ShuffleManager {
         settings.value(RdmaShuffleOption.VERIFY_READS),
         settings.value(RdmaShuffleOption.SAME_HOST_VIEWS),
         Math.max(4096, maxMessage / 2),
-        conf.getBoolean("spark.shuffle.service.enabled", false));
+        conf.getBoolean("spark.shuffle.service.enabled", false),
+        CorruptionDiagnosis.of(conf));
   }
 
   @Override

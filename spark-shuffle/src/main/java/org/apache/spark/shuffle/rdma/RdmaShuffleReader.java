@@ -52,7 +52,8 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
 
   /** Reader limits, read once per executor from the SparkConf. */
   record ReaderSettings(long maxBytesInFlight, int readChunkBytes, long maxRangeBytes, boolean localReads,
-      boolean verifyReads, boolean sameHostViews, int maxRequestBytes, boolean shuffleServiceEnabled) {}
+      boolean verifyReads, boolean sameHostViews, int maxRequestBytes, boolean shuffleServiceEnabled,
+      CorruptionDiagnosis diagnosis) {}
 
   RdmaShuffleReader(BaseShuffleHandle<K, ?, C> handle, int startMapIndex, int endMapIndex,
       int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics,
@@ -97,8 +98,9 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
     }
     RemoteFetcher remote = new RemoteFetcher(shuffleId, plan.get(), transport, metrics, settings.maxBytesInFlight(),
         settings.readChunkBytes(), settings.maxRangeBytes(), settings.maxRequestBytes(), settings.verifyReads(),
-        settings.sameHostViews());
-    BlockStreams streams = new BlockStreams(shuffleId, plan.get(), resolver, remote, metrics);
+        settings.sameHostViews(), settings.diagnosis());
+    BlockStreams streams = new BlockStreams(shuffleId, plan.get(), resolver, remote, metrics, transport.registry(),
+        settings.verifyReads(), settings.diagnosis());
     context.addTaskCompletionListener((TaskCompletionListener) ctx -> streams.close());
     remote.start();
     return combineAndSort(records(streams, env.serializerManager()));

@@ -32,7 +32,8 @@ import org.apache.spark.storage.ShuffleBlockId;
  * checks each block of a range against the CRC32C the owner sent with the range answer before
  * handing the range out: a READ body carries no tag of its own on verbs, so this is what keeps a
  * corrupting device, fabric or a changed file from reaching the deserializer. A mismatch is a
- * fetch failure naming the peer, the region and the range.
+ * fetch failure naming the peer, the region and the range, with Spark's diagnosis of the block
+ * ({@link CorruptionDiagnosis}).
  *
  * <p>Where the connection maps the owner's memory (shm: an executor on the same host) and {@code
  * sameHostViews} is on, a range is not READ at all: it is handed out as a read-only view of the
@@ -137,6 +138,7 @@ final class RemoteFetcher implements AutoCloseable {
   private final long maxRangeBytes;
   private final boolean verifyReads;
   private final boolean sameHostViews;
+  private final CorruptionDiagnosis diagnosis;
   private final List<Source> sources = new ArrayList<>();
   private final Deque<Unit> unissued = new ArrayDeque<>();
   private final Deque<InFlight> issued = new ArrayDeque<>();
@@ -146,8 +148,9 @@ final class RemoteFetcher implements AutoCloseable {
 
   RemoteFetcher(int shuffleId, FetchPlan plan, ExecutorShuffleTransport transport,
       ShuffleReadMetricsReporter metrics, long maxBytesInFlight, int readChunkBytes, long maxRangeBytes,
-      int maxRequestBytes, boolean verifyReads, boolean sameHostViews) {
+      int maxRequestBytes, boolean verifyReads, boolean sameHostViews, CorruptionDiagnosis diagnosis) {
     this.shuffleId = shuffleId;
+    this.diagnosis = diagnosis;
     this.verifyReads = verifyReads;
     this.sameHostViews = sameHostViews;
     this.transport = transport;
@@ -297,9 +300,12 @@ final class RemoteFetcher implements AutoCloseable {
             s.checksum(), u.source().peer, u.file().windowAt(at), u.file().offsetInWindow(at),
             "block " + s.id() + " (bytes [" + at + ", " + (at + s.length()) + ") of its data file)");
       } catch (ReadIntegrityException e) {
+        String why = diagnosis.diagnose(s.id(), read.duplicate().limit((int) (s.offset() + s.length()))
+            .position((int) s.offset()).slice(), u.source().remote.location());
         giveBack.run(); // the READ is complete (or the view taken): nothing writes to it any more
         bytesInFlight -= u.length();
-        throw failed(u.source(), u.map(), s.id().reduceId(), "READ does not match its owner's checksum", e);
+        throw failed(u.source(), u.map(), s.id().reduceId(),
+            "READ does not match its owner's checksum" + (why.isEmpty() ? "" : " (" + why + ")"), e);
       }
     }
   }

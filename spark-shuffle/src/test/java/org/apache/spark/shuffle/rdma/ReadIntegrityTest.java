@@ -39,19 +39,22 @@ import scala.Tuple2;
  * A byte of a registered map output's data file changes on disk after its map stage committed:
  * the bytes reducers then READ differ from those the owner checksummed at registration. The
  * reduce task must raise a fetch failure naming the corrupt READ (never hand the bytes to the
- * deserializer), Spark reruns the map stage, and the job returns the right answer. Over the tcp
- * data path and over shm. Every block crosses the transport: local reads are off.
+ * deserializer), with Spark's diagnosis of the block (its checksum file says the disk changed),
+ * Spark reruns the map stage, and the job returns the right answer. Over the tcp data path and
+ * over shm, where every block crosses the transport (local reads off); and with local reads on,
+ * where a reducer reads its own executor's changed file first.
  */
 class ReadIntegrityTest {
   private static final int ROWS = 100_000;
 
   @ParameterizedTest(name = "over {0}")
-  @ValueSource(strings = {"tcp", "shm"})
+  @ValueSource(strings = {"tcp", "shm", "local"})
   @Timeout(300)
   void aByteFlippedInARegisteredDataFileIsAFetchFailureNamingTheCorruptRead(String path) throws Exception {
+    boolean local = path.equals("local");
     SparkConf conf = LocalCluster.conf("integrity-" + path, true)
-        .set(RdmaShuffleOption.LOCAL_READS.key(), "false")
-        .set("spark.shuffle.rdma.transport.shm.enabled", Boolean.toString(path.equals("shm")));
+        .set(RdmaShuffleOption.LOCAL_READS.key(), Boolean.toString(local))
+        .set("spark.shuffle.rdma.transport.shm.enabled", Boolean.toString(!path.equals("tcp")));
     try (JavaSparkContext sc = LocalCluster.start(conf)) {
       ConcurrentLinkedQueue<String> fetchFailures = new ConcurrentLinkedQueue<>();
       sc.sc().addSparkListener(new SparkListener() {
@@ -75,22 +78,45 @@ class ReadIntegrityTest {
       assertEquals(List.of(), List.copyOf(fetchFailures), "fetch failures before anything was corrupted");
 
       int shuffleId = ((ShuffleDependency<?, ?, ?>) sums.rdd().dependencies().head()).shuffleId();
-      Path data = dataFiles(sc, shuffleId).get(0);
+      List<Path> files = dataFiles(sc, shuffleId);
+      Path data = files.get(0);
       long at = Files.size(data) / 2;
       byte before = flipByte(data, at);
+      if (local) {
+        // Every block of every map output changes, so each reducer's first, local, block is one.
+        for (Path f : files) {
+          long[] offsets = partitionOffsets(f);
+          for (int p = 0; p + 1 < offsets.length; p++) {
+            if (offsets[p + 1] > offsets[p] && !(f.equals(data) && offsets[p] <= at && at < offsets[p + 1])) {
+              flipByte(f, offsets[p] + (offsets[p + 1] - offsets[p]) / 2);
+            }
+          }
+        }
+      }
 
       // The second job reuses the committed map outputs: its reducers READ the changed byte.
       assertEquals(expected, new TreeMap<>(sums.collectAsMap()), "answer after the stage rerun");
       sc.sc().listenerBus().waitUntilEmpty(10_000);
+      String mapId = data.getFileName().toString().split("_")[2];
+      if (local) {
+        List<String> changed = fetchFailures.stream().filter(m -> m.contains("local shuffle block")).toList();
+        assertFalse(changed.isEmpty(), "no fetch failure named a changed local block; fetch failures: " + fetchFailures);
+        String first = changed.get(0);
+        assertTrue(first.contains("does not match the CRC32C taken when its map output was registered")
+            && first.contains(" is corrupted due to DISK_ISSUE"), first);
+        return;
+      }
       List<String> corrupt = fetchFailures.stream().filter(m -> m.contains("corrupt READ")).toList();
       assertFalse(corrupt.isEmpty(), "no fetch failure named a corrupt READ of " + data + " (byte " + at
           + " was " + before + "); fetch failures: " + fetchFailures);
       String first = corrupt.get(0);
       assertTrue(first.contains("corrupt READ of block shuffle_" + shuffleId + "_") && first.contains("of region ")
           && first.contains("the owner published") && first.contains(" from "), first);
-      String mapId = data.getFileName().toString().split("_")[2];
       assertTrue(first.contains("shuffle_" + shuffleId + "_" + mapId + "_"), "names another map output than "
           + data.getFileName() + ": " + first);
+      // Spark's own diagnosis: the map task's checksum file says the bytes on disk changed.
+      assertTrue(first.contains("Block shuffle_" + shuffleId + "_" + mapId + "_")
+          && first.contains(" is corrupted due to DISK_ISSUE"), first);
 
       Map<String, Long> paths = bytesReadByPath(sc);
       String other = path.equals("shm") ? "tcp" : "shm";
@@ -99,6 +125,22 @@ class ReadIntegrityTest {
         assertEquals(c[0], c[1], "live regions beyond the registered map outputs: a leaked READ destination");
       }
     }
+  }
+
+  /** The partition offsets of a data file, from its index file (in the same block-manager folder). */
+  private static long[] partitionOffsets(Path data) throws IOException {
+    String name = data.getFileName().toString().replace(".data", ".index");
+    Path index;
+    try (Stream<Path> walk = Files.walk(data.getParent().getParent(), 2)) {
+      index = walk.filter(p -> p.getFileName().toString().equals(name)).findFirst()
+          .orElseThrow(() -> new IOException("no " + name + " beside " + data));
+    }
+    ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(index));
+    long[] offsets = new long[b.remaining() / 8];
+    for (int i = 0; i < offsets.length; i++) {
+      offsets[i] = b.getLong();
+    }
+    return offsets;
   }
 
   /** The non-empty committed data files of a shuffle on this host's executors, in name order. */
