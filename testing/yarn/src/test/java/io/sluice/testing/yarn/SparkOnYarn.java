@@ -1,0 +1,125 @@
+package io.sluice.testing.yarn;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.metrics.source.Source;
+import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
+import org.apache.spark.shuffle.rdma.RdmaShuffleOption;
+
+/**
+ * A Spark application on a {@link YarnMiniCluster} in client mode (the driver is this JVM; the AM
+ * and the executors are containers), with RdmaShuffleManager, the NodeManager's shuffle service
+ * and dynamic allocation between 0 and 2 executors of one core; and the waits and metrics reads
+ * the tests need, each with a deadline. Stateless.
+ */
+final class SparkOnYarn {
+  /** The most executors an application gets, and how many it asks for first. */
+  static final int EXECUTORS = 2;
+  private static final long WAIT_SECONDS = 120;
+
+  private SparkOnYarn() {}
+
+  /**
+   * The application's settings. Executors and the AM run from this JVM's class path (the test
+   * classes, Spark, Hadoop and the shuffle manager's jar from this build); {@code spark.yarn.jars}
+   * names one empty local jar so the YARN client uploads nothing.
+   */
+  static SparkConf conf(YarnMiniCluster cluster, String appName) throws IOException {
+    Path target = Files.createDirectories(Path.of("target"));
+    Path noSparkJars = Files.createTempFile(target, "no-spark-jars", ".jar");
+    String classPath = System.getProperty("java.class.path");
+    SparkConf conf = new SparkConf().setMaster("yarn").setAppName(appName)
+        .set("spark.submit.deployMode", "client")
+        .set("spark.yarn.jars", "local:" + noSparkJars.toAbsolutePath())
+        // In client mode the driver's class path is the AM's.
+        .set("spark.driver.extraClassPath", classPath)
+        .set("spark.executor.extraClassPath", classPath)
+        .set("spark.executor.memory", "512m")
+        .set("spark.executor.cores", "1")
+        .set("spark.yarn.am.memory", "512m")
+        .set("spark.ui.enabled", "false")
+        .set("spark.shuffle.manager", RdmaShuffleManager.class.getName())
+        .set("spark.shuffle.service.enabled", "true")
+        .set("spark.shuffle.service.port", Integer.toString(cluster.shuffleServicePort()))
+        .set("spark.dynamicAllocation.enabled", "true")
+        .set("spark.dynamicAllocation.minExecutors", "0")
+        .set("spark.dynamicAllocation.initialExecutors", Integer.toString(EXECUTORS))
+        .set("spark.dynamicAllocation.maxExecutors", Integer.toString(EXECUTORS))
+        .set("spark.dynamicAllocation.executorIdleTimeout", "3s")
+        // Every container is on this one host: without this, Spark's reader would read "host-local"
+        // blocks straight from disk and never fetch from the shuffle service, as it does across hosts.
+        .set("spark.shuffle.readHostLocalDisk", "false")
+        // Executors report their Sluice metrics to the driver every 200 ms, not every 10 s.
+        .set(RdmaShuffleOption.METRICS_REPORT_INTERVAL.key(), "200ms");
+    cluster.config().forEach(e -> conf.set("spark.hadoop." + e.getKey(), e.getValue()));
+    return conf;
+  }
+
+  /** Waits until the application has {@code count} executors. */
+  static void awaitExecutors(JavaSparkContext sc, int count) throws InterruptedException {
+    awaitExecutorCount(sc, n -> n >= count, count + " executors did not register");
+  }
+
+  /** Waits until dynamic allocation has released every executor. */
+  static void awaitNoExecutors(JavaSparkContext sc) throws InterruptedException {
+    awaitExecutorCount(sc, n -> n == 0, "idle executors were not released");
+  }
+
+  private static void awaitExecutorCount(JavaSparkContext sc, Predicate<Integer> done, String failure)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+    while (!done.test(sc.sc().getExecutorIds().size())) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(failure + " within " + WAIT_SECONDS + " s; executors now "
+            + sc.sc().getExecutorIds());
+      }
+      Thread.sleep(100);
+    }
+  }
+
+  /** The YARN container an executor runs in, as Spark on YARN records among the executor's attributes. */
+  static Optional<String> containerOf(JavaSparkContext sc, String executorId) {
+    scala.Option<String> id = sc.sc().statusStore().executorSummary(executorId).attributes().get("CONTAINER_ID");
+    return id.isDefined() ? Optional.of(id.get()) : Optional.empty();
+  }
+
+  /**
+   * The driver's Sluice metrics (the {@code sluice} source: the sum of every executor's last
+   * report, kept after the executor is gone) once {@code done} holds; the last values if it does
+   * not within 30 s, for the caller's assertions to report.
+   */
+  static Map<String, Long> awaitSluiceMetrics(Predicate<Map<String, Long>> done) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    Map<String, Long> last = sluiceMetrics();
+    while (!done.test(last) && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+      last = sluiceMetrics();
+    }
+    return last;
+  }
+
+  /** The gauges of the driver's {@code sluice} metrics source now, as every Spark metrics sink reads them. */
+  static Map<String, Long> sluiceMetrics() {
+    scala.collection.immutable.Seq<Source> sources = SparkEnv.get().metricsSystem().getSourcesByName("sluice");
+    if (sources.size() != 1) {
+      throw new IllegalStateException("the driver has " + sources.size() + " metrics sources named sluice");
+    }
+    Map<String, Long> values = new TreeMap<>();
+    sources.head().metricRegistry().getGauges().forEach((name, gauge) -> values.put(name, (Long) gauge.getValue()));
+    return values;
+  }
+
+  /** The bytes reduce tasks READ through the transport, over every data path. */
+  static long transportBytesRead(Map<String, Long> metrics) {
+    return metrics.get("reads.tcp.bytes") + metrics.get("reads.shm.bytes") + metrics.get("reads.verbs.bytes");
+  }
+}
