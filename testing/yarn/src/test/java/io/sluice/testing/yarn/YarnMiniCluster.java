@@ -27,6 +27,7 @@ import org.apache.hadoop.yarn.server.MiniYARNCluster;
  */
 final class YarnMiniCluster implements AutoCloseable {
   private static final long START_TIMEOUT_MS = TimeUnit.SECONDS.toMillis(60);
+  private static final String KEEP_LOGS_PROPERTY = "sluice.yarn.keepContainerLogs";
 
   private final MiniYARNCluster cluster;
   private final YarnClient client;
@@ -100,6 +101,14 @@ final class YarnMiniCluster implements AutoCloseable {
     c.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, 256);
     c.setBoolean(YarnConfiguration.NM_VMEM_CHECK_ENABLED, false);
     c.setBoolean(YarnConfiguration.NM_PMEM_CHECK_ENABLED, false);
+    // Stopping: the NodeManager waits for its applications' clean-up up to the kill waits plus 1 s
+    // (5 s by default), and for pending container-log deletions up to 10 s. Logs are deleted as
+    // each application ends unless -Dsluice.yarn.keepContainerLogs=true (they are then under
+    // target/test/data/<cluster>/*-logDir-nm-0_0 after the run, and stopping takes those 10 s).
+    c.setLong(YarnConfiguration.NM_PROCESS_KILL_WAIT_MS, 1000);
+    if (!Boolean.getBoolean(KEEP_LOGS_PROPERTY)) {
+      c.setLong(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0);
+    }
     return c;
   }
 
