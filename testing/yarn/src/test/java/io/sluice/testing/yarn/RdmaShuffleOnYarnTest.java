@@ -62,9 +62,9 @@ class RdmaShuffleOnYarnTest {
   void executorsReleasedAndRequestedAgainMidApplication() throws Exception {
     JobEvents events = new JobEvents();
     try (JavaSparkContext sc = new JavaSparkContext(SparkOnYarn.conf(cluster, "sluice-yarn-dynamic-allocation"))) {
-      sc.sc().addSparkListener(events);
       // Both executors are up before the first job, so each runs map tasks and every reducer has a remote block.
-      SparkOnYarn.awaitExecutors(sc, SparkOnYarn.EXECUTORS);
+      SparkOnYarn.awaitBusyExecutors(sc);
+      sc.sc().addSparkListener(events);
       long servedBefore = cluster.shuffleServiceBytesSent();
       JavaPairRDD<Long, Long> sums = sums(sc);
 
@@ -113,10 +113,11 @@ class RdmaShuffleOnYarnTest {
   void executorKilledByTheNodeManagerMidStage() throws Exception {
     JobEvents events = new JobEvents();
     try (JavaSparkContext sc = new JavaSparkContext(SparkOnYarn.conf(cluster, "sluice-yarn-container-kill"))) {
+      // Both executors run map tasks: whichever the kill takes, its map output outlives it.
+      SparkOnYarn.awaitBusyExecutors(sc);
       sc.sc().addSparkListener(events);
       CompletableFuture<String> blockedOn = new CompletableFuture<>();
       sc.sc().addSparkListener(new FirstReduceTaskWatch(blockedOn));
-      SparkOnYarn.awaitExecutors(sc, SparkOnYarn.EXECUTORS);
       long servedBefore = cluster.shuffleServiceBytesSent();
 
       JavaFutureAction<List<Tuple2<Long, Long>>> job = sums(sc)

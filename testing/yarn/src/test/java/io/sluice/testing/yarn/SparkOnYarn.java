@@ -3,11 +3,16 @@ package io.sluice.testing.yarn;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
+import java.util.stream.IntStream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -64,23 +69,37 @@ final class SparkOnYarn {
     return conf;
   }
 
-  /** Waits until the application has {@code count} executors. */
-  static void awaitExecutors(JavaSparkContext sc, int count) throws InterruptedException {
-    awaitExecutorCount(sc, n -> n >= count, count + " executors did not register");
+  /**
+   * Runs small jobs until one of them ran tasks on {@link #EXECUTORS} executors, so that the
+   * application has them all, each has just finished a task, and a job started now finds them all
+   * (an executor idle for {@code executorIdleTimeout} before the other registered would be
+   * released: waiting for registrations alone races with dynamic allocation). Returns once every
+   * event of those jobs has reached the listeners, so a listener added next sees none of them.
+   */
+  static void awaitBusyExecutors(JavaSparkContext sc) throws InterruptedException, TimeoutException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+    List<Integer> tasks = IntStream.range(0, 2 * EXECUTORS).boxed().toList();
+    Set<String> ran = Set.of();
+    while (ran.size() < EXECUTORS) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(EXECUTORS + " executors did not run tasks of one job within " + WAIT_SECONDS
+            + " s; the last ran on " + ran);
+      }
+      ran = new TreeSet<>(sc.parallelize(tasks, tasks.size()).map(i -> {
+        Thread.sleep(300);
+        return SparkEnv.get().executorId();
+      }).collect());
+    }
+    sc.sc().listenerBus().waitUntilEmpty(TimeUnit.SECONDS.toMillis(30));
   }
 
   /** Waits until dynamic allocation has released every executor. */
   static void awaitNoExecutors(JavaSparkContext sc) throws InterruptedException {
-    awaitExecutorCount(sc, n -> n == 0, "idle executors were not released");
-  }
-
-  private static void awaitExecutorCount(JavaSparkContext sc, Predicate<Integer> done, String failure)
-      throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-    while (!done.test(sc.sc().getExecutorIds().size())) {
+    while (!sc.sc().getExecutorIds().isEmpty()) {
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(failure + " within " + WAIT_SECONDS + " s; executors now "
-            + sc.sc().getExecutorIds());
+        throw new IllegalStateException("idle executors were not released within " + WAIT_SECONDS
+            + " s; executors now " + sc.sc().getExecutorIds());
       }
       Thread.sleep(100);
     }
