@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
 import org.apache.spark.TaskContext;
@@ -15,6 +16,7 @@ import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerStageSubmitted;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.scheduler.SparkListenerTaskStart;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -106,8 +108,9 @@ class RdmaShuffleOnYarnTest {
 
   /**
    * A reduce task blocks until its executor's container is killed (SIGKILL by the NodeManager, on
-   * the ResourceManager's request); Spark must rerun it elsewhere, reading the killed executor's
-   * map output from the shuffle service, and the job must answer right.
+   * the ResourceManager's request) after the stage's other tasks are done; Spark must rerun it on
+   * another executor, which reads the killed executor's map output through the fallback from the
+   * shuffle service, and the job must answer right.
    */
   @Test
   void executorKilledByTheNodeManagerMidStage() throws Exception {
@@ -116,8 +119,8 @@ class RdmaShuffleOnYarnTest {
       // Both executors run map tasks: whichever the kill takes, its map output outlives it.
       SparkOnYarn.awaitBusyExecutors(sc);
       sc.sc().addSparkListener(events);
-      CompletableFuture<String> blockedOn = new CompletableFuture<>();
-      sc.sc().addSparkListener(new FirstReduceTaskWatch(blockedOn));
+      ReduceStageWatch watch = new ReduceStageWatch();
+      sc.sc().addSparkListener(watch);
       long servedBefore = cluster.shuffleServiceBytesSent();
 
       JavaFutureAction<List<Tuple2<Long, Long>>> job = sums(sc)
@@ -128,7 +131,11 @@ class RdmaShuffleOnYarnTest {
             return records;
           }, true)
           .collectAsync();
-      String executor = blockedOn.get(60, TimeUnit.SECONDS);
+      String executor = watch.blockedExecutor(60);
+      // Killed once the other reduce tasks are done, so no READ from it is in flight: the kill then
+      // costs exactly the blocked task (a reader cut off mid-READ would be a fetch failure and a
+      // rerun of the map stage, which spark-shuffle's ExecutorKillTest covers).
+      watch.awaitOtherPartitions(60);
       String container = SparkOnYarn.containerOf(sc, executor)
           .orElseThrow(() -> new AssertionError("Spark named no YARN container for executor " + executor));
       cluster.killContainer(container);
@@ -143,6 +150,11 @@ class RdmaShuffleOnYarnTest {
       int resultStage = events.stages().get(events.stages().size() - 1).stageId();
       assertEquals(List.of(new JobEvents.LostTask(resultStage, 0, 0, executor)), events.lostTasks(),
           "tasks lost with their executor");
+      // With the shuffle service the killed executor's map output stays registered: the lost task
+      // reruns in the same stage attempt, and no stage is resubmitted.
+      assertEquals(2, events.stages().size(), "stages submitted: " + events.stages());
+      assertTrue(events.stages().stream().allMatch(s -> s.attempt() == 0), "stages retried: " + events.stages());
+      assertEquals(0, events.fetchFailures(), "fetch failures");
       // The rerun READ nothing from the dead executor: its map output came from the shuffle service.
       Map<String, Long> metrics = SparkOnYarn.awaitSluiceMetrics(m -> m.get(REDUCE_TASKS_EXECUTOR_REMOVED) >= 1);
       assertTrue(metrics.get(REDUCE_TASKS_EXECUTOR_REMOVED) >= 1, metrics.toString());
@@ -184,14 +196,14 @@ class RdmaShuffleOnYarnTest {
     throw new IllegalStateException("this executor's container was not killed within 90 s");
   }
 
-  /** Completes with the executor of the first attempt of the result stage's partition 0, once it starts. */
-  private static final class FirstReduceTaskWatch extends SparkListener {
-    private final CompletableFuture<String> executor;
+  /**
+   * Watches the result stage of the job that follows: which executor runs the first attempt of
+   * partition 0, and when every other partition has succeeded.
+   */
+  private static final class ReduceStageWatch extends SparkListener {
+    private final CompletableFuture<String> blockedExecutor = new CompletableFuture<>();
+    private final CountDownLatch othersDone = new CountDownLatch(REDUCERS - 1);
     private volatile int resultStage = -1;
-
-    FirstReduceTaskWatch(CompletableFuture<String> executor) {
-      this.executor = executor;
-    }
 
     @Override
     public void onStageSubmitted(SparkListenerStageSubmitted submitted) {
@@ -204,7 +216,25 @@ class RdmaShuffleOnYarnTest {
     public void onTaskStart(SparkListenerTaskStart start) {
       if (start.stageId() == resultStage && start.taskInfo().partitionId() == 0
           && start.taskInfo().attemptNumber() == 0) {
-        executor.complete(start.taskInfo().executorId());
+        blockedExecutor.complete(start.taskInfo().executorId());
+      }
+    }
+
+    @Override
+    public void onTaskEnd(SparkListenerTaskEnd end) {
+      if (end.stageId() == resultStage && end.taskInfo().partitionId() != 0 && end.taskInfo().successful()) {
+        othersDone.countDown();
+      }
+    }
+
+    /** The executor of partition 0's first attempt, once it started. */
+    String blockedExecutor(long timeoutSeconds) throws Exception {
+      return blockedExecutor.get(timeoutSeconds, TimeUnit.SECONDS);
+    }
+
+    void awaitOtherPartitions(long timeoutSeconds) throws InterruptedException {
+      if (!othersDone.await(timeoutSeconds, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("the other reduce tasks did not finish within " + timeoutSeconds + " s");
       }
     }
   }
