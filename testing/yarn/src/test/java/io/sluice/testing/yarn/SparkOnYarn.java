@@ -1,5 +1,6 @@
 package io.sluice.testing.yarn;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,6 +13,7 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
+import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
@@ -34,20 +36,35 @@ final class SparkOnYarn {
   private SparkOnYarn() {}
 
   /**
-   * The application's settings. Executors and the AM run from this JVM's class path (the test
-   * classes, Spark, Hadoop and the shuffle manager's jar from this build); {@code spark.yarn.jars}
-   * names one empty local jar so the YARN client uploads nothing.
+   * The application's settings. The shuffle manager's jar from this build reaches the executors
+   * as a user's does, through {@code spark.jars} ({@code --jars}), which YARN localizes into each
+   * container; the AM and the executors otherwise run from this JVM's class path without the
+   * project's jars (the test classes, Spark, Hadoop). {@code spark.yarn.jars} names one empty local
+   * jar so that the YARN client uploads no Spark distribution.
    */
   static SparkConf conf(YarnMiniCluster cluster, String appName) throws IOException {
-    Path target = Files.createDirectories(Path.of("target"));
+    Path target = Files.createDirectories(Path.of("target")).toAbsolutePath();
     Path noSparkJars = Files.createTempFile(target, "no-spark-jars", ".jar");
-    String classPath = System.getProperty("java.class.path");
+    List<String> testClassPath = List.of(System.getProperty("surefire.test.class.path",
+        System.getProperty("java.class.path")).split(File.pathSeparator));
+    List<String> shuffleJars = testClassPath.stream()
+        .filter(e -> Path.of(e).getFileName().toString().matches("sluice-spark-shuffle-.*\\.jar")).toList();
+    if (shuffleJars.size() != 1) {
+      throw new IllegalStateException("the test class path should hold one sluice-spark-shuffle jar (run mvn with"
+          + " package or verify, so the reactor hands over the jar, not its classes), holds " + shuffleJars);
+    }
+    String containerClassPath = testClassPath.stream()
+        .filter(e -> !Path.of(e).getFileName().toString().matches("(sluice-.*|disni-.*)\\.jar"))
+        .collect(Collectors.joining(File.pathSeparator));
     SparkConf conf = new SparkConf().setMaster("yarn").setAppName(appName)
         .set("spark.submit.deployMode", "client")
-        .set("spark.yarn.jars", "local:" + noSparkJars.toAbsolutePath())
+        .set("spark.yarn.jars", "local:" + noSparkJars)
+        .set("spark.jars", shuffleJars.get(0))
+        // The YARN client copies spark.jars here for the containers (not to ~/.sparkStaging).
+        .set("spark.yarn.stagingDir", target.resolve("spark-staging").toUri().toString())
         // In client mode the driver's class path is the AM's.
-        .set("spark.driver.extraClassPath", classPath)
-        .set("spark.executor.extraClassPath", classPath)
+        .set("spark.driver.extraClassPath", containerClassPath)
+        .set("spark.executor.extraClassPath", containerClassPath)
         .set("spark.executor.memory", "512m")
         .set("spark.executor.cores", "1")
         .set("spark.yarn.am.memory", "512m")
