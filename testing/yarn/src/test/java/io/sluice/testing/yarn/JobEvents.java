@@ -14,8 +14,9 @@ import org.apache.spark.scheduler.SparkListenerTaskEnd;
 
 /**
  * What the scheduler told its listeners, as far as the YARN tests ask: why executors were
- * removed, stages submitted, and tasks lost with their executor or failed to fetch. Call {@code sc.sc().listenerBus().waitUntilEmpty} before reading it. Thread
- * safe (the listener bus writes, the test reads).
+ * removed, stages submitted, and tasks lost with their executor or failed to fetch. Call {@code
+ * sc.sc().listenerBus().waitUntilEmpty} before reading it. Thread safe (the listener bus writes,
+ * the test reads).
  */
 final class JobEvents extends SparkListener {
   /** A stage attempt that was submitted. */
