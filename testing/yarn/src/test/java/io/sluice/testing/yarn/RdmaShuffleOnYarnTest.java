@@ -70,7 +70,7 @@ class RdmaShuffleOnYarnTest {
       long servedBefore = cluster.shuffleServiceBytesSent();
       JavaPairRDD<Long, Long> sums = sums(sc);
 
-      assertEquals(expectedSums(), new TreeMap<>(sums.collectAsMap()), "job 1's answer");
+      assertEquals(expectedSums(), SparkOnYarn.collectSorted(sums), "job 1's answer");
       Map<String, Long> job1 = SparkOnYarn.awaitSluiceMetrics(
           m -> m.get(REDUCE_TASKS_ON_TRANSPORT) >= REDUCERS && SparkOnYarn.transportBytesRead(m) > 0);
       assertEquals(REDUCERS, job1.get(REDUCE_TASKS_ON_TRANSPORT), "job 1's reduce tasks on the transport: " + job1);
@@ -87,7 +87,7 @@ class RdmaShuffleOnYarnTest {
 
       JavaPairRDD<Long, Long> byLastDigit = sums.mapToPair(t -> new Tuple2<>(t._1() % 10, t._2()))
           .reduceByKey(Long::sum, SECOND_REDUCERS);
-      assertEquals(expectedByLastDigit(), new TreeMap<>(byLastDigit.collectAsMap()), "job 2's answer");
+      assertEquals(expectedByLastDigit(), SparkOnYarn.collectSorted(byLastDigit), "job 2's answer");
       Map<String, Long> job2 = SparkOnYarn.awaitSluiceMetrics(m -> m.get(REDUCE_TASKS_EXECUTOR_REMOVED) >= REDUCERS
           && m.get(REDUCE_TASKS_ON_TRANSPORT) >= REDUCERS + SECOND_REDUCERS);
       assertEquals(REDUCERS, job2.get(REDUCE_TASKS_EXECUTOR_REMOVED),
@@ -140,7 +140,7 @@ class RdmaShuffleOnYarnTest {
           .orElseThrow(() -> new AssertionError("Spark named no YARN container for executor " + executor));
       cluster.killContainer(container);
       Map<Long, Long> got = new TreeMap<>();
-      job.get(150, TimeUnit.SECONDS).forEach(t -> got.put(t._1(), t._2()));
+      SparkOnYarn.await(job).forEach(t -> got.put(t._1(), t._2()));
 
       assertEquals(expectedSums(), got, "the answer after the kill");
       sc.sc().listenerBus().waitUntilEmpty(TimeUnit.SECONDS.toMillis(30));

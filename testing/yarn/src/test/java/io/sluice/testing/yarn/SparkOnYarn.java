@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
@@ -17,6 +18,8 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
+import org.apache.spark.api.java.JavaFutureAction;
+import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.metrics.source.Source;
 import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
@@ -32,6 +35,7 @@ final class SparkOnYarn {
   /** The most executors an application gets, and how many it asks for first. */
   static final int EXECUTORS = 2;
   private static final long WAIT_SECONDS = 120;
+  private static final long JOB_SECONDS = 150;
 
   private SparkOnYarn() {}
 
@@ -102,12 +106,33 @@ final class SparkOnYarn {
         throw new IllegalStateException(EXECUTORS + " executors did not run tasks of one job within " + WAIT_SECONDS
             + " s; the last ran on " + ran);
       }
-      ran = new TreeSet<>(sc.parallelize(tasks, tasks.size()).map(i -> {
+      ran = new TreeSet<>(await(sc.parallelize(tasks, tasks.size()).map(i -> {
         Thread.sleep(300);
         return SparkEnv.get().executorId();
-      }).collect());
+      }).collectAsync()));
     }
     sc.sc().listenerBus().waitUntilEmpty(TimeUnit.SECONDS.toMillis(30));
+  }
+
+  /** A job's result, waited for at most {@value #JOB_SECONDS} s; the job is cancelled if it takes longer. */
+  static <T> T await(JavaFutureAction<T> job) throws InterruptedException, TimeoutException {
+    try {
+      return job.get(JOB_SECONDS, TimeUnit.SECONDS);
+    } catch (TimeoutException e) {
+      job.cancel(true);
+      throw new TimeoutException("a job did not finish within " + JOB_SECONDS + " s; cancelled it");
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("a job failed", e.getCause());
+    }
+  }
+
+  /** The records of a pair RDD as a sorted map, waited for as {@link #await} does. */
+  static <K, V> Map<K, V> collectSorted(JavaPairRDD<K, V> rdd) throws InterruptedException, TimeoutException {
+    Map<K, V> map = new TreeMap<>();
+    for (scala.Tuple2<K, V> t : await(rdd.collectAsync())) {
+      map.put(t._1(), t._2());
+    }
+    return map;
   }
 
   /** Waits until dynamic allocation has released every executor. */
