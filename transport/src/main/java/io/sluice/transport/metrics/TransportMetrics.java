@@ -98,6 +98,8 @@ public final class TransportMetrics {
   private final LongAdder[] readBytes = adders(PATHS.size());
   private final LongAdder readFailures = new LongAdder();
   private final LongAdder readBytesInFlight = new LongAdder();
+  private final LongAdder viewCount = new LongAdder();
+  private final LongAdder viewBytes = new LongAdder();
   private final LatencyHistogram readLatency = new LatencyHistogram();
   private final LongAdder requestCount = new LongAdder();
   private final LongAdder requestFailures = new LongAdder();
@@ -240,6 +242,12 @@ public final class TransportMetrics {
     registeredBytes.add(bytes);
   }
 
+  /** A read-only view of {@code bytes} of a peer's region was taken ({@code Connection.view}): no READ, no copy. */
+  public void viewTaken(long bytes) {
+    viewCount.increment();
+    viewBytes.add(bytes);
+  }
+
   /** A region of {@code bytes} was freed. */
   public void regionFreed(long bytes) {
     registeredRegions.decrement();
@@ -256,6 +264,8 @@ public final class TransportMetrics {
     m.add(Metric.counter("reads.failed", Metric.Unit.COUNT, readFailures.sum()));
     m.add(Metric.gauge("reads.inFlightBytes", Metric.Unit.BYTES, readBytesInFlight.sum()));
     histogram(m, "reads.latency", readLatency.snapshot());
+    m.add(Metric.counter("views.count", Metric.Unit.COUNT, viewCount.sum()));
+    m.add(Metric.counter("views.bytes", Metric.Unit.BYTES, viewBytes.sum()));
     m.add(Metric.counter("requests.count", Metric.Unit.COUNT, requestCount.sum()));
     m.add(Metric.counter("requests.failed", Metric.Unit.COUNT, requestFailures.sum()));
     histogram(m, "requests.latency", requestLatency.snapshot());

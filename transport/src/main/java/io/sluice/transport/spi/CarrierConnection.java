@@ -165,8 +165,13 @@ public final class CarrierConnection implements Connection {
     if (foreign.isPresent()) {
       return CompletableFuture.failedFuture(foreign.get());
     }
-    return memory == null ? CompletableFuture.completedFuture(Optional.empty())
-        : memory.view(remote, remoteOffset, length);
+    if (memory == null) {
+      return CompletableFuture.completedFuture(Optional.empty());
+    }
+    return memory.view(remote, remoteOffset, length).thenApply(v -> {
+      v.ifPresent(x -> carrier.metrics().viewTaken(length));
+      return v;
+    });
   }
 
   @Override
