@@ -47,6 +47,7 @@ public final class SparkShuffleBench {
   private static final String RDMA = "rdma";
   /** RdmaShuffleManager whose reducers do not check READ blocks against their CRC32C. */
   private static final String RDMA_NO_VERIFY = "rdma-noverify";
+  private static final String RDMA_COPIES = "rdma-copies";
   private static final String GROUPBY = "groupby";
   private static final String SORTBY = "sort";
   private static final List<String> JOBS = List.of(GROUPBY, SORTBY);
@@ -85,7 +86,7 @@ public final class SparkShuffleBench {
   }
 
   private record Options(long sizeMb, int rounds, Path out, String master, String jar, List<Variant> variants,
-      List<String> coldJobs, int warmRuns, String executorMemory, int reducers, boolean noVerify) {
+      List<String> coldJobs, int warmRuns, String executorMemory, int reducers, boolean noVerify, boolean copies) {
     static final Cli.Command COMMAND = new Cli.Command("spark-shuffle-bench", "spark-shuffle",
         "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager, alternately; an"
             + " application's first job (cold) apart from its later ones (warm), with CPU per shuffled MiB.",
@@ -132,6 +133,11 @@ public final class SparkShuffleBench {
       @Option(names = "--with-noverify",
           description = "Also run RdmaShuffleManager with spark.shuffle.rdma.verifyReads=false (plain variant).")
       boolean noVerify;
+
+      @Option(names = "--with-copies",
+          description = "Also run RdmaShuffleManager with spark.shuffle.rdma.sameHostViews=false (plain variant):"
+              + " same-host blocks copied into READ destinations instead of deserialized from views.")
+      boolean copies;
     }
 
     static Options parse(String[] args) {
@@ -159,7 +165,7 @@ public final class SparkShuffleBench {
         }
       }
       return new Options(sizeMb, rounds, line.out(), f.master, f.jar, List.copyOf(variants),
-          List.copyOf(new LinkedHashSet<>(coldJobs)), f.warmRuns, f.executorMemory, f.reducers, f.noVerify);
+          List.copyOf(new LinkedHashSet<>(coldJobs)), f.warmRuns, f.executorMemory, f.reducers, f.noVerify, f.copies);
     }
   }
 
@@ -221,6 +227,15 @@ public final class SparkShuffleBench {
         }
       }
     }
+    if (o.copies() && o.variants().contains(Variant.PLAIN)) {
+      for (String phase : List.of(COLD, WARM)) {
+        for (String job : JOBS) {
+          if (samples.containsKey(key(Variant.PLAIN, RDMA_COPIES, phase, job))) {
+            results.addAll(viewGain(o, phase, job, samples));
+          }
+        }
+      }
+    }
     results.addAll(STARTUP.measurements());
     System.out.println();
     System.out.println("RdmaShuffleManager beside Spark's sort shuffle (medians; rounds: every application's value):");
@@ -260,7 +275,44 @@ public final class SparkShuffleBench {
    * carried the bytes.
    */
   private static List<String> managers(Options o, Variant variant) {
-    return o.noVerify() && variant == Variant.PLAIN ? List.of(SORT, RDMA, RDMA_NO_VERIFY) : List.of(SORT, RDMA);
+    List<String> managers = new ArrayList<>(List.of(SORT, RDMA));
+    if (variant == Variant.PLAIN && o.noVerify()) {
+      managers.add(RDMA_NO_VERIFY);
+    }
+    if (variant == Variant.PLAIN && o.copies()) {
+      managers.add(RDMA_COPIES);
+    }
+    return managers;
+  }
+
+  /**
+   * RdmaShuffleManager's median wall time and task-thread CPU per shuffled MiB for one plain job
+   * with same-host views (the default) against the same with copies into READ destinations:
+   * {@code spark_shuffle.<phase>.<job>.<size>MB.viewed_wall} beside {@code
+   * spark_shuffle.copies.<phase>.<job>.<size>MB.wall}, and {@code .viewed_task_cpu_ms_per_mib}
+   * beside {@code .copies...task_cpu_ms_per_mib} where the executors' threads were read.
+   */
+  private static List<Measurement> viewGain(Options o, String phase, String job, Map<String, List<Sample>> samples) {
+    List<Sample> viewed = samples.get(key(Variant.PLAIN, RDMA, phase, job));
+    List<Sample> copied = samples.get(key(Variant.PLAIN, RDMA_COPIES, phase, job));
+    String name = "spark_shuffle." + phase + "." + job + "." + o.sizeMb() + "MB.";
+    String copiesName = "spark_shuffle.copies." + phase + "." + job + "." + o.sizeMb() + "MB.";
+    List<Measurement> out = new ArrayList<>();
+    out.add(new Measurement(name + "viewed_wall", "s", Median.of(walls(viewed)), copiesName + "wall",
+        Median.of(walls(copied))));
+    double[] viewedCpu = taskCpuPerMib(viewed);
+    double[] copiedCpu = taskCpuPerMib(copied);
+    if (viewedCpu.length > 0 && copiedCpu.length > 0) {
+      out.add(new Measurement(name + "viewed_task_cpu_ms_per_mib", "ms/MiB", Median.of(viewedCpu),
+          copiesName + "task_cpu_ms_per_mib", Median.of(copiedCpu)));
+    }
+    return out;
+  }
+
+  /** Each sample's task-thread CPU per shuffled MiB, where the executors' threads were read. */
+  private static double[] taskCpuPerMib(List<Sample> samples) {
+    return samples.stream().filter(s -> s.threads().containsKey(ExecutorThreads.Kind.TASK))
+        .mapToDouble(s -> s.msPerMib(s.threads().get(ExecutorThreads.Kind.TASK))).toArray();
   }
 
   /**
@@ -341,6 +393,7 @@ public final class SparkShuffleBench {
     if (!manager.equals(SORT)) {
       conf.set("spark.shuffle.manager", RdmaShuffleManager.class.getName());
       conf.set(RdmaShuffleOption.VERIFY_READS.key(), String.valueOf(!manager.equals(RDMA_NO_VERIFY)));
+      conf.set(RdmaShuffleOption.SAME_HOST_VIEWS.key(), String.valueOf(!manager.equals(RDMA_COPIES)));
       variant.rdmaConf.forEach(conf::set);
     }
     variant.conf.forEach(conf::set);
