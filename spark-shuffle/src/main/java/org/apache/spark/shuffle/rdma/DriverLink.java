@@ -14,7 +14,6 @@ import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.rpc.RpcEnv;
 import org.apache.spark.rpc.RpcTimeout;
 import scala.concurrent.duration.FiniteDuration;
-import scala.jdk.javaapi.FutureConverters;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 
@@ -114,6 +113,6 @@ final class DriverLink {
   }
 
   private static <T> CompletableFuture<T> asJava(scala.concurrent.Future<T> f) {
-    return FutureConverters.asJava(f).toCompletableFuture();
+    return ScalaInterop.asJava(f);
   }
 }
