@@ -89,7 +89,7 @@ class SparkLineTest {
         // The reader's aggregation map and sorter spill after this many records.
         .set("spark.shuffle.spill.numElementsForceSpillThreshold", "2000")
         .set("spark.sql.adaptive.enabled", "true")
-        .set("spark.sql.shuffle.partitions", "40")
+        .set("spark.sql.shuffle.partitions", "20")
         .set("spark.sql.adaptive.coalescePartitions.enabled", "true")
         .set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "16k")
         .set("spark.sql.adaptive.skewJoin.enabled", "true")
@@ -202,19 +202,19 @@ class SparkLineTest {
     try {
       // Statically both sides look large; at run time the filtered side is small, so AQE turns the
       // join into a broadcast join and reads the other side with the local shuffle reader.
-      Dataset<Row> big = spark.range(0, 400_000, 1, 4).selectExpr("id % 5000 AS k", "id AS a");
-      Dataset<Row> small = spark.range(0, 400_000, 1, 4).where("id % 97 = 3").selectExpr("id % 5000 AS k", "id AS b");
+      Dataset<Row> big = spark.range(0, 200_000, 1, 4).selectExpr("id % 5000 AS k", "id AS a");
+      Dataset<Row> small = spark.range(0, 200_000, 1, 4).where("id % 97 = 3").selectExpr("id % 5000 AS k", "id AS b");
       Dataset<Row> df = big.join(small, "k").selectExpr("count(*) AS n", "sum(a) AS sa", "sum(b) AS sb");
       Row r = df.collectAsList().get(0);
-      // Every k in 0..4999 has the 80 big rows k + 5000 j, j = 0..79.
+      // Every k in 0..4999 has the 40 big rows k + 5000 j, j = 0..39.
       long n = 0;
       long sa = 0;
       long sb = 0;
-      for (long id = 3; id < 400_000; id += 97) {
+      for (long id = 3; id < 200_000; id += 97) {
         long k = id % 5000;
-        n += 80;
-        sa += 80 * k + 5000L * (79 * 80 / 2);
-        sb += 80 * id;
+        n += 40;
+        sa += 40 * k + 5000L * (39 * 40 / 2);
+        sb += 40 * id;
       }
       assertEquals(List.of(n, sa, sb), List.of(r.getLong(0), r.getLong(1), r.getLong(2)));
       assertPlanShows(df, "local");
