@@ -10,9 +10,9 @@ import org.apache.spark.ShuffleSuite;
  * SortShuffleSuite} runs them with the sort manager. Every Spark line's build compiles and runs this
  * one file.
  *
- * <p>By default only the tests in {@code local} mode run, plus two in {@code local-cluster} mode
+ * <p>By default only the tests in {@code local} mode run, plus one in {@code local-cluster} mode
  * whose reduce tasks READ from another executor: the quick set for the lines other than the default
- * one. {@code -Dsluice.shuffleSuite.full=true} runs them all, except the tests in {@link
+ * one (their SparkLineTest covers local-cluster). {@code -Dsluice.shuffleSuite.full=true} runs them all, except the tests in {@link
  * #CANNOT_PASS}.
  *
  * <p>Runs on the JUnit Platform through ScalaTest's engine. Local-cluster tests need the system
@@ -23,8 +23,9 @@ public class RdmaShuffleSuite extends ShuffleSuite {
   /** Tests that cannot pass with this shuffle manager, by name, each with the reason. */
   static final Map<String, String> CANNOT_PASS = Map.of(
       "SPARK-36206: shuffle checksum detect disk corruption",
-      "expects the failure to name Spark's diagnosis of the corrupt block (\"corrupted due to DISK_ISSUE\");"
-          + " the RDMA reader verifies blocks with its own CRC32C and does not yet run that diagnosis");
+      "expects the job's failure to name Spark's diagnosis of the corrupt block (\"corrupted due to DISK_ISSUE\");"
+          + " the RDMA reader does not run that diagnosis yet, so the job fails with the decompression error"
+          + " (\"Stream is corrupted\") of the task that read the block");
 
   /** The local-cluster tests left out of the quick set (each starts two executor JVMs). */
   static final List<String> LOCAL_CLUSTER_SLOW = List.of(
@@ -35,6 +36,7 @@ public class RdmaShuffleSuite extends ShuffleSuite {
       "sorting on mutable pairs",
       "cogroup using mutable pairs",
       "subtract mutable pairs",
+      "sort with Java non serializable class - Kryo",
       "sort with Java non serializable class - Java");
 
   private static final String TESTING = "spark.testing";
