@@ -9,11 +9,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -109,6 +107,15 @@ class SparkLineTest {
     if (spark != null) {
       spark.stop();
     }
+  }
+
+  @Test
+  @Order(0)
+  void executorsReportTheirTransportsBeforeAnyShuffle() {
+    // On Spark 3.5 the driver's address book is not set up with the manager (SparkEnv is not set
+    // yet then); collecting the reports must set it up rather than leave the executors without it.
+    List<TransportReport> reports = TransportReports.collect(sc);
+    assertEquals(EXECUTORS, reports.size(), "reports: " + reports);
   }
 
   @Test

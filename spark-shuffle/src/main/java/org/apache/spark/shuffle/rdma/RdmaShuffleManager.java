@@ -127,6 +127,14 @@ public final class RdmaShuffleManager implements ShuffleManager {
     return driverSide.isPresent() || env == null ? driverSide : driverSide(env);
   }
 
+  /**
+   * Sets up the driver's side now rather than with the first shuffle, for work that makes executors
+   * start their transports without a shuffle (collecting their reports). Does nothing on executors.
+   */
+  void setUpDriver() {
+    driverSide();
+  }
+
   /** The link to the driver's address book, asking for the secret unless this process has one of its own. */
   private DriverLink startDriverLink(SparkEnv env) {
     assert Thread.holdsLock(this);
