@@ -16,7 +16,6 @@ import org.apache.spark.rpc.ThreadSafeRpcEndpoint;
 import scala.Option;
 import scala.PartialFunction;
 import scala.concurrent.duration.FiniteDuration;
-import scala.jdk.javaapi.FutureConverters;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 import scala.runtime.AbstractPartialFunction;
@@ -52,7 +51,7 @@ final class AddressBookEndpoint implements ThreadSafeRpcEndpoint {
     RpcTimeout timeout = new RpcTimeout(
         new FiniteDuration(timeoutMs, TimeUnit.MILLISECONDS), RdmaShuffleOption.LOOKUP_TIMEOUT.key());
     return new AddressBookClient(request -> driver.askSync(request, timeout, STRING),
-        request -> FutureConverters.asJava(driver.ask(request, timeout, STRING)).toCompletableFuture());
+        request -> ScalaInterop.asJava(driver.ask(request, timeout, STRING)));
   }
 
   /**

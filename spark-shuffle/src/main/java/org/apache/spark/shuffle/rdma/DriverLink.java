@@ -14,7 +14,6 @@ import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.rpc.RpcEnv;
 import org.apache.spark.rpc.RpcTimeout;
 import scala.concurrent.duration.FiniteDuration;
-import scala.jdk.javaapi.FutureConverters;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 
@@ -55,7 +54,7 @@ final class DriverLink {
   static DriverLink start(SparkConf conf, RpcEnv rpcEnv, long timeoutMs, boolean wantSecret) {
     String uri = new RpcEndpointAddress(conf.get("spark.driver.host"), conf.getInt("spark.driver.port", 7077),
         AddressBookEndpoint.NAME).toString();
-    return new DriverLink(() -> asJava(rpcEnv.asyncSetupEndpointRefByURI(uri)), timeoutMs, wantSecret);
+    return new DriverLink(() -> ScalaInterop.asJava(rpcEnv.asyncSetupEndpointRefByURI(uri)), timeoutMs, wantSecret);
   }
 
   /** The link of a process that holds the book's endpoint itself (the driver, in local mode). */
@@ -64,7 +63,7 @@ final class DriverLink {
   }
 
   private CompletableFuture<String> askSecret(CompletableFuture<RpcEndpointRef> endpoint) {
-    return endpoint.thenCompose(r -> asJava(r.ask(AddressBookMessage.secret(), timeout, STRING)))
+    return endpoint.thenCompose(r -> ScalaInterop.asJava(r.ask(AddressBookMessage.secret(), timeout, STRING)))
         .thenApply(AddressBookClient::handedOutSecret);
   }
 
@@ -111,9 +110,5 @@ final class DriverLink {
       throw new IllegalStateException("no answer with " + what + " within " + timeoutMs + " ms ("
           + RdmaShuffleOption.LOOKUP_TIMEOUT.key() + ")", e);
     }
-  }
-
-  private static <T> CompletableFuture<T> asJava(scala.concurrent.Future<T> f) {
-    return FutureConverters.asJava(f).toCompletableFuture();
   }
 }

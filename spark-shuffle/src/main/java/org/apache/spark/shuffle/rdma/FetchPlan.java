@@ -10,7 +10,6 @@ import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.storage.ShuffleBlockId;
 import scala.Tuple2;
 import scala.Tuple3;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * What one reduce task reads, grouped the way it is fetched: blocks of this executor (read from
@@ -63,7 +62,7 @@ final class FetchPlan {
       BlockManagerId location = entry._1();
       boolean isLocal = localReads && location.executorId().equals(localExecutorId);
       Map<Long, int[]> ranges = new LinkedHashMap<>(); // mapId -> {mapIndex, min, max}
-      for (Tuple3<BlockId, Object, Object> b : CollectionConverters.asJava(entry._2())) {
+      for (Tuple3<BlockId, Object, Object> b : ScalaInterop.asJava(entry._2())) {
         if (!(b._1() instanceof ShuffleBlockId id)) {
           throw new IllegalArgumentException("unsupported shuffle block " + b._1());
         }

@@ -54,11 +54,11 @@ public final class RdmaShuffleManager implements ShuffleManager {
   private final SparkConf conf;
   private final ConfigSource settings;
   private final SortShuffleManager sort;
-  private final Optional<RpcEndpointRef> addressBookEndpoint;
   private final FallbackPolicy fallback = new FallbackPolicy();
   private final StartupTimes startup = new StartupTimes();
   private final boolean isDriver;
-  private final Optional<SluiceMetricsSource> driverSource;
+  /** The driver's address book and metrics source, once set up; always empty on executors. */
+  private Optional<DriverSide> driverSide = Optional.empty(); // guarded by this
   private Optional<DriverLink> driverLink = Optional.empty(); // guarded by this
   private Optional<SluiceMetricsSource> executorSource = Optional.empty(); // guarded by this
   private Optional<MetricsReporter> reporter = Optional.empty(); // guarded by this
@@ -78,33 +78,69 @@ public final class RdmaShuffleManager implements ShuffleManager {
     this.settings = SparkTransportConfig.source(conf);
     this.sort = new SortShuffleManager(conf);
     this.isDriver = isDriver;
-    if (isDriver) {
-      SparkEnv env = SparkEnv.get();
-      // Without a secret of its own, the application's transports share a random one the driver hands out.
-      Optional<String> handOut = SparkTransportConfig.secret(conf, env.securityManager()).isPresent()
-          ? Optional.empty() : Optional.of(SparkTransportConfig.newSecret());
-      AddressBookEndpoint endpoint = new AddressBookEndpoint(env.rpcEnv(), AddressBookEndpoint::activeInScheduler,
-          handOut);
-      this.addressBookEndpoint = Optional.of(env.rpcEnv().setupEndpoint(AddressBookEndpoint.NAME, endpoint));
-      // Registered with the first shuffle (registerShuffle): Spark names a source by the
-      // application's id as it registers it, and the driver learns that id after this.
-      this.driverSource = Optional.of(ShuffleMetrics.driver(endpoint.book()));
-    } else {
-      this.addressBookEndpoint = Optional.empty();
-      this.driverSource = Optional.empty();
-      SparkEnv env = SparkEnv.get();
-      if (env != null) {
-        // Requests only, no set-up: the first task would otherwise wait for their round trips.
-        this.driverLink = Optional.of(startDriverLink(env));
+    // Spark 4.0 and later make the manager once SparkEnv is set; 3.5 makes it inside SparkEnv.create,
+    // before, on the driver and on executors. Without an env the set-up below waits for the first use.
+    SparkEnv env = SparkEnv.get();
+    if (env != null) {
+      synchronized (this) {
+        if (isDriver) {
+          driverSide(env);
+        } else {
+          // Requests only, no set-up: the first task would otherwise wait for their round trips.
+          driverLink = Optional.of(startDriverLink(env));
+        }
       }
     }
   }
 
+  /** The driver's address book endpoint and its metrics source (not yet registered). */
+  private record DriverSide(RpcEndpointRef endpoint, SluiceMetricsSource source) {}
+
+  /**
+   * The driver's side, set up on the first call: the address book endpoint, and the secret it hands
+   * out. Empty on executors. Runs once SparkEnv is set, before the first shuffle's tasks, which are
+   * the first to ask the book.
+   */
+  private Optional<DriverSide> driverSide(SparkEnv env) {
+    assert Thread.holdsLock(this);
+    if (!isDriver || driverSide.isPresent() || stopped) {
+      return driverSide;
+    }
+    // Without a secret of its own, the application's transports share a random one the driver hands out.
+    Optional<String> handOut = SparkTransportConfig.secret(conf, env.securityManager()).isPresent()
+        ? Optional.empty() : Optional.of(SparkTransportConfig.newSecret());
+    AddressBookEndpoint endpoint = new AddressBookEndpoint(env.rpcEnv(), AddressBookEndpoint::activeInScheduler,
+        handOut);
+    RpcEndpointRef ref = env.rpcEnv().setupEndpoint(AddressBookEndpoint.NAME, endpoint);
+    // Registered with the first shuffle (registerShuffle): Spark names a source by the
+    // application's id as it registers it, and the driver learns that id after the env is set.
+    driverSide = Optional.of(new DriverSide(ref, ShuffleMetrics.driver(endpoint.book())));
+    return driverSide;
+  }
+
+  /**
+   * The driver's side, set up now if this is the driver and it is not yet; empty on executors and
+   * while SparkEnv is not set.
+   */
+  private synchronized Optional<DriverSide> driverSide() {
+    SparkEnv env = SparkEnv.get();
+    return driverSide.isPresent() || env == null ? driverSide : driverSide(env);
+  }
+
+  /**
+   * Sets up the driver's side now rather than with the first shuffle, for work that makes executors
+   * start their transports without a shuffle (collecting their reports). Does nothing on executors.
+   */
+  void setUpDriver() {
+    driverSide();
+  }
+
   /** The link to the driver's address book, asking for the secret unless this process has one of its own. */
   private DriverLink startDriverLink(SparkEnv env) {
+    assert Thread.holdsLock(this);
     long timeoutMs = settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT);
     boolean wantSecret = SparkTransportConfig.secret(conf, env.securityManager()).isEmpty();
-    return addressBookEndpoint.map(ref -> DriverLink.of(ref, timeoutMs, wantSecret))
+    return driverSide(env).map(d -> DriverLink.of(d.endpoint(), timeoutMs, wantSecret))
         .orElseGet(() -> DriverLink.start(conf, env.rpcEnv(), timeoutMs, wantSecret));
   }
 
@@ -173,7 +209,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
 
   @Override
   public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
-    driverSource.ifPresent(SluiceMetricsSource::registerOnce);
+    driverSide().ifPresent(d -> d.source().registerOnce());
     return sort.registerShuffle(shuffleId, dependency);
   }
 
@@ -250,8 +286,8 @@ public final class RdmaShuffleManager implements ShuffleManager {
    * lines: a report for operators and examples. Empty on executors.
    */
   public List<String> registeredTransports() {
-    return addressBookEndpoint
-        .map(ref -> AddressBookEndpoint.client(ref, settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT)).list().stream()
+    return driverSide()
+        .map(d -> AddressBookEndpoint.client(d.endpoint(), settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT)).list().stream()
             .map(e -> e.executorId() + " " + e.address() + " " + e.provider()).toList())
         .orElse(List.of());
   }
@@ -272,6 +308,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
   public void stop() {
     Optional<ExecutorShuffleTransport> t;
     Optional<MetricsReporter> lastReport;
+    Optional<DriverSide> driver;
     synchronized (this) {
       lastReport = reporter;
       reporter = Optional.empty();
@@ -285,12 +322,13 @@ public final class RdmaShuffleManager implements ShuffleManager {
       transportDecided = true;
       executorSource.ifPresent(SluiceMetricsSource::unregister);
       executorSource = Optional.empty();
+      driver = driverSide;
     }
-    driverSource.ifPresent(SluiceMetricsSource::unregister);
+    driver.ifPresent(d -> d.source().unregister());
     t.ifPresent(ExecutorShuffleTransport::close);
-    addressBookEndpoint.ifPresent(ref -> {
+    driver.ifPresent(d -> {
       try {
-        SparkEnv.get().rpcEnv().stop(ref);
+        SparkEnv.get().rpcEnv().stop(d.endpoint());
       } catch (RuntimeException e) {
         LOG.debug("Address book endpoint already stopped", e);
       }

@@ -21,7 +21,6 @@ import org.apache.spark.util.collection.ExternalSorter;
 import scala.Option;
 import scala.Product2;
 import scala.Tuple2;
-import scala.jdk.javaapi.CollectionConverters;
 import scala.math.Ordering;
 
 /**
@@ -110,7 +109,7 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
   private scala.collection.Iterator<Tuple2<Object, Object>> records(BlockStreams streams, SerializerManager sm) {
     SerializerInstance serializer = handle.dependency().serializer().newInstance();
     Iterator<Tuple2<Object, Object>> records = new Iterator<>() {
-      private scala.collection.Iterator<Tuple2<Object, Object>> block = scala.collection.Iterator.empty();
+      private scala.collection.Iterator<Tuple2<Object, Object>> block = ScalaInterop.emptyIterator();
       private boolean finished;
 
       @Override
@@ -140,7 +139,7 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
         return block.next();
       }
     };
-    return new InterruptibleIterator<>(context, CollectionConverters.asScala(records));
+    return new InterruptibleIterator<>(context, ScalaInterop.asScala(records));
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})
@@ -160,8 +159,7 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
     if (ordering.isEmpty()) {
       return combined instanceof InterruptibleIterator ? combined : new InterruptibleIterator<>(context, combined);
     }
-    ExternalSorter<K, C, C> sorter = new ExternalSorter<>(context, Option.empty(), Option.empty(), ordering,
-        dep.serializer(), ExternalSorter.$lessinit$greater$default$6());
+    ExternalSorter<K, C, C> sorter = ExternalSorters.create(context, ordering, dep.serializer());
     // Spills, peak memory and stopping the sorter at task end are handled by Spark's sorter.
     return new InterruptibleIterator<>(context, sorter.insertAllAndUpdateMetrics(combined));
   }

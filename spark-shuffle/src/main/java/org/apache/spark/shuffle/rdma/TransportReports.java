@@ -21,6 +21,11 @@ public final class TransportReports {
 
   /** One report per executor that runs RdmaShuffleManager with a transport, in executor id order. */
   public static List<TransportReport> collect(JavaSparkContext sc) {
+    // The executors' transports may start in this job; they ask the driver's address book, which on
+    // Spark 3.5 is otherwise set up with the first shuffle.
+    if (sc.env().shuffleManager() instanceof RdmaShuffleManager m) {
+      m.setUpDriver();
+    }
     Map<String, TransportReport> byExecutor = new TreeMap<>();
     for (byte[] bytes : sc.parallelize(IntStream.range(0, TASKS).boxed().toList(), TASKS)
         .flatMap(i -> RdmaShuffleManager.localTransportReport().map(TransportReports::toBytes).stream().iterator())
