@@ -106,7 +106,13 @@ public final class Transports {
     TransportConfig asked = config;
     Thread load = new Thread(() -> {
       Handshake.loadAlgorithms();
-      if (asked.value(TransportKeys.ENCRYPTION)) {
+      boolean encrypt;
+      try {
+        encrypt = asked.value(TransportKeys.ENCRYPTION);
+      } catch (IllegalArgumentException e) {
+        return; // a bad value: the open itself refuses it, naming the key
+      }
+      if (encrypt) {
         Handshake.loadEncryption();
       }
     }, "sluice-load-crypto");
