@@ -98,11 +98,24 @@ public final class Transports {
 
   /**
    * Opens a transport as {@link TransportKeys#PROVIDER} says. The cryptography it needs is loaded
-   * on a short-lived thread of its own ({@link Handshake#loadAlgorithms}) while the providers are
-   * probed and the transport set up, so a cold JVM does not pay for both in turn.
+   * on a short-lived thread of its own ({@link Handshake#loadAlgorithms}, and {@link
+   * Handshake#loadEncryption} when it is to encrypt) while the providers are probed and the
+   * transport set up, so a cold JVM does not pay for both in turn.
    */
   public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
-    Thread load = new Thread(Handshake::loadAlgorithms, "sluice-load-crypto");
+    TransportConfig asked = config;
+    Thread load = new Thread(() -> {
+      Handshake.loadAlgorithms();
+      boolean encrypt;
+      try {
+        encrypt = asked.value(TransportKeys.ENCRYPTION);
+      } catch (IllegalArgumentException e) {
+        return; // a bad value: the open itself refuses it, naming the key
+      }
+      if (encrypt) {
+        Handshake.loadEncryption();
+      }
+    }, "sluice-load-crypto");
     load.setDaemon(true);
     load.start();
     String wanted = config.value(TransportKeys.PROVIDER);

@@ -29,6 +29,7 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Comparator;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -101,7 +102,8 @@ public final class ShmArena implements AutoCloseable {
       throw new TransportUnavailableException("shm directory " + shmDir + " is missing or not writable");
     }
     CompletableFuture<Void> reclaimed = reclaimStaleInBackground(shmDir);
-    String name = String.format("sluice-%d-%016x", ProcessHandle.current().pid(), node);
+    // Not String.format, whose locale set-up would be most of a cold open's cost here.
+    String name = "sluice-" + ProcessHandle.current().pid() + "-" + HexFormat.of().toHexDigits(node);
     // Built under a name the clean-up ignores and renamed once the owner lock is held, so no
     // process ever sees an arena whose lock is not held by a live owner.
     Path building = shmDir.resolve(".building-" + name);

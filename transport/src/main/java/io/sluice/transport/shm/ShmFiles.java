@@ -12,6 +12,7 @@ import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
@@ -83,7 +84,7 @@ final class ShmFiles {
       throw new IOException(file + " in the peer's shm arena is not a regular file");
     }
     checkOwner(file, currentUid());
-    if (before.permissions().stream().anyMatch(NOT_OWNER::contains)) {
+    if (!Collections.disjoint(before.permissions(), NOT_OWNER)) {
       throw new IOException(file + " in the peer's shm arena is accessible to other users ("
           + PosixFilePermissions.toString(before.permissions()) + ")");
     }

@@ -147,6 +147,18 @@ final class Admission<C> {
       }
       return b[10] == (byte) 0xff && b[11] == (byte) 0xff;
     }
+
+    // Written out rather than generated: a record's own equals and hashCode bootstrap through
+    // java.lang.runtime.ObjectMethods, which a cold JVM would pay for inside the first accept.
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof SourceNetwork n && n.prefix == prefix && n.v6 == v6;
+    }
+
+    @Override
+    public int hashCode() {
+      return Long.hashCode(prefix) * 31 + (v6 ? 1 : 0);
+    }
   }
 
   /** A set with removal and pick by position in constant time (the last element fills a hole). */

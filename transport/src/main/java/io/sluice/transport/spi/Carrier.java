@@ -16,6 +16,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
+import java.util.HexFormat;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -159,7 +160,9 @@ public final class Carrier implements AutoCloseable {
     }
     int port = listener.socket().getLocalPort();
     this.localAddress = new NodeAddress(advertisedHost(settings), port);
-    String tag = String.format("%04x", identity.nodeId() & 0xffff);
+    // HexFormat, not String.format: a transport's open is often the JVM's first use of a
+    // Formatter, whose locale set-up costs a cold JVM more than the rest of this constructor.
+    String tag = HexFormat.of().toHexDigits((short) identity.nodeId());
     this.handlerPool = Executors.newFixedThreadPool(settings.handlerThreads(), daemon("sluice-handler-" + tag));
     this.connectPool = Executors.newCachedThreadPool(daemon("sluice-connect-" + tag));
     this.proofPool = idlingPool(PROOF_THREADS, "sluice-proof-" + tag);

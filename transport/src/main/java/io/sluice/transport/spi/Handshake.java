@@ -57,7 +57,8 @@ public final class Handshake {
 
   /**
    * Loads the JCA implementations a transport's identity, handshakes and record protection use
-   * (Ed25519, X25519, SHA-256, HMAC-SHA256, AES-GCM, the strong random source), creating no key.
+   * (Ed25519, X25519, SHA-256, HMAC-SHA256, the strong random source), creating no key; AES-GCM,
+   * which only encrypted connections use, is {@link #loadEncryption}'s.
    * On a cold JVM the first lookup of these costs tens of milliseconds of class loading; a
    * transport that is opening runs this on a thread of its own ({@link
    * io.sluice.transport.Transports#open}), so that cost overlaps its other set-up instead of
@@ -74,10 +75,22 @@ public final class Handshake {
       java.security.KeyFactory.getInstance("XDH");
       MessageDigest.getInstance("SHA-256");
       javax.crypto.Mac.getInstance("HmacSHA256");
-      javax.crypto.Cipher.getInstance("AES/GCM/NoPadding");
       new java.security.SecureRandom().nextBytes(new byte[8]);
     } catch (java.security.GeneralSecurityException e) {
       // The identity or the handshake that needs the missing algorithm fails with its own message.
+    }
+  }
+
+  /**
+   * Loads AES-GCM, as {@link #loadAlgorithms} loads the rest: for a transport configured to
+   * encrypt. One that is not loads it at its first connection with a peer that asks for
+   * encryption, rather than paying for it in every open. Thread safe.
+   */
+  public static void loadEncryption() {
+    try {
+      javax.crypto.Cipher.getInstance("AES/GCM/NoPadding");
+    } catch (java.security.GeneralSecurityException e) {
+      // The first encrypted connection fails with its own message.
     }
   }
 
