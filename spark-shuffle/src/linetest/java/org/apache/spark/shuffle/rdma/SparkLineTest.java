@@ -4,10 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.spark.shuffle.TransportReport;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -260,7 +256,7 @@ class SparkLineTest {
         if (stage == mapStage.get() + 1 && submitted.stageInfo().attemptNumber() == 0) {
           Thread t = new Thread(() -> {
             pause(1500);
-            killed.set(killExecutor(appId, "1"));
+            killed.set(ExecutorProcesses.kill(appId, "1"));
           }, "executor-killer");
           t.setDaemon(true);
           t.start();
@@ -347,35 +343,6 @@ class SparkLineTest {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted", e);
-    }
-  }
-
-  /** Sends SIGKILL to this application's executor JVM with that id and waits for it to die; returns its pid. */
-  private static Optional<Long> killExecutor(String appId, String executorId) {
-    for (ProcessHandle p : ProcessHandle.allProcesses().toList()) {
-      List<String> args = commandLine(p.pid());
-      int app = args.indexOf("--app-id");
-      int exec = args.indexOf("--executor-id");
-      if (args.contains("org.apache.spark.executor.CoarseGrainedExecutorBackend") && app >= 0 && exec >= 0
-          && appId.equals(args.get(app + 1)) && executorId.equals(args.get(exec + 1))) {
-        p.destroyForcibly();
-        try {
-          p.onExit().get(30, TimeUnit.SECONDS);
-        } catch (Exception e) {
-          throw new IllegalStateException("executor " + executorId + " (pid " + p.pid() + ") did not die", e);
-        }
-        return Optional.of(p.pid());
-      }
-    }
-    return Optional.empty();
-  }
-
-  private static List<String> commandLine(long pid) {
-    try {
-      byte[] raw = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline"));
-      return List.of(new String(raw, StandardCharsets.UTF_8).split("\0"));
-    } catch (IOException | RuntimeException e) {
-      return List.of();
     }
   }
 

@@ -4,16 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -42,7 +37,7 @@ class ExecutorKillTest {
           if (submitted.stageInfo().stageId() == 1 && submitted.stageInfo().attemptNumber() == 0) {
             Thread killer = new Thread(() -> {
               sleep(1500);
-              killed.set(killExecutor(appId, "1"));
+              killed.set(ExecutorProcesses.kill(appId, "1"));
             }, "executor-killer");
             killer.setDaemon(true);
             killer.start();
@@ -79,32 +74,4 @@ class ExecutorKillTest {
     }
   }
 
-  /** Sends SIGKILL to the executor JVM of this application with that id; returns its pid. */
-  static Optional<Long> killExecutor(String appId, String executorId) {
-    for (ProcessHandle p : ProcessHandle.allProcesses().toList()) {
-      List<String> args = commandLine(p.pid());
-      int app = args.indexOf("--app-id");
-      int exec = args.indexOf("--executor-id");
-      if (args.contains("org.apache.spark.executor.CoarseGrainedExecutorBackend") && app >= 0 && exec >= 0
-          && appId.equals(args.get(app + 1)) && executorId.equals(args.get(exec + 1))) {
-        p.destroyForcibly(); // SIGKILL on Unix
-        try {
-          p.onExit().get(30, TimeUnit.SECONDS);
-        } catch (Exception e) {
-          throw new IllegalStateException("executor " + executorId + " (pid " + p.pid() + ") did not die", e);
-        }
-        return Optional.of(p.pid());
-      }
-    }
-    return Optional.empty();
-  }
-
-  private static List<String> commandLine(long pid) {
-    try {
-      byte[] raw = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline"));
-      return List.of(new String(raw, StandardCharsets.UTF_8).split("\0"));
-    } catch (IOException | RuntimeException e) {
-      return List.of();
-    }
-  }
 }

@@ -162,7 +162,7 @@ class SameHostViewsTest {
     try {
       awaitFile(signals.resolve("kill"), 240);
       String executor = Files.readString(signals.resolve("kill"), StandardCharsets.UTF_8);
-      Optional<Long> pid = ExecutorKillTest.killExecutor(appId, executor);
+      Optional<Long> pid = ExecutorProcesses.kill(appId, executor);
       if (pid.isEmpty()) {
         throw new IllegalStateException("no process for executor " + executor);
       }
