@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.spark.shuffle.TransportReport;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -81,16 +80,8 @@ class SparkLineTest {
         .set(RdmaShuffleOption.LOCAL_READS.key(), "false")
         .set("spark.shuffle.rdma.transport.shm.enabled", "false")
         // The reader's aggregation map and sorter spill after this many records.
-        .set("spark.shuffle.spill.numElementsForceSpillThreshold", "2000")
-        .set("spark.sql.adaptive.enabled", "true")
-        .set("spark.sql.shuffle.partitions", "20")
-        .set("spark.sql.adaptive.coalescePartitions.enabled", "true")
-        .set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "16k")
-        .set("spark.sql.adaptive.skewJoin.enabled", "true")
-        .set("spark.sql.adaptive.skewJoin.skewedPartitionFactor", "2")
-        .set("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "8k")
-        .set("spark.sql.adaptive.localShuffleReader.enabled", "true")
-        .set("spark.sql.autoBroadcastJoinThreshold", "-1");
+        .set("spark.shuffle.spill.numElementsForceSpillThreshold", "2000");
+    SharedJobs.adaptive(conf, 20);
     spark = SparkSession.builder().config(conf).getOrCreate();
     sc = new JavaSparkContext(spark.sparkContext());
     sc.sc().addSparkListener(spills);
@@ -120,7 +111,7 @@ class SparkLineTest {
     int n = 60_000;
     spills.reset();
     Map<Integer, long[]> got = new TreeMap<>();
-    for (Tuple2<Integer, Iterable<Integer>> g : sc.parallelize(range(n), 6)
+    for (Tuple2<Integer, Iterable<Integer>> g : sc.parallelize(SharedJobs.range(n), 6)
         .mapToPair(i -> new Tuple2<>(i % 500, i)).groupByKey(4).collect()) {
       long count = 0;
       long sum = 0;
@@ -147,7 +138,7 @@ class SparkLineTest {
     int n = 60_000;
     spills.reset();
     // A permutation of 0..n-1 (n and the multiplier are coprime), in 6 unsorted partitions.
-    JavaPairRDD<Integer, Integer> pairs = sc.parallelize(range(n), 6)
+    JavaPairRDD<Integer, Integer> pairs = sc.parallelize(SharedJobs.range(n), 6)
         .mapToPair(i -> new Tuple2<>((int) ((i * 7919L) % n), i));
     List<Tuple2<Integer, Integer>> sorted = pairs.sortByKey(true, 4).collect();
     assertEquals(n, sorted.size());
@@ -254,34 +245,15 @@ class SparkLineTest {
           return;
         }
         if (stage == mapStage.get() + 1 && submitted.stageInfo().attemptNumber() == 0) {
-          Thread t = new Thread(() -> {
-            pause(1500);
-            killed.set(ExecutorProcesses.kill(appId, "1"));
-          }, "executor-killer");
-          t.setDaemon(true);
-          t.start();
+          SharedJobs.killLater(appId, "1", 1500, killed);
         }
       }
     };
     sc.sc().addSparkListener(killer);
     try {
       int n = 100_000;
-      Map<Integer, Long> got = new TreeMap<>(sc.parallelize(range(n), 8)
-          .mapToPair(i -> new Tuple2<>(i % 1000, (long) i))
-          .reduceByKey(Long::sum, 8)
-          .mapPartitions(it -> {
-            // Slow reducers keep the reduce stage running when the executor dies.
-            Thread.sleep(1000);
-            List<Tuple2<Integer, Long>> out = new ArrayList<>();
-            it.forEachRemaining(out::add);
-            return out.iterator();
-          })
-          .mapToPair(t -> t)
-          .collectAsMap());
-      Map<Integer, Long> expected = new TreeMap<>();
-      for (int i = 0; i < n; i++) {
-        expected.merge(i % 1000, (long) i, Long::sum);
-      }
+      Map<Integer, Long> got = SharedJobs.slowReducerSums(sc, n);
+      Map<Integer, Long> expected = SharedJobs.expectedSums(n);
       assertEquals(expected, got);
       assertTrue(killed.get().isPresent(), "executor 1 was not found to kill");
       sc.sc().listenerBus().waitUntilEmpty(10_000);
@@ -301,7 +273,7 @@ class SparkLineTest {
     SparkConf conf = localCluster("spark-line-fallback", 1).set("spark.shuffle.rdma.transport.provider", "verbs");
     try (JavaSparkContext fallback = new JavaSparkContext(conf)) {
       awaitExecutors(fallback, 1);
-      Map<Integer, Long> got = new TreeMap<>(fallback.parallelize(range(20_000), 4)
+      Map<Integer, Long> got = new TreeMap<>(fallback.parallelize(SharedJobs.range(20_000), 4)
           .mapToPair(i -> new Tuple2<>(i % 97, (long) i)).reduceByKey(Long::sum, 5).collectAsMap());
       Map<Integer, Long> expected = new TreeMap<>();
       for (int i = 0; i < 20_000; i++) {
@@ -317,14 +289,6 @@ class SparkLineTest {
   private static void assertPlanShows(Dataset<Row> df, String marker) {
     String plan = df.queryExecution().executedPlan().toString();
     assertTrue(plan.contains(marker), "final plan lacks '" + marker + "':\n" + plan);
-  }
-
-  private static List<Integer> range(int n) {
-    List<Integer> out = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
-      out.add(i);
-    }
-    return out;
   }
 
   private static void awaitExecutors(JavaSparkContext sc, int count) {

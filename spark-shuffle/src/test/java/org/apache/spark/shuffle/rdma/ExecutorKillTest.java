@@ -4,18 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerStageSubmitted;
 import org.junit.jupiter.api.Test;
-import scala.Tuple2;
 
 /**
  * An executor JVM is killed with SIGKILL while reduce tasks read its map output. The readers'
@@ -35,43 +31,17 @@ class ExecutorKillTest {
           // The second stage of the job is the reduce stage: its first attempt starts reading
           // while the executor goes away.
           if (submitted.stageInfo().stageId() == 1 && submitted.stageInfo().attemptNumber() == 0) {
-            Thread killer = new Thread(() -> {
-              sleep(1500);
-              killed.set(ExecutorProcesses.kill(appId, "1"));
-            }, "executor-killer");
-            killer.setDaemon(true);
-            killer.start();
+            SharedJobs.killLater(appId, "1", 1500, killed);
           }
         }
       });
       int n = 200_000;
-      Map<Integer, Long> got = new TreeMap<>(sc.parallelize(RddJobs.range(n), 8)
-          .mapToPair(i -> new Tuple2<>(i % 1000, (long) i))
-          .reduceByKey(Long::sum, 8)
-          .mapPartitions(it -> {
-            // Slow reducers keep the reduce stage running when the executor dies.
-            Thread.sleep(1000);
-            List<Tuple2<Integer, Long>> out = new ArrayList<>();
-            it.forEachRemaining(out::add);
-            return out.iterator();
-          })
-          .mapToPair(t -> t)
-          .collectAsMap());
-      Map<Integer, Long> expected = new TreeMap<>();
-      RddJobs.range(n).forEach(i -> expected.merge(i % 1000, (long) i, Long::sum));
+      Map<Integer, Long> got = SharedJobs.slowReducerSums(sc, n);
+      Map<Integer, Long> expected = SharedJobs.expectedSums(n);
       assertTrue(killed.get().isPresent(), "no executor was killed");
       assertFalse(ProcessHandle.of(killed.get().get()).map(ProcessHandle::isAlive).orElse(false),
           "killed executor still alive");
       assertEquals(expected, got);
     }
   }
-
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
 }

@@ -34,18 +34,6 @@ class SqlAdaptiveShuffleTest {
   private final Map<String, List<String>> baseline = new LinkedHashMap<>();
   private SparkSession spark;
 
-  static SparkConf configure(SparkConf conf) {
-    return conf.set("spark.sql.adaptive.enabled", "true")
-        .set("spark.sql.shuffle.partitions", "40")
-        .set("spark.sql.adaptive.coalescePartitions.enabled", "true")
-        .set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "16k")
-        .set("spark.sql.adaptive.skewJoin.enabled", "true")
-        .set("spark.sql.adaptive.skewJoin.skewedPartitionFactor", "2")
-        .set("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "8k")
-        .set("spark.sql.adaptive.localShuffleReader.enabled", "true")
-        .set("spark.sql.autoBroadcastJoinThreshold", "-1");
-  }
-
   static List<Query> queries() {
     return List.of(
         new Query("coalesced aggregation", "coalesced", s ->
@@ -69,7 +57,7 @@ class SqlAdaptiveShuffleTest {
   }
 
   private static SparkSession session(SparkConf conf) {
-    SparkSession s = SparkSession.builder().config(configure(conf)).getOrCreate();
+    SparkSession s = SparkSession.builder().config(SharedJobs.adaptive(conf, 40)).getOrCreate();
     LocalCluster.awaitExecutors(new org.apache.spark.api.java.JavaSparkContext(s.sparkContext()),
         LocalCluster.EXECUTORS, 120);
     return s;
