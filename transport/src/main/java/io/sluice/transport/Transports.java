@@ -4,6 +4,7 @@ import io.sluice.transport.config.ConfigKey;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
 import io.sluice.transport.spi.Handshake;
+import io.sluice.transport.spi.RecordLayer;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -100,7 +101,10 @@ public final class Transports {
    * Opens a transport as {@link TransportKeys#PROVIDER} says. The cryptography it needs is loaded
    * on a short-lived thread of its own ({@link Handshake#loadAlgorithms}, and {@link
    * Handshake#loadEncryption} when it is to encrypt) while the providers are probed and the
-   * transport set up, so a cold JVM does not pay for both in turn.
+   * transport set up, so a cold JVM does not pay for both in turn. That thread then runs the
+   * handshake's public-key operations once ({@link Handshake#warmUp}) and, when the transport is to
+   * encrypt, seals and opens records ({@link RecordLayer#warmUp}), so that the first connection and
+   * the first encrypted bytes find that code compiled; nobody waits for it.
    */
   public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
     TransportConfig asked = config;
@@ -114,6 +118,10 @@ public final class Transports {
       }
       if (encrypt) {
         Handshake.loadEncryption();
+      }
+      Handshake.warmUp();
+      if (encrypt) {
+        RecordLayer.warmUp();
       }
     }, "sluice-load-crypto");
     load.setDaemon(true);

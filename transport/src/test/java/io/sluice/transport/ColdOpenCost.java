@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Run from the module folder after {@code mvn -pl transport test-compile}: {@code java -cp
  * target/test-classes:target/classes:<test class path> io.sluice.transport.ColdOpenCost [samples]
- * [provider]}. A tool, not a test: it asserts nothing.
+ * [provider] [ms between the opens and the first connect]}. A tool, not a test: it asserts nothing.
  */
 public final class ColdOpenCost {
   private static final String SECRET = "0123456789abcdef0123456789abcdef";
@@ -33,16 +33,17 @@ public final class ColdOpenCost {
 
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("--sample")) {
-      sample(args.length > 1 ? args[1] : "auto");
+      sample(args.length > 1 ? args[1] : "auto", args.length > 2 ? Long.parseLong(args[2]) : 0);
       return;
     }
     int samples = args.length > 0 ? Integer.parseInt(args[0]) : 9;
     String provider = args.length > 1 ? args[1] : "auto";
+    String pauseMs = args.length > 2 ? args[2] : "0";
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     List<double[]> rows = new ArrayList<>();
     for (int i = 0; i < samples; i++) {
       Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-          ColdOpenCost.class.getName(), "--sample", provider).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+          ColdOpenCost.class.getName(), "--sample", provider, pauseMs).redirectError(ProcessBuilder.Redirect.DISCARD).start();
       String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       if (p.waitFor() != 0) {
         throw new IllegalStateException("sample " + i + " failed: " + out);
@@ -53,7 +54,8 @@ public final class ColdOpenCost {
         }
       }
     }
-    System.out.printf("cold open and connect, provider %s, median of %d JVMs:%n", provider, rows.size());
+    System.out.printf("cold open and connect, provider %s, first connect %s ms after the opens, median of %d JVMs:%n",
+        provider, pauseMs, rows.size());
     for (int c = 0; c < COLUMNS.length; c++) {
       double[] v = new double[rows.size()];
       for (int r = 0; r < v.length; r++) {
@@ -65,7 +67,7 @@ public final class ColdOpenCost {
   }
 
   /** One cold JVM's figures, printed as one line for the parent. */
-  private static void sample(String provider) throws Exception {
+  private static void sample(String provider, long pauseMs) throws Exception {
     com.sun.management.OperatingSystemMXBean os =
         (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     ClassLoadingMXBean classes = ManagementFactory.getClassLoadingMXBean();
@@ -85,7 +87,9 @@ public final class ColdOpenCost {
     int classes1 = classes.getLoadedClassCount();
     Transport second = Transports.open(config, MessageHandler.REJECT_ALL);
     long t2 = System.nanoTime();
-    long cpu2 = os.getProcessCpuTime();
+    Thread.sleep(pauseMs);
+    long t2Paused = System.nanoTime();
+    long cpu2Paused = os.getProcessCpuTime();
     int classes2 = classes.getLoadedClassCount();
     Connection one = second.connect(first.localAddress()).get();
     long t3 = System.nanoTime();
@@ -95,7 +99,7 @@ public final class ColdOpenCost {
     long t4 = System.nanoTime();
     System.out.printf("sample %.1f %.1f %.1f %d %.1f %.1f %.1f %d %.1f%n",
         (t1 - t0) / 1e6, (cpu1 - cpu0) / 1e6, (thread1 - thread0) / 1e6, classes1 - classes0,
-        (t2 - t1) / 1e6, (t3 - t2) / 1e6, (cpu3 - cpu2) / 1e6, classes3 - classes2, (t4 - t3) / 1e6);
+        (t2 - t1) / 1e6, (t3 - t2Paused) / 1e6, (cpu3 - cpu2Paused) / 1e6, classes3 - classes2, (t4 - t3) / 1e6);
     two.close();
     one.close();
     second.close();

@@ -11,15 +11,17 @@ import java.util.Map;
  * were taken as read-only views of a same-host peer's file rather than copied ({@code
  * bytesViewed}), how many such views its tasks hold now ({@code viewsHeld}; 0 between tasks), the
  * most bytes of READ destinations it ever held at once ({@code destinationPeakBytes}), and how many
- * map outputs it has registered now; and what starting it cost: how long the first task that needed it waited
- * for the open ({@code openWallNanos}, with the open's steps in order), and the first connection
+ * map outputs it has registered now; and what starting it cost: how long the open took on its own thread ({@code
+ * openNanos}, with its steps in order), how long the first task that needed the transport waited
+ * for it ({@code openWaitNanos}), and the first connection
  * to each peer it read (connect, authenticate, attach shm: how many, their median and maximum).
  * Immutable; serializable so a task can return it to the driver.
  */
 public record TransportReport(String executorId, String provider, String address, Map<String, Long> bytesReadByPath,
-    long bytesViewed, long viewsHeld, long destinationPeakBytes, int registeredMapOutputs, long openWallNanos, Map<String, Long> openStepNanos, int firstConnections,
+    long bytesViewed, long viewsHeld, long destinationPeakBytes, int registeredMapOutputs, long openNanos, long openWaitNanos,
+    Map<String, Long> openStepNanos, int firstConnections,
     long firstConnectMedianNanos, long firstConnectMaxNanos) implements Serializable {
-  private static final long serialVersionUID = 3L;
+  private static final long serialVersionUID = 4L;
 
   public TransportReport {
     bytesReadByPath = Map.copyOf(bytesReadByPath);
@@ -29,7 +31,7 @@ public record TransportReport(String executorId, String provider, String address
   /** A report without start-up figures (a transport that did not record them). */
   public TransportReport(String executorId, String provider, String address, Map<String, Long> bytesReadByPath,
       int registeredMapOutputs) {
-    this(executorId, provider, address, bytesReadByPath, 0, 0, 0, registeredMapOutputs, 0, Map.of(), 0, 0, 0);
+    this(executorId, provider, address, bytesReadByPath, 0, 0, 0, registeredMapOutputs, 0, 0, Map.of(), 0, 0, 0);
   }
 
   public long bytesRead() {
@@ -47,7 +49,8 @@ public record TransportReport(String executorId, String provider, String address
     return "executor " + executorId + ": provider " + provider + " at " + address + "; READ "
         + (paths.length() == 0 ? "nothing" : paths) + " (" + bytesViewed + " B of it viewed in place, " + viewsHeld
         + " views held now; READ destinations peaked at " + destinationPeakBytes + " B); " + registeredMapOutputs + " map outputs registered"
-        + "; open " + millis(openWallNanos) + " ms on the task path (" + steps + "); " + firstConnections
+        + "; open " + millis(openNanos) + " ms (" + steps + "), " + millis(openWaitNanos) + " ms of it waited for by"
+        + " the first task that needed it; " + firstConnections
         + " first connections, median " + millis(firstConnectMedianNanos) + " ms, max "
         + millis(firstConnectMaxNanos) + " ms";
   }

@@ -6,8 +6,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * What starting an executor's shuffle transport cost: how long the first task that needed it
- * waited for the open, the open's steps, and how long each first connection to a peer took
+ * What starting an executor's shuffle transport cost: how long the open took on its own thread,
+ * its steps, how long the first task that needed the transport waited for it (the open runs
+ * while the first map task computes, so often not at all), and how long each first connection to a peer took
  * (connect, authenticate, attach shm), from the call to a usable connection. Recording costs a
  * clock read and a lock taken once per step and once per peer.
  *
@@ -19,7 +20,9 @@ public final class StartupTimes {
   public static final int MAX_SAMPLES = 1024;
 
   private final Map<String, Long> steps = new LinkedHashMap<>(); // guarded by this
-  private long openWallNanos; // guarded by this
+  private long openNanos; // guarded by this
+  private long openWaitNanos; // guarded by this
+  private boolean waitRecorded; // guarded by this
   private long[] samples = new long[16]; // guarded by this
   private int sampled; // guarded by this
   private int firstConnects; // guarded by this
@@ -38,9 +41,20 @@ public final class StartupTimes {
     return now;
   }
 
-  /** The open ended: the task that started it waited {@code wallNanos}. */
-  public synchronized void opened(long wallNanos) {
-    openWallNanos = wallNanos;
+  /** The open ended, {@code nanos} after it began. */
+  public synchronized void opened(long nanos) {
+    openNanos = nanos;
+  }
+
+  /**
+   * A task that needed the transport waited {@code nanos} for the open (0: it was open already).
+   * Only the first such task's wait is kept: later ones find it open.
+   */
+  public synchronized void waited(long nanos) {
+    if (!waitRecorded) {
+      waitRecorded = true;
+      openWaitNanos = nanos;
+    }
   }
 
   /** A first connection to a peer was usable {@code nanos} after it was asked for. */
@@ -56,9 +70,14 @@ public final class StartupTimes {
     }
   }
 
-  /** How long the first task that needed the transport waited for it; 0 before it opened. */
-  public synchronized long openWallNanos() {
-    return openWallNanos;
+  /** How long the open took on its own thread; 0 before it ended. */
+  public synchronized long openNanos() {
+    return openNanos;
+  }
+
+  /** How long the first task that needed the transport waited for the open; 0 if none did or it was open already. */
+  public synchronized long openWaitNanos() {
+    return openWaitNanos;
   }
 
   /** The open's steps in the order they were first recorded, with their nanos. */

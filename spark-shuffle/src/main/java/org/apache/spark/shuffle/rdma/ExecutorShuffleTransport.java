@@ -266,7 +266,7 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     bytesReadByPath.forEach((path, n) -> read.put(path, n.sum()));
     return new TransportReport(executorId, transport.provider(), transport.localAddress().toString(), read,
         bytesViewed.sum(), viewsHeld.get(), destinations.peakBytes(), registry.registeredCount(),
-        startup.openWallNanos(), startup.steps(), startup.firstConnects(), startup.firstConnectMedianNanos(),
+        startup.openNanos(), startup.openWaitNanos(), startup.steps(), startup.firstConnects(), startup.firstConnectMedianNanos(),
         startup.firstConnectMaxNanos());
   }
 

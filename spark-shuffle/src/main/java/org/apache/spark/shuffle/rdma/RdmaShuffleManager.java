@@ -13,6 +13,10 @@ import java.io.File;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
@@ -64,7 +68,10 @@ public final class RdmaShuffleManager implements ShuffleManager {
   private Optional<MetricsReporter> reporter = Optional.empty(); // guarded by this
   /** The running transport's counters, for the metrics source and reporter, which must not wait for the lock. */
   private volatile Optional<TransportMetrics> runningTransportMetrics = Optional.empty();
-  private Optional<ExecutorShuffleTransport> transport; // guarded by this; set once by transport()
+  /** The open of this process's transport, started by its first use; null before. */
+  private CompletableFuture<Optional<ExecutorShuffleTransport>> opening; // guarded by this
+  /** The open's result once published; empty before and after stop(). */
+  private Optional<ExecutorShuffleTransport> transport = Optional.empty(); // guarded by this
   private boolean transportDecided; // guarded by this
   private boolean stopped; // guarded by this
 
@@ -144,36 +151,98 @@ public final class RdmaShuffleManager implements ShuffleManager {
         .orElseGet(() -> DriverLink.start(conf, env.rpcEnv(), timeoutMs, wantSecret));
   }
 
-  /** This process's transport, started on first use, or empty if it could not start here. */
-  synchronized Optional<ExecutorShuffleTransport> transport() {
-    if (transportDecided) {
-      return transport;
+  /**
+   * Starts opening this process's transport on a thread of its own unless that was done already,
+   * and returns the open's result: the transport, or empty if it could not start here. Never waits.
+   */
+  private synchronized CompletableFuture<Optional<ExecutorShuffleTransport>> opening() {
+    if (opening == null) {
+      CompletableFuture<Optional<ExecutorShuffleTransport>> f = new CompletableFuture<>();
+      opening = f;
+      if (stopped) {
+        f.complete(Optional.empty());
+      } else {
+        Thread t = new Thread(() -> {
+          Optional<ExecutorShuffleTransport> opened = Optional.empty();
+          try {
+            opened = openTransport();
+          } finally {
+            f.complete(opened);
+          }
+        }, "sluice-transport-open");
+        t.setDaemon(true);
+        t.start();
+      }
     }
-    transportDecided = true;
-    transport = Optional.empty();
-    if (stopped) {
-      return transport;
+    return opening;
+  }
+
+  /**
+   * How long a task waits for the open at most: it asks the driver twice at most (the book's
+   * endpoint and the secret), each within the lookup timeout; the transport's own set-up waits on
+   * nothing remote.
+   */
+  private long openDeadlineMs() {
+    return 2 * settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT) + 10_000;
+  }
+
+  /**
+   * This process's transport, or empty if it could not start here: opened on first use, on a
+   * thread of its own, and waited for here (recorded as the first task's wait when it is the
+   * first). A task that is interrupted, or waits past the deadline, gets empty and uses Spark's
+   * shuffle; the open goes on for later tasks.
+   */
+  Optional<ExecutorShuffleTransport> transport() {
+    CompletableFuture<Optional<ExecutorShuffleTransport>> f = opening();
+    if (f.isDone()) {
+      startup.waited(0);
+      return f.join();
     }
+    long started = System.nanoTime();
+    try {
+      Optional<ExecutorShuffleTransport> t = f.get(openDeadlineMs(), TimeUnit.MILLISECONDS);
+      startup.waited(System.nanoTime() - started);
+      return t;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Optional.empty();
+    } catch (TimeoutException e) {
+      LOG.warn("The shuffle transport did not open within {} ms; this task uses Spark's shuffle", openDeadlineMs());
+      return Optional.empty();
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("the open never fails its future", e);
+    }
+  }
+
+  /**
+   * Opens this process's transport; runs once, on the thread {@link #opening} starts. Publishes
+   * it unless this manager stopped meanwhile (then closes it).
+   */
+  private Optional<ExecutorShuffleTransport> openTransport() {
     long started = System.nanoTime();
     long step = started;
     SparkEnv env = SparkEnv.get();
     Optional<String> failure = Optional.empty();
+    Optional<SluiceMetricsSource> source = Optional.empty();
     if (!isDriver) {
       // On an executor, its own counters; in local mode the driver's source shows the same ones.
-      SluiceMetricsSource source = ShuffleMetrics.executor(this::transportMetrics, fallback.counts(), startup);
-      source.registerOnce();
-      executorSource = Optional.of(source);
+      source = Optional.of(ShuffleMetrics.executor(this::transportMetrics, fallback.counts(), startup));
       step = startup.lap("metrics", step);
     }
+    Optional<ExecutorShuffleTransport> opened = Optional.empty();
+    Optional<MetricsReporter> report = Optional.empty();
     try {
-      // The driver's answers were asked for when this manager was made; normally they are here.
-      DriverLink link = driverLink.orElseGet(() -> startDriverLink(env));
-      driverLink = Optional.of(link);
+      DriverLink link;
+      synchronized (this) {
+        // The driver's answers were asked for when this manager was made; normally they are here.
+        link = driverLink.orElseGet(() -> startDriverLink(env));
+        driverLink = Optional.of(link);
+      }
       AddressBookClient book = link.client();
       String secret = SparkTransportConfig.secret(conf, env.securityManager()).orElseGet(link::handedOutSecret);
       step = startup.lap("driver", step);
       String executorId = env.executorId();
-      reporter = Optional.of(new MetricsReporter(
+      report = Optional.of(new MetricsReporter(
           () -> ShuffleMetrics.report(executorId, this::transportMetrics, fallback.counts(), startup),
           book::reportMetrics, settings.value(RdmaShuffleOption.METRICS_REPORT_INTERVAL)));
       TransportConfig config = SparkTransportConfig.from(conf, env.securityManager(), () -> secret,
@@ -181,7 +250,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
       startup.lap("config", step);
       // Idle READ destinations kept for reuse: two tasks' worth of bytes in flight.
       long pooled = 2 * settings.value(RdmaShuffleOption.MAX_BYTES_IN_FLIGHT);
-      transport = Optional.of(ExecutorShuffleTransport.open(env.executorId(), config, resolver(), book, pooled,
+      opened = Optional.of(ExecutorShuffleTransport.open(env.executorId(), config, resolver(), book, pooled,
           settings.value(RdmaShuffleOption.REGISTRATION_WINDOW_BYTES), startup,
           settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT)));
     } catch (Exception e) {
@@ -189,13 +258,29 @@ public final class RdmaShuffleManager implements ShuffleManager {
       // Spark's shuffle.
       failure = Optional.of(e.toString());
     }
-    runningTransportMetrics = transport.map(ExecutorShuffleTransport::metrics);
-    long waited = System.nanoTime() - started;
-    startup.opened(waited);
-    LOG.info("Executor {}: the shuffle transport's open took {} ms on the task path ({})", env.executorId(),
-        String.format(java.util.Locale.ROOT, "%.1f", waited / 1e6), startup.steps());
+    boolean published;
+    synchronized (this) {
+      published = !stopped;
+      if (published) {
+        transport = opened;
+        transportDecided = true;
+        runningTransportMetrics = opened.map(ExecutorShuffleTransport::metrics);
+        reporter = report;
+        source.ifPresent(SluiceMetricsSource::registerOnce);
+        executorSource = source;
+      }
+    }
+    if (!published) {
+      report.ifPresent(MetricsReporter::close);
+      opened.ifPresent(ExecutorShuffleTransport::close);
+      return Optional.empty();
+    }
+    long took = System.nanoTime() - started;
+    startup.opened(took);
+    LOG.info("Executor {}: the shuffle transport's open took {} ms ({})", env.executorId(),
+        String.format(java.util.Locale.ROOT, "%.1f", took / 1e6), startup.steps());
     fallback.decideExecutor(env.executorId(), failure);
-    return transport;
+    return opened;
   }
 
   /** The counters of this process's transport, once it has one; never starts it. */
@@ -224,13 +309,19 @@ public final class RdmaShuffleManager implements ShuffleManager {
   public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId, TaskContext context,
       ShuffleWriteMetricsReporter metrics) {
     ShuffleWriter<K, V> writer = sort.getWriter(handle, mapId, context, metrics);
-    Optional<ExecutorShuffleTransport> t = transport();
-    // The transport is empty after stop(), whatever the shuffle's decision was.
-    if (decide(handle, t).usesSparkShuffle() || t.isEmpty()) {
+    if (opening().isDone() && registeringTransport(handle).isEmpty()) {
       return writer;
     }
-    return new RegisteringShuffleWriter<>(writer, t.get().registry(), handle.shuffleId(), mapId,
-        t.get()::awaitRegistered);
+    // While the transport opens, the executor's first map tasks compute; they wait for it only to
+    // register their output.
+    return new RegisteringShuffleWriter<>(writer, () -> registeringTransport(handle), handle.shuffleId(), mapId);
+  }
+
+  /** The transport a map task registers its output with; empty if this shuffle uses Spark's here. */
+  private Optional<ExecutorShuffleTransport> registeringTransport(ShuffleHandle handle) {
+    Optional<ExecutorShuffleTransport> t = transport();
+    // The transport is empty after stop(), whatever the shuffle's decision was.
+    return decide(handle, t).usesSparkShuffle() ? Optional.empty() : t;
   }
 
   @Override
@@ -315,8 +406,13 @@ public final class RdmaShuffleManager implements ShuffleManager {
     }
     // The last report, with the transport's final counts, before the transport goes.
     lastReport.ifPresent(MetricsReporter::close);
+    Optional<MetricsReporter> publishedMeanwhile;
+    CompletableFuture<Optional<ExecutorShuffleTransport>> inFlight;
     synchronized (this) {
       stopped = true;
+      publishedMeanwhile = reporter;
+      reporter = Optional.empty();
+      inFlight = opening;
       t = transportDecided ? transport : Optional.empty();
       transport = Optional.empty();
       transportDecided = true;
@@ -325,7 +421,18 @@ public final class RdmaShuffleManager implements ShuffleManager {
       driver = driverSide;
     }
     driver.ifPresent(d -> d.source().unregister());
+    publishedMeanwhile.ifPresent(MetricsReporter::close);
     t.ifPresent(ExecutorShuffleTransport::close);
+    if (inFlight != null && !inFlight.isDone()) {
+      // An open still under way sees the stop and closes what it opened.
+      try {
+        inFlight.get(openDeadlineMs(), TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (ExecutionException | TimeoutException e) {
+        LOG.warn("The shuffle transport's open did not end within {} ms of the stop", openDeadlineMs());
+      }
+    }
     driver.ifPresent(d -> {
       try {
         SparkEnv.get().rpcEnv().stop(d.endpoint());

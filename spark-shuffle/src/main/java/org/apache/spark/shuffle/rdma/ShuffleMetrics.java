@@ -23,7 +23,8 @@ import java.util.function.Supplier;
 final class ShuffleMetrics {
   static final String EXECUTORS_REGISTERED = "executors.registered";
   static final String EXECUTORS_REPORTING = "executors.reporting";
-  static final String OPEN_WALL = "startup.openWallMicros";
+  static final String OPEN = "startup.openMicros";
+  static final String OPEN_WAIT = "startup.openWaitMicros";
   static final String FIRST_CONNECTIONS = "startup.firstConnections";
   static final String FIRST_CONNECT_SUM = "startup.firstConnectSumMicros";
 
@@ -66,7 +67,8 @@ final class ShuffleMetrics {
   /** Start-up costs as sums, so the driver's totals over executors mean something. */
   private static Map<String, Long> startupValues(StartupTimes startup) {
     Map<String, Long> values = new LinkedHashMap<>();
-    values.put(OPEN_WALL, startup.openWallNanos() / 1000);
+    values.put(OPEN, startup.openNanos() / 1000);
+    values.put(OPEN_WAIT, startup.openWaitNanos() / 1000);
     values.put(FIRST_CONNECTIONS, (long) startup.firstConnects());
     values.put(FIRST_CONNECT_SUM, startup.firstConnectSumNanos() / 1000);
     return values;

@@ -11,11 +11,26 @@ class StartupTimesTest {
   @Test
   void nothingRecordedReadsAsZero() {
     StartupTimes t = new StartupTimes();
-    assertEquals(0, t.openWallNanos());
+    assertEquals(0, t.openNanos());
+    assertEquals(0, t.openWaitNanos());
     assertEquals(0, t.firstConnects());
     assertEquals(0, t.firstConnectMedianNanos());
     assertEquals(0, t.firstConnectMaxNanos());
     assertTrue(t.steps().isEmpty());
+  }
+
+  @Test
+  void onlyTheFirstTaskThatNeededTheTransportRecordsItsWait() {
+    StartupTimes t = new StartupTimes();
+    t.opened(90);
+    t.waited(0);
+    t.waited(40);
+    assertEquals(90, t.openNanos());
+    assertEquals(0, t.openWaitNanos(), "the first task found it open; the later wait is not the first task's");
+    StartupTimes u = new StartupTimes();
+    u.waited(25);
+    u.waited(5);
+    assertEquals(25, u.openWaitNanos());
   }
 
   @Test
