@@ -4,7 +4,6 @@ import io.sluice.transport.config.ConfigKey;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
 import io.sluice.transport.spi.Handshake;
-import io.sluice.transport.spi.RecordLayer;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -102,9 +101,8 @@ public final class Transports {
    * on a short-lived thread of its own ({@link Handshake#loadAlgorithms}, and {@link
    * Handshake#loadEncryption} when it is to encrypt) while the providers are probed and the
    * transport set up, so a cold JVM does not pay for both in turn. That thread then runs the
-   * handshake's public-key operations once ({@link Handshake#warmUp}) and, when the transport is to
-   * encrypt, seals and opens records ({@link RecordLayer#warmUp}), so that the first connection and
-   * the first encrypted bytes find that code compiled; nobody waits for it.
+   * handshake's public-key operations once ({@link Handshake#warmUp}), so that the first
+   * connection finds their code compiled; nobody waits for it.
    */
   public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
     TransportConfig asked = config;
@@ -120,9 +118,6 @@ public final class Transports {
         Handshake.loadEncryption();
       }
       Handshake.warmUp();
-      if (encrypt) {
-        RecordLayer.warmUp();
-      }
     }, "sluice-load-crypto");
     load.setDaemon(true);
     load.start();

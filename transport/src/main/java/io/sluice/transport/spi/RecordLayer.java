@@ -54,52 +54,6 @@ public final class RecordLayer {
 
   private RecordLayer() {}
 
-  /** How many records {@link #warmUp} seals and opens. */
-  static final int WARM_UP_RECORDS = 2000;
-  /** The plain length of each record {@link #warmUp} seals and opens. */
-  static final int WARM_UP_RECORD_LENGTH = 8 * 1024;
-
-  /**
-   * Seals and opens {@value #WARM_UP_RECORDS} records of {@value #WARM_UP_RECORD_LENGTH} bytes
-   * between off-heap buffers under a throwaway key, as a connection does, so that this path and
-   * the JDK's AES-GCM under it are compiled, with their AES and carry-less multiply intrinsics,
-   * before the first encrypted frame. Until the JIT compiles them, AES-GCM runs at a few percent
-   * of its compiled speed (about 10 ms of CPU per MiB sealed and opened against 0.5, measured on
-   * this project's machines), and invocations, not bytes, decide when it compiles: records of 64
-   * KiB take hundreds of MiB to get there. The warm-up costs about 16 MiB at the slow speed, a
-   * few hundred milliseconds of CPU on the thread that loads the algorithms of a transport
-   * configured to encrypt. What fails here is left for the real use to report. Thread safe: all
-   * its state is its own.
-   *
-   * @return how many records were sealed and opened back intact: {@value #WARM_UP_RECORDS} unless it failed
-   */
-  public static int warmUp() {
-    byte[] key = new byte[AES_KEY_LENGTH];
-    new java.security.SecureRandom().nextBytes(key);
-    Sealer sealer = new Sealer(key, true);
-    Opener opener = new Opener(key, true);
-    int n = WARM_UP_RECORD_LENGTH;
-    FrameHeader h = new FrameHeader(FrameType.READ_RESPONSE, n, 0);
-    ByteBuffer plain = ByteBuffer.allocateDirect(n);
-    ByteBuffer sealed = ByteBuffer.allocateDirect(n + SEAL_SLACK);
-    ByteBuffer record = ByteBuffer.allocateDirect(n + TAG_LENGTH);
-    ByteBuffer opened = ByteBuffer.allocateDirect(n);
-    int i = 0;
-    try {
-      for (; i < WARM_UP_RECORDS; i++) {
-        sealed.clear();
-        sealer.sealRecord(h, new PayloadCursor(plain), n, sealed);
-        // On the wire the tag comes first; a record is opened as ciphertext | tag.
-        record.clear().put(sealed.slice(TAG_LENGTH, n)).put(sealed.slice(0, TAG_LENGTH)).flip();
-        opened.clear();
-        opener.openRecord(h, record, opened);
-      }
-    } catch (ProtocolException | RuntimeException e) {
-      // A connection that meets the same failure reports it.
-    }
-    return i;
-  }
-
   /** How many records carry an encrypted payload of {@code length} bytes (at least one). */
   public static int records(long length) {
     return length <= RECORD_LENGTH ? 1 : (int) ((length + RECORD_LENGTH - 1) / RECORD_LENGTH);
