@@ -68,11 +68,10 @@ public final class RdmaShuffleManager implements ShuffleManager {
   private Optional<MetricsReporter> reporter = Optional.empty(); // guarded by this
   /** The running transport's counters, for the metrics source and reporter, which must not wait for the lock. */
   private volatile Optional<TransportMetrics> runningTransportMetrics = Optional.empty();
-  /** The open of this process's transport, started by its first use; null before. */
-  private CompletableFuture<Optional<ExecutorShuffleTransport>> opening; // guarded by this
-  /** The open's result once published; empty before and after stop(). */
+  /** Completes when the open of this process's transport has ended; null before its first use. */
+  private CompletableFuture<Void> opening; // guarded by this
+  /** The transport the open published: empty before it ended, if it failed, and after stop(). */
   private Optional<ExecutorShuffleTransport> transport = Optional.empty(); // guarded by this
-  private boolean transportDecided; // guarded by this
   private boolean stopped; // guarded by this
 
   public RdmaShuffleManager(SparkConf conf, boolean isDriver) {
@@ -152,22 +151,21 @@ public final class RdmaShuffleManager implements ShuffleManager {
   }
 
   /**
-   * Starts opening this process's transport on a thread of its own unless that was done already,
-   * and returns the open's result: the transport, or empty if it could not start here. Never waits.
+   * Starts opening this process's transport on a thread of its own unless that was done already;
+   * the future completes when the open has ended, whatever its outcome. Never waits.
    */
-  private synchronized CompletableFuture<Optional<ExecutorShuffleTransport>> opening() {
+  private synchronized CompletableFuture<Void> opening() {
     if (opening == null) {
-      CompletableFuture<Optional<ExecutorShuffleTransport>> f = new CompletableFuture<>();
+      CompletableFuture<Void> f = new CompletableFuture<>();
       opening = f;
       if (stopped) {
-        f.complete(Optional.empty());
+        f.complete(null);
       } else {
         Thread t = new Thread(() -> {
-          Optional<ExecutorShuffleTransport> opened = Optional.empty();
           try {
-            opened = openTransport();
+            openTransport();
           } finally {
-            f.complete(opened);
+            f.complete(null);
           }
         }, "sluice-transport-open");
         t.setDaemon(true);
@@ -187,22 +185,22 @@ public final class RdmaShuffleManager implements ShuffleManager {
   }
 
   /**
-   * This process's transport, or empty if it could not start here: opened on first use, on a
-   * thread of its own, and waited for here (recorded as the first task's wait when it is the
-   * first). A task that is interrupted, or waits past the deadline, gets empty and uses Spark's
-   * shuffle; the open goes on for later tasks.
+   * This process's transport, or empty if it could not start here or this manager stopped: opened
+   * on first use, on a thread of its own, and waited for here (recorded as the first task's wait
+   * when it is the first). A task that is interrupted, or waits past the deadline, gets empty and
+   * uses Spark's shuffle; the open goes on for later tasks.
    */
   Optional<ExecutorShuffleTransport> transport() {
-    CompletableFuture<Optional<ExecutorShuffleTransport>> f = opening();
+    CompletableFuture<Void> f = opening();
     if (f.isDone()) {
       startup.waited(0);
-      return f.join();
+      return published();
     }
     long started = System.nanoTime();
     try {
-      Optional<ExecutorShuffleTransport> t = f.get(openDeadlineMs(), TimeUnit.MILLISECONDS);
+      f.get(openDeadlineMs(), TimeUnit.MILLISECONDS);
       startup.waited(System.nanoTime() - started);
-      return t;
+      return published();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return Optional.empty();
@@ -214,11 +212,15 @@ public final class RdmaShuffleManager implements ShuffleManager {
     }
   }
 
+  private synchronized Optional<ExecutorShuffleTransport> published() {
+    return transport;
+  }
+
   /**
    * Opens this process's transport; runs once, on the thread {@link #opening} starts. Publishes
    * it unless this manager stopped meanwhile (then closes it).
    */
-  private Optional<ExecutorShuffleTransport> openTransport() {
+  private void openTransport() {
     long started = System.nanoTime();
     long step = started;
     SparkEnv env = SparkEnv.get();
@@ -263,7 +265,6 @@ public final class RdmaShuffleManager implements ShuffleManager {
       published = !stopped;
       if (published) {
         transport = opened;
-        transportDecided = true;
         runningTransportMetrics = opened.map(ExecutorShuffleTransport::metrics);
         reporter = report;
         source.ifPresent(SluiceMetricsSource::registerOnce);
@@ -273,14 +274,13 @@ public final class RdmaShuffleManager implements ShuffleManager {
     if (!published) {
       report.ifPresent(MetricsReporter::close);
       opened.ifPresent(ExecutorShuffleTransport::close);
-      return Optional.empty();
+      return;
     }
     long took = System.nanoTime() - started;
     startup.opened(took);
     LOG.info("Executor {}: the shuffle transport's open took {} ms ({})", env.executorId(),
         String.format(java.util.Locale.ROOT, "%.1f", took / 1e6), startup.steps());
     fallback.decideExecutor(env.executorId(), failure);
-    return opened;
   }
 
   /** The counters of this process's transport, once it has one; never starts it. */
@@ -309,8 +309,9 @@ public final class RdmaShuffleManager implements ShuffleManager {
   public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId, TaskContext context,
       ShuffleWriteMetricsReporter metrics) {
     ShuffleWriter<K, V> writer = sort.getWriter(handle, mapId, context, metrics);
-    if (opening().isDone() && registeringTransport(handle).isEmpty()) {
-      return writer;
+    if (opening().isDone()) {
+      Optional<ExecutorShuffleTransport> t = registeringTransport(handle);
+      return t.isEmpty() ? writer : new RegisteringShuffleWriter<>(writer, () -> t, handle.shuffleId(), mapId);
     }
     // While the transport opens, the executor's first map tasks compute; they wait for it only to
     // register their output.
@@ -357,7 +358,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
   public boolean unregisterShuffle(int shuffleId) {
     Optional<ExecutorShuffleTransport> t;
     synchronized (this) {
-      t = transportDecided ? transport : Optional.empty();
+      t = transport;
     }
     // Files first: a reducer's range request arriving in between must not register them again
     // (the registry registers on request). Regions already registered stay readable until revoked.
@@ -407,15 +408,14 @@ public final class RdmaShuffleManager implements ShuffleManager {
     // The last report, with the transport's final counts, before the transport goes.
     lastReport.ifPresent(MetricsReporter::close);
     Optional<MetricsReporter> publishedMeanwhile;
-    CompletableFuture<Optional<ExecutorShuffleTransport>> inFlight;
+    CompletableFuture<Void> inFlight;
     synchronized (this) {
       stopped = true;
       publishedMeanwhile = reporter;
       reporter = Optional.empty();
       inFlight = opening;
-      t = transportDecided ? transport : Optional.empty();
+      t = transport;
       transport = Optional.empty();
-      transportDecided = true;
       executorSource.ifPresent(SluiceMetricsSource::unregister);
       executorSource = Optional.empty();
       driver = driverSide;
