@@ -24,10 +24,10 @@ class FallbackTest {
     try (JavaSparkContext sc = LocalCluster.start(conf)) {
       ShuffleMetricsListener metrics = new ShuffleMetricsListener();
       sc.sc().addSparkListener(metrics);
-      Map<Integer, Long> got = new TreeMap<>(sc.parallelize(RddJobs.range(20_000), 4)
+      Map<Integer, Long> got = new TreeMap<>(sc.parallelize(SharedJobs.range(20_000), 4)
           .mapToPair(i -> new Tuple2<>(i % 97, (long) i)).reduceByKey(Long::sum, 5).collectAsMap());
       Map<Integer, Long> expected = new TreeMap<>();
-      RddJobs.range(20_000).forEach(i -> expected.merge(i % 97, (long) i, Long::sum));
+      SharedJobs.range(20_000).forEach(i -> expected.merge(i % 97, (long) i, Long::sum));
       assertEquals(expected, got);
       List<String> transports = ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).registeredTransports();
       assertEquals(List.of(), transports, "no executor should have a transport");

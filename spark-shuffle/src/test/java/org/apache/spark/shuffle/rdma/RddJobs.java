@@ -31,16 +31,8 @@ final class RddJobs {
         sc -> sc.parallelize(List.of(42), 3).repartition(5).collect());
   }
 
-  static List<Integer> range(int n) {
-    List<Integer> out = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
-      out.add(i);
-    }
-    return out;
-  }
-
   static Object reduceByKey(JavaSparkContext sc) {
-    List<String> out = new ArrayList<>(sc.parallelize(range(20_000), 4)
+    List<String> out = new ArrayList<>(sc.parallelize(SharedJobs.range(20_000), 4)
         .mapToPair(i -> new Tuple2<>(i % 97, (long) i)).reduceByKey(Long::sum, 5)
         .map(t -> t._1() + "=" + t._2()).collect());
     Collections.sort(out);
@@ -48,7 +40,7 @@ final class RddJobs {
   }
 
   static Object groupByKey(JavaSparkContext sc) {
-    List<String> out = new ArrayList<>(sc.parallelize(range(10_000), 4)
+    List<String> out = new ArrayList<>(sc.parallelize(SharedJobs.range(10_000), 4)
         .mapToPair(i -> new Tuple2<>("k" + (i % 53), i)).groupByKey(3)
         .map(t -> {
           List<Integer> values = new ArrayList<>();
@@ -62,14 +54,14 @@ final class RddJobs {
 
   static Object sortByKey(JavaSparkContext sc) {
     // Spark defines the order of sortByKey's result, so the list is compared as is.
-    return sc.parallelize(range(30_000), 4)
+    return sc.parallelize(SharedJobs.range(30_000), 4)
         .mapToPair(i -> new Tuple2<>((i * 7919L) % 100_003, "v" + i)).sortByKey(true, 6)
         .map(t -> t._1() + ":" + t._2()).collect();
   }
 
   static Object join(JavaSparkContext sc) {
-    JavaPairRDD<Integer, String> left = sc.parallelize(range(5_000), 3).mapToPair(i -> new Tuple2<>(i % 700, "l" + i));
-    JavaPairRDD<Integer, String> right = sc.parallelize(range(3_000), 2).mapToPair(i -> new Tuple2<>(i % 500, "r" + i));
+    JavaPairRDD<Integer, String> left = sc.parallelize(SharedJobs.range(5_000), 3).mapToPair(i -> new Tuple2<>(i % 700, "l" + i));
+    JavaPairRDD<Integer, String> right = sc.parallelize(SharedJobs.range(3_000), 2).mapToPair(i -> new Tuple2<>(i % 500, "r" + i));
     List<String> out = new ArrayList<>(left.join(right, 4).map(t -> t._1() + ":" + t._2()._1() + "," + t._2()._2())
         .collect());
     Collections.sort(out);
@@ -94,7 +86,7 @@ final class RddJobs {
   static Object manyPartitions(JavaSparkContext sc) {
     // More than 2000 reduce partitions: map tasks report HighlyCompressedMapStatus. The narrow
     // coalesce keeps the task count small while every one of the 2100 partitions is still read.
-    return sc.parallelize(range(50_000), 4).mapToPair(i -> new Tuple2<>(i, (long) i))
+    return sc.parallelize(SharedJobs.range(50_000), 4).mapToPair(i -> new Tuple2<>(i, (long) i))
         .partitionBy(new HashPartitioner(2100))
         .mapPartitionsWithIndex((idx, it) -> {
           long sum = 0;

@@ -94,13 +94,13 @@ class RddShuffleTest extends ComparisonSupport {
 
   @Test
   void lostMapOutputBecomesFetchFailureAndIsRecomputed() throws Exception {
-    JavaPairRDD<Integer, Long> sums = sc.parallelize(RddJobs.range(20_000), 4)
+    JavaPairRDD<Integer, Long> sums = sc.parallelize(SharedJobs.range(20_000), 4)
         .mapToPair(i -> new Tuple2<>(i % 97, (long) i)).reduceByKey(Long::sum, 5);
     List<Tuple2<Integer, Long>> first = new ArrayList<>(sums.collect());
     int shuffleId = ((org.apache.spark.ShuffleDependency<?, ?, ?>) sums.rdd().dependencies().head()).shuffleId();
     // Every executor forgets the output (registrations revoked, files deleted) while the driver
     // still lists it: the next read must fail over the transport and Spark must recompute it.
-    sc.parallelize(RddJobs.range(16), 16).foreach(i -> SparkEnv.get().shuffleManager().unregisterShuffle(shuffleId));
+    sc.parallelize(SharedJobs.range(16), 16).foreach(i -> SparkEnv.get().shuffleManager().unregisterShuffle(shuffleId));
     long failuresBefore = metrics.fetchFailures.get();
     List<Tuple2<Integer, Long>> second = new ArrayList<>(sums.collect());
     first.sort((a, b) -> a._1().compareTo(b._1()));

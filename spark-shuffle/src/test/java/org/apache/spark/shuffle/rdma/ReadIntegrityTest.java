@@ -65,11 +65,11 @@ class ReadIntegrityTest {
           }
         }
       });
-      JavaPairRDD<Integer, Long> sums = sc.parallelize(RddJobs.range(ROWS), 4)
+      JavaPairRDD<Integer, Long> sums = sc.parallelize(SharedJobs.range(ROWS), 4)
           .mapToPair(i -> new Tuple2<>(i % 1000, (long) i))
           .reduceByKey(Long::sum, 4);
       Map<Integer, Long> expected = new TreeMap<>();
-      RddJobs.range(ROWS).forEach(i -> expected.merge(i % 1000, (long) i, Long::sum));
+      SharedJobs.range(ROWS).forEach(i -> expected.merge(i % 1000, (long) i, Long::sum));
 
       // The first job runs the map stage, whose outputs are registered (and checksummed) as they
       // commit, and reads them intact.

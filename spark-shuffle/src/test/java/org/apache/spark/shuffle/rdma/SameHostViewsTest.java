@@ -41,7 +41,7 @@ class SameHostViewsTest {
 
   private static Map<Integer, Long> expectedSums() {
     Map<Integer, Long> expected = new TreeMap<>();
-    RddJobs.range(ROWS).forEach(i -> expected.merge(i % 1000, (long) i, Long::sum));
+    SharedJobs.range(ROWS).forEach(i -> expected.merge(i % 1000, (long) i, Long::sum));
     return expected;
   }
 
@@ -49,7 +49,7 @@ class SameHostViewsTest {
   @Timeout(300)
   void viewsReplaceCopiesAndAreLetGoWhenATaskFailsOrStopsMidRead() {
     try (JavaSparkContext sc = LocalCluster.start(conf("views"))) {
-      JavaPairRDD<Integer, Long> sums = sc.parallelize(RddJobs.range(ROWS), 6)
+      JavaPairRDD<Integer, Long> sums = sc.parallelize(SharedJobs.range(ROWS), 6)
           .mapToPair(i -> new Tuple2<>(i % 1000, (long) i))
           .reduceByKey(Long::sum, 4);
       assertEquals(expectedSums(), new TreeMap<>(sums.collectAsMap()));
@@ -65,7 +65,7 @@ class SameHostViewsTest {
 
       // Records stream from the blocks to the task (no aggregation or sort in between): each reduce
       // task's first attempt fails after its first record; the retries read it all.
-      JavaPairRDD<Integer, Long> pairs = sc.parallelize(RddJobs.range(ROWS), 6)
+      JavaPairRDD<Integer, Long> pairs = sc.parallelize(SharedJobs.range(ROWS), 6)
           .mapToPair(i -> new Tuple2<>(i % 1000, (long) i))
           .partitionBy(new org.apache.spark.HashPartitioner(4));
       List<Long> totals = pairs.mapPartitions(it -> {
@@ -104,7 +104,7 @@ class SameHostViewsTest {
       String appId = sc.sc().applicationId();
       Map<String, List<String>> dirs = localDirs(sc);
       // Each record carries the executor and the map partition that wrote it.
-      JavaPairRDD<Integer, String> tagged = sc.parallelize(RddJobs.range(maps * perMap), maps)
+      JavaPairRDD<Integer, String> tagged = sc.parallelize(SharedJobs.range(maps * perMap), maps)
           .mapPartitionsWithIndex((p, it) -> {
             Thread.sleep(200); // so that both executors run map tasks
             String origin = SparkEnv.get().executorId() + "/" + p;
@@ -182,7 +182,7 @@ class SameHostViewsTest {
   /** Each executor's block-manager folders. */
   private static Map<String, List<String>> localDirs(JavaSparkContext sc) {
     Map<String, List<String>> dirs = new TreeMap<>();
-    sc.parallelize(RddJobs.range(16), 16).map(i -> {
+    sc.parallelize(SharedJobs.range(16), 16).map(i -> {
       Thread.sleep(50);
       StringBuilder b = new StringBuilder(SparkEnv.get().executorId());
       for (java.io.File f : SparkEnv.get().blockManager().diskBlockManager().localDirs()) {

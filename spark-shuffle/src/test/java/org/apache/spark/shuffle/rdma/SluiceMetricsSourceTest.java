@@ -22,10 +22,10 @@ class SluiceMetricsSourceTest {
   @Test
   void prometheusScrapeShowsTheBytesOfTheJobByDataPath() throws Exception {
     try (JavaSparkContext sc = LocalCluster.start(PrometheusScrape.enable(LocalCluster.conf("metrics", true)))) {
-      Map<Integer, Long> got = new TreeMap<>(sc.parallelize(RddJobs.range(40_000), 4)
+      Map<Integer, Long> got = new TreeMap<>(sc.parallelize(SharedJobs.range(40_000), 4)
           .mapToPair(i -> new Tuple2<>(i % 101, (long) i)).reduceByKey(Long::sum, 4).collectAsMap());
       Map<Integer, Long> expected = new TreeMap<>();
-      RddJobs.range(40_000).forEach(i -> expected.merge(i % 101, (long) i, Long::sum));
+      SharedJobs.range(40_000).forEach(i -> expected.merge(i % 101, (long) i, Long::sum));
       assertEquals(expected, got);
 
       List<TransportReport> reports = TransportReports.collect(sc);

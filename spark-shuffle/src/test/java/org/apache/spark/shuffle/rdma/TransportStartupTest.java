@@ -29,13 +29,13 @@ class TransportStartupTest {
   private static final List<String> STEPS = List.of("metrics", "driver", "config", "transport", "register");
 
   private static Map<Integer, Long> reduceByKey(JavaSparkContext sc) {
-    return new TreeMap<>(sc.parallelize(RddJobs.range(20_000), 4)
+    return new TreeMap<>(sc.parallelize(SharedJobs.range(20_000), 4)
         .mapToPair(i -> new Tuple2<>(i % 97, (long) i)).reduceByKey(Long::sum, 5).collectAsMap());
   }
 
   private static Map<Integer, Long> expected() {
     Map<Integer, Long> expected = new TreeMap<>();
-    RddJobs.range(20_000).forEach(i -> expected.merge(i % 97, (long) i, Long::sum));
+    SharedJobs.range(20_000).forEach(i -> expected.merge(i % 97, (long) i, Long::sum));
     return expected;
   }
 
@@ -85,7 +85,7 @@ class TransportStartupTest {
       try (JavaSparkContext sc = LocalCluster.start(conf)) {
         assertEquals(expected(), reduceByKey(sc));
         assertEquals(List.of(), ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).registeredTransports());
-        List<String> left = sc.parallelize(RddJobs.range(16), 16).flatMap(i -> {
+        List<String> left = sc.parallelize(SharedJobs.range(16), 16).flatMap(i -> {
           boolean hasTransport = ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).transport().isPresent();
           List<String> threads = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
               .filter(n -> n.startsWith("sluice-") && !n.startsWith("sluice-metrics-report")
