@@ -100,9 +100,7 @@ public final class Transports {
    * Opens a transport as {@link TransportKeys#PROVIDER} says. The cryptography it needs is loaded
    * on a short-lived thread of its own ({@link Handshake#loadAlgorithms}, and {@link
    * Handshake#loadEncryption} when it is to encrypt) while the providers are probed and the
-   * transport set up, so a cold JVM does not pay for both in turn. That thread then runs the
-   * handshake's public-key operations once ({@link Handshake#warmUp}), so that the first
-   * connection finds their code compiled; nobody waits for it.
+   * transport set up, so a cold JVM does not pay for both in turn.
    */
   public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
     TransportConfig asked = config;
@@ -117,7 +115,6 @@ public final class Transports {
       if (encrypt) {
         Handshake.loadEncryption();
       }
-      Handshake.warmUp();
     }, "sluice-load-crypto");
     load.setDaemon(true);
     load.start();

@@ -82,41 +82,6 @@ public final class Handshake {
   }
 
   /**
-   * Runs once each public-key operation a handshake does (an X25519 key pair and agreement, an
-   * Ed25519 key pair, signature and verification) on throwaway keys, so that their field
-   * arithmetic is compiled before a first connection needs it: interpreted, a cold JVM's first
-   * handshake spends tens of milliseconds there. An opened transport runs this on its loading
-   * thread, off every caller's path; it creates nothing that outlives it. What fails here is
-   * left for the real use to report. Thread safe.
-   *
-   * @return whether every operation ran and the signature verified
-   */
-  public static boolean warmUp() {
-    try {
-      java.security.KeyPairGenerator xdh = java.security.KeyPairGenerator.getInstance("X25519");
-      java.security.KeyPair a = xdh.generateKeyPair();
-      java.security.KeyPair b = xdh.generateKeyPair();
-      javax.crypto.KeyAgreement agreement = javax.crypto.KeyAgreement.getInstance("XDH");
-      agreement.init(a.getPrivate());
-      agreement.doPhase(b.getPublic(), true);
-      agreement.generateSecret();
-      java.security.KeyPair id = java.security.KeyPairGenerator.getInstance("Ed25519").generateKeyPair();
-      java.security.Signature signer = java.security.Signature.getInstance("Ed25519");
-      signer.initSign(id.getPrivate());
-      byte[] message = new byte[64];
-      signer.update(message);
-      byte[] signature = signer.sign();
-      java.security.Signature verifier = java.security.Signature.getInstance("Ed25519");
-      verifier.initVerify(id.getPublic());
-      verifier.update(message);
-      return verifier.verify(signature);
-    } catch (java.security.GeneralSecurityException | RuntimeException e) {
-      // The handshake that needs the missing algorithm fails with its own message.
-      return false;
-    }
-  }
-
-  /**
    * Loads AES-GCM, as {@link #loadAlgorithms} loads the rest: for a transport configured to
    * encrypt. One that is not loads it at its first connection with a peer that asks for
    * encryption, rather than paying for it in every open. Thread safe.
