@@ -177,6 +177,52 @@ public interface ReadFailureContract extends TransportContractFixture {
   }
 
   /**
+   * The close of a region raced by a steady stream of READs of it, many times over one
+   * connection: every READ that fails, fails as revoked, from the moment the close begins; not
+   * one is told its key is unknown. {@code -Dsluice.contract.revocationRounds} sets the count.
+   */
+  @Test
+  default void aRevokedKeyIsNeverAnsweredAsUnknown() throws Exception {
+    int rounds = Integer.getInteger("sluice.contract.revocationRounds", 1_000);
+    int inFlight = 24;
+    int readLen = 512;
+    Transport server = harness().open(MessageHandler.REJECT_ALL);
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    try (RegisteredRegion dst = client.allocate(inFlight * readLen);
+        Connection c = TransportHarness.connect(client, server)) {
+      int revoked = 0;
+      for (int round = 0; round < rounds; round++) {
+        RegisteredRegion src = server.allocate(inFlight * readLen);
+        RemoteDescriptor d = src.descriptor();
+        await(c.read(d, 0, dst, 0, 1));
+        List<CompletableFuture<Void>> reads = new ArrayList<>(inFlight);
+        for (int i = 0; i < inFlight; i++) {
+          reads.add(c.read(d, (long) i * readLen, dst, (long) i * readLen, readLen));
+          if (i == inFlight / 2) {
+            src.close();
+          }
+        }
+        awaitAllDone(reads, DEADLINE);
+        for (int i = 0; i < inFlight; i++) {
+          Optional<Throwable> failure = failureIfAny(reads.get(i));
+          if (failure.isPresent() && !(failure.get() instanceof RegionRevokedException)) {
+            fail("round " + round + ", READ " + i + " of " + inFlight + " (close after READ " + inFlight / 2
+                + "): expected success or RegionRevokedException, got "
+                + TransportTestSupport.describe(failure.get()));
+          }
+          if (failure.isPresent()) {
+            revoked++;
+          }
+        }
+        assertFailsWith(RegionRevokedException.class, c.read(d, 0, dst, 0, 1));
+      }
+      assertTrue(revoked >= rounds * (inFlight / 2 - 1), "the READs issued after each close failed as revoked ("
+          + revoked + " revoked in " + rounds + " rounds)");
+      assertTrue(c.isOpen(), "revocation must not close the connection");
+    }
+  }
+
+  /**
    * READs of 1 B to 1 MiB from eight threads into destinations filled with 0xA5, while one
    * region on each of two peers is closed and a third peer closes, at seeded moments of the
    * issuing. A READ completes with exactly the right bytes at the moment it completes (a READ

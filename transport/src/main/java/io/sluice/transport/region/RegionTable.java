@@ -47,12 +47,17 @@ public final class RegionTable {
     live.put(region.descriptor().key(), region);
   }
 
-  /** Removes the key so that no new READ can find it. */
+  /**
+   * Removes the key so that no new READ can find it. The key is remembered as revoked before it
+   * leaves the live table, so a lookup racing this call finds it in one or the other and is told
+   * "revoked", never "unknown".
+   */
   public void revoke(long key) {
-    if (live.remove(key) != null) {
+    if (live.containsKey(key)) {
       synchronized (revoked) {
         revoked.put(key, Boolean.TRUE);
       }
+      live.remove(key);
     }
   }
 
@@ -75,6 +80,8 @@ public final class RegionTable {
       }
       r.release();
     }
+    // A region found closed, or a key already gone from the live table, counts as revoked when
+    // its tombstone is there; revoke() writes the tombstone before it removes the live entry.
     boolean wasRevoked;
     synchronized (revoked) {
       wasRevoked = revoked.containsKey(key) || r != null;
