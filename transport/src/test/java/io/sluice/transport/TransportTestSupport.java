@@ -146,15 +146,9 @@ public final class TransportTestSupport {
     }
   }
 
-  /** Polls a condition until it holds or the deadline passes. */
+  /** Polls a condition until it holds or the deadline passes ({@link Eventually#holds}). */
   public static void eventually(String what, Duration deadline, BooleanSupplier condition) {
-    long end = System.nanoTime() + deadline.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - end > 0) {
-        fail("not true within " + deadline + ": " + what);
-      }
-      sleep(10);
-    }
+    Eventually.holds(what, deadline, condition);
   }
 
   public static void sleep(long millis) {
