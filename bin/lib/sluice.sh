@@ -6,7 +6,8 @@
 #   SLUICE_ROOT          the repository root (the scripts cd there themselves if they need to)
 #   SLUICE_JAVA          $JAVA_HOME/bin/java when JAVA_HOME is set, else java from PATH
 #   SLUICE_SPARK_HOME    the Spark home spark-shuffle's build assembles from the Maven jars
-#   sluice_build ARGS    mvn -B -q -ntp ARGS offline, then online if the offline build failed; nothing
+#   sluice_build ARGS    mvn -B -q -ntp ARGS offline, then online where the offline build lacked
+#                        artifacts (that attempt prints nothing then); nothing
 #                        when SLUICE_BUILT is set (a caller that built already, such as perf/ci, sets it)
 #   sluice_jar MODULE    the main jar a module's build wrote (not its tests, sources or unshaded jar)
 #   sluice_classpath MODULE
@@ -36,10 +37,20 @@ sluice_build() {
   if [[ -n ${SLUICE_BUILT:-} ]]; then
     return 0
   fi
-  if ! (cd "$SLUICE_ROOT" && mvn -B -q -ntp -o "$@"); then
-    echo "offline build failed; retrying online" >&2
-    (cd "$SLUICE_ROOT" && mvn -B -q -ntp "$@")
+  # The offline attempt is quiet when it fails for want of artifacts the local repository lacks
+  # (a new machine): the online build then fetches them. Any other failure is shown as it is.
+  local offline_log status
+  offline_log=$(mktemp)
+  (cd "$SLUICE_ROOT" && mvn -B -q -ntp -o "$@") >"$offline_log" 2>&1
+  status=$?
+  if [[ $status -eq 0 ]] || ! grep -q 'offline mode' "$offline_log"; then
+    cat "$offline_log"
+    rm -f "$offline_log"
+    return $status
   fi
+  rm -f "$offline_log"
+  echo "fetching the build's dependencies (the local Maven repository lacks some)" >&2
+  (cd "$SLUICE_ROOT" && mvn -B -q -ntp "$@")
 }
 
 sluice_jar() {
