@@ -14,6 +14,7 @@ import io.sluice.flight.protocol.DataPlaneProtocol.OpenGet;
 import io.sluice.flight.protocol.DataPlaneProtocol.Pull;
 import io.sluice.flight.protocol.DataPlaneOffer;
 import io.sluice.transport.Connection;
+import io.sluice.transport.Eventually;
 import io.sluice.transport.MessageHandler;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.RemoteHandlerException;
@@ -108,12 +109,9 @@ class AuthorizationTest {
     }
   }
 
-  static void awaitNoStreams(SluiceFlightServer server) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while ((server.activeGrants() > 0 || server.activeDataPlaneStreams() > 0) && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertEquals(0, server.activeDataPlaneStreams(), "streams still being served");
-    assertEquals(0, server.activeGrants(), "a reader still has access to a table");
+  /** Waits until the server serves no data-plane stream and no reader may READ any of its tables. */
+  static void awaitNoStreams(SluiceFlightServer server) {
+    Eventually.reaches("data-plane streams still being served", 0, server::activeDataPlaneStreams);
+    Eventually.reaches("streams whose reader still has access to a table", 0, server::activeGrants);
   }
 }

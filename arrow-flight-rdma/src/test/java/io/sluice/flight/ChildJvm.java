@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -18,6 +19,9 @@ import java.util.concurrent.TimeUnit;
  * the servers keep for it. Closing it kills the JVM if it still runs. One test thread uses it.
  */
 public final class ChildJvm implements AutoCloseable {
+  /** How long a child may take to print the line a test waits for: a JVM starting on a loaded machine. */
+  private static final long LINE_SECONDS = 120;
+
   private final Process process;
   private final BufferedReader out;
 
@@ -43,15 +47,25 @@ public final class ChildJvm implements AutoCloseable {
 
   /**
    * Reads the JVM's output up to the first line starting with {@code prefix} and returns that
-   * line; fails with {@code endedFirst} and everything read before if the output ends first.
+   * line; fails with {@code endedFirst} and everything read before if the output ends first, or
+   * the line has not come within {@link #LINE_SECONDS}.
    */
   public String awaitLine(String prefix, String endedFirst) throws IOException {
+    // A child that hangs before its line is killed at the deadline: that ends its output, and so
+    // the read below.
+    CompletableFuture<Void> deadline = CompletableFuture.runAsync(process::destroyForcibly,
+        CompletableFuture.delayedExecutor(LINE_SECONDS, TimeUnit.SECONDS));
     StringBuilder seen = new StringBuilder();
     String line;
-    while ((line = out.readLine()) != null && !line.startsWith(prefix)) {
-      seen.append(line).append('\n');
+    try {
+      while ((line = out.readLine()) != null && !line.startsWith(prefix)) {
+        seen.append(line).append('\n');
+      }
+    } finally {
+      deadline.cancel(false);
     }
-    assertTrue(line != null, endedFirst + ": " + seen);
+    String killed = deadline.isCancelled() ? "" : " (killed after " + LINE_SECONDS + " s)";
+    assertTrue(line != null, endedFirst + killed + ": " + seen);
     return line;
   }
 

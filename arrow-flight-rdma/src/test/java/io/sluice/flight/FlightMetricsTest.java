@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.transport.Eventually;
 import io.sluice.transport.metrics.Metric;
 import java.lang.management.ManagementFactory;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import javax.management.ObjectName;
@@ -31,16 +31,9 @@ class FlightMetricsTest {
     return server.metrics().stream().collect(Collectors.toMap(Metric::name, Metric::value));
   }
 
-  /** The server counts a get once the reader has let go of it, just after the client's close returns. */
-  static Map<String, Long> valuesOnce(SluiceFlightServer server, Predicate<Map<String, Long>> done)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    Map<String, Long> v = values(server);
-    while (!done.test(v) && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-      v = values(server);
-    }
-    return v;
+  /** The metrics once {@code done} holds: the server counts on its own threads, not the test's. */
+  static Map<String, Long> valuesOnce(SluiceFlightServer server, Predicate<Map<String, Long>> done) {
+    return Eventually.matches("the server's metrics to count what the test did", Eventually.DEADLINE, () -> values(server), done);
   }
 
   @ParameterizedTest

@@ -146,7 +146,10 @@ class InteropTest {
           }
         }
       };
-      try (FlightServer plainServer =
+      // The producer closes its root on a gRPC thread after the client has its stream's end, and
+      // a plain FlightServer's close does not wait for that thread.
+      try (AutoCloseable released = () -> SecureDefaultsTest.awaitReleased(allocator);
+           FlightServer plainServer =
                FlightServer.builder(allocator, Location.forGrpcInsecure("127.0.0.1", 0), producer).build().start();
            SluiceFlightClient client = SluiceFlightClient.connect(allocator,
                Location.forGrpcInsecure("127.0.0.1", plainServer.getPort()),

@@ -3,6 +3,7 @@ package io.sluice.flight;
 import static io.sluice.flight.DataPlaneGetTest.SECRET;
 import static io.sluice.flight.DataPlaneGetTest.server;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,6 +11,8 @@ import io.sluice.transport.TransportConfig;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStatusCode;
@@ -44,27 +47,35 @@ class LifetimeTest {
       try (SluiceFlightClient slow = SluiceFlightClient.connect(allocator, server.location(), c);
            SluiceFlightClient fast = SluiceFlightClient.connect(allocator, server.location(), c);
            TableReader slowStream = slow.getStream(SluiceFlightServer.ticket("t"))) {
-        java.util.concurrent.CompletableFuture<Long> slowRows = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        // The slow reader takes one batch and then holds its stream, unread, until the fast one
+        // has read the whole table: the fast one cannot have waited for it.
+        CountDownLatch slowHolds = new CountDownLatch(1);
+        CountDownLatch fastDone = new CountDownLatch(1);
+        CompletableFuture<Long> slowRows = CompletableFuture.supplyAsync(() -> {
           long n = 0;
           while (slowStream.next()) {
             n += slowStream.getRoot().getRowCount();
             assertEquals(tableRegions, server.registeredRegions(), "a stream registered memory");
-            try {
-              Thread.sleep(40); // a reader that computes between batches
-            } catch (InterruptedException e) {
-              throw new IllegalStateException(e);
+            if (slowHolds.getCount() > 0) {
+              slowHolds.countDown();
+              awaitOrFail(fastDone, "the fast reader never finished");
             }
           }
           return n;
         });
-        long rows = 0;
-        try (TableReader r = fast.getStream(SluiceFlightServer.ticket("t"))) {
-          while (r.next()) {
-            rows += r.getRoot().getRowCount();
+        try {
+          awaitOrFail(slowHolds, "the slow reader never got its first batch");
+          long rows = 0;
+          try (TableReader r = fast.getStream(SluiceFlightServer.ticket("t"))) {
+            while (r.next()) {
+              rows += r.getRoot().getRowCount();
+            }
           }
+          assertEquals(24 * 40_000L, rows);
+          assertFalse(slowRows.isDone(), "the slow reader's stream ended before the fast reader was done");
+        } finally {
+          fastDone.countDown();
         }
-        assertEquals(24 * 40_000L, rows);
-        assertTrue(!slowRows.isDone(), "the fast reader waited for the slow one");
         assertEquals(24 * 40_000L, slowRows.get(60, TimeUnit.SECONDS));
       }
       AuthorizationTest.awaitNoStreams(server);
@@ -72,9 +83,23 @@ class LifetimeTest {
     }
   }
 
+  /** Waits for {@code latch} as long as a test may take; fails naming {@code what} after that. */
+  private static void awaitOrFail(CountDownLatch latch, String what) {
+    try {
+      if (!latch.await(60, TimeUnit.SECONDS)) {
+        throw new AssertionError(what + " within 60 s");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError("interrupted: " + what, e);
+    }
+  }
+
   @Test
   void readerThatStopsAcknowledgingIsCutOffAtTheDeadline() throws Exception {
-    TransportConfig c = config(Map.of("sluice.flight.ackTimeoutMs", "1500", "sluice.flight.streamWindow", "2"));
+    // Short enough to wait out, long enough that a reader on a loaded machine has taken its first
+    // batch before the server gives up on it.
+    TransportConfig c = config(Map.of("sluice.flight.ackTimeoutMs", "3000", "sluice.flight.streamWindow", "2"));
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = server(allocator, c);
          SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(), c)) {

@@ -6,6 +6,8 @@ import static io.sluice.flight.DataPlaneGetTest.server;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.sluice.transport.Eventually;
+import io.sluice.transport.ProductThreads;
 import java.util.Map;
 import org.apache.arrow.flight.AsyncPutListener;
 import org.apache.arrow.flight.FlightClient;
@@ -25,6 +27,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * requires the data plane falling back to plain Flight.
  */
 class SecureDefaultsTest {
+  /** The name of the server's threads for plain streams. */
+  private static final String STREAM_THREAD = "sluice-flight-stream";
+
   private static void putRows(TableWriter w, VectorSchemaRoot root, int batches, int rows) {
     for (int k = 0; k < batches; k++) {
       TestTables.fillMixed(root, (long) k * rows, rows);
@@ -125,6 +130,7 @@ class SecureDefaultsTest {
   void putsBeyondTheBoundStoreNothing(String path) throws Exception {
     Map<String, String> bounded = Map.of("sluice.flight.puts", "true", "sluice.flight.maxPutBytes", "256k");
     try (BufferAllocator allocator = new RootAllocator();
+         AutoCloseable released = () -> awaitReleased(allocator);
          SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounded));
          SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(),
              path.equals("grpc") ? DataPlaneGetTest.grpcOnly("tcp") : config("tcp", SECRET));
@@ -167,10 +173,12 @@ class SecureDefaultsTest {
 
   @org.junit.jupiter.api.Test
   void readersThatNeverReadHoldABoundedNumberOfThreads() throws Exception {
-    Map<String, String> four = Map.of("sluice.flight.streamThreads", "4", "sluice.flight.ackTimeoutMs", "20000");
+    // An acknowledgement deadline longer than the test: a stream that got a thread keeps it.
+    Map<String, String> four = Map.of("sluice.flight.streamThreads", "4", "sluice.flight.ackTimeoutMs", "120000");
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = server(allocator, config("tcp", SECRET, four))) {
       server.publish("big", TestTables.numeric(allocator, 8, 400_000)); // about 10 MiB a batch
+      int before = ProductThreads.count(STREAM_THREAD);
       java.util.List<FlightClient> idle = new java.util.ArrayList<>();
       java.util.List<org.apache.arrow.flight.FlightStream> streams = new java.util.ArrayList<>();
       try {
@@ -179,26 +187,24 @@ class SecureDefaultsTest {
           idle.add(c);
           streams.add(c.getStream(SluiceFlightServer.ticket("big"))); // and never read
         }
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
-        int most = 0;
-        while (System.nanoTime() < deadline) {
-          most = Math.max(most, streamThreads());
-          Thread.sleep(50);
-        }
-        org.junit.jupiter.api.Assertions.assertTrue(most <= 4, most + " stream threads with 12 idle readers");
-        // The readers beyond the bound were refused, and say so.
+        // A stream that got a thread sends its schema and then holds the thread, waiting for its
+        // reader; one beyond the bound is refused. Asking each for its schema waits until the
+        // server has answered all 12, without reading a batch.
         int refused = 0;
-        for (org.apache.arrow.flight.FlightStream s : streams.subList(4, streams.size())) {
+        for (org.apache.arrow.flight.FlightStream s : streams) {
           try {
-            while (s.next()) {
-              // a refused stream ends at once; one that got a thread is read to its end
-            }
+            s.getSchema();
           } catch (FlightRuntimeException e) {
             assertEquals(FlightStatusCode.RESOURCE_EXHAUSTED, e.status().code(), e.toString());
             refused++;
           }
         }
-        org.junit.jupiter.api.Assertions.assertTrue(refused >= 4, refused + " of 8 late readers refused");
+        assertEquals(8, refused, "readers refused beyond the 4 stream threads");
+        org.junit.jupiter.api.Assertions.assertTrue(server.streamThreads() <= 4,
+            server.streamThreads() + " stream threads with 12 idle readers");
+        int threads = ProductThreads.count(STREAM_THREAD) - before;
+        org.junit.jupiter.api.Assertions.assertTrue(threads <= 4, threads + " more " + STREAM_THREAD
+            + " threads with 12 idle readers: " + ProductThreads.describe());
       } finally {
         for (org.apache.arrow.flight.FlightStream s : streams) {
           try {
@@ -215,11 +221,6 @@ class SecureDefaultsTest {
     }
   }
 
-  private static int streamThreads() {
-    return (int) Thread.getAllStackTraces().keySet().stream()
-        .filter(t -> t.getName().equals("sluice-flight-stream") && t.isAlive()).count();
-  }
-
   private static String render(BufferAllocator allocator, SluiceFlightServer server) throws Exception {
     try (FlightClient plain = DataPlaneGetTest.plainClient(allocator, server.location());
          org.apache.arrow.flight.FlightStream s = plain.getStream(SluiceFlightServer.ticket("features"))) {
@@ -232,15 +233,12 @@ class SecureDefaultsTest {
   }
 
   /**
-   * Waits (at most 10 s) until everything {@code allocator} handed out is back. A put the server
-   * refused over gRPC gives its last buffers back on gRPC's threads, after the writer has seen the
-   * refusal: closing the allocator at once could report them as leaked. A buffer still held after
-   * that is a leak, and the allocator's close then says so.
+   * Waits until everything {@code allocator} handed out is back. gRPC's threads give a call's last
+   * buffers back after its client has seen the call end (a put the server refused, for one):
+   * closing the allocator at once could report them as leaked. A buffer still held at the deadline
+   * is a leak; the allocator's close then names it.
    */
-  private static void awaitReleased(BufferAllocator allocator) throws InterruptedException {
-    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-    while (allocator.getAllocatedMemory() != 0 && System.nanoTime() - deadline < 0) {
-      Thread.sleep(5);
-    }
+  static void awaitReleased(BufferAllocator allocator) {
+    Eventually.reaches("every buffer of the allocator given back", 0L, allocator::getAllocatedMemory);
   }
 }

@@ -72,13 +72,10 @@ final class DataPlaneStreams {
       // bounded get threads, its client (the granted transport node) within its share, never on
       // a gRPC thread of its own.
       state.dataPlaneGets().execute("transport node " + Long.toHexString(peer), () -> {
-        state.activeStreams().incrementAndGet();
         try {
           get(state, peer, g, in, out);
         } catch (FlightRuntimeException e) {
           out.error(e); // off the gRPC thread, an error reaches the reader only this way
-        } finally {
-          state.activeStreams().decrementAndGet();
         }
       });
       return;
@@ -99,6 +96,9 @@ final class DataPlaneStreams {
     boolean granted = false;
     long bodyBytes = 0;
     boolean served = false;
+    boolean completed = false;
+    FlightRuntimeException failure = null;
+    state.activeStreams().incrementAndGet();
     try {
       RegisteredBodies bodies = table.registered().orElseThrow(
           () -> new IllegalStateException("table '" + name + "' was published without the data plane"));
@@ -128,32 +128,42 @@ final class DataPlaneStreams {
       }
       // On shm the reader may hold views of the table's memory past the last body: the table and
       // the grant stay until it half-closes (it has released them) or the call ends (it died).
-      if (readerEnded(in)) {
-        out.completed();
-      }
+      completed = readerEnded(in);
     } catch (TimeoutException e) {
       LOG.info("Data-plane stream of '{}' to peer {} timed out: {}", name, Long.toHexString(peer), e.getMessage());
-      out.error(CallStatus.TIMED_OUT.withDescription(e.getMessage()).toRuntimeException());
+      failure = CallStatus.TIMED_OUT.withDescription(e.getMessage()).toRuntimeException();
     } catch (CancellationException e) {
-      out.error(CallStatus.CANCELLED.withDescription(e.getMessage()).toRuntimeException());
+      failure = CallStatus.CANCELLED.withDescription(e.getMessage()).toRuntimeException();
     } catch (RuntimeException e) {
       LOG.warn("Data-plane stream of '{}' failed", name, e);
-      out.error(CallStatus.INTERNAL.withDescription("serving the stream failed: " + e).withCause(e).toRuntimeException());
+      failure = CallStatus.INTERNAL.withDescription("serving the stream failed: " + e).withCause(e).toRuntimeException();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      out.error(CallStatus.CANCELLED.withDescription("server shutting down").toRuntimeException());
+      failure = CallStatus.CANCELLED.withDescription("server shutting down").toRuntimeException();
     } catch (Error e) {
       LOG.error("Data-plane stream of '{}' failed", name, e);
-      out.error(CallStatus.INTERNAL.withDescription("serving the stream failed: " + e).toRuntimeException());
+      failure = CallStatus.INTERNAL.withDescription("serving the stream failed: " + e).toRuntimeException();
       throw e;
     } finally {
-      state.metrics().dataPlaneGet(bodyBytes, served);
-      // From here the client's READs of this table find the keys unknown.
-      if (granted) {
-        grants.forEach(ReaderGrant::close);
-        state.activeGrants().decrementAndGet();
+      // The reader hears how its stream ended only after the stream has let go of everything: a
+      // reader that has seen the end can READ nothing of the table any more, and the server's
+      // counts (grants, streams, gets) already say so when anyone looks.
+      try {
+        state.metrics().dataPlaneGet(bodyBytes, served);
+        // From here the client's READs of this table find the keys unknown.
+        if (granted) {
+          grants.forEach(ReaderGrant::close);
+          state.activeGrants().decrementAndGet();
+        }
+        table.release();
+        state.activeStreams().decrementAndGet();
+      } finally {
+        if (failure != null) {
+          out.error(failure);
+        } else if (completed) {
+          out.completed();
+        }
       }
-      table.release();
     }
   }
 
@@ -218,8 +228,10 @@ final class DataPlaneStreams {
         if (e instanceof FlightRuntimeException f) {
           throw f;
         }
-        out.error(CallStatus.INVALID_ARGUMENT.withDescription("data-plane put failed: " + e.getMessage())
-            .withCause(e).toRuntimeException());
+        // Thrown, not sent from here: the writer hears of the failure once the put has given back
+        // its connection and its reservation of the put budget, so a put it retries at once fits.
+        throw CallStatus.INVALID_ARGUMENT.withDescription("data-plane put failed: " + e.getMessage())
+            .withCause(e).toRuntimeException();
       }
     }
   }

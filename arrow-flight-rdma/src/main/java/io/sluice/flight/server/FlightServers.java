@@ -102,6 +102,16 @@ public final class FlightServers {
       }
       state.plainStreams().shutdownNow();
       state.dataPlaneGets().shutdownNow();
+      // A stream's client may have heard its end while its thread still closes what it holds of
+      // the allocator and the tables: the tables close, and the caller's allocator may be closed,
+      // only once those threads are gone.
+      long grace = TimeUnit.SECONDS.toNanos(SHUTDOWN_GRACE_SECONDS);
+      boolean plainEnded = state.plainStreams().awaitTermination(grace);
+      boolean getsEnded = state.dataPlaneGets().awaitTermination(grace);
+      if (!plainEnded || !getsEnded) {
+        LOG.warn("Flight streams still running {} s after they were interrupted; closing anyway",
+            SHUTDOWN_GRACE_SECONDS);
+      }
       state.tables().close();
       state.transport().ifPresent(Transport::close);
     }

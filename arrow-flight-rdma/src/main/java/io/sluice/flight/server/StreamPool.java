@@ -94,6 +94,19 @@ final class StreamPool {
     threads.shutdownNow();
   }
 
+  /**
+   * After {@link #shutdownNow}: waits at most {@code timeoutNanos} for every stream's task to
+   * return (it lets go of its table and buffers only then); false if some had not.
+   */
+  boolean awaitTermination(long timeoutNanos) {
+    try {
+      return threads.awaitTermination(timeoutNanos, TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
   private org.apache.arrow.flight.FlightRuntimeException refused() {
     if (threads.isShutdown()) {
       return CallStatus.UNAVAILABLE.withDescription("the server is shutting down").toRuntimeException();

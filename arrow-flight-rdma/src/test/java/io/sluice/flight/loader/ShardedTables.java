@@ -2,6 +2,7 @@ package io.sluice.flight.loader;
 
 import io.sluice.flight.SluiceFlightServer;
 import io.sluice.flight.table.FlightTable;
+import io.sluice.transport.Eventually;
 import io.sluice.transport.TransportConfig;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -94,16 +95,11 @@ final class ShardedTables implements AutoCloseable {
     return Shards.list(allocator, locations(), "t.", Duration.ofSeconds(30), config(true));
   }
 
-  /** Waits (at most 30 s) until no server has a data-plane stream or grant left. */
-  void awaitNoGrants() throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+  /** Waits until no server has a data-plane stream or grant left; the servers end them on their own threads. */
+  void awaitNoGrants() {
     for (SluiceFlightServer s : servers) {
-      while (s.activeGrants() > 0 || s.activeDataPlaneStreams() > 0) {
-        if (System.nanoTime() > deadline) {
-          throw new AssertionError("a server still holds grants for a closed reader: " + s.activeGrants());
-        }
-        Thread.sleep(20);
-      }
+      Eventually.reaches("data-plane streams " + s.location() + " still serves", 0, s::activeDataPlaneStreams);
+      Eventually.reaches("grants " + s.location() + " still holds for a closed reader", 0, s::activeGrants);
     }
   }
 

@@ -10,6 +10,7 @@ import io.sluice.hadoop.rpc.testproto.EchoTestProtos.EchoRequestProto;
 import io.sluice.hadoop.rpc.testproto.EchoTestProtos.EchoTestService;
 import io.sluice.hadoop.rpc.testproto.EchoTestProtos.SleepRequestProto;
 import io.sluice.transport.Connection;
+import io.sluice.transport.Eventually;
 import io.sluice.transport.MessageHandler;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.RegisteredRegion;
@@ -25,7 +26,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.ipc.RPC;
 import org.apache.hadoop.ipc.protobuf.ProtobufRpcEngine2Protos.RequestHeaderProto;
@@ -47,16 +47,6 @@ class ServerDefencesTest {
 
   private static TransportCallService.Stats stats(RPC.Server server) {
     return ((SluiceRpcServer) server).transportStats().orElseThrow();
-  }
-
-  private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("not within 30 s: " + what);
-      }
-      Thread.sleep(20);
-    }
   }
 
   private static EchoRequestProto payload(int bytes) {
@@ -91,11 +81,11 @@ class ServerDefencesTest {
         // One call holds the only handler, one fills the queue of one; the third, whose body is
         // READ, must then wait for room in the queue.
         callers.submit(() -> proxy.sleep(null, longSleep));
-        eventually("the first call reached the handler", () -> someThreadRuns("EchoTestImpl", "sleep", false));
+        Eventually.holds("the first call reached the handler", () -> someThreadRuns("EchoTestImpl", "sleep", false));
         callers.submit(() -> proxy.sleep(null, longSleep));
-        eventually("the second call is queued", () -> server.getCallQueueLen() == 1);
+        Eventually.holds("the second call is queued", () -> server.getCallQueueLen() == 1);
         callers.submit(() -> proxy.echo(null, payload(MIB)));
-        eventually("the third call waits for room in the call queue",
+        Eventually.holds("the third call waits for room in the call queue",
             () -> stats(server).requestBodiesRead() == 1 && someThreadRuns("SluiceCalls", "queue", true));
 
         NodeAddress address = ((SluiceRpcServer) server).transportAddress().orElseThrow();
@@ -166,7 +156,7 @@ class ServerDefencesTest {
       EchoTestPB proxy = fixture.proxy(EchoTestPB.class, conf, server);
       assertEquals(MIB, proxy.echo(null, payload(MIB)).getPayload().size());
       assertEquals(1, stats(server).requestBodiesRead());
-      eventually("the connection back to the caller was closed", () -> stats(server).callerConnections() == 0);
+      Eventually.reaches("connections back to the caller, once idle", 0, () -> stats(server).callerConnections());
       assertEquals(MIB, proxy.echo(null, payload(MIB)).getPayload().size(), "a later body is READ over a new one");
     }
   }
