@@ -15,10 +15,17 @@ from typing import Dict, List, Optional
 
 import pytest
 
+from eventually import DEADLINE, PipeLines
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODULE = ROOT / "arrow-flight-rdma"
 TARGET = MODULE / "target"
 JVM_FLAGS = ["--add-opens=java.base/java.nio=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+#: How long a Java program may take to start serving, or to stop, on a loaded machine (seconds).
+JVM_START_SECONDS = 120.0
+#: The deadline of every Flight call a test makes (``timeout=`` of the clients): a server that
+#: never answers fails the test instead of hanging the run.
+CALL_SECONDS = 60.0
 
 
 def _java() -> str:
@@ -72,11 +79,15 @@ class ServedTable:
     secret: str
     shards: Dict[str, dict] = field(default_factory=dict)
     process: Optional[subprocess.Popen] = None
+    lines: Optional[PipeLines] = None
 
     def _ask(self, line: str) -> List[str]:
         self.process.stdin.write(line + "\n")
         self.process.stdin.flush()
-        return self.process.stdout.readline().split()
+        answer = self.lines.next_line(f"ServeTestTable's answer to '{line}'", DEADLINE)
+        if answer is None:
+            raise AssertionError(f"ServeTestTable ended (exit {self.process.poll()}) instead of answering '{line}'")
+        return answer.split()
 
     def counts(self) -> Dict[str, int]:
         """The server's live data-plane grants and streams."""
@@ -100,10 +111,15 @@ def serve(java, provider: str = "tcp", encryption: bool = False, shards: int = S
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     stderr: List[str] = []
-    threading.Thread(target=lambda: stderr.extend(process.stderr), daemon=True).start()
-    table = ServedTable("", "", SECRET, process=process)
+    errors = threading.Thread(target=lambda: stderr.extend(process.stderr), daemon=True)
+    errors.start()
+    table = ServedTable("", "", SECRET, process=process, lines=PipeLines(process.stdout, "ServeTestTable"))
     try:
-        for line in process.stdout:
+        while True:
+            line = table.lines.next_line("ServeTestTable to start serving", JVM_START_SECONDS)
+            if line is None:
+                errors.join(timeout=DEADLINE)  # the whole of what it said, not the part read so far
+                raise AssertionError("ServeTestTable ended before serving:\n" + "".join(stderr))
             words = line.split()
             if words[0] == "location":
                 table.location = words[1]
@@ -113,20 +129,24 @@ def serve(java, provider: str = "tcp", encryption: bool = False, shards: int = S
                 table.shards[words[1]] = {"rows": int(words[3]), "batches": int(words[5]), "crc32": int(words[7], 16)}
             elif words[0] == "serving":
                 break
-        else:
-            raise AssertionError("ServeTestTable ended before serving:\n" + "".join(stderr))
         yield table
     finally:
-        try:
-            process.stdin.write("stop\n")
-            process.stdin.close()
-        except OSError:
-            pass
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        _stop_serving(process)
+
+
+def _stop_serving(process: subprocess.Popen) -> None:
+    """Asks a serving Java program to stop (the line ``stop``, then the end of its input) and
+    waits for it to exit; kills it if it has not within the deadline."""
+    try:
+        process.stdin.write("stop\n")
+        process.stdin.close()
+    except OSError:
+        pass
+    try:
+        process.wait(timeout=JVM_START_SECONDS)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=DEADLINE)
 
 
 @pytest.fixture(scope="session")

@@ -4,16 +4,14 @@ on tcp and on shm, with and without encryption."""
 from __future__ import annotations
 
 import gc
-import os
-import signal
 import subprocess
 import sys
-import time
 
 import pyarrow as pa
 import pytest
 
-from conftest import serve
+from conftest import CALL_SECONDS, serve
+from eventually import PipeLines, wait_until
 from sluice.errors import AuthenticationFailedException, ReadIntegrityException, SluiceException
 from sluice.flight import DataPlaneOptions, SluiceFlightClient, open_reader
 from sluice.transport import connect
@@ -22,7 +20,7 @@ from test_flight import crc32_of
 
 def read_everything(table, **options):
     for name, expected in table.shards.items():
-        with open_reader(table.location, name, table.token, secret=table.secret,
+        with open_reader(table.location, name, table.token, secret=table.secret, timeout=CALL_SECONDS,
                          data_plane_options=DataPlaneOptions(**options)) as reader:
             path = reader.data_path
             batches = reader.read_all()
@@ -55,19 +53,20 @@ def test_small_read_chunks_and_window(served_table):
 def test_a_wrong_secret_is_refused(served_table):
     offer_host, offer_port = _transport_address(served_table)
     with pytest.raises(AuthenticationFailedException):
-        connect(offer_host, offer_port, "not-the-python-test-secret", connect_timeout=5)
-    with SluiceFlightClient(served_table.location, served_table.token, secret="not-the-python-test-secret") as client:
+        connect(offer_host, offer_port, "not-the-python-test-secret", connect_timeout=CALL_SECONDS)
+    with SluiceFlightClient(served_table.location, served_table.token, secret="not-the-python-test-secret",
+                            timeout=CALL_SECONDS) as client:
         assert client.decision.data_path == "grpc"
         assert "refused us" in client.decision.reason
     # asked for encryption: no plaintext gRPC instead
     with SluiceFlightClient(served_table.location, served_table.token, secret="not-the-python-test-secret",
-                            data_plane_options=DataPlaneOptions(encrypt=True)) as client:
+                            timeout=CALL_SECONDS, data_plane_options=DataPlaneOptions(encrypt=True)) as client:
         with pytest.raises(SluiceException, match="not falling back to plaintext"):
             client.open("t.s00")
 
 
 def _transport_address(table):
-    with SluiceFlightClient(table.location, table.token, secret=table.secret) as client:
+    with SluiceFlightClient(table.location, table.token, secret=table.secret, timeout=CALL_SECONDS) as client:
         offer = client.decision.session.offer
         return offer.host, offer.port
 
@@ -93,7 +92,8 @@ def _buffer_ranges(batch):
 
 
 def test_batches_lie_in_the_landing_memory(served_table):
-    with open_reader(served_table.location, "t.s02", served_table.token, secret=served_table.secret) as reader:
+    with open_reader(served_table.location, "t.s02", served_table.token, secret=served_table.secret,
+                     timeout=CALL_SECONDS) as reader:
         batches = reader.read_all()
         bodies = list(reader.body_ranges)
     assert len(bodies) == 2
@@ -103,7 +103,8 @@ def test_batches_lie_in_the_landing_memory(served_table):
 
 
 def test_batches_lie_in_the_shm_mapping(served_shm_table):
-    with open_reader(served_shm_table.location, "t.s02", served_shm_table.token, secret=served_shm_table.secret) as reader:
+    with open_reader(served_shm_table.location, "t.s02", served_shm_table.token, secret=served_shm_table.secret,
+                     timeout=CALL_SECONDS) as reader:
         assert reader.data_path == "shm"
         batches = reader.read_all()
     maps = _mapped_files()
@@ -116,31 +117,33 @@ def test_batches_lie_in_the_shm_mapping(served_shm_table):
 
 def test_a_kept_batch_keeps_its_lease_and_releasing_it_frees_the_grant(java):
     with serve(java, "shm", shards=1) as table:
-        with open_reader(table.location, "t.s00", table.token, secret=table.secret) as reader:
+        with open_reader(table.location, "t.s00", table.token, secret=table.secret, timeout=CALL_SECONDS) as reader:
             batches = reader.read_all()
-        assert _settled(table) == {"grants": 1, "streams": 1}, "the server freed a table a batch still views"
+        # Nothing may free them while a batch is held, so one reading says it.
+        assert table.counts() == HELD, "the server freed a table a batch still views"
         assert batches[0].column("id")[3].as_py() == 3
         del batches
-        gc.collect()
-        assert _settled(table, {"grants": 0, "streams": 0}) == {"grants": 0, "streams": 0}
+        gc.collect()  # the views go; the reader ends its call on a thread, the server frees on one of its own
+        _wait_idle(table, "the server to free the grant and the stream once no batch is held")
 
 
-def _settled(table, want=None, seconds=10.0):
-    deadline = time.monotonic() + seconds
-    counts = table.counts()
-    while want is not None and counts != want and time.monotonic() < deadline:
-        time.sleep(0.05)
-        counts = table.counts()
-    return counts
+HELD = {"grants": 1, "streams": 1}
+IDLE = {"grants": 0, "streams": 0}
 
 
+def _wait_idle(table, what):
+    """Waits until the server holds no grant and no stream: it frees them on its own threads."""
+    wait_until(what, table.counts, lambda counts: counts == IDLE)
+
+
+# Holds its batches until it is killed, or until its input ends: it never outlives the test.
 KILLED_READER = """
-import os, sys, time
+import sys
 from sluice.flight import open_reader
 reader = open_reader(sys.argv[1], "t.s00", sys.argv[2], secret=sys.argv[3])
 batches = reader.read_all()
 print("holding", reader.data_path, flush=True)
-time.sleep(600)
+sys.stdin.read()
 """
 
 
@@ -148,15 +151,17 @@ time.sleep(600)
 def test_a_reader_killed_while_holding_views_leaves_nothing_pinned(java, provider):
     with serve(java, provider, shards=1) as table:
         child = subprocess.Popen([sys.executable, "-c", KILLED_READER, table.location, table.token, table.secret],
-                                 stdout=subprocess.PIPE, text=True)
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         try:
-            assert child.stdout.readline().split() == ["holding", provider]
+            line = PipeLines(child.stdout, "the reader child").next_line("the reader child to hold its batches", 120)
+            assert line is not None and line.split() == ["holding", provider], f"the child said {line!r}"
             if provider == "shm":
-                assert _settled(table) == {"grants": 1, "streams": 1}
-            os.kill(child.pid, signal.SIGKILL)
+                assert table.counts() == HELD  # the child holds its views until it dies
         finally:
+            child.kill()  # SIGKILL: the reader closes nothing, its process just ends
             child.wait(timeout=30)
-        assert _settled(table, {"grants": 0, "streams": 0}) == {"grants": 0, "streams": 0}
+            child.stdin.close()
+        _wait_idle(table, f"the server to free what the killed {provider} reader held")
 
 
 @pytest.mark.parametrize("provider", ["tcp", "shm"])
@@ -164,21 +169,25 @@ def test_a_corrupted_body_is_refused(java, provider):
     with serve(java, provider, shards=3) as table:
         table.corrupt("t.s02")
         with pytest.raises(ReadIntegrityException, match="corrupt READ of record batch body 1"):
-            with open_reader(table.location, "t.s02", table.token, secret=table.secret) as reader:
+            with open_reader(table.location, "t.s02", table.token, secret=table.secret, timeout=CALL_SECONDS) as reader:
                 reader.read_all()
         # unverified, the flipped byte arrives: the check above is what refused it
-        with open_reader(table.location, "t.s02", table.token, secret=table.secret,
+        with open_reader(table.location, "t.s02", table.token, secret=table.secret, timeout=CALL_SECONDS,
                          data_plane_options=DataPlaneOptions(verify_reads=False)) as reader:
             assert crc32_of(reader.read_all()) != table.shards["t.s02"]["crc32"]
-        assert _settled(table, {"grants": 0, "streams": 0}) == {"grants": 0, "streams": 0}
+        _wait_idle(table, "the server to free the refused and the unverified streams")
 
 
-def test_a_stream_left_early_frees_the_server(served_table):
-    with SluiceFlightClient(served_table.location, served_table.token, secret=served_table.secret) as client:
-        with client.open("t.s02") as reader:
-            first = next(iter(reader))
-        assert first.num_rows == 16
-        assert len(client.open("t.s02").read_all()) == 2
+def test_a_stream_left_early_frees_the_server(java):
+    with serve(java, shards=3) as table:
+        with SluiceFlightClient(table.location, table.token, secret=table.secret, timeout=CALL_SECONDS) as client:
+            with client.open("t.s02") as reader:
+                first = next(iter(reader))
+            assert first.num_rows == 16
+            # The call is cancelled; the server frees the stream when it sees that, on its own thread.
+            _wait_idle(table, "the server to free a stream its reader left early, the client still open")
+            with client.open("t.s02") as reader:
+                assert len(reader.read_all()) == 2
 
 
 def test_a_signed_refusal_is_honoured_only_for_the_server_it_names(java):
@@ -190,12 +199,12 @@ def test_a_signed_refusal_is_honoured_only_for_the_server_it_names(java):
     from sluice.flight.negotiator import negotiate
 
     with serve(java, provider="verbs", shards=1, rows=10) as table:
-        with SluiceFlightClient(table.location, table.token, secret=table.secret) as client:
+        with SluiceFlightClient(table.location, table.token, secret=table.secret, timeout=CALL_SECONDS) as client:
             assert client.decision.data_path == "grpc"
             assert "(signed)" in client.decision.reason
             assert sum(b.num_rows for b in client.open("t.s00").read_all()) == 10
         plain = pa_flight.FlightClient(table.location)
-        options = call_token.call_options(table.token, 30)
+        options = call_token.call_options(table.token, CALL_SECONDS)
         try:
             own = negotiate(plain, options, table.secret, audience=call_token.audience(table.location))
             assert own.authenticated and "(signed)" in own.reason

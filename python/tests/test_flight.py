@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 from pyarrow import flight
 
+from conftest import CALL_SECONDS
 from sluice.flight import SluiceFlightClient, call_token, list_shards, open_reader
 
 
@@ -50,13 +51,13 @@ def test_tokens_per_server_or_from_the_secret(served_table):
 
 def test_a_token_minted_here_opens_its_server(served_table):
     token = call_token.mint(served_table.secret, served_table.location, validity=60)
-    with open_reader(served_table.location, "t.s00", token) as reader:
+    with open_reader(served_table.location, "t.s00", token, timeout=CALL_SECONDS) as reader:
         assert sum(b.num_rows for b in reader.read_all()) == served_table.shards["t.s00"]["rows"]
 
 
 def test_every_shard_reads_as_the_server_digested_it(served_table):
     for name, expected in served_table.shards.items():
-        with open_reader(served_table.location, name, served_table.token) as reader:
+        with open_reader(served_table.location, name, served_table.token, timeout=CALL_SECONDS) as reader:
             assert reader.data_path == "grpc"
             assert reader.schema.names == ["id", "x", "v", "label"]
             batches = reader.read_all()
@@ -86,7 +87,7 @@ def test_a_call_without_the_token_is_refused(served_table, kind):
         "expired": call_token.mint(served_table.secret, served_table.location, expires=1_000_000),
     }[kind]
     with pytest.raises(flight.FlightUnauthenticatedError):
-        with open_reader(served_table.location, "t.s00", token) as reader:
+        with open_reader(served_table.location, "t.s00", token, timeout=CALL_SECONDS) as reader:
             reader.read_all()
     with pytest.raises(flight.FlightUnauthenticatedError):
         list_shards([served_table.location], "t.", token)
@@ -94,30 +95,33 @@ def test_a_call_without_the_token_is_refused(served_table, kind):
 
 def test_a_missing_table_is_not_found(served_table):
     with pytest.raises(KeyError, match="no table .absent."):
-        open_reader(served_table.location, "absent", served_table.token)
+        open_reader(served_table.location, "absent", served_table.token, timeout=CALL_SECONDS)
 
 
 def test_the_transport_decision_is_made_once_with_its_reason(served_table, caplog):
     caplog.set_level(logging.INFO, logger="sluice.flight")
-    with SluiceFlightClient(served_table.location, served_table.token) as client:
+    with SluiceFlightClient(served_table.location, served_table.token, timeout=CALL_SECONDS) as client:
         for _ in range(2):
             with client.open("t.s01") as reader:
                 reader.read_all()
         assert client.decision.data_path == "grpc"
         assert "no transport secret" in client.decision.reason
     assert len([r for r in caplog.records if "streams take grpc" in r.getMessage()]) == 1
-    with SluiceFlightClient(served_table.location, served_table.token, secret=served_table.secret) as client:
+    with SluiceFlightClient(served_table.location, served_table.token, secret=served_table.secret,
+                            timeout=CALL_SECONDS) as client:
         assert client.decision.data_path == "tcp"
         assert "offers a tcp data plane at" in client.decision.reason
-    with SluiceFlightClient(served_table.location, served_table.token, secret="s", data_plane=False) as client:
+    with SluiceFlightClient(served_table.location, served_table.token, secret="s", data_plane=False,
+                            timeout=CALL_SECONDS) as client:
         assert "turned off" in client.decision.reason
 
 
 def test_a_stream_left_early_closes(served_table):
-    with SluiceFlightClient(served_table.location, served_table.token) as client:
+    with SluiceFlightClient(served_table.location, served_table.token, timeout=CALL_SECONDS) as client:
         shard = list_shards([served_table.location], "t.s02", served_table.token)[0]
         with client.open(shard) as reader:
             first = next(iter(reader))
         assert first.num_rows == 16
         # the client still works after a stream was cancelled
-        assert len(client.open(shard).read_all()) == 2
+        with client.open(shard) as reader:
+            assert len(reader.read_all()) == 2

@@ -11,16 +11,23 @@ torch = pytest.importorskip("torch", reason="torch is not installed (bin/sluice-
 
 import pyarrow as pa  # noqa: E402
 
+from conftest import CALL_SECONDS  # noqa: E402
 from sluice import UnsupportedColumnException, order  # noqa: E402
 from sluice.torch import SluiceDataset, batch_to_tensors  # noqa: E402
 
 
 def dataset(served_table, **kwargs):
-    return SluiceDataset.from_locations([served_table.location], "t.", served_table.token, **kwargs)
+    return SluiceDataset.from_locations([served_table.location], "t.", served_table.token, timeout=CALL_SECONDS,
+                                        **kwargs)
 
 
 def ids_of(items):
     return [int(i) for item in items for i in item["id"]]
+
+
+# How long a DataLoader waits for a worker's next batch: a spawned worker imports torch first,
+# which takes seconds on a loaded machine. Past it the loader raises instead of waiting forever.
+WORKER_BATCH_SECONDS = 120
 
 
 @pytest.mark.parametrize("seed,epoch,rank,world", [(0, 0, 0, 1), (7, 1, 0, 2), (7, 1, 1, 2), (-3, 4, 2, 3)])
@@ -110,7 +117,8 @@ def test_a_state_of_another_rank_or_worker_is_refused(served_table):
 
 def test_dataloader_workers_split_the_ranks_shards(served_table):
     ds = dataset(served_table, seed=11, epoch=1, rank=1, world=2)
-    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context="spawn")
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context="spawn",
+                                         timeout=WORKER_BATCH_SECONDS)
     got = ids_of(loader)
     mine = order.for_rank(len(served_table.shards), 11, 1, 1, 2)
     per_worker = [[mine[p] for p in order.for_worker(mine, w, 2)] for w in range(2)]
@@ -124,7 +132,8 @@ def test_dataloader_workers_split_the_ranks_shards(served_table):
 
 def test_a_forked_worker_is_refused_rather_than_hang(served_table):
     ds = dataset(served_table, seed=11)
-    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=1, multiprocessing_context="fork")
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=1, multiprocessing_context="fork",
+                                         timeout=WORKER_BATCH_SECONDS)
     batches = iter(loader)
     try:
         with pytest.raises(RuntimeError, match="multiprocessing_context='spawn'"):
@@ -139,12 +148,12 @@ def test_a_failed_read_names_the_shard(served_table):
 
     bad = Shard("t.gone", served_table.location, b"sluice-table:t.gone")
     with pytest.raises(ShardReadException, match="t.gone"):
-        list(SluiceDataset([bad], served_table.token))
+        list(SluiceDataset([bad], served_table.token, timeout=CALL_SECONDS))
 
 
 def test_import_sluice_does_not_import_torch():
     code = "import sys, sluice, sluice.order, sluice.flight; assert 'torch' not in sys.modules, 'torch imported'"
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
 @pytest.mark.parametrize("shm", [False, True], ids=["tcp", "shm"])
@@ -152,7 +161,7 @@ def test_the_dataset_reads_over_the_data_plane(served_table, served_shm_table, s
     from sluice.flight import DataPlaneOptions, SluiceFlightClient
 
     table = served_shm_table if shm else served_table
-    with SluiceFlightClient(table.location, table.token, secret=table.secret) as client:
+    with SluiceFlightClient(table.location, table.token, secret=table.secret, timeout=CALL_SECONDS) as client:
         assert client.decision.data_path == ("shm" if shm else "tcp")
     plain = list(dataset(table, seed=3, prefetch=3))
     read = list(dataset(table, seed=3, prefetch=3, secret=table.secret,

@@ -56,6 +56,13 @@ def main(argv: List[str]) -> int:
     torch.manual_seed(a.seed)
     device = torch.device(a.device)
     started_ms = time.time() * 1e3
+    started = time.perf_counter()
+
+    def wall_ms() -> float:
+        # The wall clock read once, moved on by the monotonic one: the report's times come in the
+        # order their events did even when the system clock is stepped during the run.
+        return started_ms + (time.perf_counter() - started) * 1e3
+
     mode = "no-model" if a.no_model else "mlp"
     epochs: List[Dict] = []
     first_batch_ms = None
@@ -78,7 +85,7 @@ def main(argv: List[str]) -> int:
                 if batch is None:
                     break
                 if first_batch_ms is None:
-                    first_batch_ms = time.time() * 1e3
+                    first_batch_ms = wall_ms()
                 if device.type != "cpu":
                     batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
                 digest.add(batch)
@@ -98,7 +105,7 @@ def main(argv: List[str]) -> int:
             value = digest.value()  # synchronizes with the device
             wall = time.perf_counter() - t0
             loss = loss_sum.item() / steps if steps else float("nan")
-            end_ms = time.time() * 1e3
+            end_ms = wall_ms()
             epochs.append({"epoch": e + 1, "wall_s": wall, "wait_s": waited, "bytes": nbytes, "rows": digest.rows,
                            "loss": loss, "digest": value})
             print(f"[trainer] epoch {e + 1}/{a.epochs}: {nbytes / wall / 1e9:.3f} GB/s delivered in {wall:.3f} s,"

@@ -15,10 +15,14 @@ from typing import Iterator, List
 
 import pytest
 
+from eventually import DEADLINE, PipeLines
+
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
 
 SHARDS, ROWS, WIDTH, SECRET = 6, 700, 21, "trainer-test-secret-0123456789"
+#: How long ServeFeatureTable may take to start serving, or to stop, on a loaded machine (seconds).
+JVM_START_SECONDS = 120.0
 
 
 def _java() -> str:
@@ -49,15 +53,19 @@ def serve_features(run_dir: pathlib.Path, secret: str) -> Iterator[List[str]]:
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     stderr: List[str] = []
-    threading.Thread(target=lambda: stderr.extend(process.stderr), daemon=True).start()
+    errors = threading.Thread(target=lambda: stderr.extend(process.stderr), daemon=True)
+    errors.start()
+    output = PipeLines(process.stdout, "ServeFeatureTable")
     lines: List[str] = []
     try:
-        for line in process.stdout:
+        while True:
+            line = output.next_line("ServeFeatureTable to start serving", JVM_START_SECONDS)
+            if line is None:
+                errors.join(timeout=DEADLINE)  # the whole of what it said, not the part read so far
+                raise AssertionError("ServeFeatureTable ended before serving:\n" + "".join(stderr[-40:]))
             lines.append(line.strip())
             if line.strip() == "serving":
                 break
-        else:
-            raise AssertionError("ServeFeatureTable ended before serving:\n" + "".join(stderr[-40:]))
         yield lines
     finally:
         try:
@@ -66,9 +74,9 @@ def serve_features(run_dir: pathlib.Path, secret: str) -> Iterator[List[str]]:
         except OSError:
             pass
         try:
-            process.wait(timeout=30)
+            process.wait(timeout=JVM_START_SECONDS)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait()
+            process.wait(timeout=DEADLINE)
 
 

@@ -76,9 +76,10 @@ def write_parquet(run_dir: pathlib.Path, directory: pathlib.Path) -> None:
 
     directory.mkdir()
     location = properties.load(run_dir / "endpoints.properties")["locations"]
+    options = flight.FlightCallOptions(timeout=60)
     with flight.FlightClient(location) as client:
         for i, shard in enumerate(list_shards([location], "features.")):
-            t = client.do_get(flight.Ticket(shard.ticket)).read_all()
+            t = client.do_get(flight.Ticket(shard.ticket), options=options).read_all()
             emb = t.column("embedding").combine_chunks()
             offsets = pa.array(range(0, (len(emb) + 1) * 256, 256), pa.int32())
             t = t.set_column(t.schema.get_field_index("embedding"), "embedding",
