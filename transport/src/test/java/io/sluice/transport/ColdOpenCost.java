@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -25,6 +26,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class ColdOpenCost {
   private static final String SECRET = "0123456789abcdef0123456789abcdef";
+  /** How long a sample's connect, or its exit, may take before the tool gives up on it. */
+  private static final long SAMPLE_DEADLINE_SECONDS = 60;
   private static final String[] COLUMNS = {
       "open1 wall ms", "open1 cpu ms", "open1 thread cpu ms", "open1 classes",
       "open2 wall ms", "connect1 wall ms", "connect1 cpu ms", "connect1 classes", "connect2 wall ms"};
@@ -44,8 +47,13 @@ public final class ColdOpenCost {
     for (int i = 0; i < samples; i++) {
       Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
           ColdOpenCost.class.getName(), "--sample", provider, pauseMs).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      // The sample bounds its own waits, so its output ends; its exit gets a deadline too.
       String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (p.waitFor() != 0) {
+      if (!p.waitFor(SAMPLE_DEADLINE_SECONDS, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new IllegalStateException("sample " + i + " did not exit: " + out);
+      }
+      if (p.exitValue() != 0) {
         throw new IllegalStateException("sample " + i + " failed: " + out);
       }
       for (String line : out.split("\n")) {
@@ -91,11 +99,11 @@ public final class ColdOpenCost {
     long t2Paused = System.nanoTime();
     long cpu2Paused = os.getProcessCpuTime();
     int classes2 = classes.getLoadedClassCount();
-    Connection one = second.connect(first.localAddress()).get();
+    Connection one = second.connect(first.localAddress()).get(SAMPLE_DEADLINE_SECONDS, TimeUnit.SECONDS);
     long t3 = System.nanoTime();
     long cpu3 = os.getProcessCpuTime();
     int classes3 = classes.getLoadedClassCount();
-    Connection two = first.connect(second.localAddress()).get();
+    Connection two = first.connect(second.localAddress()).get(SAMPLE_DEADLINE_SECONDS, TimeUnit.SECONDS);
     long t4 = System.nanoTime();
     System.out.printf("sample %.1f %.1f %.1f %d %.1f %.1f %.1f %d %.1f%n",
         (t1 - t0) / 1e6, (cpu1 - cpu0) / 1e6, (thread1 - thread0) / 1e6, classes1 - classes0,

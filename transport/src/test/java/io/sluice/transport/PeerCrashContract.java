@@ -60,11 +60,12 @@ public interface PeerCrashContract extends TransportContractFixture {
       int issuedAfterKill = 0;
       long end = System.nanoTime() + DEADLINE.toNanos();
       // Keep SLOTS READs in flight; kill the peer once data is flowing, and keep issuing until
-      // the connection reports the loss.
+      // the connection reports the loss. Each of the two waits has a deadline of its own.
       while (!killed || failures.isEmpty()) {
         if (!killed && completed.get() >= 8) {
           peer.kill();
           killed = true;
+          end = System.nanoTime() + DEADLINE.toNanos();
         }
         if (System.nanoTime() - end > 0) {
           throw new AssertionError(killed

@@ -21,6 +21,7 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -330,12 +331,21 @@ public interface ReadFailureContract extends TransportContractFixture {
           descriptors[p][r] = sources[p][r].descriptor();
         }
       }
+      // The issuing threads wait on their own READs: allow each READ a few milliseconds beyond the deadline.
+      long issuing = DEADLINE.toMillis() + 5L * total;
       Thread closer = new Thread(() -> {
         Runnable[] closes = {() -> sources[0][closedRegionPeer0].close(),
             () -> sources[1][closedRegionPeer1].close(), () -> servers[closingPeer].close()};
         try {
+          // Polled this finely (not at Eventually's pace) so each close lands at its seeded count.
+          long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(issuing);
           for (int k = 0; k < closes.length; k++) {
             while (issued.get() < closeAt[k]) {
+              if (System.nanoTime() - giveUp > 0) {
+                problems.add("close " + k + " never came: " + issued.get() + " of the " + closeAt[k]
+                    + " READs before it were issued");
+                return;
+              }
               Thread.sleep(0, 200_000);
             }
             closes[k].run();
@@ -349,7 +359,9 @@ public interface ReadFailureContract extends TransportContractFixture {
         int id = t;
         Thread w = new Thread(() -> {
           try {
-            start.await();
+            if (!start.await(DEADLINE.toMillis(), TimeUnit.MILLISECONDS)) {
+              throw new IllegalStateException("never started");
+            }
             java.util.ArrayDeque<CompletableFuture<Void>> inFlight = new java.util.ArrayDeque<>();
             for (Planned r : work.get(id)) {
               if (inFlight.size() == window) {
@@ -384,8 +396,6 @@ public interface ReadFailureContract extends TransportContractFixture {
       }
       closer.start();
       start.countDown();
-      // The issuing threads wait on their own READs: allow each READ a few milliseconds beyond the deadline.
-      long issuing = DEADLINE.toMillis() + 5L * total;
       for (Thread w : workers) {
         w.join(issuing);
         assertTrue(!w.isAlive(), "issuing thread did not finish");

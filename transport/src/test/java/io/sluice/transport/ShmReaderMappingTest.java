@@ -2,13 +2,12 @@ package io.sluice.transport;
 
 import static io.sluice.transport.TransportTestSupport.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -37,24 +36,24 @@ class ShmReaderMappingTest {
         }
         c.close();
         // Dropped mappings are unmapped by the collector; give it every chance.
-        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        long left;
-        while ((left = mappingsOfFreedFiles(h.shmDir())) > 0 && System.nanoTime() < end) {
-          System.gc();
-          TransportTestSupport.sleep(100);
-        }
-        long remaining = left;
-        assertTrue(remaining == 0, () -> remaining + " mappings of the peer's freed regions (of 20 read) are still"
-            + " held after the connection closed");
+        Eventually.reaches("mappings of the peer's freed regions (of 20 read) held after the connection closed", 0L,
+            () -> {
+              System.gc();
+              return mappingsOfFreedFiles(h.shmDir());
+            });
       }
     }
   }
 
   /** Mappings in this process of files under {@code dir} that were already deleted. */
-  private static long mappingsOfFreedFiles(Path dir) throws IOException {
+  private static long mappingsOfFreedFiles(Path dir) {
     String prefix = dir.toString() + "/";
-    return Files.readAllLines(MAPS).stream()
-        .filter(line -> line.contains(prefix) && line.endsWith("(deleted)"))
-        .count();
+    try {
+      return Files.readAllLines(MAPS).stream()
+          .filter(line -> line.contains(prefix) && line.endsWith("(deleted)"))
+          .count();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,6 +20,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
 
 /**
  * Static helpers shared by the transport tests: deadlines, future outcomes, configuration maps,
@@ -149,6 +151,18 @@ public final class TransportTestSupport {
   /** Polls a condition until it holds or the deadline passes ({@link Eventually#holds}). */
   public static void eventually(String what, Duration deadline, BooleanSupplier condition) {
     Eventually.holds(what, deadline, condition);
+  }
+
+  /**
+   * The live threads the carriers of {@code transports} started, told apart by the tag every
+   * carrier puts in its threads' names (the low 16 bits of its node id, in hex): the threads of
+   * other transports, those still ending after an earlier test and the JVM's own do not count.
+   */
+  public static List<Thread> carrierThreads(Transport... transports) {
+    List<String> tags = Stream.of(transports)
+        .map(t -> "-" + HexFormat.of().toHexDigits((short) t.nodeId()) + "-")
+        .toList();
+    return ProductThreads.named(n -> n.startsWith(ProductThreads.PREFIX) && tags.stream().anyMatch(n::contains));
   }
 
   public static void sleep(long millis) {

@@ -69,7 +69,9 @@ class AbstractReferenceCountedTest {
         for (int i = 0; i < threads; i++) {
           pool.execute(() -> {
             try {
-              start.await();
+              if (!start.await(10, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("never started"); // and the count below is off
+              }
               c.tryRetain();
               c.release();
               c.release();

@@ -6,13 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.sluice.transport.TransportHarness;
+import io.sluice.transport.TransportTestSupport;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -62,7 +66,16 @@ class ShmArenaTest {
         .redirectError(ProcessBuilder.Redirect.INHERIT).start();
     try {
       BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
-      assertEquals("locked", out.readLine(), "the lock holder did not start");
+      // Read off this thread, so a child that never starts fails the wait instead of blocking it.
+      CompletableFuture<String> firstLine = CompletableFuture.supplyAsync(() -> {
+        try {
+          return out.readLine();
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      });
+      assertEquals("locked", TransportTestSupport.await(firstLine, Duration.ofSeconds(30)),
+          "the lock holder did not start");
       try (ShmArena mine = ShmArena.open(shmDir, 0xc)) {
         mine.reclaimed().get(30, TimeUnit.SECONDS);
         assertTrue(Files.isDirectory(live), "an arena whose owner holds its lock was deleted");
@@ -161,7 +174,8 @@ class ShmArenaTest {
         });
         swapper.start();
         ShmArena.reclaimStale(shmDir);
-        swapper.join();
+        swapper.join(TimeUnit.SECONDS.toMillis(30));
+        assertFalse(swapper.isAlive(), "round " + round + ": the swap did not finish");
         assertTrue(Files.exists(victim.resolve("region-0")), "round " + round + ": a file behind a link was deleted");
         assertTrue(Files.exists(victim.resolve(ShmArena.OWNER_FILE)), "round " + round + ": the link was followed");
         if (Files.isSymbolicLink(stale)) {

@@ -2,20 +2,26 @@ package io.sluice.transport.spi;
 
 import static io.sluice.transport.TransportTestSupport.assertFailsWith;
 import static io.sluice.transport.TransportTestSupport.await;
+import static io.sluice.transport.TransportTestSupport.failureOf;
 import static io.sluice.transport.TransportTestSupport.message;
 import static io.sluice.transport.TransportTestSupport.text;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.transport.AuthenticationFailedException;
 import io.sluice.transport.Connection;
+import io.sluice.transport.Eventually;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportOption;
+import io.sluice.transport.TransportTestSupport;
+import io.sluice.transport.TransportTimeoutException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.List;
@@ -62,11 +68,12 @@ class ConnectRetryTest {
   void aPortNobodyListensOnFailsAtOnceNotAtTheDeadline() throws Exception {
     // A connect deadline far beyond the test's own: retrying a refusal would outlast the latter.
     Transport client = peers.open(false, Map.of(TransportOption.CONNECT_TIMEOUT_MS.key(), "600000"));
-    int port;
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      port = s.getLocalPort();
+    try (Socket reserved = new Socket()) {
+      // Bound and never listening: the port refuses connects, and no other process can listen on
+      // it meanwhile, as it could on a port closed after picking it.
+      reserved.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+      assertFailsWith(PeerClosedException.class, client.connect(new NodeAddress("127.0.0.1", reserved.getLocalPort())));
     }
-    assertFailsWith(PeerClosedException.class, client.connect(new NodeAddress("127.0.0.1", port)));
   }
 
   @Test
@@ -74,8 +81,13 @@ class ConnectRetryTest {
     Transport server = peers.open(false, Map.of());
     Transport client = peers.open(false, Map.of(TransportOption.CONNECT_TIMEOUT_MS.key(), "600"));
     try (ResettingFront front = new ResettingFront(server.localAddress(), Integer.MAX_VALUE)) {
-      assertFailsWith(PeerClosedException.class, client.connect(front.address()));
-      assertEquals(true, front.accepted.get() > 1, "no second attempt within the deadline");
+      // With the last reset when too little time is left for another try, or the deadline itself
+      // when it passes during one: on a loaded machine a try may take longer than what was left.
+      Throwable e = failureOf(client.connect(front.address()));
+      assertTrue(e instanceof PeerClosedException || e instanceof TransportTimeoutException,
+          () -> "a connect reset again and again failed with " + TransportTestSupport.describe(e));
+      // Counted when the front gets round to accepting it, which may be after the client gave up.
+      Eventually.holds("a second attempt within the deadline", () -> front.accepted.get() > 1);
     }
   }
 

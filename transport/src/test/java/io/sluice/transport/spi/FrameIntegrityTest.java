@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -233,10 +234,10 @@ class FrameIntegrityTest {
   @ValueSource(booleans = {false, true})
   void readBodiesAreCiphertextExactlyWhenEncrypted(boolean encrypted) throws Exception {
     AtomicInteger seen = new AtomicInteger();
-    byte[][] body = new byte[1][];
+    AtomicReference<byte[]> body = new AtomicReference<>(); // written by the relay's thread
     throughRelay(encrypted, (d, h, f) -> {
       if (h.type() == FrameType.READ_RESPONSE && seen.getAndIncrement() == 0) {
-        body[0] = Arrays.copyOfRange(f, PAYLOAD, PAYLOAD + h.payloadLength());
+        body.set(Arrays.copyOfRange(f, PAYLOAD, PAYLOAD + h.payloadLength()));
       }
       return List.of(f);
     }, (src, dst, relay, c) -> {
@@ -244,7 +245,7 @@ class FrameIntegrityTest {
       await(c.read(src.descriptor(), 0, dst, 0, 4096));
       assertPattern(5, 0, dst, 0, 4096);
       byte[] plain = TransportTestSupport.bytesOf(src, 0, 4096);
-      assertEquals(!encrypted, Arrays.equals(plain, body[0]), "READ body on the wire vs the region's bytes");
+      assertEquals(!encrypted, Arrays.equals(plain, body.get()), "READ body on the wire vs the region's bytes");
     });
   }
 

@@ -82,7 +82,7 @@ class HandshakeSecurityTest {
          })) {
       fillPattern(region, 3);
       assertFailsWith(AuthenticationFailedException.class, client.connect(middle.address()));
-      middle.finished().get();
+      await(middle.finished());
       assertTrue(refusal.get().contains("client's signature does not verify"), refusal.get());
     }
   }
@@ -119,7 +119,7 @@ class HandshakeSecurityTest {
       AuthenticationFailedException e = assertFailsWith(AuthenticationFailedException.class,
           client.connect(middle.address()));
       assertTrue(e.getMessage().contains("server's signature does not verify"), e.getMessage());
-      middle.finished().get();
+      await(middle.finished());
     }
   }
 
@@ -211,7 +211,7 @@ class HandshakeSecurityTest {
       AuthenticationFailedException e = assertFailsWith(AuthenticationFailedException.class,
           client.connect(server.address()));
       assertTrue(e.getMessage().contains("server speaks protocol version " + version), e.getMessage());
-      server.finished().get();
+      await(server.finished());
     }
   }
 

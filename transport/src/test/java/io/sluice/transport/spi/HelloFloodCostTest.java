@@ -4,7 +4,9 @@ import static io.sluice.transport.TransportTestSupport.SECRET;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.transport.Connection;
+import io.sluice.transport.Eventually;
 import io.sluice.transport.MessageHandler;
+import io.sluice.transport.ProductThreads;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportHarness;
 import io.sluice.transport.TransportOption;
@@ -20,6 +22,7 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -88,12 +91,10 @@ class HelloFloodCostTest {
 
   private static long proofCpuNanos(Transport server) {
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-    String prefix = "sluice-proof-" + String.format("%04x", server.nodeId() & 0xffff);
+    String prefix = "sluice-proof-" + HexFormat.of().toHexDigits((short) server.nodeId()) + "-";
     long sum = 0;
-    for (Thread t : Thread.getAllStackTraces().keySet()) {
-      if (t.getName().startsWith(prefix)) {
-        sum += Math.max(0, mx.getThreadCpuTime(t.getId()));
-      }
+    for (Thread t : ProductThreads.named(n -> n.startsWith(prefix))) {
+      sum += Math.max(0, mx.getThreadCpuTime(t.getId()));
     }
     return sum;
   }
@@ -212,7 +213,8 @@ class HelloFloodCostTest {
     }, "silent-keeper");
     keeper.setDaemon(true);
     keeper.start();
-    Thread.sleep(300);
+    // The honest client comes once the attacker holds the network's whole share.
+    Eventually.holds("the attacker opened " + perAddress + " silent sockets", () -> opened.get() >= perAddress);
     long t0 = System.nanoTime();
     var f = client.connect(server.localAddress());
     java.util.Optional<Throwable> failure;

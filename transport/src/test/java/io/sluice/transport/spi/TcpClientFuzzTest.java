@@ -165,7 +165,9 @@ class TcpClientFuzzTest {
 
   @Test
   void answerAfterTheDeadlineIsDroppedAndTheConnectionGoesOn() throws Exception {
-    Transport impatient = harness.open(MessageHandler.REJECT_ALL, Map.of(TransportOption.IO_TIMEOUT_MS.key(), "300"));
+    // The first request waits the deadline out; the handshake and the second request must never
+    // come near it, with the scripted server's thread scheduled on a loaded machine.
+    Transport impatient = harness.open(MessageHandler.REJECT_ALL, Map.of(TransportOption.IO_TIMEOUT_MS.key(), "2000"));
     CountDownLatch timedOut = new CountDownLatch(1);
     try (ScriptedServer server = ScriptedServer.authenticated(peer -> {
       RawFrameSocket.Frame first = peer.expect(FrameType.REQUEST);

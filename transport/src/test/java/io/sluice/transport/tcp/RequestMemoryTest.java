@@ -1,17 +1,16 @@
 package io.sluice.transport.tcp;
 
 import static io.sluice.transport.TransportTestSupport.await;
-import static io.sluice.transport.TransportTestSupport.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.transport.Connection;
+import io.sluice.transport.Eventually;
 import io.sluice.transport.MessageHandler;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportHarness;
 import io.sluice.transport.TransportOption;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -62,19 +61,17 @@ class RequestMemoryTest {
         answers.add(c.request(ByteBuffer.allocate(REQUEST)));
       }
     }
-    eventually("three requests reach the handler", Duration.ofSeconds(20), () -> held.get() >= 3L * REQUEST);
-    Thread.sleep(300); // time for more to arrive, were they let in
+    Eventually.holds("three requests reach the handler", () -> held.get() >= 3L * REQUEST);
+    Thread.sleep(300); // time for more to arrive, were they let in: what must not happen has no signal
     assertEquals(3L * REQUEST, held.get(), "requests beyond the shared budget were read");
     // Answer what is parked, again and again, until every request has been through the handler.
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    while (answers.stream().anyMatch(a -> !a.isDone()) && System.nanoTime() < deadline) {
-      Parked p;
-      while ((p = parked.poll()) != null) {
+    Eventually.reaches("requests still waiting for an answer", 0L, () -> {
+      for (Parked p; (p = parked.poll()) != null; ) {
         held.addAndGet(-p.size());
         p.reply().complete(ByteBuffer.allocate(4).putInt(0, p.size()));
       }
-      Thread.sleep(20);
-    }
+      return answers.stream().filter(a -> !a.isDone()).count();
+    });
     for (CompletableFuture<ByteBuffer> a : answers) {
       assertEquals(REQUEST, await(a).getInt(0));
     }

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Set;
@@ -15,6 +16,7 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The library exports exactly the JNI functions DiSNI's NativeDispatcher declares, plus the
@@ -87,25 +89,31 @@ class JniSymbolsTest {
   }
 
   @Test
-  void libraryExportsExactlyTheDeclaredFunctions() throws IOException, InterruptedException {
+  void libraryExportsExactlyTheDeclaredFunctions(@TempDir Path dir) throws IOException, InterruptedException {
     assumeTrue(Packaging.libraryPackaged(), Packaging.NOT_PACKAGED);
     Path library = DisniRuntime.get().libraryPath();
-    Set<String> exported = definedDynamicSymbols(library);
+    Set<String> exported = definedDynamicSymbols(library, dir.resolve("nm.out"));
     Set<String> expected = new TreeSet<>(dispatcherSymbols());
     expected.addAll(abiSymbols());
     assertEquals(expected, exported, "dynamic symbols of " + library);
   }
 
-  private static Set<String> definedDynamicSymbols(Path library) throws IOException, InterruptedException {
+  /** {@code nm}'s output goes to {@code out}, so the wait for it has a deadline even if it hangs. */
+  private static Set<String> definedDynamicSymbols(Path library, Path out) throws IOException, InterruptedException {
     Process nm;
     try {
-      nm = new ProcessBuilder("nm", "-D", "--defined-only", library.toString()).redirectErrorStream(true).start();
+      nm = new ProcessBuilder("nm", "-D", "--defined-only", library.toString()).redirectErrorStream(true)
+          .redirectOutput(out.toFile()).start();
     } catch (IOException e) {
       assumeTrue(false, "nm (binutils) is not installed");
       throw e;
     }
-    String output = new String(nm.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(nm.waitFor(60, TimeUnit.SECONDS), "nm did not finish");
+    boolean exited = nm.waitFor(60, TimeUnit.SECONDS);
+    if (!exited) {
+      nm.destroyForcibly();
+    }
+    assertTrue(exited, "nm did not finish");
+    String output = Files.readString(out, StandardCharsets.UTF_8);
     assertEquals(0, nm.exitValue(), output);
     return output.lines()
         .map(line -> line.trim().split("\\s+"))

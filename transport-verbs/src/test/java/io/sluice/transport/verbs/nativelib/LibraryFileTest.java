@@ -10,14 +10,29 @@ import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class LibraryFileTest {
+  /** The property as the JVM was started with it ({@code -Dsluice.disni.library=...}), if at all. */
+  private String configured;
 
-  @AfterEach
-  void clearProperty() {
+  /** Every case starts without the property; those about it set their own. */
+  @BeforeEach
+  void saveProperty() {
+    configured = System.getProperty(LibraryFile.LIBRARY_PROPERTY);
     System.clearProperty(LibraryFile.LIBRARY_PROPERTY);
+  }
+
+  /** Puts the property back as it was: the tests that load the library after this one read it. */
+  @AfterEach
+  void restoreProperty() {
+    if (configured == null) {
+      System.clearProperty(LibraryFile.LIBRARY_PROPERTY);
+    } else {
+      System.setProperty(LibraryFile.LIBRARY_PROPERTY, configured);
+    }
   }
 
   @Test

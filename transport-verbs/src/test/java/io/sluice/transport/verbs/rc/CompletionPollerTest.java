@@ -4,12 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.transport.Eventually;
 import java.util.ArrayDeque;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -29,6 +31,8 @@ class CompletionPollerTest {
     private boolean armed;
     private boolean eventRaised;
     final AtomicInteger sleeps = new AtomicInteger();
+    /** Whether the poller's thread waits in {@link #await} right now. */
+    volatile boolean sleeping;
     volatile boolean closed;
 
     synchronized void add(long wrId) {
@@ -71,20 +75,25 @@ class CompletionPollerTest {
     @Override
     public synchronized boolean await(int millis) throws java.io.IOException {
       sleeps.incrementAndGet();
-      long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-      while (!eventRaised) {
-        long left = end - System.nanoTime();
-        if (left <= 0) {
-          return false;
+      sleeping = true;
+      try {
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (!eventRaised) {
+          long left = end - System.nanoTime();
+          if (left <= 0) {
+            return false;
+          }
+          try {
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+          } catch (InterruptedException e) {
+            throw new java.io.InterruptedIOException();
+          }
         }
-        try {
-          TimeUnit.NANOSECONDS.timedWait(this, left);
-        } catch (InterruptedException e) {
-          throw new java.io.InterruptedIOException();
-        }
+        eventRaised = false;
+        return true;
+      } finally {
+        sleeping = false;
       }
-      eventRaised = false;
-      return true;
     }
 
     @Override
@@ -153,11 +162,7 @@ class CompletionPollerTest {
   void closeStopsASleepingThread() throws Exception {
     MemoryCompletions source = new MemoryCompletions();
     CompletionPoller poller = new CompletionPoller(source, 64, 0, (wrId, status, len) -> { }, "test-cq");
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(DEADLINE_SECONDS);
-    while (source.sleeps.get() == 0 && System.nanoTime() < end) {
-      Thread.sleep(1);
-    }
-    assertTrue(source.sleeps.get() > 0, "the thread never slept");
+    Eventually.holds("the thread sleeps", () -> source.sleeps.get() > 0);
     closeWithin(poller);
     assertTrue(source.closed);
   }
@@ -169,18 +174,18 @@ class CompletionPollerTest {
     CompletionPoller poller = new CompletionPoller(source, 64, 0, (wrId, status, len) -> handledOn.set(
         Thread.currentThread()), "test-cq");
     try {
-      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(DEADLINE_SECONDS);
-      while (source.sleeps.get() == 0 && System.nanoTime() < end) {
-        Thread.sleep(1);
-      }
+      Eventually.holds("the thread sleeps", () -> source.sleeps.get() > 0);
       // No event is raised: the poller thread sleeps on (it may still find one when its wait
       // slice ends, so try until the caller got one).
-      boolean byCaller = false;
-      for (long id = 0; !byCaller && System.nanoTime() < end; id++) {
-        source.addQuietly(id);
-        byCaller = poller.tryDrain() == 1 && handledOn.get() == Thread.currentThread();
-      }
-      assertTrue(byCaller, "the caller never handled a completion itself");
+      AtomicLong id = new AtomicLong();
+      Eventually.holds("the caller handles a completion itself", () -> {
+        source.addQuietly(id.getAndIncrement());
+        try {
+          return poller.tryDrain() == 1 && handledOn.get() == Thread.currentThread();
+        } catch (java.io.IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+      });
     } finally {
       closeWithin(poller);
     }
@@ -226,7 +231,8 @@ class CompletionPollerTest {
     try {
       source.add(1);
       source.add(2);
-      Thread.sleep(20); // let the thread go back to sleep after the failure
+      // The thread goes back to sleep after the failure; the next completion must wake it.
+      Eventually.holds("the thread sleeps again after the failure", () -> handled.contains(2L) && source.sleeping);
       source.add(3);
       assertTrue(later.await(DEADLINE_SECONDS, TimeUnit.SECONDS),
           "completions after a throwing handler were not handled: " + handled);

@@ -111,12 +111,4 @@ final class Endpoints {
       Thread.currentThread().interrupt();
     }
   }
-
-  static void sleepQuietly(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
 }

@@ -1,5 +1,6 @@
 package io.sluice.transport.verbs.diag;
 
+import io.sluice.transport.Eventually;
 import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.TransportException;
@@ -13,6 +14,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -85,8 +87,11 @@ final class ReadPathCheck {
         clientDomain.release(); // the queue pairs hold their own references
         clientDomain = null;
         server.close();
-        while (second.isOpen() && System.nanoTime() < deadline) {
-          Endpoints.sleepQuietly(50);
+        try {
+          Eventually.holds("the queue pair closes after the peer node closed",
+              Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), () -> !second.isOpen());
+        } catch (AssertionError stillOpen) {
+          // reported and counted below, as every step of this check is
         }
         out.println("DISNI-CHECK readpath: queue pair " + (second.isOpen() ? "still open" : "closed")
             + " after the peer node closed");

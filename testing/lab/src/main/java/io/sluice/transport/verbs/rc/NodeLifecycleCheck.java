@@ -3,12 +3,14 @@ package io.sluice.transport.verbs.rc;
 import com.ibm.disni.verbs.IbvSendWR;
 import com.ibm.disni.verbs.IbvSge;
 import com.ibm.disni.verbs.SVCPostSend;
+import io.sluice.transport.Eventually;
 import io.sluice.transport.verbs.nativelib.DisniTask;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedList;
 import java.util.List;
@@ -79,8 +81,9 @@ public final class NodeLifecycleCheck implements DisniTask {
     } finally {
       domain.release();
     }
-    boolean settled = waitFor(() -> server.queuePairCount() == 0 && client.queuePairCount() == 0
-        && server.cmIdCount() == serverIds && client.cmIdCount() == clientIds && server.peerDomainCount() == 0, deadline);
+    boolean settled = waitFor("closed connections leave no queue pairs, ids or domains",
+        () -> server.queuePairCount() == 0 && client.queuePairCount() == 0 && server.cmIdCount() == serverIds
+            && client.cmIdCount() == clientIds && server.peerDomainCount() == 0, deadline);
     out.printf("LIFECYCLE: after %d connections: rdma_cm ids %d -> %d (server), %d -> %d (client), %d peer domains%n",
         CONNECTIONS, serverIds, server.cmIdCount(), clientIds, client.cmIdCount(), server.peerDomainCount());
     if (!settled) {
@@ -193,7 +196,7 @@ public final class NodeLifecycleCheck implements DisniTask {
       server.close();
       boolean keptOpen = server.eventChannelOpen();
       release.countDown();
-      boolean freedLater = waitFor(() -> !server.eventChannelOpen(), deadline);
+      boolean freedLater = waitFor("the event channel is freed", () -> !server.eventChannelOpen(), deadline);
       out.println("LIFECYCLE: node closed under a stuck CM thread: event channel " + (keptOpen ? "kept" : "FREED")
           + " while the thread was stuck, " + (freedLater ? "freed" : "NOT freed") + " when it stopped");
       if (!keptOpen || !freedLater) {
@@ -214,14 +217,17 @@ public final class NodeLifecycleCheck implements DisniTask {
     return await(prepared.connect(), deadline);
   }
 
-  private static boolean waitFor(BooleanSupplier condition, long deadline) throws InterruptedException {
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        return false;
-      }
-      Thread.sleep(20);
+  /**
+   * Whether {@code condition} came to hold before {@code deadline} (of {@link System#nanoTime}):
+   * the check reports what it saw rather than stopping at the first failure.
+   */
+  private static boolean waitFor(String what, BooleanSupplier condition, long deadline) {
+    try {
+      Eventually.holds(what, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), condition);
+      return true;
+    } catch (AssertionError notInTime) {
+      return false;
     }
-    return true;
   }
 
   static <T> T await(CompletableFuture<T> f, long deadline) throws Exception {

@@ -8,25 +8,33 @@ import java.io.File;
 import java.io.IOException;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** A JVM started without the export DiSNI needs is told exactly which flag to add. */
 class MissingJvmFlagTest {
 
   @Test
-  void unavailabilityNamesTheFlag() throws IOException, InterruptedException {
+  void unavailabilityNamesTheFlag(@TempDir Path dir) throws IOException, InterruptedException {
     assumeTrue(Packaging.libraryPackaged(), Packaging.NOT_PACKAGED);
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    // Its output goes to a file, so the wait for the child has a deadline even if it hangs.
+    Path log = dir.resolve("child.log");
     Process child = new ProcessBuilder(List.of(java, "-cp", classPath(),
         DisniCheck.class.getName(), "loopback", "127.0.0.1", "1"))
-        .redirectErrorStream(true).start();
-    String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(child.waitFor(120, TimeUnit.SECONDS), "child JVM did not finish");
+        .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    boolean exited = child.waitFor(120, TimeUnit.SECONDS);
+    if (!exited) {
+      child.destroyForcibly();
+    }
+    String output = Files.readString(log, StandardCharsets.UTF_8);
+    assertTrue(exited, () -> "child JVM did not finish: " + output);
     assertEquals(2, child.exitValue(), output);
     assertTrue(output.contains(DisniRuntime.REQUIRED_JVM_FLAG), output);
   }
