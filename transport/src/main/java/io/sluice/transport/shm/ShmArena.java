@@ -83,6 +83,8 @@ public final class ShmArena implements AutoCloseable {
   /** Held for the arena's life: the clean-up of other processes takes it as proof we are alive. */
   private final FileLock ownerLock;
   private final BitSet usedSlots = new BitSet(SLOTS);
+  /** Set once by {@link #close()}, guarded by {@code usedSlots}: the slot table is unmapped from then. */
+  private boolean closed;
   /** Completes when the clean-up of stale arenas that opening started has ended. */
   private final CompletableFuture<Void> reclaimed;
   private long nextFile;
@@ -191,6 +193,9 @@ public final class ShmArena implements AutoCloseable {
   public int takeSlot(long key) throws TransportException {
     int slot;
     synchronized (usedSlots) {
+      if (closed) {
+        throw new TransportException("shm arena " + dir + " is closed");
+      }
       slot = usedSlots.nextClearBit(0);
       if (slot >= SLOTS) {
         throw new TransportException("shm arena has no free slot: " + SLOTS + " regions registered");
@@ -201,21 +206,37 @@ public final class ShmArena implements AutoCloseable {
     return slot;
   }
 
-  /** Revokes the slot's key: readers fail from now on. */
+  /**
+   * Revokes the slot's key: readers fail from now on. After {@link #close()} it does nothing:
+   * the slot table is unmapped then (a region that outlives its transport is released later, by
+   * whoever still holds it), and the table's file is gone with every key in it.
+   */
   public void revokeSlot(int slot) {
-    LONGS.setVolatile(slots, slot * 8, 0L);
+    synchronized (usedSlots) {
+      if (!closed) {
+        LONGS.setVolatile(slots, slot * 8, 0L);
+      }
+    }
   }
 
   /** Returns a revoked slot to the free list. */
   public void freeSlot(int slot) {
-    revokeSlot(slot);
     synchronized (usedSlots) {
-      usedSlots.clear(slot);
+      if (!closed) {
+        LONGS.setVolatile(slots, slot * 8, 0L);
+        usedSlots.clear(slot);
+      }
     }
   }
 
   @Override
   public void close() {
+    synchronized (usedSlots) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    }
     DirectMemory.free(slots);
     deleteTree(dir);
     closeQuietly(ownerLock.channel()); // releases the lock
