@@ -40,6 +40,7 @@ public abstract class AbstractTransport implements Transport {
   private final AtomicInteger liveRegions = new AtomicInteger();
   private final TransportMetrics metrics = new TransportMetrics();
   private volatile boolean closing;
+  private final Object closeLock = new Object();
 
   @Override
   public final long nodeId() {
@@ -165,18 +166,24 @@ public abstract class AbstractTransport implements Transport {
     return liveRegions.get();
   }
 
+  /**
+   * Closes once. A caller that comes while another closes waits for that close to end, so that
+   * whoever returns from here finds the traffic stopped and the regions revoked.
+   */
   @Override
   public final void close() {
-    if (closing) {
-      return;
+    synchronized (closeLock) {
+      if (closing) {
+        return;
+      }
+      closing = true;
+      stopTraffic();
+      for (Region r : regions.liveRegions()) {
+        LOG.warn("Transport closed with a region still registered: {}", r);
+        r.close();
+      }
+      releaseResources();
     }
-    closing = true;
-    stopTraffic();
-    for (Region r : regions.liveRegions()) {
-      LOG.warn("Transport closed with a region still registered: {}", r);
-      r.close();
-    }
-    releaseResources();
   }
 
   /** Closes connections, listeners and threads, so no peer reaches a region any more. */

@@ -113,6 +113,7 @@ public final class Carrier implements AutoCloseable {
   private final ExecutorService setupPool;
   private final ScheduledExecutorService timer;
   private volatile boolean closing;
+  private final Object closeLock = new Object();
 
   /**
    * Opens a carrier and starts listening.
@@ -710,38 +711,42 @@ public final class Carrier implements AutoCloseable {
    */
   @Override
   public void close() {
-    if (closing) {
-      return;
+    // Once; a caller that comes while another closes waits for that close to end.
+    synchronized (closeLock) {
+      if (closing) {
+        return;
+      }
+      closing = true;
+      try {
+        listener.close();
+      } catch (IOException ignored) {
+        // the acceptor ends either way
+      }
+      for (CarrierConnection c : connections) {
+        c.close();
+      }
+      for (ServerSession s : sessions) {
+        s.close();
+      }
+      // Their sockets are closed, so queued READ answers released their regions; stopping the
+      // loops waits for a READ being sealed or written right now.
+      long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      for (IoLoop l : loops) {
+        l.close(Math.max(1, waitUntil - System.nanoTime()));
+      }
+      try {
+        acceptor.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitUntil - System.nanoTime())));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      handlerPool.shutdownNow();
+      connectPool.shutdownNow();
+      proofPool.shutdownNow();
+      setupPool.shutdownNow();
+      timer.shutdownNow();
     }
-    closing = true;
-    try {
-      listener.close();
-    } catch (IOException ignored) {
-      // the acceptor ends either way
-    }
-    for (CarrierConnection c : connections) {
-      c.close();
-    }
-    for (ServerSession s : sessions) {
-      s.close();
-    }
-    // Their sockets are closed, so queued READ answers released their regions; stopping the
-    // loops waits for a READ being sealed or written right now.
-    long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    for (IoLoop l : loops) {
-      l.close(Math.max(1, waitUntil - System.nanoTime()));
-    }
-    try {
-      acceptor.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitUntil - System.nanoTime())));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    handlerPool.shutdownNow();
-    connectPool.shutdownNow();
-    proofPool.shutdownNow();
-    setupPool.shutdownNow();
-    timer.shutdownNow();
   }
+
 
   @Override
   public String toString() {
