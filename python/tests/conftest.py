@@ -15,7 +15,7 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from eventually import DEADLINE, PipeLines
+from eventually import DEADLINE, PipeLines, stop_serving
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODULE = ROOT / "arrow-flight-rdma"
@@ -131,22 +131,7 @@ def serve(java, provider: str = "tcp", encryption: bool = False, shards: int = S
                 break
         yield table
     finally:
-        _stop_serving(process)
-
-
-def _stop_serving(process: subprocess.Popen) -> None:
-    """Asks a serving Java program to stop (the line ``stop``, then the end of its input) and
-    waits for it to exit; kills it if it has not within the deadline."""
-    try:
-        process.stdin.write("stop\n")
-        process.stdin.close()
-    except OSError:
-        pass
-    try:
-        process.wait(timeout=JVM_START_SECONDS)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=DEADLINE)
+        stop_serving(process, JVM_START_SECONDS)
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from typing import Iterator, List
 
 import pytest
 
-from eventually import DEADLINE, PipeLines
+from eventually import DEADLINE, PipeLines, stop_serving
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
@@ -68,15 +68,6 @@ def serve_features(run_dir: pathlib.Path, secret: str) -> Iterator[List[str]]:
                 break
         yield lines
     finally:
-        try:
-            process.stdin.write("stop\n")
-            process.stdin.close()
-        except OSError:
-            pass
-        try:
-            process.wait(timeout=JVM_START_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=DEADLINE)
+        stop_serving(process, JVM_START_SECONDS)
 
 
