@@ -16,10 +16,12 @@ import io.sluice.flight.SluiceFlightClient;
 import io.sluice.flight.TableReader;
 import io.sluice.flight.loader.Shard;
 import io.sluice.flight.loader.Shards;
+import io.sluice.transport.Eventually;
 import io.sluice.transport.TransportConfig;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -147,15 +149,10 @@ class FeaturePipelineTest {
     }
   }
 
-  static void awaitExecutors(SparkSession spark, int count) throws InterruptedException {
-    long deadline = System.nanoTime() + 120_000_000_000L;
-    while (spark.sparkContext().getExecutorIds().size() < count) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(count + " executors did not start within 120 s; logs under "
-            + System.getProperty("sluice.test.sparkHome") + "/work");
-      }
-      Thread.sleep(200);
-    }
+  static void awaitExecutors(SparkSession spark, int count) {
+    Eventually.matches(count + " executors registered (logs of those that did not start: "
+        + System.getProperty("sluice.test.sparkHome") + "/work)", Duration.ofSeconds(120),
+        () -> spark.sparkContext().getExecutorIds().size(), n -> n >= count);
   }
 
   static Read readWithSluiceClient(PublishedTable table, boolean dataPlane) throws InterruptedException {
@@ -203,7 +200,7 @@ class FeaturePipelineTest {
 
   static List<Shard> shards(BufferAllocator allocator, PublishedTable table) throws InterruptedException {
     List<Shard> shards = Shards.list(allocator, table.locations().stream().map(u -> new Location(URI.create(u)))
-        .toList(), table.shardPrefix(), java.time.Duration.ofSeconds(30),
+        .toList(), table.shardPrefix(), Duration.ofSeconds(30),
         TransportConfig.of(Map.of("sluice.transport.secret", table.secret())));
     assertEquals(table.shards(), shards.size());
     return shards;

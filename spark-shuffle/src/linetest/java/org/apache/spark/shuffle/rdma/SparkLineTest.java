@@ -4,12 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.spark.shuffle.TransportReport;
+import io.sluice.transport.Eventually;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.spark.SparkConf;
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
 import scala.Tuple2;
 
 /**
@@ -109,7 +111,7 @@ class SparkLineTest {
   @Order(1)
   void groupByKeySpillsInTheReader() throws Exception {
     int n = 60_000;
-    spills.reset();
+    resetSpills();
     Map<Integer, long[]> got = new TreeMap<>();
     for (Tuple2<Integer, Iterable<Integer>> g : sc.parallelize(SharedJobs.range(n), 6)
         .mapToPair(i -> new Tuple2<>(i % 500, i)).groupByKey(4).collect()) {
@@ -136,7 +138,7 @@ class SparkLineTest {
   @Order(2)
   void sortByKeySpillsInTheReader() throws Exception {
     int n = 60_000;
-    spills.reset();
+    resetSpills();
     // A permutation of 0..n-1 (n and the multiplier are coprime), in 6 unsorted partitions.
     JavaPairRDD<Integer, Integer> pairs = sc.parallelize(SharedJobs.range(n), 6)
         .mapToPair(i -> new Tuple2<>((int) ((i * 7919L) % n), i));
@@ -220,8 +222,7 @@ class SparkLineTest {
   @Test
   @Order(6)
   void readsCrossedTheEncryptedTransport() {
-    List<String> transports = ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).registeredTransports();
-    assertEquals(EXECUTORS, transports.size(), "registered transports: " + transports);
+    awaitRegisteredTransports(EXECUTORS);
     Map<String, Long> byPath = new TreeMap<>();
     for (TransportReport r : TransportReports.collect(sc)) {
       r.bytesReadByPath().forEach((path, bytes) -> byPath.merge(path, bytes, Long::sum));
@@ -231,35 +232,27 @@ class SparkLineTest {
 
   @Test
   @Order(7)
-  void killedExecutorsMapStageReruns() throws Exception {
-    String appId = sc.sc().applicationId();
-    AtomicReference<Optional<Long>> killed = new AtomicReference<>(Optional.empty());
+  void killedExecutorsMapStageReruns(@TempDir Path signals) throws Exception {
+    // Events of the earlier tests' jobs still on the bus would reach the listener below first.
+    sc.sc().listenerBus().waitUntilEmpty(10_000);
     AtomicReference<Integer> mapStage = new AtomicReference<>();
-    SparkListener killer = new SparkListener() {
+    SparkListener firstStage = new SparkListener() {
       @Override
       public void onStageSubmitted(SparkListenerStageSubmitted submitted) {
-        // The job's first stage writes the map output; once its reduce stage starts, executor 1
-        // goes while the slow reducers still read.
-        int stage = submitted.stageInfo().stageId();
-        if (mapStage.compareAndSet(null, stage)) {
-          return;
-        }
-        if (stage == mapStage.get() + 1 && submitted.stageInfo().attemptNumber() == 0) {
-          SharedJobs.killLater(appId, "1", 1500, killed);
-        }
+        // The job's first stage writes the map output.
+        mapStage.compareAndSet(null, submitted.stageInfo().stageId());
       }
     };
-    sc.sc().addSparkListener(killer);
+    sc.sc().addSparkListener(firstStage);
     try {
       int n = 100_000;
-      Map<Integer, Long> got = SharedJobs.slowReducerSums(sc, n);
-      Map<Integer, Long> expected = SharedJobs.expectedSums(n);
-      assertEquals(expected, got);
-      assertTrue(killed.get().isPresent(), "executor 1 was not found to kill");
+      SharedJobs.KilledMidShuffle run = SharedJobs.sumsWithAnExecutorKilled(sc, n, "1", signals);
+      assertEquals(SharedJobs.expectedSums(n), run.sums());
+      assertTrue(run.killedPid().isPresent(), "executor 1 was not found to kill");
       sc.sc().listenerBus().waitUntilEmpty(10_000);
       assertTrue(attempts.maxAttempt(mapStage.get()) >= 1, "the map stage was not run again");
     } finally {
-      sc.sc().removeSparkListener(killer);
+      sc.sc().removeSparkListener(firstStage);
     }
   }
 
@@ -292,22 +285,21 @@ class SparkLineTest {
   }
 
   private static void awaitExecutors(JavaSparkContext sc, int count) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(EXECUTOR_WAIT_SECONDS);
-    while (sc.sc().getExecutorIds().size() < count) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(count + " executors did not register within " + EXECUTOR_WAIT_SECONDS + " s");
-      }
-      pause(200);
-    }
+    Eventually.matches(count + " executors registered", Duration.ofSeconds(EXECUTOR_WAIT_SECONDS),
+        () -> sc.sc().getExecutorIds().size(), n -> n >= count);
   }
 
-  private static void pause(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
-    }
+  /** Waits until the driver's address book lists {@code count} transports: executors register without waiting. */
+  private static void awaitRegisteredTransports(int count) {
+    RdmaShuffleManager manager = (RdmaShuffleManager) SparkEnv.get().shuffleManager();
+    Eventually.matches(count + " executors' transports registered with the driver", Eventually.DEADLINE,
+        manager::registeredTransports, t -> t.size() == count);
+  }
+
+  /** Starts counting spills afresh, once the earlier jobs' task ends have reached the listener. */
+  private void resetSpills() throws java.util.concurrent.TimeoutException {
+    sc.sc().listenerBus().waitUntilEmpty(10_000);
+    spills.reset();
   }
 
   /** Bytes the result (reduce) tasks spilled to disk since the last reset. Thread safe. */

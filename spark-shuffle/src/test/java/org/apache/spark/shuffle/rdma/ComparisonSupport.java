@@ -10,7 +10,6 @@ import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Stream;
 import org.apache.spark.SparkConf;
-import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -70,9 +69,7 @@ abstract class ComparisonSupport {
   @AfterAll
   void noLeakedRegionsThenStop() {
     try {
-      for (long[] c : ExecutorProbe.registrations(sc)) {
-        assertEquals(c[0], c[1], "live regions beyond the registered map outputs: leaked READ destinations");
-      }
+      ExecutorRegions.awaitOnlyMapOutputs(sc);
     } finally {
       sc.stop();
     }
@@ -88,9 +85,7 @@ abstract class ComparisonSupport {
 
   /** Every executor's transport registered with the driver, so reads did not fall back. */
   void assertTransportsActive() {
-    RdmaShuffleManager manager = (RdmaShuffleManager) SparkEnv.get().shuffleManager();
-    List<String> transports = manager.registeredTransports();
-    assertEquals(LocalCluster.EXECUTORS, transports.size(), "registered transports: " + transports);
+    LocalCluster.awaitRegisteredTransports(LocalCluster.EXECUTORS);
   }
 
   /** Bytes the executors' reducers READ so far, per data path ("shm", "tcp", "verbs"). */

@@ -24,12 +24,14 @@ final class ExecutorProbe {
     }).collect();
   }
 
-  /** Registered regions (data-file windows) of a shuffle's map outputs, summed over executors. */
-  static long registeredWindows(JavaSparkContext sc, int shuffleId) {
-    java.util.Map<String, Integer> byExecutor = sc.parallelize(java.util.stream.IntStream.range(0, 16).boxed().toList(), 16)
+  /**
+   * Registered regions (data-file windows) of a shuffle's map outputs, per executor that ran a task
+   * of a 16-task job.
+   */
+  static java.util.Map<String, Integer> registeredWindows(JavaSparkContext sc, int shuffleId) {
+    return new java.util.TreeMap<>(sc.parallelize(java.util.stream.IntStream.range(0, 16).boxed().toList(), 16)
         .mapToPair(i -> new scala.Tuple2<>(SparkEnv.get().executorId(),
             ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).transport().orElseThrow().registry().registeredCount(shuffleId)))
-        .collectAsMap();
-    return byExecutor.values().stream().mapToLong(Integer::longValue).sum();
+        .collectAsMap());
   }
 }

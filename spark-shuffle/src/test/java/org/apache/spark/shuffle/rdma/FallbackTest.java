@@ -33,9 +33,12 @@ class FallbackTest {
       assertEquals(List.of(), transports, "no executor should have a transport");
       sc.sc().listenerBus().waitUntilEmpty(10_000);
       assertTrue(metrics.snapshot().records() > 0, "Spark's reader counted no records");
-      // Each executor's fallback, counted by its reason, reaches the driver's Prometheus servlet.
-      Map<String, Long> scraped = PrometheusScrape.scrapeUntil(sc,
+      // Each executor's fallback, counted by its reason, reaches the driver's Prometheus servlet. An
+      // executor's reporter starts before its open fails, so its first reports may come before the
+      // fallback was counted: wait until every executor that reports has counted it.
+      Map<String, Long> scraped = PrometheusScrape.scrapeUntil(sc, "every reporting executor's fallback",
           v -> v.getOrDefault("fallback_executor_transportStartFailed", 0L) >= 1
+              && v.get("fallback_executor_transportStartFailed").equals(v.get("executors_reporting"))
               && v.getOrDefault("fallback_shuffle_noTransport", 0L) >= 1);
       // Executors decide on their first shuffle task: each one that ran one counted its fallback.
       assertTrue(scraped.get("fallback_executor_transportStartFailed") >= 1, scraped.toString());

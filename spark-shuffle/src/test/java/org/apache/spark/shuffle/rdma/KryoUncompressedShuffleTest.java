@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.rdma;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.transport.Eventually;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -57,8 +58,11 @@ class KryoUncompressedShuffleTest extends ComparisonSupport {
         .collect();
     assertEquals(List.of(17 << 20, 17 << 20, 17 << 20), lengths, "records came back whole");
     int shuffleId = ((ShuffleDependency<?, ?, ?>) shuffled.rdd().dependencies().head()).shuffleId();
-    long windows = ExecutorProbe.registeredWindows(sc, shuffleId);
-    assertTrue(windows > 3 * 60, "windows registered for three 17 MiB map outputs: " + windows);
+    // Map outputs are on both executors: ask until both have answered.
+    Map<String, Integer> byExecutor = Eventually.matches("every executor's registered windows", Eventually.DEADLINE,
+        () -> ExecutorProbe.registeredWindows(sc, shuffleId), w -> w.size() == LocalCluster.EXECUTORS);
+    long windows = byExecutor.values().stream().mapToLong(Integer::longValue).sum();
+    assertTrue(windows > 3 * 60, "windows registered for three 17 MiB map outputs: " + byExecutor);
     assertRemoteBytesMoved();
   }
 }

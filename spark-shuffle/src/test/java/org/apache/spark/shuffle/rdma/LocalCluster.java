@@ -1,9 +1,12 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.transport.Eventually;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
+import java.util.List;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.JavaSparkContext;
 
 /**
@@ -56,20 +59,21 @@ final class LocalCluster {
     }
   }
 
-  /** Waits until {@code count} executors are registered. */
+  /** Waits until {@code count} executors are registered, for at most {@code seconds}. */
   static void awaitExecutors(JavaSparkContext sc, int count, int seconds) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    while (sc.sc().getExecutorIds().size() < count) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(count + " executors did not start within " + seconds
-            + " s; see " + System.getProperty("sluice.test.sparkHome") + "/work for their logs");
-      }
-      try {
-        Thread.sleep(200);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while waiting for executors", e);
-      }
-    }
+    Eventually.matches(count + " executors registered (logs of those that did not start: "
+        + System.getProperty("sluice.test.sparkHome") + "/work)", Duration.ofSeconds(seconds),
+        () -> sc.sc().getExecutorIds().size(), n -> n >= count);
+  }
+
+  /**
+   * Waits until the driver's address book lists {@code count} executors' transports, and returns
+   * them: an executor sends its registration without waiting for the answer, and only its map
+   * tasks wait for it, so an executor that ran none may still be on its way into the book.
+   */
+  static List<String> awaitRegisteredTransports(int count) {
+    RdmaShuffleManager manager = (RdmaShuffleManager) SparkEnv.get().shuffleManager();
+    return Eventually.matches(count + " executors' transports registered with the driver", Eventually.DEADLINE,
+        manager::registeredTransports, t -> t.size() == count);
   }
 }

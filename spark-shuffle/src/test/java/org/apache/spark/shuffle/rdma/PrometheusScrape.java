@@ -1,6 +1,8 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.transport.Eventually;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -8,7 +10,6 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -17,12 +18,16 @@ import org.apache.spark.api.java.JavaSparkContext;
 
 /**
  * Spark's Prometheus servlet on the driver's UI, scraped over HTTP: the settings that turn it on,
- * and the Sluice gauges of a scrape by their Sluice name ({@code reads.shm.bytes}). Stateless.
+ * and the Sluice gauges of a scrape by their Sluice name ({@code reads.shm.bytes}). Thread safe;
+ * its one state is the HTTP client every scrape shares.
  */
 final class PrometheusScrape {
   /** A gauge line of Spark's servlet: metrics_[app_][executor_]sluice_NAME_Value{type="gauges"} VALUE. */
   private static final Pattern GAUGE = Pattern.compile(
       "^metrics_(?:.*_)?sluice_([A-Za-z0-9_]+)_Value\\{type=\"gauges\"\\} (-?\\d+)$", Pattern.MULTILINE);
+
+  /** One client for every scrape: each client of its own would keep a selector thread until collected. */
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
 
   /** Where the last scrape's whole text is kept. */
   static final java.nio.file.Path LAST_SCRAPE = java.nio.file.Path.of("target", "sluice-prometheus-scrape.txt");
@@ -44,7 +49,7 @@ final class PrometheusScrape {
     String ui = sc.sc().uiWebUrl().getOrElse(() -> {
       throw new IllegalStateException("the Spark UI is off; PrometheusScrape.enable the conf");
     });
-    HttpResponse<String> r = HttpClient.newHttpClient().send(
+    HttpResponse<String> r = HTTP.send(
         HttpRequest.newBuilder(URI.create(ui + "/metrics/prometheus/")).timeout(Duration.ofSeconds(20)).build(),
         HttpResponse.BodyHandlers.ofString());
     if (r.statusCode() != 200) {
@@ -61,17 +66,21 @@ final class PrometheusScrape {
   }
 
   /**
-   * Scrapes until {@code done} holds (executors report every 200 ms) or 30 s pass, and returns the
-   * last scrape either way, for the test to assert on.
+   * Scrapes until {@code done} holds, and returns that scrape: executors report every 200 ms, so
+   * what the driver shows reaches a job's totals some time after the job, each executor's at its
+   * own moment. Fails naming {@code what} with the last scrape if it does not within {@link
+   * Eventually#DEADLINE}.
    */
-  static Map<String, Long> scrapeUntil(JavaSparkContext sc, Predicate<Map<String, Long>> done)
-      throws IOException, InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    Map<String, Long> last = scrape(sc);
-    while (!done.test(last) && System.nanoTime() < deadline) {
-      Thread.sleep(100);
-      last = scrape(sc);
-    }
-    return last;
+  static Map<String, Long> scrapeUntil(JavaSparkContext sc, String what, Predicate<Map<String, Long>> done) {
+    return Eventually.matches(what, Eventually.DEADLINE, () -> {
+      try {
+        return scrape(sc);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while scraping the driver's metrics", e);
+      }
+    }, done);
   }
 }

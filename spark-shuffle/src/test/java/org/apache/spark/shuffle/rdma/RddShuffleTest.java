@@ -3,6 +3,8 @@ package org.apache.spark.shuffle.rdma;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.transport.Eventually;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -53,10 +55,7 @@ class RddShuffleTest extends ComparisonSupport {
       // driver while an executor's block manager was unknown (after the fetch failure above).
       sc.sc().env().blockManager().master().removeShuffle(id, true);
     }
-    for (long[] r : ExecutorProbe.registrations(sc)) {
-      assertEquals(0, r[0], "registered map outputs left on an executor");
-      assertEquals(0, r[1], "live transport regions left on an executor");
-    }
+    ExecutorRegions.awaitNone(sc);
   }
 
   /**
@@ -64,16 +63,16 @@ class RddShuffleTest extends ComparisonSupport {
    * this context) keep running and register their output when they end; a cleanup before that
    * would miss it. Waits, with a deadline, until no executor runs a task.
    */
-  private void awaitNoRunningTasks() throws InterruptedException, java.util.concurrent.TimeoutException {
-    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
-    while (true) {
-      sc.sc().listenerBus().waitUntilEmpty(10_000);
-      if (Arrays.stream(sc.sc().statusTracker().getExecutorInfos()).allMatch(e -> e.numRunningTasks() == 0)) {
-        return;
+  private void awaitNoRunningTasks() {
+    // The status tracker counts running tasks from listener events: read it with the bus drained.
+    Eventually.holds("no executor runs a task", Duration.ofSeconds(60), () -> {
+      try {
+        sc.sc().listenerBus().waitUntilEmpty(10_000);
+      } catch (java.util.concurrent.TimeoutException e) {
+        return false;
       }
-      assertTrue(System.nanoTime() < deadline, "executors still run tasks after 60 s");
-      Thread.sleep(50);
-    }
+      return Arrays.stream(sc.sc().statusTracker().getExecutorInfos()).allMatch(e -> e.numRunningTasks() == 0);
+    });
   }
 
   /**
@@ -83,13 +82,10 @@ class RddShuffleTest extends ComparisonSupport {
    * waits, with a deadline, until every executor's block manager is known again, so the removal
    * below reaches every executor.
    */
-  private void awaitBlockManagersRegistered() throws InterruptedException {
-    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+  private void awaitBlockManagersRegistered() {
     // The driver's own block manager is listed too.
-    while (sc.sc().env().blockManager().master().getMemoryStatus().size() < LocalCluster.EXECUTORS + 1) {
-      assertTrue(System.nanoTime() < deadline, "executors' block managers did not re-register within 60 s");
-      Thread.sleep(100);
-    }
+    Eventually.reaches("every executor's block manager registered with the driver", Duration.ofSeconds(60),
+        LocalCluster.EXECUTORS + 1, () -> sc.sc().env().blockManager().master().getMemoryStatus().size());
   }
 
   @Test
@@ -101,6 +97,8 @@ class RddShuffleTest extends ComparisonSupport {
     // Every executor forgets the output (registrations revoked, files deleted) while the driver
     // still lists it: the next read must fail over the transport and Spark must recompute it.
     sc.parallelize(SharedJobs.range(16), 16).foreach(i -> SparkEnv.get().shuffleManager().unregisterShuffle(shuffleId));
+    // Fetch failures of earlier tests may still be on their way to the listener.
+    sc.sc().listenerBus().waitUntilEmpty(10_000);
     long failuresBefore = metrics.fetchFailures.get();
     List<Tuple2<Integer, Long>> second = new ArrayList<>(sums.collect());
     first.sort((a, b) -> a._1().compareTo(b._1()));

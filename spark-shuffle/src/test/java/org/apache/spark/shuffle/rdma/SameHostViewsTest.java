@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.spark.shuffle.TransportReport;
+import io.sluice.transport.Eventually;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
@@ -53,12 +52,12 @@ class SameHostViewsTest {
           .mapToPair(i -> new Tuple2<>(i % 1000, (long) i))
           .reduceByKey(Long::sum, 4);
       assertEquals(expectedSums(), new TreeMap<>(sums.collectAsMap()));
+      assertNoViewHeld(sc);
       List<TransportReport> reports = TransportReports.collect(sc);
       long viewed = 0;
       for (TransportReport r : reports) {
         assertEquals(r.bytesReadByPath().getOrDefault("shm", 0L), r.bytesViewed(), "every shm byte is a view: " + r);
         assertEquals(0, r.destinationPeakBytes(), "a READ destination was made: " + r);
-        assertEquals(0, r.viewsHeld(), "views held after the job: " + r);
         viewed += r.bytesViewed();
       }
       assertTrue(viewed > 0, "nothing was viewed: " + reports);
@@ -103,18 +102,21 @@ class SameHostViewsTest {
     try (JavaSparkContext sc = LocalCluster.start(conf("views-kill"))) {
       String appId = sc.sc().applicationId();
       Map<String, List<String>> dirs = localDirs(sc);
+      String dir = signals.toString();
       // Each record carries the executor and the map partition that wrote it.
       JavaPairRDD<Integer, String> tagged = sc.parallelize(SharedJobs.range(maps * perMap), maps)
           .mapPartitionsWithIndex((p, it) -> {
-            Thread.sleep(200); // so that both executors run map tasks
-            String origin = SparkEnv.get().executorId() + "/" + p;
+            // Each map task waits until both executors run one, so that both hold map output.
+            String self = SparkEnv.get().executorId();
+            FileSignals.signal(Path.of(dir), "map-" + self, self);
+            FileSignals.await(Path.of(dir), "map-", LocalCluster.EXECUTORS, 120);
+            String origin = self + "/" + p;
             List<Tuple2<Integer, String>> out = new ArrayList<>();
             it.forEachRemaining(i -> out.add(new Tuple2<>(i, origin)));
             return out.iterator();
           }, true)
           .mapToPair(t -> t)
           .partitionBy(new org.apache.spark.HashPartitioner(1));
-      String dir = signals.toString();
       Thread killer = new Thread(() -> killWhenAsked(appId, Path.of(dir), dirs), "executor-killer");
       killer.setDaemon(true);
       killer.start();
@@ -127,8 +129,8 @@ class SameHostViewsTest {
             continue;
           }
           int map = Integer.parseInt(r._2().split("/")[1]);
-          Files.writeString(Path.of(dir, "kill"), owner, StandardCharsets.UTF_8);
-          awaitFile(Path.of(dir, "killed"), 120);
+          FileSignals.signal(Path.of(dir), "kill", owner);
+          FileSignals.await(Path.of(dir), "killed", 1, 120);
           // The rest of this block comes from the view of the dead executor's deleted file.
           List<Integer> keys = new ArrayList<>(List.of(r._1()));
           while (it.hasNext()) {
@@ -149,7 +151,7 @@ class SameHostViewsTest {
         return List.of("no block of another executor").iterator();
       }).collect();
       assertTrue(Files.exists(signals.resolve("killed")), "no executor was killed: " + verdict);
-      String killed = Files.readString(signals.resolve("kill"), StandardCharsets.UTF_8);
+      String killed = FileSignals.read(signals, "kill");
       assertEquals(1, verdict.size());
       assertTrue(verdict.get(0).startsWith("read map ") && verdict.get(0).endsWith(" of executor " + killed + " whole"),
           verdict.get(0));
@@ -160,8 +162,8 @@ class SameHostViewsTest {
   /** Waits for the reduce task's request, kills that executor, deletes its data files, answers. */
   private static void killWhenAsked(String appId, Path signals, Map<String, List<String>> localDirs) {
     try {
-      awaitFile(signals.resolve("kill"), 240);
-      String executor = Files.readString(signals.resolve("kill"), StandardCharsets.UTF_8);
+      FileSignals.await(signals, "kill", 1, 240);
+      String executor = FileSignals.read(signals, "kill");
       Optional<Long> pid = ExecutorProcesses.kill(appId, executor);
       if (pid.isEmpty()) {
         throw new IllegalStateException("no process for executor " + executor);
@@ -173,17 +175,22 @@ class SameHostViewsTest {
           }
         }
       }
-      Files.writeString(signals.resolve("killed"), Long.toString(pid.get()), StandardCharsets.UTF_8);
+      FileSignals.signal(signals, "killed", Long.toString(pid.get()));
     } catch (IOException | RuntimeException e) {
       System.err.println("executor-killer: " + e);
     }
   }
 
-  /** Each executor's block-manager folders. */
+  /** Each executor's block-manager folders, asked until every executor has answered. */
   private static Map<String, List<String>> localDirs(JavaSparkContext sc) {
+    return Eventually.matches("the block-manager folders of every executor", Eventually.DEADLINE,
+        () -> localDirsOfThoseAsked(sc), dirs -> dirs.size() == LocalCluster.EXECUTORS);
+  }
+
+  /** The block-manager folders of the executors that ran a task of one 16-task job. */
+  private static Map<String, List<String>> localDirsOfThoseAsked(JavaSparkContext sc) {
     Map<String, List<String>> dirs = new TreeMap<>();
     sc.parallelize(SharedJobs.range(16), 16).map(i -> {
-      Thread.sleep(50);
       StringBuilder b = new StringBuilder(SparkEnv.get().executorId());
       for (java.io.File f : SparkEnv.get().blockManager().diskBlockManager().localDirs()) {
         b.append('\n').append(f.getAbsolutePath());
@@ -198,28 +205,12 @@ class SameHostViewsTest {
         }
       }
     });
-    assertEquals(LocalCluster.EXECUTORS, dirs.size(), "block-manager folders of " + dirs.keySet());
     return dirs;
   }
 
-  private static void awaitFile(Path file, int seconds) throws IOException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    while (!Files.exists(file)) {
-      if (System.nanoTime() > deadline) {
-        throw new IOException(file + " did not appear within " + seconds + " s");
-      }
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IOException("interrupted waiting for " + file, e);
-      }
-    }
-  }
-
+  /** Waits until every executor has let go of every view its reduce tasks took; an abandoned one goes when its fetch ends. */
   private static void assertNoViewHeld(JavaSparkContext sc) {
-    for (TransportReport r : TransportReports.collect(sc)) {
-      assertEquals(0, r.viewsHeld(), "views held after every task ended: " + r);
-    }
+    Eventually.matches("no executor holds a view after every task ended", Eventually.DEADLINE,
+        () -> TransportReports.collect(sc), reports -> reports.stream().allMatch(r -> r.viewsHeld() == 0));
   }
 }

@@ -35,8 +35,10 @@ class SluiceMetricsSourceTest {
       long total = byPath.values().stream().mapToLong(Long::longValue).sum();
       assertTrue(total > 0, "the executors READ nothing: " + reports);
 
-      Map<String, Long> scraped = PrometheusScrape.scrapeUntil(sc, v -> matches(v, byPath)
-          && v.getOrDefault("executors_reporting", 0L) == LocalCluster.EXECUTORS);
+      // Each executor reports its own counters at its own moment: wait until every figure compared
+      // below comes from reports made after the job.
+      Map<String, Long> scraped = PrometheusScrape.scrapeUntil(sc, "the job's totals in every executor's report",
+          v -> settled(v, byPath));
       // Same-host blocks are viewed where they lie, not READ: the reports count them under shm.
       long viewed = reports.stream().mapToLong(TransportReport::bytesViewed).sum();
       assertEquals(viewed, scraped.get("views_bytes"), "views.bytes in " + scraped);
@@ -62,11 +64,22 @@ class SluiceMetricsSourceTest {
     }
   }
 
-  private static boolean matches(Map<String, Long> scraped, Map<String, Long> byPath) {
+  /**
+   * Whether a scrape holds the job's final figures: the bytes the executors' reports count, both
+   * executors registered and reporting, every connection opened counted as accepted by its peer,
+   * and every READ counted with its latency.
+   */
+  private static boolean settled(Map<String, Long> scraped, Map<String, Long> byPath) {
     long sum = scraped.getOrDefault("views_bytes", 0L);
+    long reads = 0;
     for (String path : List.of("tcp", "shm", "verbs")) {
       sum += scraped.getOrDefault("reads_" + path + "_bytes", 0L);
+      reads += scraped.getOrDefault("reads_" + path + "_count", 0L);
     }
-    return sum == byPath.values().stream().mapToLong(Long::longValue).sum();
+    return sum == byPath.values().stream().mapToLong(Long::longValue).sum()
+        && scraped.getOrDefault("executors_reporting", 0L) == LocalCluster.EXECUTORS
+        && scraped.getOrDefault("executors_registered", 0L) == LocalCluster.EXECUTORS
+        && scraped.getOrDefault("connections_opened", 0L).equals(scraped.getOrDefault("connections_accepted", -1L))
+        && scraped.getOrDefault("reads_latency_count", -1L) == reads;
   }
 }

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.spark.shuffle.TransportReport;
+import io.sluice.transport.Eventually;
+import io.sluice.transport.ProductThreads;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -33,6 +35,26 @@ class TransportStartupTest {
         .mapToPair(i -> new Tuple2<>(i % 97, (long) i)).reduceByKey(Long::sum, 5).collectAsMap());
   }
 
+  /**
+   * Per executor that ran a task of a 16-task job: whether it has a transport, and the names of the
+   * product's threads it runs, less the metrics reporter, which a failed open keeps to report the
+   * fallback. (The executors have the transport's test jar, with {@link ProductThreads}, on their
+   * class path.)
+   */
+  private static Map<String, List<String>> leftOnExecutors(JavaSparkContext sc) {
+    Map<String, List<String>> left = new TreeMap<>();
+    for (Tuple2<String, List<String>> e : sc.parallelize(SharedJobs.range(16), 16).map(i -> {
+      boolean hasTransport = ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).transport().isPresent();
+      List<String> threads = ProductThreads.named(n -> n.startsWith(ProductThreads.PREFIX)
+          && !n.startsWith("sluice-metrics-report")).stream().map(Thread::getName).sorted().toList();
+      return new Tuple2<>(SparkEnv.get().executorId(),
+          Stream.concat(hasTransport ? Stream.of("a transport") : Stream.<String>empty(), threads.stream()).toList());
+    }).collect()) {
+      left.put(e._1(), e._2());
+    }
+    return left;
+  }
+
   private static Map<Integer, Long> expected() {
     Map<Integer, Long> expected = new TreeMap<>();
     SharedJobs.range(20_000).forEach(i -> expected.merge(i % 97, (long) i, Long::sum));
@@ -58,9 +80,8 @@ class TransportStartupTest {
       assertTrue(reports.stream().anyMatch(r -> r.firstConnections() >= 1 && r.bytesRead() > 0), reports.toString());
       // Registrations were sent without waiting, but each map task waited for its executor's before
       // publishing its output: no reducer found a holder without a transport.
-      assertEquals(LocalCluster.EXECUTORS,
-          ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).registeredTransports().size());
-      Map<String, Long> scraped = PrometheusScrape.scrapeUntil(sc,
+      LocalCluster.awaitRegisteredTransports(LocalCluster.EXECUTORS);
+      Map<String, Long> scraped = PrometheusScrape.scrapeUntil(sc, "every executor's report, one with a first connection",
           v -> v.getOrDefault("executors_reporting", 0L) >= LocalCluster.EXECUTORS
               && v.getOrDefault("startup_firstConnections", 0L) >= 1);
       assertEquals(0, scraped.get("fallback_reduceTask_peerWithoutTransport"), scraped.toString());
@@ -85,16 +106,11 @@ class TransportStartupTest {
       try (JavaSparkContext sc = LocalCluster.start(conf)) {
         assertEquals(expected(), reduceByKey(sc));
         assertEquals(List.of(), ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).registeredTransports());
-        List<String> left = sc.parallelize(SharedJobs.range(16), 16).flatMap(i -> {
-          boolean hasTransport = ((RdmaShuffleManager) SparkEnv.get().shuffleManager()).transport().isPresent();
-          List<String> threads = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
-              .filter(n -> n.startsWith("sluice-") && !n.startsWith("sluice-metrics-report")
-                  && !n.startsWith("sluice-load-crypto"))
-              .toList();
-          return Stream.concat(hasTransport ? Stream.of("a transport") : Stream.<String>empty(), threads.stream())
-              .iterator();
-        }).collect();
-        assertEquals(List.of(), left, "executors kept a transport or its threads after a failed open");
+        // The open's thread, and threads the failed open started, end after the open has failed:
+        // ask every executor until none is left, or the deadline passes.
+        Eventually.matches("every executor without a transport or a transport thread", Eventually.DEADLINE,
+            () -> leftOnExecutors(sc),
+            left -> left.size() == LocalCluster.EXECUTORS && left.values().stream().allMatch(List::isEmpty));
         try (Stream<Path> arenas = Files.list(shmDir)) {
           assertEquals(List.of(), arenas.map(p -> p.getFileName().toString()).toList(), "arenas left behind");
         }

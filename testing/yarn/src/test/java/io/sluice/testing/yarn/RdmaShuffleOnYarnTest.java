@@ -3,6 +3,7 @@ package io.sluice.testing.yarn;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.transport.Eventually;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -71,7 +72,7 @@ class RdmaShuffleOnYarnTest {
       JavaPairRDD<Long, Long> sums = sums(sc);
 
       assertEquals(expectedSums(), SparkOnYarn.collectSorted(sums), "job 1's answer");
-      Map<String, Long> job1 = SparkOnYarn.awaitSluiceMetrics(
+      Map<String, Long> job1 = SparkOnYarn.awaitSluiceMetrics("job 1's reduce tasks and READs in the executors' reports",
           m -> m.get(REDUCE_TASKS_ON_TRANSPORT) >= REDUCERS && SparkOnYarn.transportBytesRead(m) > 0);
       assertEquals(REDUCERS, job1.get(REDUCE_TASKS_ON_TRANSPORT), "job 1's reduce tasks on the transport: " + job1);
       assertTrue(SparkOnYarn.transportBytesRead(job1) > 0, "job 1 READ nothing through the transport: " + job1);
@@ -81,21 +82,21 @@ class RdmaShuffleOnYarnTest {
           "the shuffle service sent blocks while every executor that wrote them was alive");
 
       SparkOnYarn.awaitNoExecutors(sc);
-      sc.sc().listenerBus().waitUntilEmpty(TimeUnit.SECONDS.toMillis(30));
-      List<String> released = List.copyOf(events.removedExecutors());
-      assertEquals(SparkOnYarn.EXECUTORS, released.size(), "executors released after job 1: " + released);
+      // The scheduler forgets an executor before it posts the removal to the listeners.
+      Eventually.reaches("executors released after job 1", SparkOnYarn.EXECUTORS,
+          () -> events.removedExecutors().size());
 
       JavaPairRDD<Long, Long> byLastDigit = sums.mapToPair(t -> new Tuple2<>(t._1() % 10, t._2()))
           .reduceByKey(Long::sum, SECOND_REDUCERS);
       assertEquals(expectedByLastDigit(), SparkOnYarn.collectSorted(byLastDigit), "job 2's answer");
-      Map<String, Long> job2 = SparkOnYarn.awaitSluiceMetrics(m -> m.get(REDUCE_TASKS_EXECUTOR_REMOVED) >= REDUCERS
-          && m.get(REDUCE_TASKS_ON_TRANSPORT) >= REDUCERS + SECOND_REDUCERS);
+      Map<String, Long> job2 = SparkOnYarn.awaitSluiceMetrics("job 2's reduce tasks in the executors' reports",
+          m -> m.get(REDUCE_TASKS_EXECUTOR_REMOVED) >= REDUCERS && m.get(REDUCE_TASKS_ON_TRANSPORT) >= REDUCERS + SECOND_REDUCERS);
       assertEquals(REDUCERS, job2.get(REDUCE_TASKS_EXECUTOR_REMOVED),
           "job 2's re-reads of the released executors' output, through the fallback: " + job2);
       assertEquals(REDUCERS + SECOND_REDUCERS, job2.get(REDUCE_TASKS_ON_TRANSPORT),
           "reduce tasks on the transport, job 2's new shuffle included: " + job2);
-      assertTrue(cluster.shuffleServiceBytesSent() > servedBefore,
-          "the shuffle service sent nothing for the released executors' output");
+      Eventually.holds("the shuffle service's meter counts the released executors' output",
+          () -> cluster.shuffleServiceBytesSent() > servedBefore);
 
       sc.sc().listenerBus().waitUntilEmpty(TimeUnit.SECONDS.toMillis(30));
       // Job 1: map and reduce stage. Job 2: job 1's map stage is skipped (its output outlived its
@@ -144,9 +145,9 @@ class RdmaShuffleOnYarnTest {
 
       assertEquals(expectedSums(), got, "the answer after the kill");
       sc.sc().listenerBus().waitUntilEmpty(TimeUnit.SECONDS.toMillis(30));
-      String reason = events.removalReason(executor).orElse("");
-      assertTrue(reason.contains(container) && reason.contains("137"),
-          "executor " + executor + " should be removed for its container's exit by SIGKILL (137), was: " + reason);
+      Eventually.matches("executor " + executor + " removed for its container's exit by SIGKILL (137)",
+          Eventually.DEADLINE, () -> events.removalReason(executor).orElse(""),
+          reason -> reason.contains(container) && reason.contains("137"));
       int resultStage = events.stages().get(events.stages().size() - 1).stageId();
       assertEquals(List.of(new JobEvents.LostTask(resultStage, 0, 0, executor)), events.lostTasks(),
           "tasks lost with their executor");
@@ -156,10 +157,10 @@ class RdmaShuffleOnYarnTest {
       assertTrue(events.stages().stream().allMatch(s -> s.attempt() == 0), "stages retried: " + events.stages());
       assertEquals(0, events.fetchFailures(), "fetch failures");
       // The rerun READ nothing from the dead executor: its map output came from the shuffle service.
-      Map<String, Long> metrics = SparkOnYarn.awaitSluiceMetrics(m -> m.get(REDUCE_TASKS_EXECUTOR_REMOVED) >= 1);
-      assertTrue(metrics.get(REDUCE_TASKS_EXECUTOR_REMOVED) >= 1, metrics.toString());
-      assertTrue(cluster.shuffleServiceBytesSent() > servedBefore,
-          "the shuffle service sent nothing for the killed executor's output");
+      SparkOnYarn.awaitSluiceMetrics("the rerun's fallback in the executors' reports",
+          m -> m.get(REDUCE_TASKS_EXECUTOR_REMOVED) >= 1);
+      Eventually.holds("the shuffle service's meter counts the killed executor's output",
+          () -> cluster.shuffleServiceBytesSent() > servedBefore);
     }
   }
 

@@ -1,13 +1,14 @@
 package io.sluice.testing.yarn;
 
+import io.sluice.transport.Eventually;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
@@ -97,20 +98,23 @@ final class SparkOnYarn {
    * released: waiting for registrations alone races with dynamic allocation). Returns once every
    * event of those jobs has reached the listeners, so a listener added next sees none of them.
    */
-  static void awaitBusyExecutors(JavaSparkContext sc) throws InterruptedException, TimeoutException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+  static void awaitBusyExecutors(JavaSparkContext sc) throws TimeoutException {
     List<Integer> tasks = IntStream.range(0, 2 * EXECUTORS).boxed().toList();
-    Set<String> ran = Set.of();
-    while (ran.size() < EXECUTORS) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(EXECUTORS + " executors did not run tasks of one job within " + WAIT_SECONDS
-            + " s; the last ran on " + ran);
-      }
-      ran = new TreeSet<>(await(sc.parallelize(tasks, tasks.size()).map(i -> {
-        Thread.sleep(300);
-        return SparkEnv.get().executorId();
-      }).collectAsync()));
-    }
+    Eventually.matches(EXECUTORS + " executors running tasks of one job (the executors each job ran on)",
+        Duration.ofSeconds(WAIT_SECONDS), () -> {
+          try {
+            return new TreeSet<>(await(sc.parallelize(tasks, tasks.size()).map(i -> {
+              // Long enough that the job cannot finish on the first executor alone before the other takes a task.
+              Thread.sleep(300);
+              return SparkEnv.get().executorId();
+            }).collectAsync()));
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for executors", e);
+          } catch (TimeoutException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+          }
+        }, ran -> ran.size() >= EXECUTORS);
     sc.sc().listenerBus().waitUntilEmpty(TimeUnit.SECONDS.toMillis(30));
   }
 
@@ -136,15 +140,9 @@ final class SparkOnYarn {
   }
 
   /** Waits until dynamic allocation has released every executor. */
-  static void awaitNoExecutors(JavaSparkContext sc) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-    while (!sc.sc().getExecutorIds().isEmpty()) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("idle executors were not released within " + WAIT_SECONDS
-            + " s; executors now " + sc.sc().getExecutorIds());
-      }
-      Thread.sleep(100);
-    }
+  static void awaitNoExecutors(JavaSparkContext sc) {
+    Eventually.matches("idle executors released", Duration.ofSeconds(WAIT_SECONDS),
+        () -> sc.sc().getExecutorIds(), scala.collection.Seq::isEmpty);
   }
 
   /** The YARN container an executor runs in, as Spark on YARN records among the executor's attributes. */
@@ -155,17 +153,12 @@ final class SparkOnYarn {
 
   /**
    * The driver's Sluice metrics (the {@code sluice} source: the sum of every executor's last
-   * report, kept after the executor is gone) once {@code done} holds; the last values if it does
-   * not within 30 s, for the caller's assertions to report.
+   * report, kept after the executor is gone) once {@code done} holds: executors report every
+   * 200 ms, each at its own moment. Fails naming {@code what} with the last values if it does not
+   * hold within {@link Eventually#DEADLINE}.
    */
-  static Map<String, Long> awaitSluiceMetrics(Predicate<Map<String, Long>> done) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    Map<String, Long> last = sluiceMetrics();
-    while (!done.test(last) && System.nanoTime() < deadline) {
-      Thread.sleep(100);
-      last = sluiceMetrics();
-    }
-    return last;
+  static Map<String, Long> awaitSluiceMetrics(String what, Predicate<Map<String, Long>> done) {
+    return Eventually.matches(what, Eventually.DEADLINE, SparkOnYarn::sluiceMetrics, done);
   }
 
   /** The gauges of the driver's {@code sluice} metrics source now, as every Spark metrics sink reads them. */

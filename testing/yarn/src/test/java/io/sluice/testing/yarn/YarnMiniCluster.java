@@ -1,8 +1,10 @@
 package io.sluice.testing.yarn;
 
+import io.sluice.transport.Eventually;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import javax.management.JMException;
 import javax.management.ObjectName;
@@ -46,14 +48,9 @@ final class YarnMiniCluster implements AutoCloseable {
     try {
       cluster.init(configuration());
       cluster.start();
-      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_TIMEOUT_MS);
       // The RM's address is published once its RPC server is bound; until then it still ends in :0.
-      while (cluster.getConfig().get(YarnConfiguration.RM_ADDRESS).endsWith(":0")) {
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("the ResourceManager did not bind its address within 60 s");
-        }
-        Thread.sleep(100);
-      }
+      Eventually.matches("the ResourceManager's address bound", Duration.ofMillis(START_TIMEOUT_MS),
+          () -> cluster.getConfig().get(YarnConfiguration.RM_ADDRESS), address -> !address.endsWith(":0"));
       if (!cluster.waitForNodeManagersToConnect(START_TIMEOUT_MS)) {
         throw new IllegalStateException("the NodeManager did not connect to the ResourceManager within 60 s");
       }
@@ -66,7 +63,7 @@ final class YarnMiniCluster implements AutoCloseable {
       client.init(cluster.getConfig());
       client.start();
       return new YarnMiniCluster(cluster, client, meta.getInt(0));
-    } catch (InterruptedException | YarnException | RuntimeException e) {
+    } catch (InterruptedException | YarnException | RuntimeException | Error e) {
       if (client != null) {
         client.stop();
       }
