@@ -47,4 +47,14 @@ class VerbsTransportContractTest extends TransportContractTest {
   protected Map<String, String> providerOptions() {
     return labOptions();
   }
+
+  /**
+   * A READ racing a revocation breaks its queue pair here, and the owner bars a reader that
+   * breaks more than {@code PeerFaults.LIMIT} within a minute: the repeated race would end in
+   * that bar, which is the defence working, not the contract failing.
+   */
+  @Override
+  public boolean repeatedRevocationRaces() {
+    return false;
+  }
 }
