@@ -141,6 +141,7 @@ public final class SluiceFlightServer implements AutoCloseable {
     private TransportConfig config = TransportConfig.of(Map.of());
     private CallHeaderAuthenticator authenticator;
     private FlightServers.Tls tls;
+    private final java.util.Map<String, io.sluice.flight.ServerAction> actions = new java.util.LinkedHashMap<>();
 
     private Builder(BufferAllocator allocator, Location location) {
       this.allocator = allocator;
@@ -174,9 +175,23 @@ public final class SluiceFlightServer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Answers DoAction of {@code type} with {@code action}, after the same call authentication as
+     * every other call (with a secret: the caller presented a token for this server).
+     *
+     * @throws IllegalArgumentException if the type is the server's own or is taken
+     */
+    public Builder action(String type, io.sluice.flight.ServerAction action) {
+      if (type.equals(io.sluice.flight.protocol.DataPlaneOffer.ACTION) || actions.containsKey(type)) {
+        throw new IllegalArgumentException("the action type " + type + " is taken");
+      }
+      actions.put(type, action);
+      return this;
+    }
+
     /** Starts the Flight server and, when a secret is configured, the data plane's transport. */
     public SluiceFlightServer start() throws IOException {
-      return new SluiceFlightServer(FlightServers.start(allocator, location, config, authenticator, tls));
+      return new SluiceFlightServer(FlightServers.start(allocator, location, config, authenticator, tls, actions));
     }
   }
 }

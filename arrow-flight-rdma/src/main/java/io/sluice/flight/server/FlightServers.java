@@ -2,6 +2,7 @@ package io.sluice.flight.server;
 
 import io.sluice.flight.CallToken;
 import io.sluice.flight.FlightOption;
+import io.sluice.flight.ServerAction;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import io.sluice.flight.table.TableRegistry;
 import io.sluice.transport.MessageHandler;
@@ -130,6 +131,15 @@ public final class FlightServers {
    */
   public static Running start(BufferAllocator allocator, Location location, TransportConfig config,
       CallHeaderAuthenticator authenticator, Tls tls) throws IOException {
+    return start(allocator, location, config, authenticator, tls, Map.of());
+  }
+
+  /**
+   * Starts a server that also answers the application's own actions ({@code actions}, by type),
+   * after the same call authentication as every other call.
+   */
+  public static Running start(BufferAllocator allocator, Location location, TransportConfig config,
+      CallHeaderAuthenticator authenticator, Tls tls, Map<String, ServerAction> actions) throws IOException {
     // Every key the server or its transport (any provider's) would read, checked before anything
     // starts, on every host: an invalid value fails here naming the key.
     for (io.sluice.transport.config.ConfigKey<?> k : FlightOption.all()) {
@@ -163,7 +173,7 @@ public final class FlightServers {
     try {
       // The producer needs the bound port for its endpoints: bind first, then point it there.
       LocationHolder where = new LocationHolder(location);
-      FlightServer.Builder b = FlightServer.builder(allocator, location, new TableProducer(state, where.list()));
+      FlightServer.Builder b = FlightServer.builder(allocator, location, new TableProducer(state, where.list(), Map.copyOf(actions)));
       b.transportHint("grpc.builderConsumer",
           (java.util.function.Consumer<io.grpc.netty.NettyServerBuilder>) g -> g.intercept(new PeerAddress()));
       Optional<CallToken.Key> token = state.offerKey();

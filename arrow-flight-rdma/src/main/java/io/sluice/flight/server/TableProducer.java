@@ -1,10 +1,12 @@
 package io.sluice.flight.server;
 
+import io.sluice.flight.ServerAction;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import io.sluice.flight.protocol.DataPlaneOffer;
 import io.sluice.flight.table.FlightTable;
 import io.sluice.flight.table.TableRegistry;
 import java.util.List;
+import java.util.Map;
 import org.apache.arrow.flight.Action;
 import org.apache.arrow.flight.ActionType;
 import org.apache.arrow.flight.BackpressureStrategy;
@@ -41,10 +43,12 @@ import org.apache.arrow.flight.Ticket;
 final class TableProducer implements FlightProducer {
   private final ServerState state;
   private final List<Location> locations;
+  private final Map<String, ServerAction> actions;
 
-  TableProducer(ServerState state, List<Location> locations) {
+  TableProducer(ServerState state, List<Location> locations, Map<String, ServerAction> actions) {
     this.state = state;
     this.locations = locations;
+    this.actions = actions;
   }
 
   @Override
@@ -119,6 +123,20 @@ final class TableProducer implements FlightProducer {
 
   @Override
   public void doAction(CallContext context, Action action, StreamListener<Result> listener) {
+    ServerAction own = actions.get(action.getType());
+    if (own != null) {
+      byte[] result;
+      try {
+        result = own.handle(action.getBody() == null ? new byte[0] : action.getBody());
+      } catch (RuntimeException e) {
+        listener.onError(CallStatus.INTERNAL.withDescription(action.getType() + " failed: " + e).withCause(e)
+            .toRuntimeException());
+        return;
+      }
+      listener.onNext(new Result(result));
+      listener.onCompleted();
+      return;
+    }
     if (!action.getType().equals(DataPlaneOffer.ACTION)) {
       listener.onError(CallStatus.UNIMPLEMENTED.withDescription("unknown action " + action.getType())
           .toRuntimeException());
@@ -152,6 +170,7 @@ final class TableProducer implements FlightProducer {
   public void listActions(CallContext context, StreamListener<ActionType> listener) {
     listener.onNext(new ActionType(DataPlaneOffer.ACTION,
         "Where this server's Sluice transport listens, for clients that READ batch bodies"));
+    actions.forEach((type, a) -> listener.onNext(new ActionType(type, a.description())));
     listener.onCompleted();
   }
 
