@@ -250,13 +250,7 @@ final class DriverCatalog implements AutoCloseable {
       } finally {
         sc.setJobDescription(null);
       }
-      options.ttl().ifPresent(ttl -> {
-        e.expires = Optional.of(Instant.now().plus(ttl));
-        e.ttl = timers.schedule(() -> {
-          LOG.info("table '{}' reached its time-to-live ({}); unpublishing it", name, ttl);
-          unpublish(name, e);
-        }, ttl.toMillis(), TimeUnit.MILLISECONDS);
-      });
+      options.ttl().ifPresent(ttl -> expireAfter(e, ttl));
       ok = true;
       PublishedTable t = e.snapshot(uri());
       LOG.info("published {}", t);
@@ -291,6 +285,94 @@ final class DriverCatalog implements AutoCloseable {
         }
       }
     }
+  }
+
+  /** A table the data source writes: tasks publish its shards, the driver commits or aborts it. */
+  static final class Pending {
+    private final Entry entry;
+    final TablesConf.TaskSettings settings;
+
+    private Pending(Entry entry, TablesConf.TaskSettings settings) {
+      this.entry = entry;
+      this.settings = settings;
+    }
+
+    String name() {
+      return entry.name;
+    }
+
+    StructType sparkSchema() {
+      return entry.sparkSchema;
+    }
+
+    String timeZone() {
+      return entry.timeZone;
+    }
+  }
+
+  /** Starts a data source write of {@code name}; nothing is listed until {@link #commit}. */
+  Pending begin(String name, StructType sparkSchema, TableOptions options) {
+    checkName(name);
+    if (options.republishLost()) {
+      throw new IllegalArgumentException("republishLost publishes lost partitions again from the DataFrame's"
+          + " lineage, which a data source write does not have: use SluiceTables.publish (sluice.spark.publish)");
+    }
+    String timeZone = SQLConf.get().sessionLocalTimeZone();
+    org.apache.arrow.vector.types.pojo.Schema schema = ArrowSchemas.of(name, sparkSchema, timeZone);
+    Entry e = new Entry(name, name + "@" + generations.incrementAndGet(), sc.newRddId(), sparkSchema, schema, options,
+        null, timeZone);
+    e.rounds = 1;
+    return new Pending(e, new TablesConf.TaskSettings(e.key, 0, name, e.rddId, options.batchRows(), transportKeys,
+        shipSecret ? secret : null));
+  }
+
+  /**
+   * Lists a written table under its name, replacing a table of that name when {@code replace}.
+   *
+   * @throws TableException if a table has the name and {@code replace} is false (the write is dropped)
+   */
+  PublishedTable commit(Pending p, List<ShardWriter.Result> results, boolean replace) {
+    Entry e = p.entry;
+    synchronized (e) {
+      for (ShardWriter.Result r : results) {
+        servers.put(r.location(), r.executorId());
+        e.dataPlane = r.dataPlane();
+        for (TableShard s : r.shards()) {
+          e.shards.put(s.flight(), s);
+        }
+      }
+    }
+    if (replace) {
+      unpublish(e.name);
+    }
+    if (tables.putIfAbsent(e.name, e) != null) {
+      abort(p);
+      throw new TableException("a table named '" + e.name + "' is published already: unpublish it first, or"
+          + " write with mode overwrite");
+    }
+    e.options.ttl().ifPresent(ttl -> expireAfter(e, ttl));
+    PublishedTable t = e.snapshot(uri());
+    LOG.info("published {} (data source write)", t);
+    return t;
+  }
+
+  /** Drops what a failed data source write published. */
+  void abort(Pending p) {
+    unpublish(p.entry.name, p.entry);
+  }
+
+  private void expireAfter(Entry e, Duration ttl) {
+    e.expires = Optional.of(Instant.now().plus(ttl));
+    e.ttl = timers.schedule(() -> {
+      LOG.info("table '{}' reached its time-to-live ({}); unpublishing it", e.name, ttl);
+      unpublish(e.name, e);
+    }, ttl.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** The settings readers on executors use: the secret where Spark does not hand it to them, the transport keys. */
+  ShardReaderFactory readerFactory(StructType schema) {
+    return new ShardReaderFactory(schema, transportKeys, shipSecret ? secret : null,
+        tls.map(pem -> pem[0]).orElse(null));
   }
 
   /** The job's failure as the table's: a budget or type error keeps its class and text. */

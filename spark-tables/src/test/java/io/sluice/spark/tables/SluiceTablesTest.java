@@ -190,4 +190,32 @@ class SluiceTablesTest {
       assertTrue(e.getMessage().contains("column 'span'"), e.getMessage());
     }
   }
+
+  @Test
+  void theDataSourceWritesAndReadsPublishedTables() {
+    Dataset<Row> df = mixed(5_000, 3).drop("kv"); // exceptAll compares rows; maps do not compare
+    df.write().format("sluice").option("table", "written").option("batchRows", "1000").save();
+    try {
+      PublishedTable t = SluiceTables.table(spark, "written").orElseThrow();
+      assertEquals(5_000, t.rows());
+      assertEquals(6, t.shards().size(), "3 partitions of 1,666 or 1,667 rows in batches of 1,000: " + t.shards());
+      Dataset<Row> back = spark.read().format("sluice").load("written");
+      assertEquals(df.schema(), back.schema());
+      assertEquals(0, back.exceptAll(df).count());
+      assertEquals(0, df.exceptAll(back).count());
+      assertEquals(5_000L, spark.sql("SELECT count(*) FROM sluice.written").first().getLong(0));
+      Exception e = assertThrows(Exception.class,
+          () -> df.write().format("sluice").option("table", "written").save());
+      assertTrue(e.getMessage().contains("written"), e.getMessage());
+      e = assertThrows(Exception.class,
+          () -> df.write().format("sluice").mode("append").option("table", "written").save());
+      assertTrue(String.valueOf(e.getMessage()).contains("appends"), String.valueOf(e.getMessage()));
+      // Overwriting keeps the table's schema (Spark checks a write against the table it replaces).
+      df.limit(7).write().format("sluice").mode("overwrite").save("written");
+      assertEquals(7, SluiceTables.table(spark, "written").orElseThrow().rows());
+      assertEquals(7, spark.read().format("sluice").load("written").count());
+    } finally {
+      SluiceTables.unpublish(spark, "written");
+    }
+  }
 }
