@@ -244,11 +244,12 @@ final class DriverCatalog implements AutoCloseable {
       for (int p = 0; p < rows.getNumPartitions(); p++) {
         all.add(p);
       }
+      String description = sc.getLocalProperty("spark.job.description");
       sc.setJobDescription("publish table " + name);
       try {
         runRound(e, all);
       } finally {
-        sc.setJobDescription(null);
+        sc.setJobDescription(description);
       }
       options.ttl().ifPresent(ttl -> expireAfter(e, ttl));
       ok = true;
@@ -279,7 +280,7 @@ final class DriverCatalog implements AutoCloseable {
     synchronized (e) {
       for (ShardWriter.Result r : (ShardWriter.Result[]) results) {
         servers.put(r.location(), r.executorId());
-        e.dataPlane = r.dataPlane();
+        e.dataPlane = e.shards.isEmpty() || e.dataPlane.equals(r.dataPlane()) ? r.dataPlane() : "mixed";
         for (TableShard s : r.shards()) {
           e.shards.put(s.flight(), s);
         }
@@ -336,7 +337,7 @@ final class DriverCatalog implements AutoCloseable {
     synchronized (e) {
       for (ShardWriter.Result r : results) {
         servers.put(r.location(), r.executorId());
-        e.dataPlane = r.dataPlane();
+        e.dataPlane = e.shards.isEmpty() || e.dataPlane.equals(r.dataPlane()) ? r.dataPlane() : "mixed";
         for (TableShard s : r.shards()) {
           e.shards.put(s.flight(), s);
         }
@@ -410,7 +411,8 @@ final class DriverCatalog implements AutoCloseable {
       }
     }
     try {
-      sc.env().blockManager().master().removeRdd(e.rddId, false);
+      // As for an unpersisted RDD: the blocks go, and dynamic allocation may idle the executors out.
+      sc.unpersistRDD(e.rddId, false);
     } catch (RuntimeException ex) {
       LOG.debug("table '{}': marker blocks not removed: {}", name, ex.toString());
     }

@@ -21,7 +21,8 @@ import org.apache.spark.sql.types.StructType;
  * @param bytes the bytes of all batch bodies
  * @param shards every shard, by partition and batch
  * @param lost shards lost with their executors (flight name to why), empty while all are served
- * @param dataPlane what the executors' servers offer beside gRPC: "tcp", "shm", "verbs", or "grpc" (none)
+ * @param dataPlane what the executors' servers offer beside gRPC: "tcp", "shm", "verbs", "grpc" (none), or
+ *     "mixed" when the executors differ
  * @param expires when the table is unpublished by its time-to-live, if it has one
  */
 public record PublishedTable(String name, String uri, Schema schema, StructType sparkSchema, long rows, long bytes,
