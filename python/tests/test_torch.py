@@ -61,6 +61,35 @@ def test_no_copy_is_made():
     assert tensors["v"][0].tolist() == [30.0, 31.0, 32.0]
 
 
+def test_lists_of_one_length_are_2d_tensors_without_a_copy():
+    # Spark's array columns arrive as variable-size lists: every row the same length is a matrix.
+    values = pa.array([float(i) for i in range(300)], pa.float64())
+    lists = pa.ListArray.from_arrays(pa.array(range(0, 301, 3), pa.int32()), values)
+    big = pa.LargeListArray.from_arrays(pa.array(range(0, 301, 3), pa.int64()), values)
+    batch = pa.RecordBatch.from_arrays([lists, big], ["v", "w"]).slice(10, 50)
+    tensors = batch_to_tensors(batch)
+    for name in ("v", "w"):
+        assert tensors[name].shape == (50, 3) and tensors[name].dtype == torch.float64
+        assert tensors[name].data_ptr() == values.buffers()[1].address + 10 * 3 * 8
+        assert tensors[name][0].tolist() == [30.0, 31.0, 32.0] and tensors[name][-1].tolist() == [177.0, 178.0, 179.0]
+    empty = pa.RecordBatch.from_arrays([pa.array([], pa.list_(pa.float32()))], ["v"])
+    assert batch_to_tensors(empty)["v"].shape == (0, 0)
+
+
+def test_lists_of_uneven_length_or_with_nulls_are_named():
+    uneven = pa.array([[1.0, 2.0], [3.0], [4.0, 5.0]], pa.list_(pa.float64()))
+    with pytest.raises(UnsupportedColumnException, match="column 'u' is a list column with rows of different"):
+        batch_to_tensors(pa.RecordBatch.from_arrays([uneven], ["u"]))
+    # the same rows sliced to the even ones are fine
+    assert batch_to_tensors(pa.RecordBatch.from_arrays([uneven.slice(2, 1)], ["u"]))["u"].tolist() == [[4.0, 5.0]]
+    with pytest.raises(UnsupportedColumnException, match="column 'n' has null lists"):
+        batch_to_tensors(pa.RecordBatch.from_arrays([pa.array([[1.0], None], pa.list_(pa.float64()))], ["n"]))
+    with pytest.raises(UnsupportedColumnException, match="column 'e' has nulls"):
+        batch_to_tensors(pa.RecordBatch.from_arrays([pa.array([[1.0], [None]], pa.list_(pa.float64()))], ["e"]))
+    with pytest.raises(UnsupportedColumnException, match="column 's' of type string"):
+        batch_to_tensors(pa.RecordBatch.from_arrays([pa.array([["a"], ["b"]])], ["s"]))
+
+
 def test_columns_without_a_tensor_form_are_named():
     batch = pa.RecordBatch.from_arrays([pa.array([1, 2]), pa.array(["a", "b"]), pa.array([1, None])], ["n", "s", "z"])
     with pytest.raises(UnsupportedColumnException, match="column 's' of type string"):

@@ -3,6 +3,8 @@ of the Java loader, into PyTorch.
 
 * :mod:`sluice.order`: the Java loader's shard order, bit for bit.
 * :mod:`sluice.flight`: readers over Arrow Flight.
+* :mod:`sluice.spark`: ``publish(df, name)`` from PySpark: a DataFrame served from the executors'
+  memory, read by URI and name (imports pyspark when called; ``import sluice`` does not).
 * :mod:`sluice.torch`: ``SluiceDataset``, an ``IterableDataset`` (imports torch; ``import sluice``
   does not).
 """

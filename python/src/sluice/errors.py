@@ -12,6 +12,7 @@ __all__ = [
     "ProtocolException", "AuthenticationFailedException", "UnknownKeyException", "RegionRevokedException",
     "ReadOutOfBoundsException", "RemoteHandlerException", "MessageTooLargeException",
     "TransportUnavailableException", "TransportTimeoutException", "PeerClosedException", "ReadIntegrityException",
+    "TableError", "TableMemoryError", "LostShardsError", "UnsupportedColumnError",
 ]
 
 
@@ -83,3 +84,27 @@ class PeerClosedException(TransportException):
 class ReadIntegrityException(SluiceException):
     """A body's bytes do not match the CRC32C its owner computed when it stored them
     (``io.sluice.flight.ReadIntegrityException``)."""
+
+
+# ---- published tables (io.sluice.spark.tables.TableException and its subclasses), raised by
+# sluice.spark and by readers of a table's catalog (sluice.flight.table_shards)
+
+
+class TableError(SluiceException):
+    """A published table cannot be made, found or read (``io.sluice.spark.tables.TableException``);
+    the message names the table."""
+
+
+class TableMemoryError(TableError, MemoryError):
+    """The table does not fit in an executor's budget for published tables; the message names the
+    budget's key (``spark.sluice.tables.memory``) and the sizes (``TableMemoryException``)."""
+
+
+class LostShardsError(TableError, ConnectionError):
+    """Some of the table's shards went with executors that are gone; the message names them
+    (``LostShardsException``, or the catalog's UNAVAILABLE answer)."""
+
+
+class UnsupportedColumnError(TableError, TypeError):
+    """A column whose Spark type Arrow cannot hold; the message names the column and its type
+    (``TableException.UnsupportedColumnException``)."""

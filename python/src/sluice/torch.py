@@ -14,7 +14,7 @@ import collections
 import concurrent.futures
 import multiprocessing
 import warnings
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
 import torch
@@ -23,8 +23,12 @@ import torch.utils.data
 from . import order
 from .errors import ShardReadException, UnsupportedColumnException
 from .flight.client import SluiceFlightClient
+from .flight.catalog import table_shards
 from .flight.negotiator import DataPlaneOptions
 from .flight.shards import Shard, list_shards
+
+if TYPE_CHECKING:
+    from .spark import PublishedTable
 
 __all__ = ["SluiceDataset", "batch_to_tensors"]
 
@@ -38,10 +42,11 @@ class SluiceDataset(torch.utils.data.IterableDataset):
     (seed, epoch, rank, world), every shard read whole, up to ``prefetch`` shards read ahead (on
     threads, a bounded window) while the trainer computes. Each Arrow record batch becomes one
     item (or several, of at most ``max_rows`` rows each): a dict from column name to tensor.
-    Fixed-width columns become 1-D tensors, fixed-size lists 2-D tensors, sharing the Arrow
-    buffers; other columns raise :class:`UnsupportedColumnException` unless ``columns`` leaves
-    them out. Tensors are pinned when CUDA is available and the iteration runs in the main process
-    (``pin_memory=None``); with worker processes, let ``DataLoader(pin_memory=True)`` pin them.
+    Fixed-width columns become 1-D tensors, fixed-size lists (and lists whose rows all have one
+    length, as Spark's arrays arrive) 2-D tensors, sharing the Arrow buffers; other columns raise
+    :class:`UnsupportedColumnException` unless ``columns`` leaves them out. Tensors are pinned
+    when CUDA is available and the iteration runs in the main process (``pin_memory=None``); with
+    worker processes, let ``DataLoader(pin_memory=True)`` pin them.
 
     Each ``iter()`` runs the epoch the cursor stands in, from where it stands, and leaves the
     cursor at the next epoch's start. :meth:`set_epoch` moves it to an epoch's start; call it before
@@ -106,6 +111,51 @@ class SluiceDataset(torch.utils.data.IterableDataset):
         """The dataset of the shards named ``prefix...`` on ``locations`` (:func:`list_shards`).
         ``token``: one token, a mapping of location to token, or None with ``secret=`` to mint one per server."""
         return cls(list_shards(locations, prefix, token, secret=kwargs.get("secret")), token, **kwargs)
+
+    @classmethod
+    def from_table(
+        cls,
+        table: Union[str, "PublishedTable"],
+        name: Optional[str] = None,
+        *,
+        secret: Optional[str] = None,
+        token: Optional[str] = None,
+        **kwargs: Any,
+    ) -> "SluiceDataset":
+        """The dataset of a published table: ``from_table(uri, name, secret=...)`` asks the
+        catalog at ``uri`` for table ``name`` (:func:`sluice.flight.table_shards`);
+        ``from_table(t)`` takes a :class:`sluice.spark.PublishedTable` (its URI, name and secret).
+
+        With ``secret`` (the tables' secret) the reader mints its own tokens and takes the
+        executors' data plane (shm on the same host, else tcp). With only ``token``, a call token
+        for the catalog, it reads each shard over plain Flight with the token the catalog handed
+        out for that shard's executor (those expire: ``spark.sluice.tables.tokenValidity``, 10
+        minutes by default; make a new dataset past it).
+
+        :raises LostShardsError: the table lost shards with their executors
+        :raises LookupError: no such table is published
+        """
+        from .spark import PublishedTable
+
+        if isinstance(table, PublishedTable):
+            if name is not None and name != table.name:
+                raise ValueError(f"a PublishedTable names its table ('{table.name}'); got name='{name}' too")
+            uri, name = table.uri, table.name
+            if secret is None and token is None:
+                secret = table.secret
+        else:
+            uri = table
+            if name is None:
+                raise ValueError("from_table(uri, name): the table's name is missing")
+        if secret is None and token is None:
+            raise ValueError("reading a published table needs its secret= or a catalog token=")
+        shards = table_shards(uri, name, secret=secret, token=token, timeout=kwargs.get("timeout") or 30.0)
+        if isinstance(table, PublishedTable):
+            # The catalog's answer has no per-shard sizes; the handle has them.
+            sizes = {s.flight: (s.rows, s.bytes) for s in table.shards}
+            shards = [_sized(s, sizes) for s in shards]
+        executors = None if secret else {s.location: s.token for s in shards}
+        return cls(shards, executors, secret=secret, **kwargs)
 
     def set_epoch(self, epoch: int) -> None:
         """Moves the cursor to the start of ``epoch``."""
@@ -244,6 +294,13 @@ class SluiceDataset(torch.utils.data.IterableDataset):
         return [batch.slice(o, self.max_rows) for o in range(0, batch.num_rows, self.max_rows)]
 
 
+def _sized(shard: Shard, sizes: Mapping[str, tuple]) -> Shard:
+    from .flight.catalog import flight_name
+
+    rows, size = sizes.get(flight_name(shard.ticket), (-1, -1))
+    return Shard(shard.name, shard.location, shard.ticket, rows, size, token=shard.token)
+
+
 def _read_shard(client: SluiceFlightClient, shard: Shard) -> List[pa.RecordBatch]:
     """Reads one shard whole. Runs on a reader thread."""
     with client.get_stream(shard.ticket) as reader:
@@ -254,7 +311,8 @@ def batch_to_tensors(
     batch: pa.RecordBatch, columns: Optional[Sequence[str]] = None, pin: bool = False
 ) -> Dict[str, torch.Tensor]:
     """The columns of ``batch`` as tensors over its Arrow buffers (no copy; ``pin`` copies into
-    pinned memory). Fixed-width numbers become 1-D tensors, fixed-size lists of them 2-D tensors.
+    pinned memory). Fixed-width numbers become 1-D tensors, fixed-size lists of them 2-D tensors,
+    and so do variable-size lists whose rows all have the same length (Spark's arrays).
 
     :raises UnsupportedColumnException: for a column that cannot be viewed so
     """
@@ -277,7 +335,28 @@ def _tensor(name: str, column: pa.Array) -> torch.Tensor:
         # flatten() honours the array's offset (a slice), unlike .values.
         values = _numpy(name, column.flatten(), t.value_type)
         return _from_numpy(name, values.reshape(len(column), t.list_size))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _from_numpy(name, _even_list(name, column, t))
     return _from_numpy(name, _numpy(name, column, t))
+
+
+def _even_list(name: str, column: pa.Array, t: pa.DataType):
+    """A list column whose rows all have one length, as a (rows, length) view of its values: what
+    Spark's array columns are when every row is a vector of the same size."""
+    if column.null_count:
+        raise UnsupportedColumnException(f"column '{name}' has null lists; a tensor has no nulls")
+    # .offsets honours the array's offset (a slice): len(column) + 1 positions into .values.
+    offsets = column.offsets.to_numpy(zero_copy_only=True)
+    rows = len(column)
+    width = int(offsets[1] - offsets[0]) if rows else 0
+    if rows and (offsets[1:] - offsets[:-1] != width).any():
+        lengths = offsets[1:] - offsets[:-1]
+        raise UnsupportedColumnException(
+            f"column '{name}' is a list column with rows of different lengths ({int(lengths.min())} to"
+            f" {int(lengths.max())}); a tensor needs one length per row: leave it out with columns="
+        )
+    values = column.values.slice(int(offsets[0]) if rows else 0, rows * width)
+    return _numpy(name, values, t.value_type).reshape(rows, width)
 
 
 def _numpy(name: str, column: pa.Array, t: pa.DataType):

@@ -2,9 +2,11 @@
 
 * :func:`open_reader` / :class:`SluiceFlightClient`: one table or shard as a :class:`TableReader`.
 * :func:`list_shards`: a table's shards on several servers, in the order every reader agrees on.
+* :func:`table_shards`: a published table's shards from its catalog, by URI and name.
 * :mod:`sluice.flight.call_token`: the bearer token a server with a secret asks every call for.
 """
 
+from .catalog import table_shards
 from .client import SluiceFlightClient, open_reader
 from .negotiator import DataPlaneOptions, Decision
 from .shards import Shard, list_shards
@@ -17,6 +19,7 @@ __all__ = [
     "DataPlaneOptions",
     "Shard",
     "list_shards",
+    "table_shards",
     "TableReader",
     "GrpcTableReader",
 ]

@@ -410,7 +410,10 @@ class DataPlaneTableReader(TableReader):
         except Exception:
             pass  # every body was acknowledged and taken: how the server ends the call changes nothing
         finally:
-            self._writer.close()
+            try:
+                self._writer.close()
+            except Exception:
+                pass  # a server gone meanwhile (its executor killed) ends the call as well; nothing is lost
 
     def close(self) -> None:
         """Unfinished with no view held: cancels the call (the server frees the stream at once).

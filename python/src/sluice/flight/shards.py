@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, List, Optional
 
 from . import call_token
@@ -15,8 +15,10 @@ class Shard:
     """One unit a loader hands out: a Flight endpoint holding some record batches of a table.
 
     ``location`` is where it is read (the server that was asked), ``ticket`` opens it (DoGet),
-    ``rows`` and ``bytes`` are what the server announced (-1: unknown). Immutable and picklable,
-    so a dataset holding shards can go to DataLoader worker processes.
+    ``rows`` and ``bytes`` are what the server announced (-1: unknown). ``token``: the call token
+    for its server that a catalog handed out with it (:func:`sluice.flight.table_shards`), None
+    otherwise; it expires, and it is kept out of ``repr`` and comparisons. Immutable and
+    picklable, so a dataset holding shards can go to DataLoader worker processes.
     """
 
     name: str
@@ -24,6 +26,7 @@ class Shard:
     ticket: bytes
     rows: int = -1
     bytes: int = -1
+    token: Optional[str] = field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
         return f"{self.name}@{self.location}"

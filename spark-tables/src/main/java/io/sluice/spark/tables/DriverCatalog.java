@@ -431,11 +431,17 @@ final class DriverCatalog implements AutoCloseable {
     return l;
   }
 
-  /** What each executor server holds now. */
+  /** What each executor server holds now; an executor that does not answer is left out (and logged). */
   List<ExecutorMemory> memory() {
     List<ExecutorMemory> l = new ArrayList<>();
     for (Map.Entry<String, String> s : new TreeMap<>(servers).entrySet()) {
-      String[] f = new String(action(s.getKey(), ExecutorTables.STATUS, new byte[0]), StandardCharsets.UTF_8).split(" ");
+      String[] f;
+      try {
+        f = new String(action(s.getKey(), ExecutorTables.STATUS, new byte[0]), StandardCharsets.UTF_8).split(" ");
+      } catch (RuntimeException ex) {
+        LOG.warn("executor {} at {} did not say what it holds: {}", s.getValue(), s.getKey(), ex.getMessage());
+        continue;
+      }
       l.add(new ExecutorMemory(s.getValue(), s.getKey(), Integer.parseInt(f[0]), Integer.parseInt(f[1]),
           Long.parseLong(f[2]), Long.parseLong(f[3]), Integer.parseInt(f[4])));
     }
@@ -470,6 +476,7 @@ final class DriverCatalog implements AutoCloseable {
 
   /** Marks the shards an executor took with it as lost; publishes them again where the table asks for it. */
   private void executorRemoved(String executorId, String reason) {
+    servers.values().removeIf(executorId::equals);
     for (Entry e : tables.values()) {
       List<Object> partitions = new ArrayList<>();
       synchronized (e) {
@@ -484,7 +491,6 @@ final class DriverCatalog implements AutoCloseable {
           }
         }
       }
-      servers.values().removeIf(executorId::equals);
       if (partitions.isEmpty()) {
         continue;
       }

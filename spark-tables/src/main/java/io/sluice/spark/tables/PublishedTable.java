@@ -29,7 +29,7 @@ public record PublishedTable(String name, String uri, Schema schema, StructType 
     List<TableShard> shards, Map<String, String> lost, String dataPlane, Optional<Instant> expires) {
   public PublishedTable {
     shards = List.copyOf(shards);
-    lost = Map.copyOf(lost);
+    lost = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(lost));
   }
 
   /** The executors' Flight locations that serve the table, in shard order. */
