@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+
+import io.sluice.transport.SelfSignedCertificate;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;

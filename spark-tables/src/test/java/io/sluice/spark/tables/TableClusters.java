@@ -49,11 +49,15 @@ final class TableClusters {
 
   /** The keys a reader on the driver uses: the tables' secret, the data plane on or off. */
   static TransportConfig readerConfig(String secret, boolean dataPlane) {
+    return TransportConfig.of(readerKeys(secret, dataPlane));
+  }
+
+  static Map<String, String> readerKeys(String secret, boolean dataPlane) {
     Map<String, String> keys = new HashMap<>();
     keys.put("sluice.transport.secret", secret);
     keys.put("sluice.transport.bindHost", "127.0.0.1");
     keys.put("sluice.flight.dataPlane", Boolean.toString(dataPlane));
-    return TransportConfig.of(keys);
+    return keys;
   }
 
   /** What a read of a whole table gave: each row rendered by {@code render}, and the paths the bodies took. */

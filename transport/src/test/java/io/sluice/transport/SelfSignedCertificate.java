@@ -1,4 +1,4 @@
-package io.sluice.flight;
+package io.sluice.transport;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -17,15 +17,15 @@ import java.util.concurrent.TimeUnit;
  * JDK's {@code keytool} and written as the PEM files Flight's {@code useTls} takes: the certificate,
  * and its private key in PKCS#8. Nothing is kept in the repository, so nothing expires there.
  */
-record SelfSignedCertificate(Path certificate, Path privateKey) {
+public record SelfSignedCertificate(Path certificate, Path privateKey) {
   private static final String PASSWORD = "test-only";
 
   /** The JDK's keytool, where this JVM has one. */
-  static Path keytool() {
+  public static Path keytool() {
     return Path.of(System.getProperty("java.home"), "bin", "keytool");
   }
 
-  static SelfSignedCertificate create(Path dir) throws IOException, InterruptedException, GeneralSecurityException {
+  public static SelfSignedCertificate create(Path dir) throws IOException, InterruptedException, GeneralSecurityException {
     Path store = dir.resolve("server.p12");
     Process p = new ProcessBuilder(keytool().toString(), "-genkeypair", "-alias", "flight", "-keyalg", "RSA",
         "-keysize", "2048", "-validity", "2", "-dname", "CN=localhost", "-ext", "SAN=dns:localhost,ip:127.0.0.1",
