@@ -12,7 +12,8 @@ public interface ServerAction {
   /**
    * Answers one call.
    *
-   * @throws RuntimeException to fail the call (its text goes to the caller)
+   * @throws SecurityException to refuse the call (UNAUTHORIZED; its text goes to the caller)
+   * @throws RuntimeException to fail the call (INTERNAL; its text goes to the caller)
    */
   byte[] handle(byte[] body);
 

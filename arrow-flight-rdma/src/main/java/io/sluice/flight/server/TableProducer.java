@@ -128,6 +128,10 @@ final class TableProducer implements FlightProducer {
       byte[] result;
       try {
         result = own.handle(action.getBody() == null ? new byte[0] : action.getBody());
+      } catch (SecurityException e) {
+        listener.onError(CallStatus.UNAUTHORIZED.withDescription(action.getType() + " refused: " + e.getMessage())
+            .toRuntimeException());
+        return;
       } catch (RuntimeException e) {
         listener.onError(CallStatus.INTERNAL.withDescription(action.getType() + " failed: " + e).withCause(e)
             .toRuntimeException());

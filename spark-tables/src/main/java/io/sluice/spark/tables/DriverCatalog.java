@@ -404,7 +404,7 @@ final class DriverCatalog implements AutoCloseable {
     }
     for (String at : new ArrayList<>(servers.keySet())) {
       try {
-        action(at, ExecutorTables.DROP, e.key.getBytes(StandardCharsets.UTF_8));
+        action(at, ExecutorTables.DROP, ExecutorTables.dropRequest(key, e.key));
       } catch (RuntimeException ex) {
         LOG.warn("table '{}': executor {} at {} did not confirm the drop ({}); its memory goes with it if it is gone",
             name, servers.get(at), at, ex.getMessage());

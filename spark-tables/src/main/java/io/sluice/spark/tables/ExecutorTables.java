@@ -33,8 +33,14 @@ import org.slf4j.LoggerFactory;
  */
 final class ExecutorTables {
   private static final Logger LOG = LoggerFactory.getLogger(ExecutorTables.class);
-  /** Body: the table's key; answer: the bytes freed, in decimal. */
+  /**
+   * Body: {@link #dropRequest}: the table's key signed under the tables' secret, so that a reader
+   * holding a call token for this server (which the catalog hands out) cannot drop tables; answer:
+   * the bytes freed, in decimal.
+   */
   static final String DROP = "sluice.tables.drop";
+  private static final String DROP_LABEL = "sluice/tables drop";
+  private static final int SIGNATURE_BYTES = 32;
   /** Answer: "tables shards bytes budget registeredRegions", in decimal. */
   static final String STATUS = "sluice.tables.status";
 
@@ -49,10 +55,12 @@ final class ExecutorTables {
   private final Map<String, Map<String, Long>> tables = new HashMap<>();
   private long held; // guarded by this
   private final Map<String, Boolean> dropped = new ConcurrentHashMap<>();
+  private final io.sluice.flight.CallToken.Key key;
 
   private ExecutorTables(SparkConf conf, String host, String secret, Map<String, String> keys) throws IOException {
     this.budget = TablesConf.memoryBudget(conf, Runtime.getRuntime().maxMemory());
     this.budgetSource = TablesConf.memoryBudgetSource(conf);
+    this.key = io.sluice.flight.CallToken.key(secret);
     Map<String, String> config = new HashMap<>();
     config.put(TransportKeys.BIND_HOST.key(), host);
     config.putAll(keys);
@@ -61,7 +69,7 @@ final class ExecutorTables {
     Location at = tls.isPresent() ? Location.forGrpcTls(host, 0) : Location.forGrpcInsecure(host, 0);
     SluiceFlightServer.Builder b = SluiceFlightServer.builder(allocator, at).config(TransportConfig.of(config))
         .action(DROP, ServerAction.of("Drops a published table's shards from this executor",
-            body -> Long.toString(drop(new String(body, StandardCharsets.UTF_8))).getBytes(StandardCharsets.UTF_8)))
+            body -> Long.toString(drop(verifiedKey(body))).getBytes(StandardCharsets.UTF_8)))
         .action(STATUS, ServerAction.of("What this executor holds of published tables",
             body -> status().getBytes(StandardCharsets.UTF_8)));
     tls.ifPresent(pem -> b.useTls(Path.of(pem[0]), Path.of(pem[1])));
@@ -150,6 +158,26 @@ final class ExecutorTables {
         tables.remove(key);
       }
     }
+  }
+
+  /** The body of a {@link #DROP} action for table {@code tableKey}, signed with {@code key}. */
+  static byte[] dropRequest(io.sluice.flight.CallToken.Key key, String tableKey) {
+    byte[] name = tableKey.getBytes(StandardCharsets.UTF_8);
+    byte[] signature = key.sign(DROP_LABEL, name);
+    byte[] body = new byte[SIGNATURE_BYTES + name.length];
+    System.arraycopy(signature, 0, body, 0, SIGNATURE_BYTES);
+    System.arraycopy(name, 0, body, SIGNATURE_BYTES, name.length);
+    return body;
+  }
+
+  private String verifiedKey(byte[] body) {
+    if (body.length > SIGNATURE_BYTES) {
+      byte[] name = java.util.Arrays.copyOfRange(body, SIGNATURE_BYTES, body.length);
+      if (key.verifySignature(java.util.Arrays.copyOf(body, SIGNATURE_BYTES), DROP_LABEL, name)) {
+        return new String(name, StandardCharsets.UTF_8);
+      }
+    }
+    throw new SecurityException("a drop must be signed with the tables' secret; a call token is not enough");
   }
 
   /** Drops every shard of table {@code key}; later publishes of it fail. Returns the bytes freed. */

@@ -218,4 +218,27 @@ class SluiceTablesTest {
       SluiceTables.unpublish(spark, "written");
     }
   }
+
+  @Test
+  void aReaderTokenCannotDropTables() throws Exception {
+    PublishedTable t = SluiceTables.publish(spark.range(1_000).toDF(), "kept");
+    try (BufferAllocator allocator = new RootAllocator()) {
+      String at = t.shards().get(0).location();
+      // What the catalog hands a reader: a call token for that executor, not the secret.
+      String token = io.sluice.flight.CallToken.key(SluiceTables.secret(spark))
+          .mint(at, java.time.Instant.now().plusSeconds(60));
+      try (org.apache.arrow.flight.FlightClient c = org.apache.arrow.flight.FlightClient.builder(allocator,
+          new Location(at)).intercept(io.sluice.flight.CallToken.clientMiddleware(token)).build()) {
+        for (byte[] body : List.of("kept@1".getBytes(java.nio.charset.StandardCharsets.UTF_8), new byte[40], new byte[0])) {
+          FlightRuntimeException e = assertThrows(FlightRuntimeException.class, () -> c.doAction(
+              new org.apache.arrow.flight.Action(ExecutorTables.DROP, body)).forEachRemaining(r -> { }));
+          assertEquals(FlightStatusCode.UNAUTHORIZED, e.status().code(), e.getMessage());
+        }
+      }
+      assertEquals(1_000, TableClusters.read(t.uri(), "kept", TableClusters.readerConfig(SluiceTables.secret(spark),
+          false), TableClusters::tsv).rows().size(), "the table is whole");
+    } finally {
+      SluiceTables.unpublish(spark, "kept");
+    }
+  }
 }
