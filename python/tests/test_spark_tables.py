@@ -10,6 +10,7 @@ of this checkout. Without it the tests skip, unless $SLUICE_REQUIRE_SPARK_TABLES
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import os
 import pathlib
@@ -133,6 +134,7 @@ def test_publish_then_read_by_name_with_pyarrow_flight(spark, published):
     # The secret is the handle's to read with, never to show or ship.
     assert t.secret and t.secret not in repr(t) and t.secret not in str(t) and "secret=<hidden>" in repr(t)
     assert pickle.loads(pickle.dumps(t)).secret is None
+    assert t.secret not in str(dataclasses.asdict(t))
 
     token = sluice.spark.catalog_token(spark, validity=60)
     catalog = call_token.call_options(token, CALL_SECONDS)

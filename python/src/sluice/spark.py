@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
@@ -91,8 +92,6 @@ class PublishedTable:
     data_plane: str
     lost: Dict[str, str] = field(hash=False)
     expires: Optional[datetime.datetime]
-    secret: Optional[str] = field(default=None, repr=False, compare=False)
-
     def __repr__(self) -> str:
         return (f"PublishedTable(name={self.name!r}, uri={self.uri!r}, rows={self.rows}, bytes={self.bytes},"
                 f" shards={len(self.shards)}, endpoints={list(self.endpoints)!r}, data_plane={self.data_plane!r},"
@@ -100,9 +99,19 @@ class PublishedTable:
 
     __str__ = __repr__
 
+    @property
+    def secret(self) -> Optional[str]:
+        """The tables' secret this handle reads with, or None (not a dataclass field: ``asdict``,
+        ``repr`` and pickling leave it out)."""
+        return self.__dict__.get("_secret")
+
+    def _with_secret(self, secret_value: Optional[str]) -> "PublishedTable":
+        object.__setattr__(self, "_secret", secret_value)
+        return self
+
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
-        state["secret"] = None
+        state.pop("_secret", None)
         return state
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
@@ -277,8 +286,8 @@ def _options(batch_rows, ttl, republish_lost, mode) -> Dict[str, str]:
         if isinstance(ttl, bool):
             raise ValueError(f"ttl must be seconds or a time such as '10m', got {ttl!r}")
         if isinstance(ttl, (int, float)):
-            if not ttl > 0:
-                raise ValueError(f"ttl must be positive, got {ttl!r}")
+            if not (ttl > 0 and math.isfinite(ttl)):
+                raise ValueError(f"ttl must be a positive, finite number of seconds, got {ttl!r}")
             options["ttl"] = f"{max(1, round(ttl * 1000))}ms"
         else:
             options["ttl"] = str(ttl)
@@ -312,7 +321,8 @@ def _table(t, secret_value: Optional[str]) -> PublishedTable:
         millis = int(t.expires().get().toEpochMilli())
         expires = datetime.datetime.fromtimestamp(millis / 1000, tz=datetime.timezone.utc)
     return PublishedTable(str(t.name()), str(t.uri()), int(t.rows()), int(t.bytes()), shards,
-                          tuple(str(e) for e in t.endpoints()), str(t.dataPlane()), lost, expires, secret_value)
+                          tuple(str(e) for e in t.endpoints()), str(t.dataPlane()), lost, expires
+                          )._with_secret(secret_value)
 
 
 @contextlib.contextmanager

@@ -74,6 +74,7 @@ final class DriverCatalog implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DriverCatalog.class);
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}");
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
+  private static final SecureRandom RANDOM = new SecureRandom();
 
   private static DriverCatalog instance; // guarded by DriverCatalog.class
 
@@ -83,6 +84,7 @@ final class DriverCatalog implements AutoCloseable {
   private final boolean shipSecret;
   private final CallToken.Key key;
   private final Duration tokenValidity;
+  private final Duration maxValidity;
   private final Map<String, String> transportKeys;
   private final Optional<String[]> tls;
   private final BufferAllocator allocator = new RootAllocator();
@@ -138,10 +140,12 @@ final class DriverCatalog implements AutoCloseable {
     this.conf = sc.getConf();
     boolean authenticate = conf.getBoolean("spark.authenticate", false);
     if (authenticate) {
-      this.secret = sc.env().securityManager().getSecretKey();
+      this.secret = TablesSecret.derive(sc.env().securityManager().getSecretKey(), sc.applicationId());
       this.shipSecret = false;
     } else {
-      this.secret = HexFormat.of().formatHex(new SecureRandom().generateSeed(32));
+      byte[] made = new byte[32];
+      RANDOM.nextBytes(made);
+      this.secret = HexFormat.of().formatHex(made);
       this.shipSecret = true;
     }
     this.transportKeys = TablesConf.transportKeys(conf);
@@ -155,7 +159,7 @@ final class DriverCatalog implements AutoCloseable {
     String bind = conf.get("spark.driver.bindAddress", host);
     int port = TablesConf.catalogPort(conf);
     Location bindAt = tls.isPresent() ? Location.forGrpcTls(bind, port) : Location.forGrpcInsecure(bind, port);
-    Duration maxValidity = Duration.ofMillis(FlightOption.TOKEN_MAX_VALIDITY_MS.from(checked));
+    this.maxValidity = Duration.ofMillis(FlightOption.TOKEN_MAX_VALIDITY_MS.from(checked));
     Set<String> audiences = ConcurrentHashMap.newKeySet();
     FlightServer.Builder b = FlightServer.builder(allocator, bindAt, new Producer())
         .headerAuthenticator(new Authenticator(audiences, maxValidity));
@@ -172,6 +176,11 @@ final class DriverCatalog implements AutoCloseable {
       return t;
     });
     sc.addSparkListener(new Listener());
+    if (tls.isEmpty() && conf.getBoolean("spark.network.crypto.enabled", false)) {
+      LOG.warn("Spark encrypts its own traffic (spark.network.crypto.enabled) but published tables are served"
+          + " without TLS: their batches and call tokens cross the network in the clear. Set {}=true with {} and {}",
+          TablesConf.TLS, TablesConf.TLS_CERT_CHAIN, TablesConf.TLS_PRIVATE_KEY);
+    }
     LOG.info("Published tables' catalog at {} (secret: {})", location.getUri(),
         authenticate ? "Spark's (spark.authenticate)" : "made for this application");
   }
@@ -209,7 +218,18 @@ final class DriverCatalog implements AutoCloseable {
 
   /** A call token for the catalog itself, valid for {@code validity}. */
   String token(Duration validity) {
+    if (validity.isNegative() || validity.isZero() || validity.compareTo(maxValidity) > 0) {
+      throw new IllegalArgumentException("a catalog token is valid for more than 0 and at most " + maxValidity
+          + " (sluice.flight.tokenMaxValidityMs), not " + validity);
+    }
     return key.mint(CallToken.audienceOf(location), Instant.now().plus(validity));
+  }
+
+  /** A key no other table of any application has: the name, a counter and 64 random bits. */
+  private String newKey(String name) {
+    byte[] nonce = new byte[8];
+    RANDOM.nextBytes(nonce);
+    return name + "@" + generations.incrementAndGet() + "-" + HexFormat.of().formatHex(nonce);
   }
 
   static void checkName(String name) {
@@ -233,8 +253,7 @@ final class DriverCatalog implements AutoCloseable {
     String timeZone = SQLConf.get().sessionLocalTimeZone();
     org.apache.arrow.vector.types.pojo.Schema schema = ArrowSchemas.of(name, sparkSchema, timeZone);
     RDD<InternalRow> rows = SparkShim.internalRows(df);
-    Entry e = new Entry(name, name + "@" + generations.incrementAndGet(), sc.newRddId(), sparkSchema, schema, options,
-        rows, timeZone);
+    Entry e = new Entry(name, newKey(name), sc.newRddId(), sparkSchema, schema, options, rows, timeZone);
     if (tables.putIfAbsent(name, e) != null) {
       throw new TableException("a table named '" + name + "' was published meanwhile");
     }
@@ -320,8 +339,7 @@ final class DriverCatalog implements AutoCloseable {
     }
     String timeZone = SQLConf.get().sessionLocalTimeZone();
     org.apache.arrow.vector.types.pojo.Schema schema = ArrowSchemas.of(name, sparkSchema, timeZone);
-    Entry e = new Entry(name, name + "@" + generations.incrementAndGet(), sc.newRddId(), sparkSchema, schema, options,
-        null, timeZone);
+    Entry e = new Entry(name, newKey(name), sc.newRddId(), sparkSchema, schema, options, null, timeZone);
     e.rounds = 1;
     return new Pending(e, new TablesConf.TaskSettings(e.key, 0, name, e.rddId, options.batchRows(), transportKeys,
         shipSecret ? secret : null));
@@ -519,6 +537,10 @@ final class DriverCatalog implements AutoCloseable {
     }
     closed = true;
     timers.shutdownNow();
+    // Executors in this JVM (local mode) outlive the context: drop what they hold of every table.
+    for (Entry e : new ArrayList<>(tables.values())) {
+      unpublish(e.name, e);
+    }
     tables.clear();
     try {
       server.close();
@@ -597,6 +619,10 @@ final class DriverCatalog implements AutoCloseable {
             .toRuntimeException();
       }
       String name = descriptor.getPath().get(0);
+      if (!NAME.matcher(name).matches()) {
+        throw CallStatus.INVALID_ARGUMENT.withDescription("not a table name (1 to 128 letters, digits, '_', '.'"
+            + " or '-')").toRuntimeException();
+      }
       Entry e = tables.get(name);
       if (e == null) {
         throw CallStatus.NOT_FOUND.withDescription("no table named '" + name + "' is published; published: "

@@ -56,11 +56,13 @@ final class ExecutorTables {
   private long held; // guarded by this
   private final Map<String, Boolean> dropped = new ConcurrentHashMap<>();
   private final io.sluice.flight.CallToken.Key key;
+  private final String secret;
 
   private ExecutorTables(SparkConf conf, String host, String secret, Map<String, String> keys) throws IOException {
     this.budget = TablesConf.memoryBudget(conf, Runtime.getRuntime().maxMemory());
     this.budgetSource = TablesConf.memoryBudgetSource(conf);
     this.key = io.sluice.flight.CallToken.key(secret);
+    this.secret = secret;
     Map<String, String> config = new HashMap<>();
     config.put(TransportKeys.BIND_HOST.key(), host);
     config.putAll(keys);
@@ -84,6 +86,12 @@ final class ExecutorTables {
    * (transport and Flight keys) at the executor's host.
    */
   static synchronized ExecutorTables get(String secret, Map<String, String> keys) throws IOException {
+    if (instance != null && !instance.secret.equals(secret)) {
+      // Another application in this JVM (local mode after a SparkContext stopped): its tables go.
+      LOG.info("a new application publishes in this JVM; the previous one's tables are dropped");
+      instance.close();
+      instance = null;
+    }
     if (instance == null) {
       SparkEnv env = SparkEnv.get();
       ExecutorTables started = new ExecutorTables(env.conf(), env.blockManager().blockManagerId().host(), secret, keys);
@@ -205,7 +213,12 @@ final class ExecutorTables {
     return tables.size() + " " + shards + " " + held + " " + budget + " " + server.registeredRegions();
   }
 
+  private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+
   private void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
     server.close();
     try {
       allocator.close();

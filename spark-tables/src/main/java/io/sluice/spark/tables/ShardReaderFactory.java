@@ -16,7 +16,6 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.spark.SparkEnv;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -77,8 +76,7 @@ final class ShardReaderFactory implements PartitionReaderFactory {
   public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
     Partition p = (Partition) partition;
     Map<String, String> keys = new HashMap<>(transportKeys);
-    keys.put(TransportKeys.SECRET.key(), shippedSecret != null ? shippedSecret
-        : SparkEnv.get().securityManager().getSecretKey());
+    keys.put(TransportKeys.SECRET.key(), TablesSecret.onExecutor(shippedSecret));
     if (trustedCertificates != null) {
       keys.putIfAbsent(FlightOption.TLS_TRUSTED_CERTIFICATES.key(), trustedCertificates);
     }

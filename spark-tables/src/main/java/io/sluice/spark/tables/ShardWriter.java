@@ -42,19 +42,7 @@ final class ShardWriter implements AutoCloseable {
     this.partition = partition;
     TaskContext task = TaskContext.get();
     this.attempt = task == null ? 0 : task.attemptNumber();
-    this.tables = ExecutorTables.get(secret(settings), settings.transportKeys());
-  }
-
-  /** The tables' secret on this executor: Spark's own where spark.authenticate is on, else the driver's. */
-  static String secret(TablesConf.TaskSettings settings) {
-    if (settings.shippedSecret() != null) {
-      return settings.shippedSecret();
-    }
-    String s = SparkEnv.get().securityManager().getSecretKey();
-    if (s == null || s.isEmpty()) {
-      throw new TableException("spark.authenticate is on but this executor has no secret");
-    }
-    return s;
+    this.tables = ExecutorTables.get(TablesSecret.onExecutor(settings.shippedSecret()), settings.transportKeys());
   }
 
   void write(InternalRow row) throws IOException {

@@ -131,6 +131,14 @@ public final class TablesConf {
       throw new IllegalArgumentException(TRANSPORT_PREFIX + "secret is not a key: tables use Spark's authentication"
           + " secret (spark.authenticate), or one the driver makes for the application");
     }
+    // Readers hold call tokens for the executors: puts would let them write there, and shared
+    // audiences would make one executor's token good on every executor.
+    for (String k : new String[] {"sluice.flight.puts", "sluice.flight.tokenAudiences"}) {
+      if (keys.containsKey(k)) {
+        throw new IllegalArgumentException(FLIGHT_PREFIX + k.substring("sluice.flight.".length()) + " is not a key"
+            + " of published tables: their servers take no puts, and each executor's tokens are its own");
+      }
+    }
   }
 
   /** For messages. */

@@ -63,5 +63,10 @@ class TableOptionsTest {
         .set(TablesConf.TRANSPORT_PREFIX + "secret", "in the open").set(TablesConf.FLIGHT_PREFIX + "streamWindow", "8"));
     assertEquals("8", keys.get("sluice.flight.streamWindow"));
     assertThrows(IllegalArgumentException.class, () -> TablesConf.refuseSecretKey(keys));
+    for (String k : new String[] {"puts", "tokenAudiences"}) {
+      Map<String, String> flight = TablesConf.transportKeys(new SparkConf(false).set(TablesConf.FLIGHT_PREFIX + k, "x"));
+      assertTrue(assertThrows(IllegalArgumentException.class, () -> TablesConf.refuseSecretKey(flight))
+          .getMessage().contains(k));
+    }
   }
 }
