@@ -90,6 +90,12 @@ def spark():
         session.stop()
 
 
+def test_the_tables_secret_is_derived_as_the_jvm_derives_it():
+    # The vector spark-tables' TablesSecretTest checks SluiceTables.tablesSecret against.
+    assert sluice.spark.tables_secret("a shared spark.authenticate.secret", "app-20261128103731-0000") == \
+        "cabf9261903104a6e4a53d79b93f785a37a5a040d10eb049584492a919c4f0f6"
+
+
 def test_importing_sluice_spark_does_not_import_pyspark():
     code = "import sys, sluice, sluice.spark, sluice.flight; assert 'pyspark' not in sys.modules, 'pyspark imported'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=CALL_SECONDS)

@@ -1,9 +1,10 @@
 """The trainer: ``python -m sluice_trainer --run-dir DIR --feed sluice|flight-grpc|parquet``.
 
-Reads the feature table a run of the pipeline left (``DIR/endpoints.properties`` for the Flight
-feeds, the Parquet folder ``DIR/driver.properties`` names for ``parquet``) for ``--epochs``
-epochs and trains ``FeatureMLP`` (binary cross-entropy, Adam) on ``--device``; ``--no-model``
-only touches every tensor (the digest's sums). Per epoch it prints the GB/s delivered (column
+Reads the feature table a run of the pipeline left (the published table ``DIR/driver.properties``
+names by its catalog's URI and name for the Flight feeds, with the secret from ``SLUICE_SECRET``
+for ``sluice``; the Parquet folder it names for ``parquet``) for ``--epochs`` epochs and trains
+``FeatureMLP`` (binary cross-entropy, Adam) on ``--device``; ``--no-model`` only touches every
+tensor (the digest's sums). Per epoch it prints the GB/s delivered (column
 bytes of the tensors over the epoch's wall time), the share of that time it waited for the next
 batch, the loss and the digest, and with ``--report FILE`` writes them as JSON with the wall-clock
 times of its start, its first batch and its last epoch's end (epoch milliseconds).

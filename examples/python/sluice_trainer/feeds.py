@@ -2,19 +2,27 @@
 (``user_id``, ``label``, ``f0``.., ``embedding`` as an (n, 256) tensor), in the shard order of
 ``sluice.order`` for the same seed and epoch, with the same number of shards read ahead on threads:
 
-* ``sluice``: ``sluice.torch.SluiceDataset``, the executors' Flight servers over the READ data
-  plane (shm on the servers' host, tcp elsewhere);
-* ``flight-grpc``: the same Flight servers read by ``pyarrow.flight``'s DoGet over gRPC;
+* ``sluice``: ``sluice.torch.SluiceDataset.from_table``, the published table read by its catalog's
+  URI and name with the tables' secret (derived from Spark's and the application id), over the
+  executors' READ data plane (shm on their host,
+  tcp elsewhere);
+* ``flight-grpc``: the same table read by ``pyarrow.flight`` over gRPC, with no secret: the catalog
+  asked with the driver's catalog token, each shard's executor with the token the catalog handed
+  out for it;
 * ``parquet``: the Parquet files Spark wrote, read every epoch with ``pyarrow.dataset`` a row
   group at a time (a row group is a shard), the way Petastorm's Spark converter reads them.
 
-Every feed is a context manager; one epoch is iterated at a time.
+The run folder's ``driver.properties`` (written by the pipeline's driver, owner-only) names the
+catalog and the table, and holds a catalog token that lives while the driver serves. The secret is
+never in a file: the ``sluice`` feed takes it from the environment (``SLUICE_SECRET``, as the
+driver does). Every feed is a context manager; one epoch is iterated at a time.
 """
 
 from __future__ import annotations
 
 import collections
 import concurrent.futures
+import os
 import pathlib
 from typing import Dict, Iterator, List, Optional
 
@@ -22,14 +30,17 @@ import pyarrow as pa
 import torch
 
 from sluice import order
-from sluice.flight import DataPlaneOptions, SluiceFlightClient, call_token, list_shards
+from sluice.flight import DataPlaneOptions, SluiceFlightClient, call_token, table_shards
+from sluice.spark import tables_secret
 from sluice.torch import SluiceDataset, batch_to_tensors
 
 from . import properties
 
-__all__ = ["Feed", "SluiceFeed", "FlightGrpcFeed", "ParquetFeed", "open_feed", "FEEDS"]
+__all__ = ["Feed", "SluiceFeed", "FlightGrpcFeed", "ParquetFeed", "open_feed", "FEEDS", "SECRET_ENV"]
 
 FEEDS = ("sluice", "flight-grpc", "parquet")
+#: The environment variable that holds the tables' secret (the pipeline's driver reads the same).
+SECRET_ENV = "SLUICE_SECRET"
 # A Flight call (one shard, or a negotiation) that takes longer than this fails instead of
 # waiting: a server that stops sending must not hold the trainer forever.
 CALL_TIMEOUT_S = 300.0
@@ -55,45 +66,46 @@ class Feed:
         self.close()
 
 
-class Endpoints:
-    """What the driver wrote to ``endpoints.properties``: the table, its servers and their tokens."""
+class Published:
+    """Where the driver says the table is (``driver.properties``): the catalog's URI, the table's
+    name, the catalog token and the application id."""
 
     def __init__(self, run_dir: pathlib.Path) -> None:
-        p = properties.load(run_dir / "endpoints.properties")
-        self.table = p["table"]
-        self.secret = p.get("secret") or None
-        self.locations = p["locations"].split(",")
-        self.tokens = {call_token.audience(k[len("token."):]): v for k, v in p.items() if k.startswith("token.")}
-        self.shards = int(p["shards"])
-
-    def token(self, location: str) -> Optional[str]:
-        return self.tokens.get(call_token.audience(location))
+        p = properties.load(run_dir / "driver.properties")
+        if "catalog" not in p:
+            raise ValueError(f"{run_dir}/driver.properties names no catalog: that run wrote Parquet")
+        self.catalog, self.table = p["catalog"], p["table"]
+        self.token = p.get("catalogToken") or None
+        self.application_id = p["applicationId"]
 
 
 class SluiceFeed(Feed):
     name = "sluice"
 
     def __init__(self, run_dir: pathlib.Path, seed: int, prefetch: int, verify_reads: bool = True) -> None:
-        e = Endpoints(run_dir)
-        if e.secret is None:
-            raise ValueError(f"{run_dir}: the executors serve without a secret, so without the data plane")
-        self._endpoints = e
+        secret = os.environ.get(SECRET_ENV)
+        if not secret:
+            raise ValueError(f"the sluice feed reads with the tables' secret: set {SECRET_ENV} in the environment,"
+                             " as for the pipeline's driver")
+        t = Published(run_dir)
+        secret = tables_secret(secret, t.application_id)
+        self._secret = secret
         self._options = DataPlaneOptions(verify_reads=verify_reads)
-        self._dataset = SluiceDataset(
-            list_shards(e.locations, e.table + ".", e.tokens), e.tokens, secret=e.secret, seed=seed,
-            prefetch=prefetch, pin_memory=False, data_plane_options=self._options, timeout=CALL_TIMEOUT_S,
+        self._dataset = SluiceDataset.from_table(
+            t.catalog, t.table, secret=secret, seed=seed, prefetch=prefetch, pin_memory=False,
+            data_plane_options=self._options, timeout=CALL_TIMEOUT_S,
         )
         self._path: Optional[str] = None
 
     @property
     def path(self) -> str:  # type: ignore[override]
-        """The data path the servers' clients take; asked on first use (after the epochs: it is
+        """The data path the executors' clients take; asked on first use (after the epochs: it is
         not part of the hand-off), as the dataset's clients negotiate it on every epoch."""
         if self._path is None:
             paths = set()
-            for location in self._endpoints.locations:
-                with SluiceFlightClient(location, self._endpoints.tokens, secret=self._endpoints.secret,
-                                        timeout=CALL_TIMEOUT_S, data_plane_options=self._options) as c:
+            for location in sorted({s.location for s in self._dataset.shards}):
+                with SluiceFlightClient(location, None, secret=self._secret, timeout=CALL_TIMEOUT_S,
+                                        data_plane_options=self._options) as c:
                     paths.add(c.decision.data_path)
             self._path = "+".join(sorted(paths))
         return self._path
@@ -142,24 +154,40 @@ class _ShardFeed(Feed):
 
 
 class FlightGrpcFeed(_ShardFeed):
+    """pyarrow.flight alone: the catalog's endpoints, each read with the token it came with. The
+    catalog is asked again every epoch, so the executors' tokens (minutes) stay fresh."""
+
     name = "flight-grpc"
     path = "grpc"
 
     def __init__(self, run_dir: pathlib.Path, seed: int, prefetch: int) -> None:
         from pyarrow import flight
 
-        e = Endpoints(run_dir)
-        self._shards = list_shards(e.locations, e.table + ".", e.tokens or None)
-        self._clients = {location: flight.FlightClient(location) for location in e.locations}
-        self._options = {location: call_token.call_options(e.token(location), CALL_TIMEOUT_S)
-                         for location in e.locations}
+        t = Published(run_dir)
+        if t.token is None:
+            raise ValueError(f"{run_dir}/driver.properties holds no catalog token")
+        self._catalog, self._table, self._token = t.catalog, t.table, t.token
+        self._shards = self._list()
+        self._clients = {s.location: flight.FlightClient(s.location) for s in self._shards}
         super().__init__(len(self._shards), seed, prefetch)
+
+    def _list(self):
+        return table_shards(self._catalog, self._table, token=self._token, timeout=CALL_TIMEOUT_S)
+
+    def epoch(self, epoch: int) -> Iterator[Batch]:
+        if epoch > 0:
+            shards = self._list()
+            if len(shards) != len(self._shards):
+                raise RuntimeError(f"table '{self._table}' had {len(self._shards)} shards, now {len(shards)}")
+            self._shards = shards
+        return super().epoch(epoch)
 
     def _read(self, shard: int) -> List[pa.RecordBatch]:
         from pyarrow import flight
 
         s = self._shards[shard]
-        reader = self._clients[s.location].do_get(flight.Ticket(s.ticket), options=self._options[s.location])
+        options = call_token.call_options(s.token, CALL_TIMEOUT_S)
+        reader = self._clients[s.location].do_get(flight.Ticket(s.ticket), options=options)
         return reader.read_all().to_batches()
 
     def close(self) -> None:
@@ -183,20 +211,9 @@ class ParquetFeed(_ShardFeed):
         super().__init__(len(self._pieces), seed, prefetch)
 
     def _read(self, shard: int) -> List[pa.RecordBatch]:
-        return [fixed_size_lists(b) for b in self._pieces[shard].to_table().to_batches()]
-
-
-def fixed_size_lists(batch: pa.RecordBatch, width: int = 256) -> pa.RecordBatch:
-    """``batch`` with its list columns of ``width`` values as fixed-size lists (Parquet keeps no list
-    size), sharing the values' buffers."""
-    columns = []
-    for column in batch.columns:
-        if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
-            if column.null_count:
-                raise ValueError("a list column with nulls has no fixed-size form")
-            column = pa.FixedSizeListArray.from_arrays(column.flatten(), width)
-        columns.append(column)
-    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+        # The embedding is a list column here as over Flight (Spark's array<float>): batch_to_tensors
+        # makes both (n, 256) tensors.
+        return self._pieces[shard].to_table().to_batches()
 
 
 def open_feed(name: str, run_dir: pathlib.Path, seed: int = 1, prefetch: int = 4,

@@ -18,15 +18,7 @@ from feature_servers import SECRET, serve_features  # noqa: E402
 
 @pytest.fixture(scope="session")
 def sluice_run(tmp_path_factory):
-    """A run directory whose executor serves with a secret (the READ data plane)."""
+    """A run directory whose table is published with the secret ``SECRET``."""
     d = tmp_path_factory.mktemp("sluice-run")
     with serve_features(d, SECRET):
-        yield d
-
-
-@pytest.fixture(scope="session")
-def grpc_run(tmp_path_factory):
-    """A run directory whose executor serves plain Flight (no secret), the same rows."""
-    d = tmp_path_factory.mktemp("grpc-run")
-    with serve_features(d, ""):
         yield d

@@ -1,13 +1,17 @@
-"""The real Flight servers of the pipeline's executors (``ExecutorFlight``, started by the test
-program ``ServeFeatureTable`` of examples/), serving a small feature table in run directories as
-the pipeline's driver leaves them. Tests that need them skip, saying so, when examples/ is not
-built (``mvn -pl examples -am package -DskipTests``)."""
+"""A small feature table published as the pipeline publishes its own (``SluiceTables.publish``, by
+the test program ``ServeFeatureTable`` of examples/, a Spark session on local-cluster with one
+executor), in run
+directories as the pipeline's driver leaves them (``driver.properties``: the catalog, the table,
+a catalog token). The secret goes to it through the environment only (``SLUICE_SECRET``). Tests
+that need it skip, saying so, when examples/ is not built (``mvn -pl examples -am package
+-DskipTests``)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import threading
@@ -21,8 +25,16 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
 
 SHARDS, ROWS, WIDTH, SECRET = 6, 700, 21, "trainer-test-secret-0123456789"
-#: How long ServeFeatureTable may take to start serving, or to stop, on a loaded machine (seconds).
-JVM_START_SECONDS = 120.0
+#: How long ServeFeatureTable (a Spark session) may take to start serving, or to stop, on a loaded machine (seconds).
+JVM_START_SECONDS = 180.0
+
+
+def _spark_opens() -> list:
+    """The JVM flags Spark needs on JDK 17+, from the one place they are kept (the parent pom)."""
+    m = re.search(r"<spark.module.opens>(.*)</spark.module.opens>", (ROOT / "pom.xml").read_text())
+    if m is None:
+        raise AssertionError(f"spark.module.opens is missing from {ROOT / 'pom.xml'}")
+    return m.group(1).split()
 
 
 def _java() -> str:
@@ -42,15 +54,16 @@ def _classpath() -> str:
 
 
 @contextlib.contextmanager
-def serve_features(run_dir: pathlib.Path, secret: str) -> Iterator[List[str]]:
-    """ServeFeatureTable into ``run_dir`` until the block ends; yields what it printed."""
+def serve_features(run_dir: pathlib.Path, secret: str = SECRET) -> Iterator[List[str]]:
+    """ServeFeatureTable into ``run_dir`` until the block ends, with ``secret`` in its
+    environment; yields what it printed."""
     run_dir.mkdir(parents=True, exist_ok=True)
     process = subprocess.Popen(
-        [_java(), "--add-opens=java.base/java.nio=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC",
-         "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", _classpath(),
-         "io.sluice.examples.pipeline.ServeFeatureTable", str(run_dir), str(SHARDS), str(ROWS), str(WIDTH),
-         secret or "-"],
+        [_java(), *_spark_opens(), "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", _classpath(),
+         "io.sluice.examples.pipeline.ServeFeatureTable", str(run_dir), str(SHARDS), str(ROWS), str(WIDTH)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, SLUICE_SECRET=secret, SPARK_HOME=str(EXAMPLES / "target" / "spark-home"),
+                 SPARK_SCALA_VERSION="2.13", SPARK_LOCAL_IP="127.0.0.1"),
     )
     stderr: List[str] = []
     errors = threading.Thread(target=lambda: stderr.extend(process.stderr), daemon=True)

@@ -1,5 +1,6 @@
-"""The trainer against the real Flight servers of examples/: the three feeds deliver the same
-rows (equal digests), over the path each is meant to take, with and without the model."""
+"""The trainer against a table published as the pipeline publishes its own: the three feeds
+deliver the same rows (equal digests), over the path each is meant to take, with and without the
+model; the secret reaches the trainer through the environment only."""
 
 from __future__ import annotations
 
@@ -9,22 +10,25 @@ import pathlib
 import subprocess
 import sys
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import torch
 
-from feature_servers import EXAMPLES, ROWS, SHARDS
-from sluice.flight import list_shards
+from feature_servers import EXAMPLES, ROWS, SECRET, SHARDS
+from sluice.flight import call_token, table_shards
 from sluice_trainer import properties
 from sluice_trainer.digest import FeatureDigest
 from sluice_trainer.feeds import open_feed
 
 
-def train(run_dir: pathlib.Path, feed: str, *args: str) -> dict:
-    """Runs ``python -m sluice_trainer`` as the demo does; returns its report."""
+def train(run_dir: pathlib.Path, feed: str, *args: str, secret: str = SECRET) -> dict:
+    """Runs ``python -m sluice_trainer`` as the demo does (``secret`` in ``SLUICE_SECRET``; none
+    when empty); returns its report."""
     report = run_dir / f"report-{feed}-{len(list(run_dir.glob('report-*')))}.json"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EXAMPLES / "python"), os.environ.get("PYTHONPATH", "")]))
+    env.pop("SLUICE_SECRET", None)
+    if secret:
+        env["SLUICE_SECRET"] = secret
     done = subprocess.run(
         [sys.executable, "-m", "sluice_trainer", "--run-dir", str(run_dir), "--feed", feed, "--report", str(report),
          "--threads", "1", *args],
@@ -38,18 +42,18 @@ def digests(report: dict) -> set:
     return {e["digest"] for e in report["epochs"]}
 
 
-def test_the_feeds_agree_and_take_their_paths(sluice_run, grpc_run, tmp_path):
+def test_the_feeds_agree_and_take_their_paths(sluice_run, tmp_path):
     sluice = train(sluice_run, "sluice", "--epochs", "2", "--no-model")
     assert sluice["path"] in ("shm", "tcp")
     assert len(digests(sluice)) == 1
     assert all(e["rows"] == SHARDS * ROWS for e in sluice["epochs"])
 
-    over_grpc = train(sluice_run, "flight-grpc", "--epochs", "1", "--no-model")
-    plain = train(grpc_run, "flight-grpc", "--epochs", "1", "--no-model")
-    assert over_grpc["path"] == plain["path"] == "grpc"
-    assert digests(over_grpc) == digests(plain) == digests(sluice)
+    # pyarrow.flight with the driver's catalog token alone: no secret in its environment.
+    over_grpc = train(sluice_run, "flight-grpc", "--epochs", "2", "--no-model", secret="")
+    assert over_grpc["path"] == "grpc"
+    assert digests(over_grpc) == digests(sluice)
 
-    write_parquet(grpc_run, tmp_path / "features")
+    write_parquet(sluice_run, tmp_path / "features")
     (tmp_path / "driver.properties").write_text(f"parquetDir={tmp_path / 'features'}\n")
     parquet = train(tmp_path, "parquet", "--epochs", "2", "--no-model")
     assert parquet["path"] == "parquet"
@@ -65,9 +69,27 @@ def test_the_model_trains_on_every_feed(sluice_run):
     assert all(0 <= e["wait_s"] <= e["wall_s"] for e in report["epochs"])
 
 
-def test_a_sluice_feed_refuses_servers_without_a_secret(grpc_run):
-    with pytest.raises(ValueError, match="without a secret"):
-        open_feed("sluice", grpc_run)
+def test_a_sluice_feed_needs_the_secret_in_the_environment(sluice_run, monkeypatch):
+    monkeypatch.delenv("SLUICE_SECRET", raising=False)
+    with pytest.raises(ValueError, match="SLUICE_SECRET"):
+        open_feed("sluice", sluice_run)
+
+
+def test_the_run_folder_holds_no_secret(sluice_run):
+    driver = sluice_run / "driver.properties"
+    assert driver.stat().st_mode & 0o077 == 0, oct(driver.stat().st_mode)
+    for f in sluice_run.rglob("*"):
+        if f.is_file():
+            assert SECRET.encode() not in f.read_bytes(), f
+
+
+def test_a_wrong_catalog_token_is_refused(sluice_run):
+    from pyarrow import flight
+
+    p = properties.load(sluice_run / "driver.properties")
+    wrong = call_token.mint("not-the-secret-0123456789abcdef", p["catalog"])
+    with pytest.raises(flight.FlightUnauthenticatedError):
+        table_shards(p["catalog"], p["table"], token=wrong)
 
 
 def write_parquet(run_dir: pathlib.Path, directory: pathlib.Path) -> None:
@@ -75,16 +97,11 @@ def write_parquet(run_dir: pathlib.Path, directory: pathlib.Path) -> None:
     from pyarrow import flight
 
     directory.mkdir()
-    location = properties.load(run_dir / "endpoints.properties")["locations"]
-    options = flight.FlightCallOptions(timeout=60)
-    with flight.FlightClient(location) as client:
-        for i, shard in enumerate(list_shards([location], "features.")):
-            t = client.do_get(flight.Ticket(shard.ticket), options=options).read_all()
-            emb = t.column("embedding").combine_chunks()
-            offsets = pa.array(range(0, (len(emb) + 1) * 256, 256), pa.int32())
-            t = t.set_column(t.schema.get_field_index("embedding"), "embedding",
-                             pa.ListArray.from_arrays(offsets, emb.flatten()))
-            pq.write_table(t, directory / f"part-{i:05d}.snappy.parquet", row_group_size=300, compression="snappy")
+    p = properties.load(run_dir / "driver.properties")
+    for i, shard in enumerate(table_shards(p["catalog"], p["table"], token=p["catalogToken"])):
+        with flight.FlightClient(shard.location) as client:
+            t = client.do_get(flight.Ticket(shard.ticket), options=call_token.call_options(shard.token, 60)).read_all()
+        pq.write_table(t, directory / f"part-{i:05d}.snappy.parquet", row_group_size=300, compression="snappy")
 
 
 def tensors(rows: range) -> dict:
@@ -121,6 +138,6 @@ def test_the_digest_sees_a_changed_lost_or_repeated_value():
 
 
 def test_properties_are_read_as_java_writes_them(tmp_path):
-    f = tmp_path / "endpoints.properties"
+    f = tmp_path / "driver.properties"
     f.write_text("#comment\nlocations=grpc\\://127.0.0.1\\:4000\ntoken.grpc\\://h\\:1=abc\\=\nempty=\n")
     assert properties.load(f) == {"locations": "grpc://127.0.0.1:4000", "token.grpc://h:1": "abc=", "empty": ""}

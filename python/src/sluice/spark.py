@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import hashlib
+import hmac
 import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
@@ -23,7 +25,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 from .errors import LostShardsError, TableError, TableMemoryError, UnsupportedColumnError
 
 __all__ = ["PublishedTable", "TableShard", "ExecutorMemory", "publish", "unpublish", "tables", "table", "memory",
-           "secret", "catalog_token"]
+           "secret", "tables_secret", "catalog_token"]
 
 _API = "io.sluice.spark.tables.SluiceTables"
 _TABLE_EXCEPTION = "io.sluice.spark.tables.TableException"
@@ -264,6 +266,16 @@ def secret(spark) -> str:
     or a log line."""
     with _java_errors():
         return str(_api(spark).secret(spark._jsparkSession))
+
+
+def tables_secret(spark_secret: str, application_id: str) -> str:
+    """The tables' secret of application ``application_id`` where Spark authenticates with
+    ``spark_secret`` (what :func:`secret` is there): HMAC-SHA256 keyed with Spark's secret over
+    ``sluice/tables secret``, a zero byte and the application id, in lowercase hex
+    (``SluiceTables.tablesSecret``). A trainer that holds Spark's secret and learns the application
+    id (not a secret) derives it. Needs no Spark."""
+    message = b"sluice/tables secret\x00" + application_id.encode("utf-8")
+    return hmac.new(spark_secret.encode("utf-8"), message, hashlib.sha256).hexdigest()
 
 
 def catalog_token(spark, validity: float = 600.0) -> str:

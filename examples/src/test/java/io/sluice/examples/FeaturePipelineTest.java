@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.examples.pipeline.FeaturePipeline;
 import io.sluice.examples.pipeline.HistoryEmbedding;
-import io.sluice.examples.pipeline.PublishedTable;
+import io.sluice.examples.trainer.CatalogTable;
 import io.sluice.examples.trainer.Epoch;
 import io.sluice.examples.trainer.PlainFlightReader;
 import io.sluice.examples.trainer.TableDigest;
@@ -15,31 +15,36 @@ import io.sluice.flight.CallToken;
 import io.sluice.flight.SluiceFlightClient;
 import io.sluice.flight.TableReader;
 import io.sluice.flight.loader.Shard;
-import io.sluice.flight.loader.Shards;
+import io.sluice.spark.tables.PublishedTable;
+import io.sluice.spark.tables.SluiceTables;
 import io.sluice.transport.Eventually;
 import io.sluice.transport.TransportConfig;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.flight.CallOption;
+import org.apache.arrow.flight.CallOptions;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.arrow.flight.FlightStream;
-import org.apache.arrow.flight.Location;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.complex.ListVector;
 import org.apache.spark.SparkConf;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -47,16 +52,18 @@ import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.Test;
 
 /**
- * The pipeline at a tiny scale on a real local-cluster, once with RdmaShuffleManager and executors
- * serving with the READ data plane, once with Spark's sort shuffle and executors serving plain
- * Flight: the feature rows are the same bit for bit (sorted) whichever shuffle built them and
- * whichever Flight path carried them (READ over the transport, gRPC from the same server, gRPC
- * from a server without the data plane), flight-core's plain FlightClient reads the same rows
- * presenting the executors' call token and nothing without it, and the trainer's loss goes down
- * epoch by epoch.
+ * The pipeline at a tiny scale on a real local-cluster with Spark's authentication on, once with
+ * RdmaShuffleManager and once with Spark's sort shuffle, each publishing the feature table with
+ * {@code SluiceTables.publish}, and once writing it as Parquet: the feature rows are the same bit
+ * for bit (sorted) whichever shuffle built them and whichever path carried them (READ over the
+ * transport, gRPC from the same servers, flight-core's plain FlightClient with the catalog's
+ * tokens, the Parquet files); a plain client without a token gets nothing; the trainer's loss goes
+ * down epoch by epoch.
  */
 class FeaturePipelineTest {
   static final long USERS = 3000;
+  /** Spark's secret, as the harness hands it to the driver and the trainer. */
+  static final String SECRET = HexFormat.of().formatHex(new SecureRandom().generateSeed(24));
 
   /** Rows read one way, sorted, each as user_id and the raw bits of every double. */
   record Read(String path, List<String> rows) {}
@@ -67,30 +74,36 @@ class FeaturePipelineTest {
     List<Epoch> epochs = new ArrayList<>();
     TableDigest trained = new TableDigest();
     TableDigest plainReader = new TableDigest();
-    runPipeline(true, table -> {
-      assertTrue(table.callToken(table.locations().get(0)).isPresent(), "the executors serve with a secret");
+    runPipeline(true, (spark, table) -> {
+      String tablesSecret = SluiceTables.secret(spark);
+      assertEquals(tablesSecret, SluiceTables.tablesSecret(SECRET, spark.sparkContext().applicationId()),
+          "a trainer derives the tables' secret from Spark's and the application id");
+      CallOption catalogToken = CallToken.callOption(SluiceTables.catalogToken(spark, Duration.ofMinutes(5)));
       assertEquals(FlightStatusCode.UNAUTHENTICATED, assertThrows(FlightRuntimeException.class,
-          () -> readWithPlainFlightClient(table, false)).status().code(), "a call without the token was answered");
-      sluice.add(readWithSluiceClient(table, true));
-      sluice.add(readWithSluiceClient(table, false));
-      sluice.add(readWithPlainFlightClient(table, true));
-      PlainFlightReader.read(table, plainReader);
-      epochs.addAll(Trainer.train(table, new Trainer.Options(3, 0, 1, 1, 2, "127.0.0.1", true), trained,
+          () -> readWithPlainFlightClient(table, Optional.empty(), false)).status().code(),
+          "the catalog answered a call without a token");
+      assertEquals(FlightStatusCode.UNAUTHENTICATED, assertThrows(FlightRuntimeException.class,
+          () -> readWithPlainFlightClient(table, Optional.of(catalogToken), false)).status().code(),
+          "an executor answered a call without its token");
+      sluice.add(readWithSluiceClient(table, tablesSecret, true));
+      sluice.add(readWithSluiceClient(table, tablesSecret, false));
+      sluice.add(readWithPlainFlightClient(table, Optional.of(catalogToken), true));
+      PlainFlightReader.read(table, catalogToken, plainReader);
+      epochs.addAll(Trainer.train(table, tablesSecret, new Trainer.Options(3, 0, 1, 1, 2, "127.0.0.1", true), trained,
           e -> { }));
     });
     List<Read> stock = new ArrayList<>();
-    runPipeline(false, table -> stock.add(readWithSluiceClient(table, true)));
+    runPipeline(false, (spark, table) -> stock.add(readWithSluiceClient(table, SluiceTables.secret(spark), true)));
     List<String> parquet = new ArrayList<>();
     Path files = Files.createTempDirectory("pipeline-test-parquet").resolve("features");
     runSpark(false, Optional.of(files), (spark, result) -> {
-      assertTrue(result.table().isEmpty(), "a Parquet run publishes nothing over Flight");
+      assertTrue(result.table().isEmpty(), "a Parquet run publishes nothing");
       assertEquals("parquet", result.measurements().getProperty("flightDataPlane"));
       parquet.addAll(render(spark.read().parquet(files.toString())));
     });
 
     assertTrue(Set.of("shm", "tcp").contains(sluice.get(0).path()), "data plane path " + sluice.get(0).path());
     assertEquals("grpc", sluice.get(1).path());
-    assertEquals("grpc", stock.get(0).path(), "a server without the data plane serves plain Flight");
     List<String> expected = sluice.get(0).rows();
     assertEquals(USERS, expected.size());
     assertEquals(expected, sluice.get(1).rows(), "gRPC path of the same servers");
@@ -106,7 +119,7 @@ class FeaturePipelineTest {
   }
 
   interface TableCheck {
-    void accept(PublishedTable table) throws Exception;
+    void accept(SparkSession spark, CatalogTable table) throws Exception;
   }
 
   interface RunCheck {
@@ -114,17 +127,19 @@ class FeaturePipelineTest {
   }
 
   /** Runs the pipeline on a fresh local-cluster and checks its table while the executors serve it. */
-  static void runPipeline(boolean sluice, TableCheck check) throws Exception {
-    runSpark(sluice, Optional.empty(), (spark, result) -> {
+  static void runPipeline(boolean rdmaShuffle, TableCheck check) throws Exception {
+    runSpark(rdmaShuffle, Optional.empty(), (spark, result) -> {
       PublishedTable table = result.table().orElseThrow();
       assertEquals(USERS, table.rows());
-      assertEquals(2, table.locations().size(), "one endpoint per executor: " + table.locations());
-      check.accept(table);
+      assertEquals(FeaturePipeline.TABLE, table.name());
+      assertEquals(2, table.endpoints().size(), "one endpoint per executor: " + table.endpoints());
+      assertEquals(table.dataPlane(), result.measurements().getProperty("flightDataPlane"));
+      check.accept(spark, new CatalogTable(table.uri(), table.name(), table.rows()));
     });
   }
 
-  /** Runs the pipeline on a fresh local-cluster (to Flight, or to Parquet files) and checks it while Spark runs. */
-  static void runSpark(boolean sluice, Optional<Path> parquet, RunCheck check) throws Exception {
+  /** Runs the pipeline on a fresh local-cluster (published, or to Parquet files) and checks it while Spark runs. */
+  static void runSpark(boolean rdmaShuffle, Optional<Path> parquet, RunCheck check) throws Exception {
     String home = System.getProperty("sluice.test.sparkHome");
     SparkConf conf = new SparkConf()
         .setMaster("local-cluster[2,1,1024]")
@@ -136,14 +151,17 @@ class FeaturePipelineTest {
         .set("spark.ui.enabled", "false")
         .set("spark.driver.host", "127.0.0.1")
         .set("spark.driver.bindAddress", "127.0.0.1")
+        .set("spark.authenticate", "true")
+        .set("spark.authenticate.secret", SECRET)
+        .set("spark.sluice.tables.transport.bindHost", "127.0.0.1")
         .set("spark.sql.shuffle.partitions", "6")
         .set("spark.sql.autoBroadcastJoinThreshold", "-1");
-    if (sluice) {
+    if (rdmaShuffle) {
       conf.set("spark.shuffle.manager", "org.apache.spark.shuffle.rdma.RdmaShuffleManager");
     }
     Path dir = Files.createTempDirectory("pipeline-test");
     try (SparkSession spark = SparkSession.builder().config(conf).getOrCreate()) {
-      FeaturePipeline.Options o = new FeaturePipeline.Options(dir, USERS, 40, sluice, 2, 60, parquet);
+      FeaturePipeline.Options o = new FeaturePipeline.Options(dir, USERS, 40, 2, 60, parquet);
       awaitExecutors(spark, 2);
       check.accept(spark, FeaturePipeline.run(spark, o, line -> { }));
     }
@@ -155,38 +173,41 @@ class FeaturePipelineTest {
         () -> spark.sparkContext().getExecutorIds().size(), n -> n >= count);
   }
 
-  static Read readWithSluiceClient(PublishedTable table, boolean dataPlane) throws InterruptedException {
-    Map<String, String> keys = new java.util.HashMap<>(Map.of("sluice.transport.bindHost", "127.0.0.1",
-        "sluice.flight.dataPlane", Boolean.toString(dataPlane)));
-    if (!table.secret().isEmpty()) {
-      keys.put("sluice.transport.secret", table.secret());
-    }
+  /** Every shard with Sluice's client and the tables' {@code secret}, over the data plane or gRPC. */
+  static Read readWithSluiceClient(CatalogTable table, String secret, boolean dataPlane) throws InterruptedException {
+    TransportConfig config = TransportConfig.of(Map.of("sluice.transport.bindHost", "127.0.0.1",
+        "sluice.flight.dataPlane", Boolean.toString(dataPlane), "sluice.transport.secret", secret));
     List<String> rows = new ArrayList<>();
-    String path = null;
+    Set<String> paths = new TreeSet<>();
     try (BufferAllocator allocator = new RootAllocator()) {
-      for (Shard shard : shards(allocator, table)) {
-        try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, shard.location(),
-                TransportConfig.of(keys));
+      for (Shard shard : table.list(allocator, table.tokenFrom(secret)).shards()) {
+        try (SluiceFlightClient client = SluiceFlightClient.connect(allocator, shard.location(), config);
              TableReader stream = client.getStream(shard.ticket())) {
           while (stream.next()) {
             render(stream.getRoot(), rows);
           }
-          path = stream.dataPath();
+          paths.add(stream.dataPath());
         }
       }
     }
     Collections.sort(rows);
-    return new Read(path, rows);
+    return new Read(String.join("+", paths), rows);
   }
 
-  /** Every shard with flight-core's own client, presenting the executors' call token or not. */
-  static Read readWithPlainFlightClient(PublishedTable table, boolean withToken) throws Exception {
+  /**
+   * Every shard with flight-core's own client: the catalog asked with {@code catalogToken} (none:
+   * no token), each executor with the token the catalog handed out for it, or none.
+   */
+  static Read readWithPlainFlightClient(CatalogTable table, Optional<CallOption> catalogToken, boolean withTokens)
+      throws Exception {
     List<String> rows = new ArrayList<>();
     try (BufferAllocator allocator = new RootAllocator()) {
-      for (Shard shard : shards(allocator, table)) {
+      CatalogTable.Listing listing = table.list(allocator, catalogToken.orElse(CallOptions.timeout(30,
+          TimeUnit.SECONDS)));
+      for (Shard shard : listing.shards()) {
+        String at = shard.location().getUri().toString();
         try (FlightClient client = FlightClient.builder(allocator, shard.location()).build();
-             FlightStream stream = withToken
-                 ? client.getStream(shard.ticket(), CallToken.callOption(table.callToken(shard.location().getUri().toString()).orElseThrow()))
+             FlightStream stream = withTokens ? client.getStream(shard.ticket(), listing.auth(at))
                  : client.getStream(shard.ticket())) {
           while (stream.next()) {
             render(stream.getRoot(), rows);
@@ -196,14 +217,6 @@ class FeaturePipelineTest {
     }
     Collections.sort(rows);
     return new Read("flight-core", rows);
-  }
-
-  static List<Shard> shards(BufferAllocator allocator, PublishedTable table) throws InterruptedException {
-    List<Shard> shards = Shards.list(allocator, table.locations().stream().map(u -> new Location(URI.create(u)))
-        .toList(), table.shardPrefix(), Duration.ofSeconds(30),
-        TransportConfig.of(Map.of("sluice.transport.secret", table.secret())));
-    assertEquals(table.shards(), shards.size());
-    return shards;
   }
 
   /** The rows of a Parquet table as {@link #render(VectorSchemaRoot, List)} renders them, sorted. */
@@ -228,16 +241,17 @@ class FeaturePipelineTest {
   /** Each row as user_id and the raw bits of every double and of every float of the dense block. */
   static void render(VectorSchemaRoot batch, List<String> out) {
     int columns = batch.getFieldVectors().size();
-    FixedSizeListVector dense = (FixedSizeListVector) batch.getVector(columns - 1);
-    assertEquals(HistoryEmbedding.DIMS, dense.getListSize());
+    ListVector dense = (ListVector) batch.getVector(columns - 1);
     Float4Vector values = (Float4Vector) dense.getDataVector();
     for (int r = 0; r < batch.getRowCount(); r++) {
       StringBuilder s = new StringBuilder(String.format("%08d", ((BigIntVector) batch.getVector(0)).get(r)));
       for (int c = 1; c < columns - 1; c++) {
         s.append(' ').append(Long.toHexString(Double.doubleToRawLongBits(((Float8Vector) batch.getVector(c)).get(r))));
       }
+      int start = dense.getElementStartIndex(r);
+      assertEquals(HistoryEmbedding.DIMS, dense.getElementEndIndex(r) - start);
       for (int d = 0; d < HistoryEmbedding.DIMS; d++) {
-        s.append(' ').append(Integer.toHexString(Float.floatToRawIntBits(values.get(r * HistoryEmbedding.DIMS + d))));
+        s.append(' ').append(Integer.toHexString(Float.floatToRawIntBits(values.get(start + d))));
       }
       out.add(s.toString());
     }

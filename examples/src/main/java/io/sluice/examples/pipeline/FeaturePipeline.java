@@ -1,19 +1,20 @@
 package io.sluice.examples.pipeline;
 
+import io.sluice.spark.tables.PublishedTable;
+import io.sluice.spark.tables.SluiceTables;
 import java.io.IOException;
 import java.io.Writer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.security.SecureRandom;
-import java.util.ArrayList;
-import java.util.HexFormat;
-import java.util.List;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.ml.PipelineModel;
 import org.apache.spark.shuffle.rdma.ShuffleReadTotals;
@@ -22,29 +23,37 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 
 /**
- * The feature pipeline's Spark job: raw events ({@link RawEvents}) become per-user features
- * ({@link Features}), which every executor publishes through its own Flight server; the driver
- * writes where ({@link PublishedTable}) and keeps the executors until the trainer says it is done.
- * With {@code --parquet DIR} the features are written as Parquet files instead
- * ({@link ParquetFeatures}), the hand-off the Flight path is measured against.
+ * The feature pipeline's Spark job: raw events ({@link RawEvents}) become the per-user feature
+ * table ({@link Features#table}), which the job publishes with {@link SluiceTables#publish}: the
+ * executors hold and serve it, and the driver's catalog names it. The driver writes where (the
+ * catalog's URI and the table's name) and keeps the executors until the trainer says it is done.
+ * With {@code --parquet DIR} the same table is written as Parquet files instead
+ * ({@link ParquetFeatures}), the hand-off publishing is measured against.
  *
  * <pre>
- * spark-submit --class io.sluice.examples.pipeline.FeaturePipeline sluice-examples.jar \
- *     --run-dir DIR [--users N] [--events-per-user N] [--flight sluice|grpc] [--parquet DIR] [--executors N]
- *     [--serve-seconds S]
+ * SLUICE_SECRET=... spark-submit --class io.sluice.examples.pipeline.FeaturePipeline sluice-examples.jar \
+ *     --run-dir DIR [--users N] [--events-per-user N] [--parquet DIR] [--executors N] [--serve-seconds S]
  * </pre>
  *
- * <p>{@code --flight sluice} serves with the READ data plane (a fresh shared secret is written to
- * the endpoints file, readable by its owner only); {@code grpc} serves plain Flight. The shuffle
- * manager is whatever Spark is configured with. Results go to {@code DIR/driver.properties},
- * written last (after the endpoints file): a trainer may start once it exists.
+ * <p>The secret comes from the environment ({@value #SECRET_ENV}) and nowhere else: the driver
+ * turns on Spark's authentication with it ({@code spark.authenticate}); the published tables'
+ * secret is derived from it and the application id, so a trainer given the same variable (and the
+ * application id, in driver.properties) reads over the READ data plane.
+ * Without it the tables' secret is one the driver makes, and trainers read with the catalog token
+ * alone (plain Flight). The shuffle manager is whatever Spark is configured with. Results go to
+ * {@code DIR/driver.properties} (readable by its owner only: it holds a catalog token, valid while
+ * the driver serves), written once the table is served: a trainer may start once it exists.
  */
 public final class FeaturePipeline {
   public static final String TABLE = "features";
+  /** Rows per record batch, and so per shard. */
+  public static final int BATCH_ROWS = 8192;
+  /** The environment variable that holds the tables' secret (Spark's authentication secret). */
+  public static final String SECRET_ENV = "SLUICE_SECRET";
 
   /** What a run was asked to do. */
-  public record Options(Path runDir, long users, int eventsPerUser, boolean dataPlane, int executors,
-      long serveSeconds, Optional<Path> parquet) {
+  public record Options(Path runDir, long users, int eventsPerUser, int executors, long serveSeconds,
+      Optional<Path> parquet) {
     static Options parse(String[] args) {
       Map<String, String> m = new TreeMap<>();
       for (int i = 0; i + 1 < args.length; i += 2) {
@@ -55,20 +64,16 @@ public final class FeaturePipeline {
       }
       if (args.length % 2 != 0 || !m.containsKey("run-dir")) {
         throw new IllegalArgumentException("usage: --run-dir DIR [--users N] [--events-per-user N]"
-            + " [--flight sluice|grpc] [--parquet DIR] [--executors N] [--serve-seconds S]");
-      }
-      String flight = m.getOrDefault("flight", "sluice");
-      if (!flight.equals("sluice") && !flight.equals("grpc")) {
-        throw new IllegalArgumentException("--flight is sluice or grpc, got " + flight);
+            + " [--parquet DIR] [--executors N] [--serve-seconds S]");
       }
       return new Options(Path.of(m.get("run-dir")), Long.parseLong(m.getOrDefault("users", "10000").replace("_", "")),
           Integer.parseInt(m.getOrDefault("events-per-user", Integer.toString(RawEvents.DEFAULT_EVENTS_PER_USER))),
-          flight.equals("sluice"), Integer.parseInt(m.getOrDefault("executors", "2")),
+          Integer.parseInt(m.getOrDefault("executors", "2")),
           Long.parseLong(m.getOrDefault("serve-seconds", "900")), Optional.ofNullable(m.get("parquet")).map(Path::of));
     }
   }
 
-  /** A run's outcome: where the table is served (none when it went to Parquet), and the driver's measurements. */
+  /** A run's outcome: the published table (none when it went to Parquet), and the driver's measurements. */
   public record Result(Optional<PublishedTable> table, Properties measurements) {}
 
   private FeaturePipeline() {}
@@ -76,37 +81,56 @@ public final class FeaturePipeline {
   public static void main(String[] args) throws Exception {
     Options o = Options.parse(args);
     Files.createDirectories(o.runDir());
-    try (SparkSession spark = SparkSession.builder().appName("sluice-feature-pipeline").getOrCreate()) {
+    SparkConf conf = new SparkConf();
+    String secret = System.getenv(SECRET_ENV);
+    if (secret != null && !secret.isEmpty()) {
+      conf.set("spark.authenticate", "true").set("spark.authenticate.secret", secret);
+    }
+    try (SparkSession spark = SparkSession.builder().config(conf).appName("sluice-feature-pipeline").getOrCreate()) {
       JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
       awaitExecutors(sc, o.executors(), 180);
       progress("Spark is up: " + o.executors() + " executors, shuffle manager "
-          + spark.conf().get("spark.shuffle.manager", "sort"));
+          + spark.conf().get("spark.shuffle.manager", "sort") + ", authentication "
+          + (conf.contains("spark.authenticate.secret") ? "on (" + SECRET_ENV + ")" : "off: the tables' secret is the"
+          + " driver's own, trainers read with the catalog token"));
       Result r = run(spark, o, (msg) -> progress(msg));
-      if (r.table().isPresent()) {
-        r.table().get().write(o.runDir());
-      }
-      Path written = o.runDir().resolve("driver.properties.tmp");
-      try (Writer w = Files.newBufferedWriter(written)) {
-        r.measurements().store(w, "feature pipeline driver");
-      }
-      Files.move(written, o.runDir().resolve("driver.properties"), StandardCopyOption.ATOMIC_MOVE);
-      progress((r.table().isPresent() ? "serving " + r.table().get().locations().size() + " endpoints; " : "")
+      Properties p = r.measurements();
+      r.table().ifPresent(t -> {
+        p.setProperty("catalog", t.uri());
+        p.setProperty("table", t.name());
+        // Not secret: with Spark's secret it derives the tables' (SluiceTables.secret).
+        p.setProperty("applicationId", spark.sparkContext().applicationId());
+        // Not the secret: a token for the catalog alone, valid while the driver serves.
+        p.setProperty("catalogToken", SluiceTables.catalogToken(spark, Duration.ofSeconds(o.serveSeconds() + 300)));
+      });
+      writeOwnerOnly(o.runDir().resolve("driver.properties"), p, "feature pipeline driver");
+      progress((r.table().isPresent() ? "serving table '" + TABLE + "' at " + r.table().get().uri() + "; " : "")
           + "waiting (at most " + o.serveSeconds() + " s) for the trainer to finish");
       awaitFile(o.runDir().resolve("trainer.done"), o.serveSeconds());
       progress("trainer done; stopping the executors");
     }
   }
 
+  /** Writes {@code p} to {@code file}, readable by its owner only, in one step (a reader never sees a part). */
+  public static void writeOwnerOnly(Path file, Properties p, String comment) throws IOException {
+    Path written = file.resolveSibling(file.getFileName() + ".tmp");
+    Files.deleteIfExists(written);
+    Files.createFile(written, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    try (Writer w = Files.newBufferedWriter(written)) {
+      p.store(w, comment);
+    }
+    Files.move(written, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+  }
+
   /**
-   * Builds and publishes the features; the executors keep serving until the context stops.
-   * {@code progress} gets one line per step.
+   * Builds the feature table and publishes it (or writes it as Parquet); the executors keep
+   * serving it until the context stops. {@code progress} gets one line per step.
    */
   public static Result run(SparkSession spark, Options o, java.util.function.Consumer<String> progress)
       throws java.util.concurrent.TimeoutException {
     JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     ShuffleReadTotals shuffle = new ShuffleReadTotals();
     sc.sc().addSparkListener(shuffle);
-    String secret = o.dataPlane() ? HexFormat.of().formatHex(new SecureRandom().generateSeed(24)) : "";
     long startedMs = System.currentTimeMillis();
     long t0 = System.nanoTime();
     RawEvents raw = new RawEvents(spark, o.users(), o.eventsPerUser(), Math.max(4, 2 * o.executors()));
@@ -120,38 +144,36 @@ public final class FeaturePipeline {
     long t2 = System.nanoTime();
     progress.accept(String.format("ML stages fitted (StringIndexer, OneHotEncoder, VectorAssembler,"
         + " StandardScaler): %d features in %.1f s", width, sec(t2 - t1)));
-    Dataset<Row> features = Features.transform(model, aggregate).coalesce(o.executors());
+    Dataset<Row> table = Features.table(Features.transform(model, aggregate), width, raw.itemCount())
+        .coalesce(o.executors());
     long featuresComputedMs = System.currentTimeMillis();
-    Map<String, String> byExecutor = new TreeMap<>();
-    long rows = 0;
+    Optional<PublishedTable> published = Optional.empty();
+    long rows;
+    long bytes;
     int shards = 0;
-    long bytes = 0;
-    String plane = "grpc";
+    String plane;
     if (o.parquet().isPresent()) {
-      bytes = ParquetFeatures.write(features, width, raw.itemCount(), o.parquet().get());
+      bytes = ParquetFeatures.write(table, o.parquet().get());
       rows = users;
       plane = "parquet";
     } else {
-      List<String> published = features.toJavaRDD()
-          .mapPartitions(new FeaturePublisher(TABLE, secret, width, raw.itemCount())).collect();
-      for (String line : published) {
-        String[] f = line.split(" ");
-        byExecutor.put(f[0], f[1]);
-        plane = f[2];
-        rows += Long.parseLong(f[3]);
-        shards += Integer.parseInt(f[5]);
-        bytes += Long.parseLong(f[6]);
-      }
+      PublishedTable t = SluiceTables.publish(table, TABLE, Map.of("batchRows", Integer.toString(BATCH_ROWS)));
+      published = Optional.of(t);
+      rows = t.rows();
+      bytes = t.bytes();
+      shards = t.shards().size();
+      plane = t.dataPlane();
     }
     long t3 = System.nanoTime();
-    if (o.parquet().isPresent()) {
+    if (published.isEmpty()) {
       progress.accept(String.format("features written as Parquet (%.1f MB, snappy, %d MiB row groups) to %s in %.1f s",
           bytes / 1e6, ParquetFeatures.ROW_GROUP_BYTES >> 20, o.parquet().get(), sec(t3 - t2)));
     } else {
-      progress.accept(String.format("features published as %d shards (%.1f MB, %d float64 features and a %d-float"
-          + " embedding per user) from %d executors (%s) over Flight, data plane %s, in %.1f s", shards, bytes / 1e6,
-          width, HistoryEmbedding.DIMS, byExecutor.size(), String.join(", ", byExecutor.values()), plane,
-          sec(t3 - t2)));
+      PublishedTable t = published.get();
+      progress.accept(String.format("features published as table '%s' (SluiceTables.publish): %d shards (%.1f MB,"
+          + " %d float64 features and a %d-float embedding per user) on %d executors (%s), data plane %s, in %.1f s",
+          t.name(), shards, bytes / 1e6, width, HistoryEmbedding.DIMS, t.endpoints().size(),
+          String.join(", ", t.endpoints()), plane, sec(t3 - t2)));
     }
     aggregate.unpersist();
     ShuffleReport report = ShuffleReport.collect(sc, shuffle);
@@ -176,10 +198,7 @@ public final class FeaturePipeline {
     m.setProperty("shuffleLocalBytes", Long.toString(report.totals().localBytes()));
     m.setProperty("shuffleFetchWaitMs", Long.toString(report.totals().fetchWaitMs()));
     report.bytesByPath().forEach((p, n) -> m.setProperty("shuffleBytes." + p, Long.toString(n)));
-    Optional<PublishedTable> table = o.parquet().isPresent() ? Optional.empty()
-        : Optional.of(PublishedTable.of(TABLE, secret, new ArrayList<>(byExecutor.values()), rows, width, shards,
-            bytes, startedMs));
-    return new Result(table, m);
+    return new Result(published, m);
   }
 
   static void awaitExecutors(JavaSparkContext sc, int count, int seconds) throws InterruptedException {

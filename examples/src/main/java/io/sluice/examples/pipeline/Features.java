@@ -1,5 +1,6 @@
 package io.sluice.examples.pipeline;
 
+import static org.apache.spark.ml.functions.vector_to_array;
 import static org.apache.spark.sql.functions.coalesce;
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.collect_list;
@@ -30,8 +31,9 @@ import org.apache.spark.storage.StorageLevel;
  * ({@code StringIndexer}) and one-hot encoded; everything assembled ({@code VectorAssembler}) and
  * standardised ({@code StandardScaler}); the label is whether the user buys in the 7 days after
  * the cutoff; each user's history (item and category of every event before the cutoff) is kept
- * for the dense block ({@link HistoryEmbedding}). The result has columns {@code user_id},
- * {@code label}, the vector {@code scaled} and {@code history}.
+ * for the dense block ({@link HistoryEmbedding}). {@link #transform} has columns {@code user_id},
+ * {@code label}, the vector {@code scaled} and {@code history}; {@link #table} the columns the
+ * trainer reads.
  *
  * <p>Bit for bit reproducible: aggregates are integer sums and counts (rates are divided per row),
  * and the ML stages are fitted on the rows in user order in one partition, so no floating-point
@@ -112,6 +114,26 @@ public final class Features {
    */
   public static Dataset<Row> transform(PipelineModel model, Dataset<Row> aggregate) {
     return model.transform(aggregate).select(col("user_id"), col("label"), col("scaled"), col("history"));
+  }
+
+  /**
+   * The feature table the trainer reads, from {@link #transform}'s columns: {@code user_id}
+   * (int64), {@code label} and {@code f0}..{@code f(width-1)} (float64, the scaled vector's
+   * elements) and {@code embedding}, the history's {@link HistoryEmbedding} ({@code array<float>}
+   * of {@value HistoryEmbedding#DIMS}). What the pipeline publishes and what it writes as Parquet.
+   */
+  public static Dataset<Row> table(Dataset<Row> transformed, int width, long items) {
+    // Two projections: the vector becomes an array once per row, then its elements are columns
+    // (Spark does not merge a projection that would compute the array once per element).
+    Dataset<Row> arrays = transformed.select(col("user_id"), col("label"),
+        vector_to_array(col("scaled"), "float64").as("scaled"),
+        HistoryEmbedding.column(col("history"), items).as("embedding"));
+    List<Column> columns = new ArrayList<>(List.of(col("user_id").cast("long"), col("label")));
+    for (int i = 0; i < width; i++) {
+      columns.add(col("scaled").getItem(i).as("f" + i));
+    }
+    columns.add(col("embedding"));
+    return arrays.select(columns.toArray(Column[]::new));
   }
 
   /** How many features the fitted model produces. */

@@ -1,5 +1,10 @@
 package io.sluice.examples.pipeline;
 
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
+
 /**
  * The dense block of the feature table: a user's history embedded as {@value #DIMS} float32
  * values, the first {@value #ITEM_DIMS} the sum of hashed item embeddings over the items the user
@@ -10,7 +15,8 @@ package io.sluice.examples.pipeline;
  * ({@link Features#aggregate} builds them).
  *
  * <p>Immutable after construction and thread safe; one per executor JVM and item count
- * ({@link #forItems}), a table of {@code items * ITEM_DIMS} ints.
+ * ({@link #forItems}), a table of {@code items * ITEM_DIMS} ints. In a DataFrame, {@link #column}
+ * computes the block as an {@code array<float>} column.
  */
 public final class HistoryEmbedding {
   public static final int DIMS = 256;
@@ -38,6 +44,39 @@ public final class HistoryEmbedding {
       cached = new HistoryEmbedding(items);
     }
     return cached;
+  }
+
+  /**
+   * The block of {@code history} (an array of history entries) as a column of {@value #DIMS}
+   * floats ({@code array<float>}, no nulls): a Java UDF over {@link #embed}.
+   */
+  public static Column column(Column history, long items) {
+    return functions.udf(new Embed(items), DataTypes.createArrayType(DataTypes.FloatType, false)).apply(history);
+  }
+
+  /** The UDF: serializable, its table built once per executor JVM ({@link #forItems}). */
+  private static final class Embed implements UDF1<scala.collection.Seq<Object>, float[]> {
+    private static final long serialVersionUID = 1L;
+    private final long items;
+    private transient HistoryEmbedding embedding;
+
+    Embed(long items) {
+      this.items = items;
+    }
+
+    @Override
+    public float[] call(scala.collection.Seq<Object> seen) {
+      if (embedding == null) {
+        embedding = forItems(items);
+      }
+      long[] history = new long[seen.size()];
+      for (int h = 0; h < history.length; h++) {
+        history[h] = ((Number) seen.apply(h)).longValue();
+      }
+      float[] out = new float[DIMS]; // the row keeps it
+      embedding.embed(history, history.length, new int[DIMS], out);
+      return out;
+    }
   }
 
   private static int[] table(long rows, int dims, long salt) {

@@ -4,26 +4,15 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.List;
 import java.util.stream.Stream;
-import org.apache.spark.api.java.function.MapPartitionsFunction;
-import org.apache.spark.ml.linalg.Vector;
 import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
-import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.StructField;
-import org.apache.spark.sql.types.StructType;
 
 /**
  * The feature table as Parquet files: the hand-off people run today (Spark writes files, the
- * trainer reads them back every epoch), the baseline of the main job. The rows are the ones the
- * executors publish over Flight ({@link FeaturePublisher}): user_id, label, f0..f(width-1) as
- * float64 and the history's {@link HistoryEmbedding} as {@code embedding}, an array of
- * {@value HistoryEmbedding#DIMS} float32 (Parquet has no fixed-size list; readers reshape it).
+ * trainer reads them back every epoch), the baseline of the main job. The rows and columns are the
+ * ones the pipeline publishes ({@link Features#table}: user_id, label, f0..f(width-1) as float64,
+ * {@code embedding} as an {@code array<float>} of {@value HistoryEmbedding#DIMS}).
  *
  * <p>Written with Spark's own Parquet writer and its defaults (snappy), except the row-group
  * size: {@value #ROW_GROUP_BYTES} bytes, as Petastorm's Spark converter sets it, so a reader has
@@ -35,25 +24,9 @@ public final class ParquetFeatures {
 
   private ParquetFeatures() {}
 
-  /** The Spark schema of the written table, in the column order of {@link FeaturePublisher#schema}. */
-  public static StructType schema(int width) {
-    List<StructField> fields = new ArrayList<>();
-    fields.add(DataTypes.createStructField("user_id", DataTypes.LongType, false));
-    fields.add(DataTypes.createStructField("label", DataTypes.DoubleType, false));
-    for (int i = 0; i < width; i++) {
-      fields.add(DataTypes.createStructField("f" + i, DataTypes.DoubleType, false));
-    }
-    fields.add(DataTypes.createStructField("embedding", DataTypes.createArrayType(DataTypes.FloatType, false), false));
-    return DataTypes.createStructType(fields);
-  }
-
-  /**
-   * Writes {@code features} ({@link Features#transform}'s columns) to {@code dir}, which must not
-   * exist; returns the bytes of the Parquet files written.
-   */
-  public static long write(Dataset<Row> features, int width, long items, Path dir) {
-    features.mapPartitions(new Embed(width, items), Encoders.row(schema(width)))
-        .write()
+  /** Writes {@code table} ({@link Features#table}) to {@code dir}, which must not exist; returns the bytes of the Parquet files written. */
+  public static long write(Dataset<Row> table, Path dir) {
+    table.write()
         .option("parquet.block.size", Integer.toString(ROW_GROUP_BYTES))
         .parquet(dir.toString());
     try (Stream<Path> files = Files.list(dir)) {
@@ -66,48 +39,6 @@ public final class ParquetFeatures {
       }).sum();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot list the Parquet files in " + dir, e);
-    }
-  }
-
-  /** A task body: the scaled vector split into columns, the history embedded. Serializable, immutable. */
-  record Embed(int width, long items) implements MapPartitionsFunction<Row, Row> {
-    private static final long serialVersionUID = 1L;
-
-    @Override
-    public Iterator<Row> call(Iterator<Row> rows) {
-      HistoryEmbedding embedding = HistoryEmbedding.forItems(items);
-      int[] acc = new int[HistoryEmbedding.DIMS];
-      return new Iterator<>() {
-        private long[] history = new long[64];
-
-        @Override
-        public boolean hasNext() {
-          return rows.hasNext();
-        }
-
-        @Override
-        public Row next() {
-          Row r = rows.next();
-          Object[] values = new Object[width + 3];
-          values[0] = r.getLong(0);
-          values[1] = r.getDouble(1);
-          Vector v = r.getAs(2);
-          for (int i = 0; i < width; i++) {
-            values[i + 2] = v.apply(i);
-          }
-          List<Object> seen = r.getList(3);
-          if (seen.size() > history.length) {
-            history = new long[Math.max(seen.size(), 2 * history.length)];
-          }
-          for (int h = 0; h < seen.size(); h++) {
-            history[h] = ((Number) seen.get(h)).longValue();
-          }
-          float[] out = new float[HistoryEmbedding.DIMS]; // the row keeps it
-          embedding.embed(history, seen.size(), acc, out);
-          values[width + 2] = out;
-          return RowFactory.create(values);
-        }
-      };
     }
   }
 }

@@ -5,11 +5,11 @@ import java.util.Arrays;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.complex.ListVector;
 
 /**
  * Logistic regression trained by mini-batch SGD over Arrow batches of the feature table (label in
- * column 1, {@code width} float64 features from column 2, then a FixedSizeList of {@code dims}
+ * column 1, {@code width} float64 features from column 2, then a list of {@code dims}
  * float32): each step works on whole buffers, the way a GPU kernel would. A batch's columns are
  * copied in bulk out of the Arrow buffers into reused primitive arrays (no per-row objects), then
  * every mini-batch computes its logits as column-wise multiply-adds and dense dot products, and
@@ -72,9 +72,17 @@ public final class LogisticRegression {
     for (int j = 0; j < width; j++) {
       copy(((Float8Vector) batch.getVector(j + 2)).getDataBuffer(), columns[j], n);
     }
-    FixedSizeListVector list = (FixedSizeListVector) batch.getVector(width + 2);
+    // Spark's array<float>: a list whose rows all hold dims values, one after the other.
+    ListVector list = (ListVector) batch.getVector(width + 2);
+    int first = list.getOffsetBuffer().getInt(0);
+    int last = list.getOffsetBuffer().getInt((long) n * ListVector.OFFSET_WIDTH);
+    if (last - first != n * dims) {
+      throw new IllegalArgumentException("the dense block has " + (last - first) + " values for " + n + " rows of "
+          + dims);
+    }
     ArrowBuf values = list.getDataVector().getDataBuffer();
-    values.nioBuffer(0, n * dims * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(dense, 0, n * dims);
+    values.nioBuffer((long) first * Float.BYTES, n * dims * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer()
+        .get(dense, 0, n * dims);
   }
 
   private static void copy(ArrowBuf buf, double[] to, int n) {

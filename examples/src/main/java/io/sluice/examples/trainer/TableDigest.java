@@ -5,12 +5,13 @@ import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.complex.ListVector;
 
 /**
  * An order-independent digest of the feature table's rows (user_id, label, f0..fn, the dense
- * block): the sum over rows of a mix of each value's bits. Two readers that saw the same rows, in
- * any order and split into any batches, end with the same digest. Not thread safe.
+ * block, a list of float32 as Spark's arrays arrive in Arrow): the sum over rows of a mix of each
+ * value's bits. Two readers that saw the same rows, in any order and split into any batches, end
+ * with the same digest. Not thread safe.
  */
 public final class TableDigest {
   private long rows;
@@ -25,11 +26,12 @@ public final class TableDigest {
         FieldVector v = vectors.get(c);
         if (v instanceof Float8Vector f) {
           h = mix(h ^ Double.doubleToRawLongBits(f.get(r)));
-        } else if (v instanceof FixedSizeListVector list) {
-          int size = list.getListSize();
+        } else if (v instanceof ListVector list) {
+          ArrowBuf offsets = list.getOffsetBuffer();
           ArrowBuf values = list.getDataVector().getDataBuffer();
-          for (int d = 0; d < size; d++) {
-            h = mix(h ^ values.getInt(((long) r * size + d) * Float.BYTES));
+          int end = offsets.getInt((long) (r + 1) * ListVector.OFFSET_WIDTH);
+          for (int at = offsets.getInt((long) r * ListVector.OFFSET_WIDTH); at < end; at++) {
+            h = mix(h ^ values.getInt((long) at * Float.BYTES));
           }
         } else {
           throw new IllegalArgumentException("the digest does not cover column " + v.getField());

@@ -1,17 +1,15 @@
 package io.sluice.examples.trainer;
 
+import io.sluice.examples.pipeline.FeaturePipeline;
 import io.sluice.examples.pipeline.HistoryEmbedding;
-import io.sluice.examples.pipeline.PublishedTable;
 import io.sluice.flight.FlightOption;
 import io.sluice.flight.loader.FlightLoader;
 import io.sluice.flight.loader.LoadedShard;
 import io.sluice.flight.loader.Shard;
-import io.sluice.flight.loader.Shards;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.config.TransportKeys;
 import java.io.IOException;
 import java.io.Writer;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,25 +22,27 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
-import org.apache.arrow.flight.Location;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
- * The trainer: a JVM of its own that reads the feature table's shards from the executors' Flight
- * servers through a {@link FlightLoader} (READ data plane when the servers offer it, the secret
- * matches and {@code --data-plane} is not false; plain Flight otherwise), epoch after epoch in a
- * shuffled order, and trains {@link LogisticRegression} over the Arrow batches. Per epoch it
- * prints the GB/s delivered and the share of time it waited for data.
+ * The trainer: a JVM of its own that reads the published feature table, found by the catalog's URI
+ * and the table's name ({@link CatalogTable}), through a {@link FlightLoader} (READ data plane
+ * when the executors' servers offer it and {@code --data-plane} is not false; plain Flight
+ * otherwise), epoch after epoch in a shuffled order, and trains {@link LogisticRegression} over
+ * the Arrow batches. Per epoch it prints the GB/s delivered and the share of time it waited for
+ * data.
  *
  * <pre>
- * java -cp ... io.sluice.examples.trainer.Trainer --run-dir DIR [--epochs 5] [--rank 0 --world 1]
- *     [--seed 1] [--prefetch 4] [--bind-host 127.0.0.1] [--data-plane true]
+ * SLUICE_SECRET=... java -cp ... io.sluice.examples.trainer.Trainer --run-dir DIR [--epochs 5]
+ *     [--rank 0 --world 1] [--seed 1] [--prefetch 4] [--bind-host 127.0.0.1] [--data-plane true]
  * </pre>
  *
- * <p>It finds the executors in {@code DIR/endpoints.properties} (written by the pipeline's driver)
- * and lists the shards there, writes {@code DIR/trainer.properties} (rank 0; other ranks
+ * <p>Spark's secret comes from the environment ({@value FeaturePipeline#SECRET_ENV}); the tables'
+ * secret is derived from it and the application id ({@link io.sluice.spark.tables.SluiceTables#tablesSecret}); with it the
+ * loader mints its own call tokens. It reads the catalog's URI and the table's name from
+ * {@code DIR/driver.properties}, writes {@code DIR/trainer.properties} (rank 0; other ranks
  * {@code trainer-RANK.properties}) and then {@code DIR/trainer.done}, which lets the driver stop
  * the executors. Single-threaded apart from the loader's readers.
  */
@@ -85,27 +85,20 @@ public final class Trainer {
   private Trainer() {}
 
   /**
-   * Trains over the published table; {@code digest} gets the first epoch's rows, {@code onEpoch}
-   * each epoch as it ends.
+   * Trains over the published table with the tables' {@code secret} ({@link io.sluice.spark.tables.SluiceTables#tablesSecret});
+   * {@code digest} gets the first epoch's rows, {@code onEpoch} each epoch as it ends.
    */
-  public static List<Epoch> train(PublishedTable table, Options o, TableDigest digest, Consumer<Epoch> onEpoch)
-      throws InterruptedException, TimeoutException {
+  public static List<Epoch> train(CatalogTable table, String secret, Options o, TableDigest digest,
+      Consumer<Epoch> onEpoch) throws InterruptedException, TimeoutException {
     Map<String, String> keys = new TreeMap<>();
     keys.put(TransportKeys.BIND_HOST.key(), o.bindHost());
     keys.put(FlightOption.DATA_PLANE.key(), Boolean.toString(o.dataPlane()));
-    if (!table.secret().isEmpty()) {
-      keys.put(TransportKeys.SECRET.key(), table.secret());
-    }
+    keys.put(TransportKeys.SECRET.key(), secret);
     List<Epoch> done = new ArrayList<>();
     try (BufferAllocator allocator = new RootAllocator()) {
-      List<Location> locations = table.locations().stream().map(u -> new Location(URI.create(u))).toList();
-      List<Shard> shards = Shards.list(allocator, locations, table.shardPrefix(), Duration.ofSeconds(60),
-          TransportConfig.of(keys));
-      if (shards.size() != table.shards()) {
-        throw new IllegalStateException("the executors list " + shards.size() + " shards of " + table.table()
-            + ", the driver published " + table.shards());
-      }
-      LogisticRegression model = new LogisticRegression(table.features(), HistoryEmbedding.DIMS, MINI_BATCH,
+      CatalogTable.Listing listing = table.list(allocator, table.tokenFrom(secret));
+      List<Shard> shards = listing.shards();
+      LogisticRegression model = new LogisticRegression(listing.features(), HistoryEmbedding.DIMS, MINI_BATCH,
           LEARNING_RATE);
       try (FlightLoader loader = FlightLoader.builder(allocator, shards).rank(o.rank(), o.world()).seed(o.seed())
           .epochs(o.epochs()).prefetch(o.prefetch()).config(TransportConfig.of(keys)).build()) {
@@ -169,14 +162,20 @@ public final class Trainer {
     Path dir = Path.of(m.get("run-dir"));
     Options o = Options.parse(m);
     try {
-      PublishedTable table = PublishedTable.read(dir);
-      System.out.printf("[trainer] rank %d of %d: %d epochs over table '%s' (%,d rows, %d features + %d-float"
-          + " embedding, %.1f MB in %d shards on %d executors), prefetch %d%n", o.rank(), o.world(), o.epochs(),
-          table.table(), table.rows(), table.features(), HistoryEmbedding.DIMS, table.bytes() / 1e6, table.shards(),
-          table.locations().size(), o.prefetch());
+      String secret = System.getenv(FeaturePipeline.SECRET_ENV);
+      if (secret == null || secret.isEmpty()) {
+        throw new IllegalArgumentException("the trainer reads with the tables' secret: set "
+            + FeaturePipeline.SECRET_ENV + " as for the pipeline's driver");
+      }
+      CatalogTable table = CatalogTable.read(dir);
+      Properties driver = CatalogTable.driverProperties(dir);
+      long startedMs = Long.parseLong(driver.getProperty("startedMs"));
+      String tablesSecret = io.sluice.spark.tables.SluiceTables.tablesSecret(secret, driver.getProperty("applicationId"));
+      System.out.printf("[trainer] rank %d of %d: %d epochs over table '%s' at %s (%,d rows), prefetch %d%n",
+          o.rank(), o.world(), o.epochs(), table.name(), table.catalog(), table.rows(), o.prefetch());
       TableDigest digest = new TableDigest();
-      List<Epoch> result = train(table, o, digest, e -> System.out.println("[trainer] " + e));
-      write(dir.resolve(o.rank() == 0 ? "trainer.properties" : "trainer-" + o.rank() + ".properties"), table,
+      List<Epoch> result = train(table, tablesSecret, o, digest, e -> System.out.println("[trainer] " + e));
+      write(dir.resolve(o.rank() == 0 ? "trainer.properties" : "trainer-" + o.rank() + ".properties"), startedMs,
           result, digest);
     } finally {
       if (o.rank() == 0) {
@@ -185,12 +184,12 @@ public final class Trainer {
     }
   }
 
-  private static void write(Path file, PublishedTable table, List<Epoch> epochs, TableDigest digest)
+  private static void write(Path file, long startedMs, List<Epoch> epochs, TableDigest digest)
       throws IOException {
     Properties p = new Properties();
     p.setProperty("digest", digest.value());
     p.setProperty("digestRows", Long.toString(digest.rows()));
-    p.setProperty("lastEpochEndMs", Long.toString(epochs.get(epochs.size() - 1).endMs() - table.startedMs()));
+    p.setProperty("lastEpochEndMs", Long.toString(epochs.get(epochs.size() - 1).endMs() - startedMs));
     long bytes = 0;
     long wall = 0;
     long wait = 0;

@@ -46,7 +46,8 @@ final class ExecutorTables {
 
   private static ExecutorTables instance; // guarded by ExecutorTables.class
 
-  private final BufferAllocator allocator = new RootAllocator();
+  /** Where tasks build batches before they are copied into registered memory: bounded by the budget too. */
+  private final BufferAllocator allocator;
   private final SluiceFlightServer server;
   private final long budget;
   private final String budgetSource;
@@ -61,6 +62,7 @@ final class ExecutorTables {
   private ExecutorTables(SparkConf conf, String host, String secret, Map<String, String> keys) throws IOException {
     this.budget = TablesConf.memoryBudget(conf, Runtime.getRuntime().maxMemory());
     this.budgetSource = TablesConf.memoryBudgetSource(conf);
+    this.allocator = new RootAllocator(budget);
     this.key = io.sluice.flight.CallToken.key(secret);
     this.secret = secret;
     Map<String, String> config = new HashMap<>();
@@ -103,6 +105,16 @@ final class ExecutorTables {
 
   BufferAllocator allocator() {
     return allocator;
+  }
+
+  /** A batch of table {@code name} that could not even be built within the budget. */
+  TableException.TableMemoryException buildingOverBudget(String name, RuntimeException cause) {
+    TableException.TableMemoryException e = new TableException.TableMemoryException("table '" + name + "': building a"
+        + " record batch needs more memory than executor " + SparkEnv.get().executorId() + "'s budget for"
+        + " published tables leaves, " + TablesConf.size(budget) + " (" + budgetSource + "). Raise "
+        + TablesConf.MEMORY + ", or publish with a smaller batchRows");
+    e.initCause(cause);
+    return e;
   }
 
   String location() {

@@ -46,12 +46,16 @@ final class ShardWriter implements AutoCloseable {
   }
 
   void write(InternalRow row) throws IOException {
-    if (root == null) {
-      root = VectorSchemaRoot.create(schema, tables.allocator());
-      writer = ArrowWriter.create(root);
-      rows = 0;
+    try {
+      if (root == null) {
+        root = VectorSchemaRoot.create(schema, tables.allocator());
+        writer = ArrowWriter.create(root);
+        rows = 0;
+      }
+      writer.write(row);
+    } catch (org.apache.arrow.memory.OutOfMemoryException e) {
+      throw tables.buildingOverBudget(settings.name(), e);
     }
-    writer.write(row);
     if (++rows == settings.batchRows()) {
       flush();
     }

@@ -79,6 +79,16 @@ public final class SluiceTables {
   }
 
   /**
+   * The tables' secret of application {@code applicationId} where Spark authenticates with {@code
+   * sparkSecret} (what {@link #secret} is there): HMAC-SHA256 keyed with Spark's secret over the
+   * label {@code sluice/tables secret}, a zero byte and the application id, in lowercase hex. A
+   * trainer that holds Spark's secret and learns the application id (not a secret) derives it.
+   */
+  public static String tablesSecret(String sparkSecret, String applicationId) {
+    return TablesSecret.derive(sparkSecret, applicationId);
+  }
+
+  /**
    * A call token for the catalog, valid for {@code validity}: what a plain Flight client (pyarrow)
    * presents as {@code Authorization: Bearer <token>}. Each endpoint of the catalog's FlightInfo
    * carries, as app metadata, the token for its executor.

@@ -148,6 +148,11 @@ class SluiceTablesTest {
     for (ExecutorMemory m : SluiceTables.memory(spark)) {
       assertEquals(0, m.bytes(), "a failed publish holds nothing: " + m);
     }
+    // One batch larger than the budget fails while it is built, before anything is registered.
+    e = assertThrows(TableException.TableMemoryException.class,
+        () -> SluiceTables.publish(big, "big", Map.of("batchRows", "4000000")));
+    assertTrue(e.getMessage().contains("building a record batch"), e.getMessage());
+    assertFalse(SluiceTables.table(spark, "big").isPresent());
   }
 
   @Test

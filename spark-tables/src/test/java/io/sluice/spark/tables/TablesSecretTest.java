@@ -18,6 +18,8 @@ class TablesSecretTest {
     assertNotEquals(a, TablesSecret.derive("another secret", "app-20261128103731-0000"));
     assertNotEquals(spark, a);
     assertEquals(64, a.length(), "256 bits in hex");
+    // The vector python/tests/test_spark_tables.py checks sluice.spark.tables_secret against.
+    assertEquals("cabf9261903104a6e4a53d79b93f785a37a5a040d10eb049584492a919c4f0f6", SluiceTables.tablesSecret(spark, "app-20261128103731-0000"));
     // A drop signed in one application is refused in another.
     byte[] drop = ExecutorTables.dropRequest(io.sluice.flight.CallToken.key(a), "features@1-00");
     byte[] other = ExecutorTables.dropRequest(io.sluice.flight.CallToken.key(
