@@ -29,7 +29,7 @@ __all__ = ["Tokens", "VERSION", "audience", "call_options", "claims", "for_serve
            "key", "mint", "sign"]
 
 #: What readers take as their call tokens: one token (every server accepts it: a shared audience),
-#: a token per server location (as the pipeline's ``endpoints.properties`` lists them), or None.
+#: a token per server location (as a published table's catalog hands them out), or None.
 Tokens = Union[None, str, Mapping[str, str]]
 
 #: The token format's version, its first byte.

@@ -20,8 +20,8 @@ _log = logging.getLogger("sluice.flight")
 
 class SluiceFlightClient:
     """A client of one Flight server (``io.sluice.flight.SluiceFlightClient``), presenting
-    ``Authorization: Bearer <token>`` on every call (``token`` from the pipeline, for example the
-    ``token`` line of ``endpoints.properties``; None for a server without a secret).
+    ``Authorization: Bearer <token>`` on every call (``token`` from whoever serves the table, for example a published table's endpoint
+    (:attr:`Shard.token`); None for a server without a secret).
 
     How streams travel is decided once, on the first stream, and logged with its reason
     (:attr:`decision`): with ``secret`` (the transport's shared secret) and a server that offers
