@@ -6,6 +6,7 @@ import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.ReadRequest;
 import io.sluice.transport.TransportTimeoutException;
+import io.sluice.transport.crypto.AesGcmEngine;
 import java.net.ConnectException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -116,6 +117,7 @@ public final class TransportMetrics {
   private final LongAdder admissionDrops = new LongAdder();
   private final LongAdder registeredBytes = new LongAdder();
   private final LongAdder registeredRegions = new LongAdder();
+  private volatile AesGcmEngine engine = AesGcmEngine.JDK;
 
   private static LongAdder[] adders(int n) {
     LongAdder[] a = new LongAdder[n];
@@ -248,6 +250,16 @@ public final class TransportMetrics {
     viewBytes.add(bytes);
   }
 
+  /** Encrypted connections seal and open with {@code engine} (set once, when the carrier opens). */
+  public void encryptionEngine(AesGcmEngine engine) {
+    this.engine = engine;
+  }
+
+  /** The AES-GCM engine in use; the JDK's until a carrier has chosen. */
+  public AesGcmEngine encryptionEngine() {
+    return engine;
+  }
+
   /** A region of {@code bytes} was freed. */
   public void regionFreed(long bytes) {
     registeredRegions.decrement();
@@ -295,6 +307,9 @@ public final class TransportMetrics {
     m.add(Metric.counter("admission.dropped", Metric.Unit.COUNT, admissionDrops.sum()));
     m.add(Metric.gauge("memory.registeredBytes", Metric.Unit.BYTES, registeredBytes.sum()));
     m.add(Metric.gauge("memory.registeredRegions", Metric.Unit.COUNT, registeredRegions.sum()));
+    for (AesGcmEngine e : AesGcmEngine.values()) {
+      m.add(Metric.gauge("encryption.engine." + e.id(), Metric.Unit.COUNT, e == engine ? 1 : 0));
+    }
     return m;
   }
 

@@ -7,6 +7,8 @@ import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.TransportUnavailableException;
+import io.sluice.transport.crypto.AesGcmEngine;
+import io.sluice.transport.crypto.EngineChoice;
 import io.sluice.transport.metrics.TransportMetrics;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -87,6 +89,8 @@ public final class Carrier implements AutoCloseable {
   private final Optional<ReadService> reads;
   private final TransportMetrics metrics;
   private final Handshake handshake;
+  /** What seals and opens the records of this carrier's encrypted connections, chosen once at open. */
+  private final EngineChoice engine;
   private final ServerSocketChannel listener;
   private final NodeAddress localAddress;
   private final Set<ServerSession> sessions = ConcurrentHashMap.newKeySet();
@@ -152,6 +156,13 @@ public final class Carrier implements AutoCloseable {
     this.services = services;
     this.reads = reads;
     this.handshake = new Handshake(settings.secret());
+    try {
+      this.engine = EngineChoice.choose(settings.encryptionEngine());
+    } catch (IllegalStateException e) {
+      throw new TransportUnavailableException(e.getMessage(), e);
+    }
+    metrics.encryptionEngine(engine.engine());
+    LOG.debug("AES-GCM engine {}: {}", engine.engine().id(), engine.reason());
     try {
       listener = ServerSocketChannel.open();
       listener.bind(new InetSocketAddress(settings.bindHost(), settings.port()), 256);
@@ -227,6 +238,16 @@ public final class Carrier implements AutoCloseable {
 
   public Settings settings() {
     return settings;
+  }
+
+  /** The AES-GCM engine of this carrier's encrypted connections. */
+  public AesGcmEngine engine() {
+    return engine.engine();
+  }
+
+  /** The engine with the reason it was chosen. */
+  public EngineChoice engineChoice() {
+    return engine;
   }
 
   public long nodeId() {
@@ -384,7 +405,7 @@ public final class Carrier implements AutoCloseable {
         }
         socket.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
         peerNode = ClientHandshake.authenticate(channel, handshake, identity,
-            settings.encryption() ? Handshake.FLAG_ENCRYPT : 0);
+            settings.encryption() ? Handshake.FLAG_ENCRYPT : 0, engine.engine());
       } catch (java.net.ConnectException e) {
         throw e; // nothing listens there: no use trying again
       } catch (java.net.SocketException | PeerClosedException | TransportUnavailableException e) {

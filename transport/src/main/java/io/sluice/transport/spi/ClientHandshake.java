@@ -2,6 +2,7 @@ package io.sluice.transport.spi;
 
 import io.sluice.transport.AuthenticationFailedException;
 import io.sluice.transport.ProtocolException;
+import io.sluice.transport.crypto.AesGcmEngine;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
@@ -20,11 +21,13 @@ final class ClientHandshake {
    *
    * @param self who this side is
    * @param flags {@link Handshake#FLAG_ENCRYPT} to ask for encryption, else 0
+   * @param engine what seals and opens records if the connection is encrypted
    * @return the peer's node id, proven by its signature
    * @throws AuthenticationFailedException naming what was wrong if the server's version, node id,
    *     keys or signature is not right
    */
-  static long authenticate(FrameChannel channel, Handshake hs, NodeIdentity self, int flags) throws IOException {
+  static long authenticate(FrameChannel channel, Handshake hs, NodeIdentity self, int flags, AesGcmEngine engine)
+      throws IOException {
     ByteBuffer scratch = ByteBuffer.allocate(FrameHeader.LENGTH + RecordLayer.TAG_LENGTH);
     Handshake.Client client = hs.client(self, flags);
     channel.writeFrame(FrameType.HELLO, 0, client.hello());
@@ -46,7 +49,7 @@ final class ClientHandshake {
     if (h.type() != FrameType.AUTH_OK) {
       throw new ProtocolException("expected AUTH_OK, got " + h.type());
     }
-    channel.protect(RecordLayer.clientSealer(keys), RecordLayer.clientOpener(keys));
+    channel.protect(RecordLayer.clientSealer(keys, engine), RecordLayer.clientOpener(keys, engine));
     channel.readTag();
     // Checks AUTH_OK's tag (the server holds the same keys), then its signature (the server
     // holds the private key of the node id it claimed).

@@ -1,13 +1,13 @@
 package io.sluice.transport.spi;
 
 import io.sluice.transport.ProtocolException;
+import io.sluice.transport.crypto.AesGcm;
+import io.sluice.transport.crypto.AesGcmEngine;
 import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import javax.crypto.AEADBadTagException;
-import javax.crypto.Cipher;
 import javax.crypto.Mac;
-import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
@@ -36,6 +36,9 @@ import javax.crypto.spec.SecretKeySpec;
  *       out. Keys are per connection and per direction, so a nonce is never used twice with a key.
  * </ul>
  *
+ * <p>Records are sealed and opened by the {@link AesGcmEngine} the transport chose when it opened
+ * (OpenSSL's or the JDK's); the bytes on the wire are the same with either.
+ *
  * <p>A {@link Sealer} or {@link Opener} is one direction's state and is not thread safe: the
  * writer seals under its write lock, in wire order; the one reader opens.
  */
@@ -49,7 +52,7 @@ public final class RecordLayer {
    * the record's tag and the room GCM writes that tag to before it moves in front.
    */
   public static final int SEAL_SLACK = FrameHeader.LENGTH + 2 * TAG_LENGTH;
-  static final int AES_KEY_LENGTH = 16;
+  static final int AES_KEY_LENGTH = AesGcm.KEY_LENGTH;
   private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
   private RecordLayer() {}
@@ -74,50 +77,47 @@ public final class RecordLayer {
     return type != FrameType.READ_RESPONSE;
   }
 
-  /** The client's sealer (client-to-server key). */
-  public static Sealer clientSealer(Handshake.SessionKeys k) {
-    return new Sealer(k.clientToServer(), k.encrypted());
+  /** The client's sealer (client-to-server key); {@code engine} seals if the connection is encrypted. */
+  public static Sealer clientSealer(Handshake.SessionKeys k, AesGcmEngine engine) {
+    return new Sealer(k.clientToServer(), k.encrypted(), engine);
   }
 
   /** The client's opener (server-to-client key). */
-  public static Opener clientOpener(Handshake.SessionKeys k) {
-    return new Opener(k.serverToClient(), k.encrypted());
+  public static Opener clientOpener(Handshake.SessionKeys k, AesGcmEngine engine) {
+    return new Opener(k.serverToClient(), k.encrypted(), engine);
   }
 
-  public static Sealer serverSealer(Handshake.SessionKeys k) {
-    return new Sealer(k.serverToClient(), k.encrypted());
+  public static Sealer serverSealer(Handshake.SessionKeys k, AesGcmEngine engine) {
+    return new Sealer(k.serverToClient(), k.encrypted(), engine);
   }
 
-  public static Opener serverOpener(Handshake.SessionKeys k) {
-    return new Opener(k.clientToServer(), k.encrypted());
+  public static Opener serverOpener(Handshake.SessionKeys k, AesGcmEngine engine) {
+    return new Opener(k.clientToServer(), k.encrypted(), engine);
   }
 
   /** The state both directions share: key, mode, sequence number. */
   private abstract static class Direction {
     final boolean encrypted;
-    final SecretKeySpec key;
     final Mac mac;
-    final Cipher cipher;
+    /** This direction's AES-GCM (encrypted connections only). */
+    final AesGcm cipher;
     /** The header being authenticated, encoded once per record into this reused buffer. */
     private final ByteBuffer aad = ByteBuffer.allocate(FrameHeader.LENGTH);
-    private final byte[] iv = new byte[12];
     long seq;
 
-    Direction(byte[] key, boolean encrypted) {
+    Direction(byte[] key, boolean encrypted, AesGcmEngine engine, boolean sealing) {
       this.encrypted = encrypted;
-      try {
-        if (encrypted) {
-          this.key = new SecretKeySpec(key, "AES");
-          this.cipher = Cipher.getInstance("AES/GCM/NoPadding");
-          this.mac = null;
-        } else {
-          this.key = new SecretKeySpec(key, "HmacSHA256");
+      if (encrypted) {
+        this.cipher = sealing ? engine.sealer(key) : engine.opener(key);
+        this.mac = null;
+      } else {
+        try {
           this.mac = Mac.getInstance("HmacSHA256");
-          this.mac.init(this.key);
-          this.cipher = null;
+          this.mac.init(new SecretKeySpec(key, "HmacSHA256"));
+        } catch (GeneralSecurityException e) {
+          throw new IllegalStateException("JDK lacks HmacSHA256", e);
         }
-      } catch (GeneralSecurityException e) {
-        throw new IllegalStateException("JDK lacks " + (encrypted ? "AES/GCM" : "HmacSHA256"), e);
+        this.cipher = null;
       }
     }
 
@@ -132,21 +132,11 @@ public final class RecordLayer {
       return seq++;
     }
 
-    GCMParameterSpec nonce(long s) {
-      for (int i = 0; i < 8; i++) {
-        iv[4 + i] = (byte) (s >>> (56 - 8 * i));
-      }
-      return new GCMParameterSpec(TAG_LENGTH * 8, iv);
-    }
-
-    /** Starts one record: a fresh nonce from the next sequence number, the header as associated data. */
-    long startRecord(int mode, FrameHeader h) throws GeneralSecurityException {
-      long s = nextSeq();
-      cipher.init(mode, key, nonce(s));
+    /** The header as associated data, encoded into the reused buffer. */
+    ByteBuffer aad(FrameHeader h) {
       aad.clear();
       h.encode(aad);
-      cipher.updateAAD(aad.flip());
-      return s;
+      return aad.flip();
     }
 
     byte[] macTag(long s, ByteBuffer header, boolean coverPayload, ByteBuffer... payload) {
@@ -166,8 +156,8 @@ public final class RecordLayer {
 
   /** Protects outgoing frames of one direction. */
   public static final class Sealer extends Direction {
-    Sealer(byte[] key, boolean encrypted) {
-      super(key, encrypted);
+    Sealer(byte[] key, boolean encrypted, AesGcmEngine engine) {
+      super(key, encrypted, engine, true);
     }
 
     /**
@@ -221,22 +211,18 @@ public final class RecordLayer {
     void sealRecord(FrameHeader h, PayloadCursor in, int n, ByteBuffer out) {
       int slot = out.position();
       out.position(slot + TAG_LENGTH);
-      try {
-        startRecord(Cipher.ENCRYPT_MODE, h);
-        ByteBuffer last = EMPTY.duplicate();
-        for (int left = n; left > 0; ) {
-          ByteBuffer piece = in.next(left);
-          left -= piece.remaining();
-          if (left == 0) {
-            last = piece;
-          } else {
-            cipher.update(piece, out);
-          }
+      cipher.startSeal(nextSeq(), aad(h));
+      ByteBuffer last = EMPTY.duplicate();
+      for (int left = n; left > 0; ) {
+        ByteBuffer piece = in.next(left);
+        left -= piece.remaining();
+        if (left == 0) {
+          last = piece;
+        } else {
+          cipher.seal(piece, out);
         }
-        cipher.doFinal(last, out);
-      } catch (GeneralSecurityException e) {
-        throw new IllegalStateException("AES-GCM failed to seal a record", e);
       }
+      cipher.finishSeal(last, out);
       // GCM appends the tag; the wire wants it first, in the slot kept for it.
       int end = out.position();
       out.put(slot, out, end - TAG_LENGTH, TAG_LENGTH);
@@ -316,8 +302,8 @@ public final class RecordLayer {
 
   /** Checks (and decrypts) incoming frames of one direction. */
   public static final class Opener extends Direction {
-    Opener(byte[] key, boolean encrypted) {
-      super(key, encrypted);
+    Opener(byte[] key, boolean encrypted, AesGcmEngine engine) {
+      super(key, encrypted, engine, false);
     }
 
     /**
@@ -348,21 +334,21 @@ public final class RecordLayer {
 
     /**
      * Opens one record of an encrypted frame: {@code record} holds its ciphertext followed by its
-     * tag; the plain text goes to {@code dst} (its position advances), and nothing is written there
-     * unless the tag checks out.
+     * tag; the plain text goes to {@code dst} (its position advances), and no plain text is left
+     * there unless the tag checks out (the JDK's engine writes nothing until then; OpenSSL's
+     * decrypts straight into {@code dst} and zeroes those bytes when the tag fails).
      */
     public void openRecord(FrameHeader h, ByteBuffer record, ByteBuffer dst) throws ProtocolException {
       if (!encrypted) {
         throw new IllegalStateException("not an encrypted connection");
       }
-      long s = -1;
+      long s = nextSeq();
       try {
-        s = startRecord(Cipher.DECRYPT_MODE, h);
-        cipher.doFinal(record, dst);
+        cipher.open(s, aad(h), record, dst);
       } catch (AEADBadTagException e) {
         throw new ProtocolException(h.type() + " record " + s + " failed authentication (altered, injected or"
             + " out of order)");
-      } catch (GeneralSecurityException e) {
+      } catch (RuntimeException e) {
         throw new ProtocolException("cannot decrypt " + h.type() + " record " + s + ": " + e.getMessage());
       }
     }

@@ -267,7 +267,7 @@ final class ServerSession implements SessionSocket.Receiver {
       return;
     }
     Handshake.SessionKeys keys = server.keys().sessionKeys();
-    socket.protect(RecordLayer.serverSealer(keys), RecordLayer.serverOpener(keys));
+    socket.protect(RecordLayer.serverSealer(keys, carrier.engine()), RecordLayer.serverOpener(keys, carrier.engine()));
     peerNode = server.clientNode();
     phase = Phase.OPEN;
     authenticated = true;

@@ -27,7 +27,8 @@ public record Settings(
     long handshakeTimeoutNanos,
     int maxUnauthenticated,
     int maxUnauthenticatedPerAddress,
-    boolean encryption) {
+    boolean encryption,
+    String encryptionEngine) {
 
   /** Reads every setting through its declaration, which checks kind and range and names the key when it fails. */
   public static Settings from(TransportConfig c) {
@@ -51,7 +52,8 @@ public record Settings(
         TimeUnit.MILLISECONDS.toNanos(c.value(TransportKeys.HANDSHAKE_TIMEOUT_MS)),
         c.value(TransportKeys.MAX_UNAUTHENTICATED),
         c.value(TransportKeys.MAX_UNAUTHENTICATED_PER_ADDRESS),
-        c.value(TransportKeys.ENCRYPTION));
+        c.value(TransportKeys.ENCRYPTION),
+        c.value(TransportKeys.ENCRYPTION_ENGINE));
   }
 
   /** {@link TransportKeys#MAX_QUEUED_REQUEST_BYTES}, with 0 resolved against this JVM's heap. */
@@ -71,6 +73,7 @@ public record Settings(
         + ", ioThreads=" + ioThreads + ", maxConnections=" + maxConnections + ", idleTimeoutNanos=" + idleTimeoutNanos
         + ", handshakeTimeoutNanos="
         + handshakeTimeoutNanos + ", maxUnauthenticated=" + maxUnauthenticated + ", maxUnauthenticatedPerAddress="
-        + maxUnauthenticatedPerAddress + ", encryption=" + encryption + "]";
+        + maxUnauthenticatedPerAddress + ", encryption=" + encryption
+        + ", encryptionEngine=" + encryptionEngine + "]";
   }
 }

@@ -140,7 +140,8 @@ class HandshakeAttackTest {
          java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(
              new java.net.InetSocketAddress(fake.address().host(), fake.address().port()))) {
       FrameChannel channel = new FrameChannel(ch, 5_000_000_000L);
-      Exception e = assertThrows(Exception.class, () -> ClientHandshake.authenticate(channel, client, clientKey, 0));
+      Exception e = assertThrows(Exception.class, () -> ClientHandshake.authenticate(channel, client, clientKey, 0,
+          io.sluice.transport.crypto.AesGcmEngine.JDK));
       if (withSecret) {
         assertTrue(e instanceof AuthenticationFailedException
             && e.getMessage().contains("server's signature does not verify"), String.valueOf(e));
@@ -735,7 +736,7 @@ class HandshakeAttackTest {
     assertFalse(keys.contains(java.util.HexFormat.of().formatHex(server.keys().clientToServer())), keys);
     assertFalse(ScriptedServer.IDENTITY.toString().contains("PrivateKey"));
     Settings s = new Settings(SECRET, "127.0.0.1", "", 0, 1, 1, 1, 1, 1, 1, java.nio.file.Path.of("/tmp"), false,
-        List.of(), 1, 1, 1, 1, 1, 1, false);
+        List.of(), 1, 1, 1, 1, 1, 1, false, "auto");
     assertFalse(s.toString().contains(SECRET), "Settings.toString() shows the secret: " + s);
   }
 }

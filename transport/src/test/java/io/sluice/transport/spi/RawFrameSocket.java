@@ -4,6 +4,8 @@ import io.sluice.transport.AuthenticationFailedException;
 import io.sluice.transport.NodeAddress;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.TransportTestSupport;
+import io.sluice.transport.crypto.AesGcmEngine;
+import io.sluice.transport.crypto.EngineChoice;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -91,10 +93,15 @@ public final class RawFrameSocket implements AutoCloseable {
     return b.array();
   }
 
-  /** Turns on record protection as the client ({@code client}) or server of the connection. */
+  /**
+   * Turns on record protection as the client ({@code client}) or server of the connection, with
+   * the engine a transport opened now would choose (so {@code -Dsluice.transport.encryption.engine}
+   * decides it for a whole test run).
+   */
   public void protect(Handshake.SessionKeys keys, boolean client) {
-    sealer = client ? RecordLayer.clientSealer(keys) : RecordLayer.serverSealer(keys);
-    opener = client ? RecordLayer.clientOpener(keys) : RecordLayer.serverOpener(keys);
+    AesGcmEngine engine = EngineChoice.choose(EngineChoice.AUTO).engine();
+    sealer = client ? RecordLayer.clientSealer(keys, engine) : RecordLayer.serverSealer(keys, engine);
+    opener = client ? RecordLayer.clientOpener(keys, engine) : RecordLayer.serverOpener(keys, engine);
   }
 
   /** Sends raw bytes. @return false if the server already closed the socket */
