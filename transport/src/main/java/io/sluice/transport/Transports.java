@@ -3,6 +3,8 @@ package io.sluice.transport;
 import io.sluice.transport.config.ConfigKey;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
+import io.sluice.transport.crypto.AesGcmEngine;
+import io.sluice.transport.crypto.EngineChoice;
 import io.sluice.transport.spi.Handshake;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -19,6 +21,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class Transports {
   private static final Logger LOG = LoggerFactory.getLogger(Transports.class);
+  /**
+   * Whether an opening transport rehearses a handshake in memory ({@link Handshake#rehearse}); on
+   * unless {@code -Dsluice.transport.rehearseAtOpen=false}, which is there to measure what it buys.
+   */
+  private static final boolean REHEARSE = !"false".equals(System.getProperty("sluice.transport.rehearseAtOpen"));
 
   private Transports() {}
 
@@ -100,20 +107,27 @@ public final class Transports {
    * Opens a transport as {@link TransportKeys#PROVIDER} says. The cryptography it needs is loaded
    * on a short-lived thread of its own ({@link Handshake#loadAlgorithms}, and {@link
    * Handshake#loadEncryption} when it is to encrypt) while the providers are probed and the
-   * transport set up, so a cold JVM does not pay for both in turn.
+   * transport set up, so a cold JVM does not pay for both in turn; that thread then rehearses a
+   * whole handshake in memory ({@link Handshake#rehearse}), so the first connection, usually a
+   * task's, finds the handshake's code loaded and run once.
    */
   public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
     TransportConfig asked = config;
     Thread load = new Thread(() -> {
       Handshake.loadAlgorithms();
       boolean encrypt;
+      AesGcmEngine engine;
       try {
         encrypt = asked.value(TransportKeys.ENCRYPTION);
-      } catch (IllegalArgumentException e) {
-        return; // a bad value: the open itself refuses it, naming the key
+        engine = EngineChoice.choose(asked.value(TransportKeys.ENCRYPTION_ENGINE)).engine();
+      } catch (IllegalArgumentException | IllegalStateException e) {
+        return; // a bad value or an engine that cannot be had: the open itself refuses it, naming why
       }
       if (encrypt) {
         Handshake.loadEncryption();
+      }
+      if (REHEARSE) {
+        Handshake.rehearse(engine, encrypt);
       }
     }, "sluice-load-crypto");
     load.setDaemon(true);

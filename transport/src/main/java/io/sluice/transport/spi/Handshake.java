@@ -94,6 +94,16 @@ public final class Handshake {
     }
   }
 
+  /**
+   * Plays a whole handshake and a protected frame in memory ({@link Rehearsal}), so that the first
+   * real connection finds their classes loaded and their code run once; for a transport that is
+   * opening, on a thread of its own. Encrypted when {@code encrypted}, with {@code engine}'s
+   * records. What fails here is left for the real use to report. Thread safe.
+   */
+  public static void rehearse(io.sluice.transport.crypto.AesGcmEngine engine, boolean encrypted) {
+    Rehearsal.run(engine, encrypted);
+  }
+
   /** The client half, as {@code self}. */
   Client client(NodeIdentity self, int flags) {
     return new Client(self, self.nodeId(), self.publicKey(), flags);
