@@ -28,13 +28,15 @@ public record EngineChoice(AesGcmEngine engine, String reason) {
    * @throws IllegalStateException if openssl was asked for and cannot be used, naming why
    */
   public static EngineChoice choose(String preference) {
-    return choose(preference, AesGcmEngine::selfCheck);
+    return choose(preference, System.getProperty(PROPERTY, ""), AesGcmEngine::selfCheck);
   }
 
-  /** As above, with {@code check} standing for each engine's self-check. */
-  static EngineChoice choose(String preference, Function<AesGcmEngine, Optional<String>> check) {
+  /**
+   * As above, with {@code property} standing for the system property's value (empty when unset)
+   * and {@code check} for each engine's self-check.
+   */
+  static EngineChoice choose(String preference, String property, Function<AesGcmEngine, Optional<String>> check) {
     String asked = preference;
-    String property = System.getProperty(PROPERTY, "");
     if (asked.equals(AUTO) && !property.isEmpty()) {
       asked = property;
     }

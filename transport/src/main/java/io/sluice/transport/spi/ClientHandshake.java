@@ -3,6 +3,7 @@ package io.sluice.transport.spi;
 import io.sluice.transport.AuthenticationFailedException;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.crypto.AesGcmEngine;
+import io.sluice.transport.crypto.SessionKeys;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
@@ -40,7 +41,7 @@ final class ClientHandshake {
       throw new AuthenticationFailedException("peer answered HELLO with " + h.type());
     }
     channel.writeFrame(FrameType.AUTH, 0, client.auth(channel.readBody(h)));
-    Handshake.SessionKeys keys = client.keys().sessionKeys();
+    SessionKeys keys = client.keys().sessionKeys();
     h = channel.readHeader(scratch, Frames.MAX_CONTROL_PAYLOAD);
     if (h.type() == FrameType.ERROR) {
       Frames.ErrorFrame e = Frames.ErrorFrame.decode(channel.readBody(h));

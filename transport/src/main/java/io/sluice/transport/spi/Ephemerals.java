@@ -1,5 +1,6 @@
 package io.sluice.transport.spi;
 
+import io.sluice.transport.crypto.X25519;
 import java.security.SecureRandom;
 
 /**

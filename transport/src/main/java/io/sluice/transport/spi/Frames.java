@@ -1,6 +1,8 @@
 package io.sluice.transport.spi;
 
 import io.sluice.transport.ProtocolException;
+import io.sluice.transport.crypto.Hkdf;
+import io.sluice.transport.crypto.X25519;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 

@@ -3,6 +3,8 @@ package io.sluice.transport.spi;
 import io.sluice.transport.AuthenticationFailedException;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.SecretKeys;
+import io.sluice.transport.crypto.KeySchedule;
+import io.sluice.transport.crypto.X25519;
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 
@@ -40,9 +42,6 @@ public final class Handshake {
   static final String SERVER_SIGNATURE = "sluice/6 server signature";
   private final byte[] psk;
   private final Ephemerals ephemerals;
-
-  /** The two directions' keys of one connection, and whether they encrypt. */
-  public record SessionKeys(byte[] clientToServer, byte[] serverToClient, boolean encrypted) {}
 
   /** @throws IllegalArgumentException naming {@code sluice.transport.secret} if the secret is empty or too short */
   public Handshake(String secret) {

@@ -2,6 +2,7 @@ package io.sluice.transport.spi;
 
 import io.sluice.transport.AuthenticationFailedException;
 import io.sluice.transport.Transport;
+import io.sluice.transport.crypto.FixedRandom;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;

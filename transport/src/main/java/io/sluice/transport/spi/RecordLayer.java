@@ -3,6 +3,7 @@ package io.sluice.transport.spi;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.crypto.AesGcm;
 import io.sluice.transport.crypto.AesGcmEngine;
+import io.sluice.transport.crypto.SessionKeys;
 import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
@@ -78,20 +79,20 @@ public final class RecordLayer {
   }
 
   /** The client's sealer (client-to-server key); {@code engine} seals if the connection is encrypted. */
-  public static Sealer clientSealer(Handshake.SessionKeys k, AesGcmEngine engine) {
+  public static Sealer clientSealer(SessionKeys k, AesGcmEngine engine) {
     return new Sealer(k.clientToServer(), k.encrypted(), engine);
   }
 
   /** The client's opener (server-to-client key). */
-  public static Opener clientOpener(Handshake.SessionKeys k, AesGcmEngine engine) {
+  public static Opener clientOpener(SessionKeys k, AesGcmEngine engine) {
     return new Opener(k.serverToClient(), k.encrypted(), engine);
   }
 
-  public static Sealer serverSealer(Handshake.SessionKeys k, AesGcmEngine engine) {
+  public static Sealer serverSealer(SessionKeys k, AesGcmEngine engine) {
     return new Sealer(k.serverToClient(), k.encrypted(), engine);
   }
 
-  public static Opener serverOpener(Handshake.SessionKeys k, AesGcmEngine engine) {
+  public static Opener serverOpener(SessionKeys k, AesGcmEngine engine) {
     return new Opener(k.clientToServer(), k.encrypted(), engine);
   }
 

@@ -2,6 +2,7 @@ package io.sluice.transport.spi;
 
 import io.sluice.transport.TransportException;
 import io.sluice.transport.crypto.AesGcmEngine;
+import io.sluice.transport.crypto.SessionKeys;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.net.StandardSocketOptions;
@@ -39,8 +40,8 @@ final class Rehearsal {
       Frames.Auth a = Frames.Auth.decode(auth.duplicate());
       s.checkFinished(a);
       ByteBuffer authOk = s.authOk(a);
-      Handshake.SessionKeys serverKeys = s.keys().sessionKeys();
-      Handshake.SessionKeys clientKeys = c.keys().sessionKeys();
+      SessionKeys serverKeys = s.keys().sessionKeys();
+      SessionKeys clientKeys = c.keys().sessionKeys();
       RecordLayer.Sealer serverSealer = RecordLayer.serverSealer(serverKeys, engine);
       RecordLayer.Opener clientOpener = RecordLayer.clientOpener(clientKeys, engine);
       ByteBuffer frame = serverSealer.seal(FrameType.AUTH_OK, 0, authOk)[0];

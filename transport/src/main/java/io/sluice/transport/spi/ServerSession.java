@@ -8,6 +8,7 @@ import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.UnknownKeyException;
+import io.sluice.transport.crypto.SessionKeys;
 import io.sluice.transport.metrics.TransportMetrics;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -266,7 +267,7 @@ final class ServerSession implements SessionSocket.Receiver {
       socket.close(new TransportUnavailableException("refused at the connection bound"));
       return;
     }
-    Handshake.SessionKeys keys = server.keys().sessionKeys();
+    SessionKeys keys = server.keys().sessionKeys();
     socket.protect(RecordLayer.serverSealer(keys, carrier.engine()), RecordLayer.serverOpener(keys, carrier.engine()));
     peerNode = server.clientNode();
     phase = Phase.OPEN;

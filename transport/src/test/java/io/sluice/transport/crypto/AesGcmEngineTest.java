@@ -125,7 +125,7 @@ class AesGcmEngineTest {
 
   @Test
   void anEngineFailingItsSelfCheckFallsBackToTheJdks() {
-    EngineChoice c = EngineChoice.choose(EngineChoice.AUTO,
+    EngineChoice c = EngineChoice.choose(EngineChoice.AUTO, "",
         e -> e == AesGcmEngine.OPENSSL ? Optional.of("sealed a known record wrongly") : Optional.empty());
     assertEquals(AesGcmEngine.JDK, c.engine());
     assertTrue(c.reason().contains("sealed a known record wrongly"), c.reason());
@@ -133,9 +133,17 @@ class AesGcmEngineTest {
 
   @Test
   void openSslAskedForAndUnusableFailsTheOpen() {
-    IllegalStateException e = assertThrows(IllegalStateException.class, () -> EngineChoice.choose(EngineChoice.OPENSSL,
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> EngineChoice.choose(EngineChoice.OPENSSL, "",
         x -> Optional.of("no libcrypto")));
     assertTrue(e.getMessage().contains("no libcrypto"), e.getMessage());
+  }
+
+  @Test
+  void theSystemPropertyDecidesUnderAutoOnly() {
+    assertEquals(AesGcmEngine.JDK, EngineChoice.choose(EngineChoice.AUTO, "jdk", e -> Optional.empty()).engine());
+    assertEquals(AesGcmEngine.OPENSSL,
+        EngineChoice.choose(EngineChoice.OPENSSL, "jdk", e -> Optional.empty()).engine());
+    assertThrows(IllegalArgumentException.class, () -> EngineChoice.choose(EngineChoice.AUTO, "fast", e -> Optional.empty()));
   }
 
   @Test

@@ -1,5 +1,7 @@
 package io.sluice.transport.spi;
 
+import io.sluice.transport.crypto.X25519;
+
 /**
  * The same nonce and X25519 key pair every time: one side's randomness made repeatable, for test
  * vectors and for tests that compare what two differently configured sides send. Immutable.

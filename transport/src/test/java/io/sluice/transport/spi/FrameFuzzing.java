@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.sluice.transport.ProtocolException;
+import io.sluice.transport.crypto.Hkdf;
+import io.sluice.transport.crypto.X25519;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.HexFormat;

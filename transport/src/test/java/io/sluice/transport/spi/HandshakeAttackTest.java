@@ -19,6 +19,8 @@ import io.sluice.transport.ProtocolException;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.SecretKeys;
 import io.sluice.transport.Transport;
+import io.sluice.transport.crypto.KeySchedule;
+import io.sluice.transport.crypto.X25519;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

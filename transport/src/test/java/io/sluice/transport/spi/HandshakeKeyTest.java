@@ -10,6 +10,8 @@ import io.sluice.transport.SecretKeys;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportTestSupport;
 import io.sluice.transport.config.TransportKeys;
+import io.sluice.transport.crypto.KeySchedule;
+import io.sluice.transport.crypto.SessionKeys;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -53,8 +55,8 @@ class HandshakeKeyTest {
   void bothSidesDeriveTheSameKeysInEitherMode() throws Exception {
     for (int flags : new int[] {0, Handshake.FLAG_ENCRYPT}) {
       Run r = run(new Handshake(SECRET), new Handshake(SECRET), flags);
-      Handshake.SessionKeys c = r.client().keys().sessionKeys();
-      Handshake.SessionKeys s = r.server().keys().sessionKeys();
+      SessionKeys c = r.client().keys().sessionKeys();
+      SessionKeys s = r.server().keys().sessionKeys();
       assertArrayEquals(c.clientToServer(), s.clientToServer());
       assertArrayEquals(c.serverToClient(), s.serverToClient());
       assertEquals(flags != 0, c.encrypted());

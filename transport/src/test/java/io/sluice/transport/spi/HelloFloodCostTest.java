@@ -10,6 +10,7 @@ import io.sluice.transport.ProductThreads;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportHarness;
 import io.sluice.transport.TransportOption;
+import io.sluice.transport.crypto.X25519;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;

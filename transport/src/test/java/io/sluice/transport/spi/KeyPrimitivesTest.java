@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.sluice.transport.AuthenticationFailedException;
+import io.sluice.transport.crypto.Hkdf;
+import io.sluice.transport.crypto.X25519;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 

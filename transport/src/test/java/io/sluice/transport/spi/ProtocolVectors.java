@@ -2,6 +2,7 @@ package io.sluice.transport.spi;
 
 import io.sluice.transport.SecretKeys;
 import io.sluice.transport.crypto.AesGcmEngine;
+import io.sluice.transport.crypto.KeySchedule;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

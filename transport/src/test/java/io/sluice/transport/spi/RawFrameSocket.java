@@ -6,6 +6,7 @@ import io.sluice.transport.ProtocolException;
 import io.sluice.transport.TransportTestSupport;
 import io.sluice.transport.crypto.AesGcmEngine;
 import io.sluice.transport.crypto.EngineChoice;
+import io.sluice.transport.crypto.SessionKeys;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -98,7 +99,7 @@ public final class RawFrameSocket implements AutoCloseable {
    * the engine a transport opened now would choose (so {@code -Dsluice.transport.encryption.engine}
    * decides it for a whole test run).
    */
-  public void protect(Handshake.SessionKeys keys, boolean client) {
+  public void protect(SessionKeys keys, boolean client) {
     AesGcmEngine engine = EngineChoice.choose(EngineChoice.AUTO).engine();
     sealer = client ? RecordLayer.clientSealer(keys, engine) : RecordLayer.serverSealer(keys, engine);
     opener = client ? RecordLayer.clientOpener(keys, engine) : RecordLayer.serverOpener(keys, engine);

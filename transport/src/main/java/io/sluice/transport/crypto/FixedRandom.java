@@ -1,4 +1,4 @@
-package io.sluice.transport.spi;
+package io.sluice.transport.crypto;
 
 import java.security.SecureRandom;
 
@@ -7,12 +7,12 @@ import java.security.SecureRandom;
  * private key with the JDK's own generators (Ed25519 and X25519 draw exactly the private key's
  * 32 bytes and compute the public key from them). Not thread safe; for one key pair.
  */
-final class FixedRandom extends SecureRandom {
+public final class FixedRandom extends SecureRandom {
   private static final long serialVersionUID = 1L;
   private final byte[] value;
   private boolean used;
 
-  FixedRandom(byte[] value) {
+  public FixedRandom(byte[] value) {
     this.value = value.clone();
   }
 

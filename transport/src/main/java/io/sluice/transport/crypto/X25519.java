@@ -1,4 +1,4 @@
-package io.sluice.transport.spi;
+package io.sluice.transport.crypto;
 
 import io.sluice.transport.AuthenticationFailedException;
 import java.math.BigInteger;
@@ -19,17 +19,17 @@ import javax.crypto.KeyAgreement;
  * key is its u-coordinate, 32 bytes little-endian; on receipt the top bit is masked, as RFC 7748
  * asks. Stateless and thread safe.
  */
-final class X25519 {
+public final class X25519 {
   /** Length of a raw public key, a private scalar and a shared secret. */
-  static final int KEY_LENGTH = 32;
+  public static final int KEY_LENGTH = 32;
 
   /** One side's ephemeral key pair; {@code publicKey} is raw. */
-  record KeyPair(PrivateKey privateKey, byte[] publicKey) {}
+  public record KeyPair(PrivateKey privateKey, byte[] publicKey) {}
 
   private X25519() {}
 
   /** A fresh key pair from {@code random}. */
-  static KeyPair generate(SecureRandom random) {
+  public static KeyPair generate(SecureRandom random) {
     try {
       KeyPairGenerator generator = KeyPairGenerator.getInstance("X25519");
       generator.initialize(NamedParameterSpec.X25519, random);
@@ -41,7 +41,7 @@ final class X25519 {
   }
 
   /** The key pair of a given private scalar (32 bytes, as RFC 7748 writes them; clamped by X25519 itself). */
-  static KeyPair fromPrivate(byte[] scalar) {
+  public static KeyPair fromPrivate(byte[] scalar) {
     if (scalar.length != KEY_LENGTH) {
       throw new IllegalArgumentException("an X25519 private key is " + KEY_LENGTH + " bytes, not " + scalar.length);
     }
@@ -54,7 +54,7 @@ final class X25519 {
    * @throws AuthenticationFailedException if the peer's key is a point of small order, which makes
    *     the shared secret all zeros (RFC 7748 section 6.1), or is not a key at all
    */
-  static byte[] agree(PrivateKey own, byte[] peerPublic) throws AuthenticationFailedException {
+  public static byte[] agree(PrivateKey own, byte[] peerPublic) throws AuthenticationFailedException {
     if (peerPublic.length != KEY_LENGTH) {
       throw new AuthenticationFailedException("peer's ephemeral key is " + peerPublic.length + " bytes");
     }
@@ -81,7 +81,7 @@ final class X25519 {
   }
 
   /** The u-coordinate as 32 bytes little-endian. */
-  static byte[] encode(BigInteger u) {
+  public static byte[] encode(BigInteger u) {
     byte[] big = u.toByteArray(); // big-endian, maybe with a leading sign byte
     byte[] little = new byte[KEY_LENGTH];
     for (int i = 0; i < KEY_LENGTH && i < big.length; i++) {
@@ -91,7 +91,7 @@ final class X25519 {
   }
 
   /** The u-coordinate of 32 little-endian bytes, the top bit masked. */
-  static BigInteger decode(byte[] little) {
+  public static BigInteger decode(byte[] little) {
     byte[] big = new byte[KEY_LENGTH];
     for (int i = 0; i < KEY_LENGTH; i++) {
       big[i] = little[KEY_LENGTH - 1 - i];

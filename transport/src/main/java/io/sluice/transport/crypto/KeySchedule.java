@@ -1,4 +1,4 @@
-package io.sluice.transport.spi;
+package io.sluice.transport.crypto;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -20,17 +20,17 @@ import java.security.MessageDigest;
  * 16 in aead mode). A key is a function of dh: whoever holds the secret and a recorded transcript
  * but neither ephemeral private key cannot compute it. Immutable.
  */
-record KeySchedule(byte[] transcriptHash, byte[] dh, byte[] handshakeSecret, byte[] clientFinishedKey,
+public record KeySchedule(byte[] transcriptHash, byte[] dh, byte[] handshakeSecret, byte[] clientFinishedKey,
     byte[] clientToServer, byte[] serverToClient, boolean encrypted) {
-  static final String TRANSCRIPT = "sluice/6 transcript";
-  static final String CLIENT_FINISHED = "sluice/6 client finished";
-  static final String CLIENT_TO_SERVER = "sluice/6 c2s";
-  static final String SERVER_TO_CLIENT = "sluice/6 s2c";
+  public static final String TRANSCRIPT = "sluice/6 transcript";
+  public static final String CLIENT_FINISHED = "sluice/6 client finished";
+  public static final String CLIENT_TO_SERVER = "sluice/6 c2s";
+  public static final String SERVER_TO_CLIENT = "sluice/6 s2c";
   /** Length of a mac mode record key (HMAC-SHA256). */
-  static final int MAC_KEY_LENGTH = 32;
+  public static final int MAC_KEY_LENGTH = 32;
 
   /** th over the HELLO and CHALLENGE payloads as they travelled. */
-  static byte[] transcriptHash(byte[] hello, byte[] challenge) {
+  public static byte[] transcriptHash(byte[] hello, byte[] challenge) {
     try {
       MessageDigest sha = MessageDigest.getInstance("SHA-256");
       sha.update(TRANSCRIPT.getBytes(StandardCharsets.US_ASCII));
@@ -45,9 +45,9 @@ record KeySchedule(byte[] transcriptHash, byte[] dh, byte[] handshakeSecret, byt
   }
 
   /** Every key of a connection whose transcript hashes to {@code th} and whose X25519 secret is {@code dh}. */
-  static KeySchedule derive(byte[] psk, byte[] dh, byte[] th, boolean encrypted) {
+  public static KeySchedule derive(byte[] psk, byte[] dh, byte[] th, boolean encrypted) {
     byte[] hs = Hkdf.extract(psk, dh);
-    int recordKey = encrypted ? RecordLayer.AES_KEY_LENGTH : MAC_KEY_LENGTH;
+    int recordKey = encrypted ? AesGcm.KEY_LENGTH : MAC_KEY_LENGTH;
     return new KeySchedule(th, dh, hs, expand(hs, CLIENT_FINISHED, th, Hkdf.HASH_LENGTH),
         expand(hs, CLIENT_TO_SERVER, th, recordKey), expand(hs, SERVER_TO_CLIENT, th, recordKey), encrypted);
   }
@@ -61,12 +61,12 @@ record KeySchedule(byte[] transcriptHash, byte[] dh, byte[] handshakeSecret, byt
   }
 
   /** The client's finished value: HMAC-SHA256(client finished key, th). */
-  byte[] clientFinished() {
+  public byte[] clientFinished() {
     return Hkdf.hmac(clientFinishedKey, transcriptHash);
   }
 
   /** The record keys. */
-  Handshake.SessionKeys sessionKeys() {
-    return new Handshake.SessionKeys(clientToServer, serverToClient, encrypted);
+  public SessionKeys sessionKeys() {
+    return new SessionKeys(clientToServer, serverToClient, encrypted);
   }
 }

@@ -1,4 +1,4 @@
-package io.sluice.transport.spi;
+package io.sluice.transport.crypto;
 
 import java.security.GeneralSecurityException;
 import javax.crypto.Mac;
