@@ -1,11 +1,12 @@
 package io.sluice.transport;
 
+import io.sluice.transport.carrier.Rehearsal;
 import io.sluice.transport.config.ConfigKey;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
 import io.sluice.transport.crypto.AesGcmEngine;
 import io.sluice.transport.crypto.EngineChoice;
-import io.sluice.transport.spi.Handshake;
+import io.sluice.transport.handshake.Handshake;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -22,7 +23,7 @@ import org.slf4j.LoggerFactory;
 public final class Transports {
   private static final Logger LOG = LoggerFactory.getLogger(Transports.class);
   /**
-   * Whether an opening transport rehearses a handshake in memory ({@link Handshake#rehearse}); on
+   * Whether an opening transport rehearses a handshake in memory ({@link Rehearsal#run}); on
    * unless {@code -Dsluice.transport.rehearseAtOpen=false}, which is there to measure what it buys.
    */
   private static final boolean REHEARSE = !"false".equals(System.getProperty("sluice.transport.rehearseAtOpen"));
@@ -108,7 +109,7 @@ public final class Transports {
    * on a short-lived thread of its own ({@link Handshake#loadAlgorithms}, and {@link
    * Handshake#loadEncryption} when it is to encrypt) while the providers are probed and the
    * transport set up, so a cold JVM does not pay for both in turn; that thread then rehearses a
-   * whole handshake in memory ({@link Handshake#rehearse}), so the first connection, usually a
+   * whole handshake in memory ({@link Rehearsal#run}), so the first connection, usually a
    * task's, finds the handshake's code loaded and run once.
    */
   public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
@@ -127,7 +128,7 @@ public final class Transports {
         Handshake.loadEncryption();
       }
       if (REHEARSE) {
-        Handshake.rehearse(engine, encrypt);
+        Rehearsal.run(engine, encrypt);
       }
     }, "sluice-load-crypto");
     load.setDaemon(true);

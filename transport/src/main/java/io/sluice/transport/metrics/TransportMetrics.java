@@ -6,7 +6,6 @@ import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.ReadRequest;
 import io.sluice.transport.TransportTimeoutException;
-import io.sluice.transport.crypto.AesGcmEngine;
 import java.net.ConnectException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -29,6 +28,8 @@ import java.util.concurrent.atomic.LongAdder;
 public final class TransportMetrics {
   /** The data paths READs are counted by, as {@link Connection#dataPath()} names them. */
   public static final List<String> PATHS = List.of("tcp", "shm", "verbs");
+  /** The AES-GCM engines encrypted connections may use, as {@code AesGcmEngine.id()} names them. */
+  public static final List<String> ENGINES = List.of("openssl", "jdk");
 
   /** Why an accepted connection was refused before its handshake began. */
   public enum Refusal {
@@ -117,7 +118,7 @@ public final class TransportMetrics {
   private final LongAdder admissionDrops = new LongAdder();
   private final LongAdder registeredBytes = new LongAdder();
   private final LongAdder registeredRegions = new LongAdder();
-  private volatile AesGcmEngine engine = AesGcmEngine.JDK;
+  private volatile String engine = "jdk";
 
   private static LongAdder[] adders(int n) {
     LongAdder[] a = new LongAdder[n];
@@ -250,13 +251,19 @@ public final class TransportMetrics {
     viewBytes.add(bytes);
   }
 
-  /** Encrypted connections seal and open with {@code engine} (set once, when the carrier opens). */
-  public void encryptionEngine(AesGcmEngine engine) {
-    this.engine = engine;
+  /**
+   * Encrypted connections seal and open with the engine named {@code id}, one of {@link #ENGINES}
+   * (set once, when the carrier opens).
+   */
+  public void encryptionEngine(String id) {
+    if (!ENGINES.contains(id)) {
+      throw new IllegalArgumentException("AES-GCM engine '" + id + "' is none of " + ENGINES);
+    }
+    this.engine = id;
   }
 
-  /** The AES-GCM engine in use; the JDK's until a carrier has chosen. */
-  public AesGcmEngine encryptionEngine() {
+  /** The AES-GCM engine in use, as named in {@link #ENGINES}; the JDK's until a carrier has chosen. */
+  public String encryptionEngine() {
     return engine;
   }
 
@@ -307,8 +314,8 @@ public final class TransportMetrics {
     m.add(Metric.counter("admission.dropped", Metric.Unit.COUNT, admissionDrops.sum()));
     m.add(Metric.gauge("memory.registeredBytes", Metric.Unit.BYTES, registeredBytes.sum()));
     m.add(Metric.gauge("memory.registeredRegions", Metric.Unit.COUNT, registeredRegions.sum()));
-    for (AesGcmEngine e : AesGcmEngine.values()) {
-      m.add(Metric.gauge("encryption.engine." + e.id(), Metric.Unit.COUNT, e == engine ? 1 : 0));
+    for (String e : ENGINES) {
+      m.add(Metric.gauge("encryption.engine." + e, Metric.Unit.COUNT, e.equals(engine) ? 1 : 0));
     }
     return m;
   }

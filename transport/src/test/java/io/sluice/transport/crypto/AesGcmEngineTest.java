@@ -139,6 +139,15 @@ class AesGcmEngineTest {
   }
 
   @Test
+  void theMetricsNameEveryEngine() {
+    List<String> ids = new ArrayList<>();
+    for (AesGcmEngine e : AesGcmEngine.values()) {
+      ids.add(e.id());
+    }
+    assertEquals(ids, io.sluice.transport.metrics.TransportMetrics.ENGINES);
+  }
+
+  @Test
   void theSystemPropertyDecidesUnderAutoOnly() {
     assertEquals(AesGcmEngine.JDK, EngineChoice.choose(EngineChoice.AUTO, "jdk", e -> Optional.empty()).engine());
     assertEquals(AesGcmEngine.OPENSSL,
