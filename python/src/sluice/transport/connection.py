@@ -1,4 +1,4 @@
-"""A client connection of the carrier (``io.sluice.transport.spi.CarrierConnection``'s client side),
+"""A client connection of the carrier (``io.sluice.transport.carrier.CarrierConnection``'s client side),
 blocking, on the caller's thread: the handshake, then REQUESTs, CONTROLs and READs.
 
 Operations are started (``send_*``) and then waited for (:meth:`Connection.wait`), so a caller can

@@ -1,5 +1,5 @@
 """The one definition, on the Python side, of the carrier's frames (docs/protocol.md, protocol 6;
-``io.sluice.transport.spi.FrameHeader``, ``Frames``, ``shm.ShmMessages``): the 16-byte header, every
+``io.sluice.transport.wire.FrameHeader``, ``Frames``, ``shm.ShmMessages``): the 16-byte header, every
 control payload, and the shm control service's messages. Integers are big-endian; strings are a
 u16 byte count and UTF-8. Every decoder refuses anything not exactly well formed with a
 :class:`~sluice.errors.ProtocolException` naming what is wrong. Stateless.

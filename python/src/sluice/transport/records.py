@@ -1,4 +1,4 @@
-"""The record layer (docs/protocol.md section 3; ``io.sluice.transport.spi.RecordLayer``): every
+"""The record layer (docs/protocol.md section 3; ``io.sluice.transport.wire.RecordLayer``): every
 frame after the handshake is header | tag | payload, protected with its direction's key and a
 64-bit sequence number that never travels.
 

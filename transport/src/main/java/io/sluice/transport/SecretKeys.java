@@ -1,6 +1,6 @@
 package io.sluice.transport;
 
-import io.sluice.transport.spi.Hkdf;
+import io.sluice.transport.crypto.Hkdf;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 

@@ -1,9 +1,12 @@
 package io.sluice.transport;
 
+import io.sluice.transport.carrier.Rehearsal;
 import io.sluice.transport.config.ConfigKey;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
-import io.sluice.transport.spi.Handshake;
+import io.sluice.transport.crypto.AesGcmEngine;
+import io.sluice.transport.crypto.EngineChoice;
+import io.sluice.transport.handshake.Handshake;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -19,6 +22,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class Transports {
   private static final Logger LOG = LoggerFactory.getLogger(Transports.class);
+  /**
+   * Whether an opening transport rehearses a handshake in memory ({@link Rehearsal#run}); on
+   * unless {@code -Dsluice.transport.rehearseAtOpen=false}, which is there to measure what it buys.
+   */
+  private static final boolean REHEARSE = !"false".equals(System.getProperty("sluice.transport.rehearseAtOpen"));
 
   private Transports() {}
 
@@ -98,22 +106,29 @@ public final class Transports {
 
   /**
    * Opens a transport as {@link TransportKeys#PROVIDER} says. The cryptography it needs is loaded
-   * on a short-lived thread of its own ({@link Handshake#loadAlgorithms}, and {@link
-   * Handshake#loadEncryption} when it is to encrypt) while the providers are probed and the
-   * transport set up, so a cold JVM does not pay for both in turn.
+   * on a short-lived thread of its own ({@link Handshake#loadAlgorithms}, the AES-GCM engine's
+   * choice, and {@link Handshake#loadEncryption} when it is to encrypt with the JDK's) while the providers are probed and the
+   * transport set up, so a cold JVM does not pay for both in turn; that thread then rehearses a
+   * whole handshake in memory ({@link Rehearsal#run}), so the first connection, usually a
+   * task's, finds the handshake's code loaded and run once.
    */
   public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
     TransportConfig asked = config;
     Thread load = new Thread(() -> {
       Handshake.loadAlgorithms();
       boolean encrypt;
+      AesGcmEngine engine;
       try {
         encrypt = asked.value(TransportKeys.ENCRYPTION);
-      } catch (IllegalArgumentException e) {
-        return; // a bad value: the open itself refuses it, naming the key
+        engine = EngineChoice.choose(asked.value(TransportKeys.ENCRYPTION_ENGINE)).engine();
+      } catch (IllegalArgumentException | IllegalStateException e) {
+        return; // a bad value or an engine that cannot be had: the open itself refuses it, naming why
       }
-      if (encrypt) {
-        Handshake.loadEncryption();
+      if (encrypt && engine == AesGcmEngine.JDK) {
+        Handshake.loadEncryption(); // OpenSSL's engine was loaded by its choice
+      }
+      if (REHEARSE) {
+        Rehearsal.run(engine, encrypt);
       }
     }, "sluice-load-crypto");
     load.setDaemon(true);

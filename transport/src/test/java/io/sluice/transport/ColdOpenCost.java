@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Run from the module folder after {@code mvn -pl transport test-compile}: {@code java -cp
  * target/test-classes:target/classes:<test class path> io.sluice.transport.ColdOpenCost [samples]
- * [provider] [ms between the opens and the first connect]}. A tool, not a test: it asserts nothing.
+ * [provider] [ms between the opens and the first connect] [encrypt: true or false]}. A tool, not a
+ * test: it asserts nothing.
  */
 public final class ColdOpenCost {
   private static final String SECRET = "0123456789abcdef0123456789abcdef";
@@ -36,17 +37,27 @@ public final class ColdOpenCost {
 
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("--sample")) {
-      sample(args.length > 1 ? args[1] : "auto", args.length > 2 ? Long.parseLong(args[2]) : 0);
+      sample(args.length > 1 ? args[1] : "auto", args.length > 2 ? Long.parseLong(args[2]) : 0,
+          args.length > 3 && Boolean.parseBoolean(args[3]));
       return;
     }
     int samples = args.length > 0 ? Integer.parseInt(args[0]) : 9;
     String provider = args.length > 1 ? args[1] : "auto";
     String pauseMs = args.length > 2 ? args[2] : "0";
+    String encrypt = args.length > 3 ? args[3] : "false";
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     List<double[]> rows = new ArrayList<>();
     for (int i = 0; i < samples; i++) {
-      Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-          ColdOpenCost.class.getName(), "--sample", provider, pauseMs).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      List<String> command = new ArrayList<>(List.of(java));
+      // The sample JVMs get this one's sluice.* system properties (-Dsluice.transport.encryption.engine=...).
+      for (String name : System.getProperties().stringPropertyNames()) {
+        if (name.startsWith("sluice.")) {
+          command.add("-D" + name + "=" + System.getProperty(name));
+        }
+      }
+      command.addAll(List.of("-cp", System.getProperty("java.class.path"),
+          ColdOpenCost.class.getName(), "--sample", provider, pauseMs, encrypt));
+      Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
       // The sample bounds its own waits, so its output ends; its exit gets a deadline too.
       String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       if (!p.waitFor(SAMPLE_DEADLINE_SECONDS, TimeUnit.SECONDS)) {
@@ -62,8 +73,8 @@ public final class ColdOpenCost {
         }
       }
     }
-    System.out.printf("cold open and connect, provider %s, first connect %s ms after the opens, median of %d JVMs:%n",
-        provider, pauseMs, rows.size());
+    System.out.printf("cold open and connect, provider %s, encryption %s, first connect %s ms after the opens,"
+        + " median of %d JVMs:%n", provider, encrypt, pauseMs, rows.size());
     for (int c = 0; c < COLUMNS.length; c++) {
       double[] v = new double[rows.size()];
       for (int r = 0; r < v.length; r++) {
@@ -75,14 +86,14 @@ public final class ColdOpenCost {
   }
 
   /** One cold JVM's figures, printed as one line for the parent. */
-  private static void sample(String provider, long pauseMs) throws Exception {
+  private static void sample(String provider, long pauseMs, boolean encrypt) throws Exception {
     com.sun.management.OperatingSystemMXBean os =
         (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     ClassLoadingMXBean classes = ManagementFactory.getClassLoadingMXBean();
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     LoggerFactory.getLogger(ColdOpenCost.class);
     TransportConfig config = TransportConfig.of(Map.of("sluice.transport.provider", provider,
-        "sluice.transport.secret", SECRET));
+        "sluice.transport.secret", SECRET, "sluice.transport.encryption", String.valueOf(encrypt)));
 
     int classes0 = classes.getLoadedClassCount();
     long cpu0 = os.getProcessCpuTime();

@@ -13,7 +13,7 @@ import picocli.CommandLine.Option;
  * says nothing about speed. Immutable.
  *
  * @param providers transport variants to measure, in order ({@code tcp}, {@code tcp-aes}: tcp
- *     encrypted, {@code shm})
+ *     encrypted, {@code tcp-aes-jdk}: the same with the JDK's AES-GCM, {@code shm})
  * @param blockSizes READ sizes for the throughput cells
  * @param depths READs kept in flight for the throughput cells
  * @param latencyBytes size of each READ in the latency cells
@@ -37,7 +37,7 @@ public record BenchOptions(
     int maxLatencySamples,
     Path out,
     boolean quick) {
-  static final List<String> KNOWN_PROVIDERS = List.of("tcp", "tcp-aes", "shm");
+  static final List<String> KNOWN_PROVIDERS = List.of("tcp", "tcp-aes", "tcp-aes-jdk", "shm");
 
   static final Cli.Command COMMAND = new Cli.Command("transport-bench", "transport",
       "READ throughput and latency of the transport's providers between two JVMs on loopback,"
@@ -47,8 +47,9 @@ public record BenchOptions(
   /** The command's own options; {@link #parse} turns them into options. */
   static final class Flags {
     @Option(names = "--providers", split = ",", paramLabel = "LIST",
-        description = "Comma-separated subset of tcp,tcp-aes,shm (default all; tcp-aes: tcp with"
-            + " sluice.transport.encryption=true).")
+        description = "Comma-separated subset of tcp,tcp-aes,tcp-aes-jdk,shm (default all; tcp-aes: tcp with"
+            + " sluice.transport.encryption=true and the AES-GCM engine auto chooses; tcp-aes-jdk: the same with"
+            + " the JDK's engine).")
     List<String> providers = KNOWN_PROVIDERS;
   }
 

@@ -49,8 +49,9 @@ final class Names {
     return "sparse-file.allocate." + ByteSize.label(block);
   }
 
-  static String cipher(int block) {
-    return "aes-gcm.seal." + ByteSize.label(block);
+  /** The cipher alone: {@code engine} ("openssl" or "jdk") sealing blocks in records. */
+  static String cipher(String engine, int block) {
+    return "aes-gcm-" + engine + ".seal." + ByteSize.label(block);
   }
 
   static String memcpy(int block) {

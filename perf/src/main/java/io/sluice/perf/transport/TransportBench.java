@@ -5,9 +5,11 @@ import io.sluice.perf.bench.Loopback;
 import io.sluice.perf.bench.Measurement;
 import io.sluice.perf.bench.ResultTable;
 import io.sluice.perf.bench.ResultsFile;
+import io.sluice.transport.TransportOption;
+import io.sluice.transport.crypto.AesGcmEngine;
+import io.sluice.transport.crypto.EngineChoice;
 import java.io.IOException;
 import java.io.PrintStream;
-import io.sluice.transport.TransportOption;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -23,8 +25,9 @@ import java.util.Set;
  * {@link Rounds} so machine noise hits all alike: a single-thread memcpy, a plain socket stream
  * between the two JVMs, and READ throughput of each provider with 1 and 8 READs in flight. Then
  * the latency of single 4 KiB READs beside a 4 KiB socket ping-pong, and the latency of a new
- * connection (connect, handshake, shm attach) beside a plain socket's connect and first round trip. With {@code tcp-aes} the
- * cipher alone ({@link CipherBaseline}) is measured in the same rounds as its ceiling. Plain tcp
+ * connection (connect, handshake, shm attach) beside a plain socket's connect and first round trip. With {@code tcp-aes}
+ * or {@code tcp-aes-jdk} the cipher alone ({@link CipherBaseline}) of each AES-GCM engine (OpenSSL's
+ * and the JDK's) is measured in the same rounds as the ceiling of encrypted READs. Plain tcp
  * throughput is paired with the socket stream, encrypted tcp with plain tcp of the same block and
  * depth, shm with memcpy; latencies with the socket ping-pong. With shm, also what allocating
  * and filling a region costs ({@link AllocationBench}) beside a sparse file of the same size. It
@@ -53,8 +56,20 @@ public final class TransportBench {
     String secret = Loopback.newSecret();
     List<Measurement> results = new ArrayList<>();
     MemcpyBaseline memcpy = new MemcpyBaseline(o.regionBytes());
-    CipherBaseline cipher = o.providers().contains(LoopbackTransports.TCP_ENCRYPTED)
-        ? new CipherBaseline(o.regionBytes()) : null;
+    Map<String, CipherBaseline> ciphers = new LinkedHashMap<>();
+    if (o.providers().stream().anyMatch(LoopbackTransports::encrypted)) {
+      EngineChoice auto = EngineChoice.choose(EngineChoice.AUTO);
+      out.printf(Locale.ROOT, "AES-GCM: %s chooses %s (%s; %s); %s forces the JDK's%n",
+          LoopbackTransports.TCP_ENCRYPTED, auto.engine().id(), auto.engine().description(), auto.reason(),
+          LoopbackTransports.TCP_ENCRYPTED_JDK);
+      for (AesGcmEngine e : AesGcmEngine.values()) {
+        if (e.unavailabilityCause().isEmpty()) {
+          ciphers.put(e.id(), new CipherBaseline(o.regionBytes(), e));
+        } else {
+          out.println("AES-GCM engine " + e.id() + " not measured: " + e.unavailabilityCause().get());
+        }
+      }
+    }
     try (ServerProcess server = ServerProcess.start(o.regionBytes(), o.providers(), secret);
         SocketBaseline socket = new SocketBaseline(inet(server.endpoints()))) {
       Map<String, ProviderClient> clients = new LinkedHashMap<>();
@@ -62,7 +77,7 @@ public final class TransportBench {
         for (String p : o.providers()) {
           clients.put(p, ProviderClient.open(server.endpoints().region(p), secret, o.destinationBytes()));
         }
-        measureThroughput(o, out, memcpy, cipher, socket, clients, results);
+        measureThroughput(o, out, memcpy, ciphers, socket, clients, results);
         measureLatency(o, out, socket, clients, results);
         measureConnects(o, out, socket, clients, results);
         if (clients.containsKey("shm")) {
@@ -80,7 +95,8 @@ public final class TransportBench {
   }
 
   private static void measureThroughput(BenchOptions o, PrintStream out, MemcpyBaseline memcpy,
-      CipherBaseline cipher, SocketBaseline socket, Map<String, ProviderClient> clients, List<Measurement> results)
+      Map<String, CipherBaseline> ciphers, SocketBaseline socket, Map<String, ProviderClient> clients,
+      List<Measurement> results)
       throws IOException {
     Rounds rounds = new Rounds(o, out);
     for (int block : o.blockSizes()) {
@@ -88,8 +104,10 @@ public final class TransportBench {
       cells.put(Names.memcpy(block), (warmup, measure) -> memcpy.gigabytesPerSecond(block, warmup, measure));
       cells.put(Names.socketStream(block),
           (warmup, measure) -> socket.streamGigabytesPerSecond(block, warmup, measure));
-      if (cipher != null) {
-        cells.put(Names.cipher(block), (warmup, measure) -> cipher.gigabytesPerSecond(block, warmup, measure));
+      for (Map.Entry<String, CipherBaseline> c : ciphers.entrySet()) {
+        CipherBaseline cipher = c.getValue();
+        cells.put(Names.cipher(c.getKey(), block),
+            (warmup, measure) -> cipher.gigabytesPerSecond(block, warmup, measure));
       }
       for (Map.Entry<String, ProviderClient> c : clients.entrySet()) {
         ReadBench bench = c.getValue().bench();
@@ -99,8 +117,8 @@ public final class TransportBench {
         }
       }
       Map<String, Double> medians = rounds.throughput(cells);
-      if (cipher != null) {
-        results.add(new Measurement(Names.cipher(block), Names.GBPS, medians.get(Names.cipher(block)),
+      for (String engine : ciphers.keySet()) {
+        results.add(new Measurement(Names.cipher(engine, block), Names.GBPS, medians.get(Names.cipher(engine, block)),
             Names.memcpy(block), medians.get(Names.memcpy(block))));
       }
       for (String provider : clients.keySet()) {
@@ -121,7 +139,7 @@ public final class TransportBench {
     if (provider.equals("shm")) {
       return Names.memcpy(block);
     }
-    if (provider.equals(LoopbackTransports.TCP_ENCRYPTED) && providers.contains("tcp")) {
+    if (LoopbackTransports.encrypted(provider) && providers.contains("tcp")) {
       return Names.readThroughput("tcp", block, depth);
     }
     return Names.socketStream(block);

@@ -14,7 +14,7 @@ class BenchOptionsTest {
   @Test
   void defaultsMeasureBothProvidersIntoTheResultsFolder() {
     BenchOptions o = BenchOptions.parse();
-    assertEquals(List.of("tcp", "tcp-aes", "shm"), o.providers());
+    assertEquals(List.of("tcp", "tcp-aes", "tcp-aes-jdk", "shm"), o.providers());
     assertEquals(List.of(64 << 10, 1 << 20, 8 << 20), o.blockSizes());
     assertEquals(List.of(1, 8), o.depths());
     assertEquals(4096, o.latencyBytes());

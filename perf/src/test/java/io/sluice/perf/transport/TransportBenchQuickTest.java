@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.sluice.perf.bench.JsonRecords;
 import io.sluice.transport.Transports;
+import io.sluice.transport.crypto.AesGcmEngine;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -32,24 +33,31 @@ class TransportBenchQuickTest {
     for (String size : List.of("64KiB", "1MiB", "8MiB")) {
       // The cipher alone, the ceiling of encrypted READs, then plain tcp against the socket and
       // encrypted tcp against plain tcp of the same block and depth.
-      expected.put("aes-gcm.seal." + size, "memcpy." + size);
+      // of each engine available here.
+      for (AesGcmEngine e : AesGcmEngine.values()) {
+        if (e.unavailabilityCause().isEmpty()) {
+          expected.put("aes-gcm-" + e.id() + ".seal." + size, "memcpy." + size);
+        }
+      }
       for (String depth : List.of("inflight1", "inflight8")) {
         expected.put("tcp.read." + size + "." + depth, "socket.stream." + size);
       }
-      for (String depth : List.of("inflight1", "inflight8")) {
-        expected.put("tcp-aes.read." + size + "." + depth, "tcp.read." + size + "." + depth);
+      for (String variant : List.of("tcp-aes", "tcp-aes-jdk")) {
+        for (String depth : List.of("inflight1", "inflight8")) {
+          expected.put(variant + ".read." + size + "." + depth, "tcp.read." + size + "." + depth);
+        }
       }
     }
-    for (String variant : List.of("tcp", "tcp-aes")) {
+    for (String variant : List.of("tcp", "tcp-aes", "tcp-aes-jdk")) {
       expected.put(variant + ".read.4KiB.latency.p50", "socket.pingpong.4KiB.p50");
       expected.put(variant + ".read.4KiB.latency.p99", "socket.pingpong.4KiB.p99");
     }
-    for (String variant : List.of("tcp", "tcp-aes")) {
+    for (String variant : List.of("tcp", "tcp-aes", "tcp-aes-jdk")) {
       expected.put(variant + ".connect.latency.p50", "socket.connect.latency.p50");
       expected.put(variant + ".connect.latency.p99", "socket.connect.latency.p99");
     }
 
-    String table = runQuick(dir, "tcp,tcp-aes", expected);
+    String table = runQuick(dir, "tcp,tcp-aes,tcp-aes-jdk", expected);
     assertTrue(table.lines().anyMatch(l -> l.startsWith("tcp.read.1MiB.inflight8 ") && l.contains("socket.stream.1MiB")
         && l.matches(".* \\d+\\.\\d\\dx$")), "the table prints each ratio beside its baseline:\n" + table);
     assertFalse(table.toLowerCase(java.util.Locale.ROOT).contains("goal"), table);

@@ -12,6 +12,7 @@ import io.sluice.transport.TransportProvider;
 import io.sluice.transport.Transports;
 import io.sluice.transport.config.Parsers;
 import io.sluice.transport.config.TransportKeys;
+import io.sluice.transport.crypto.EngineChoice;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -198,6 +199,12 @@ public final class HostCheck {
     findings.add(listen);
     cannot.put("tcp", listen.ok() ? Optional.empty() : Optional.of(listen.detail()));
 
+    Finding encryption = encryptionCheck(config);
+    findings.add(encryption);
+    if (!encryption.ok()) {
+      cannot.put("tcp", Optional.of(encryption.detail()));
+    }
+
     Finding shm = shmCheck(config, o.needsBytes());
     findings.add(shm);
     boolean shmOn = config.value(TransportKeys.SHM_ENABLED);
@@ -255,6 +262,20 @@ public final class HostCheck {
       return Finding.problem("tcp", "cannot listen on " + host + ":" + port + ": " + e.getMessage(),
           "set " + TransportKeys.BIND_HOST.key() + " to an address of this host and "
               + TransportKeys.PORT.key() + " to a free port (0: any)");
+    }
+  }
+
+  /** The AES-GCM engine a transport opened here would seal and open encrypted connections with. */
+  private static Finding encryptionCheck(TransportConfig config) {
+    String asked = config.value(TransportKeys.ENCRYPTION_ENGINE);
+    String mode = config.value(TransportKeys.ENCRYPTION) ? "encryption on" : "encryption off, used for peers that ask";
+    try {
+      EngineChoice c = EngineChoice.choose(asked);
+      return Finding.ok("encryption", "AES-GCM engine " + c.engine().id() + " (" + c.engine().description() + "; "
+          + c.reason() + "; " + mode + ")");
+    } catch (IllegalStateException | IllegalArgumentException e) {
+      return Finding.problem("encryption", e.getMessage(), "install OpenSSL's libcrypto (Debian: libssl3) or set "
+          + TransportKeys.ENCRYPTION_ENGINE.key() + "=auto");
     }
   }
 

@@ -75,6 +75,12 @@ public final class TransportKeys {
           + " a connection is encrypted when either side sets it. shm is unaffected; verbs is skipped"
           + " unless encryption.dataAtRest.",
       Parsers.bool());
+  public static final ConfigKey<String> ENCRYPTION_ENGINE = ConfigKey.of(PREFIX + "encryption.engine", "auto",
+      "What seals and opens AES-GCM records: auto, openssl or jdk. auto: OpenSSL's libcrypto when the"
+          + " transport's native library loads it and it passes a self-check at open, else the JDK's; openssl"
+          + " fails the open when it cannot be used. The wire is the same either way. With auto, the system"
+          + " property of the same name, when set, decides instead.",
+      Parsers.choice("auto", "openssl", "jdk"));
   public static final ConfigKey<Boolean> DATA_ENCRYPTED_AT_REST = ConfigKey.of(PREFIX + "encryption.dataAtRest",
       "false",
       "The bytes served are already ciphertext (Spark: spark.io.encryption.enabled), so with encryption on"
@@ -94,7 +100,7 @@ public final class TransportKeys {
   private static final List<ConfigKey<?>> ALL = List.of(PROVIDER, SECRET, BIND_HOST, ADVERTISE_HOST, PORT,
       CONNECT_TIMEOUT_MS, IO_TIMEOUT_MS, MAX_MESSAGE_BYTES, MAX_QUEUED_REQUEST_BYTES, MAX_REQUESTS_IN_FLIGHT, HANDLER_THREADS, IO_THREADS,
       MAX_CONNECTIONS, IDLE_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS, MAX_UNAUTHENTICATED, MAX_UNAUTHENTICATED_PER_ADDRESS, ENCRYPTION,
-      DATA_ENCRYPTED_AT_REST, SHM_DIR, SHM_ENABLED, SHM_TRUSTED_FILE_ROOTS);
+      ENCRYPTION_ENGINE, DATA_ENCRYPTED_AT_REST, SHM_DIR, SHM_ENABLED, SHM_TRUSTED_FILE_ROOTS);
 
   private TransportKeys() {}
 

@@ -28,6 +28,8 @@ import java.util.concurrent.atomic.LongAdder;
 public final class TransportMetrics {
   /** The data paths READs are counted by, as {@link Connection#dataPath()} names them. */
   public static final List<String> PATHS = List.of("tcp", "shm", "verbs");
+  /** The AES-GCM engines encrypted connections may use, as {@code AesGcmEngine.id()} names them. */
+  public static final List<String> ENGINES = List.of("openssl", "jdk");
 
   /** Why an accepted connection was refused before its handshake began. */
   public enum Refusal {
@@ -116,6 +118,7 @@ public final class TransportMetrics {
   private final LongAdder admissionDrops = new LongAdder();
   private final LongAdder registeredBytes = new LongAdder();
   private final LongAdder registeredRegions = new LongAdder();
+  private volatile String engine = "jdk";
 
   private static LongAdder[] adders(int n) {
     LongAdder[] a = new LongAdder[n];
@@ -248,6 +251,22 @@ public final class TransportMetrics {
     viewBytes.add(bytes);
   }
 
+  /**
+   * Encrypted connections seal and open with the engine named {@code id}, one of {@link #ENGINES}
+   * (set once, when the carrier opens).
+   */
+  public void encryptionEngine(String id) {
+    if (!ENGINES.contains(id)) {
+      throw new IllegalArgumentException("AES-GCM engine '" + id + "' is none of " + ENGINES);
+    }
+    this.engine = id;
+  }
+
+  /** The AES-GCM engine in use, as named in {@link #ENGINES}; the JDK's until a carrier has chosen. */
+  public String encryptionEngine() {
+    return engine;
+  }
+
   /** A region of {@code bytes} was freed. */
   public void regionFreed(long bytes) {
     registeredRegions.decrement();
@@ -295,6 +314,9 @@ public final class TransportMetrics {
     m.add(Metric.counter("admission.dropped", Metric.Unit.COUNT, admissionDrops.sum()));
     m.add(Metric.gauge("memory.registeredBytes", Metric.Unit.BYTES, registeredBytes.sum()));
     m.add(Metric.gauge("memory.registeredRegions", Metric.Unit.COUNT, registeredRegions.sum()));
+    for (String e : ENGINES) {
+      m.add(Metric.gauge("encryption.engine." + e, Metric.Unit.COUNT, e.equals(engine) ? 1 : 0));
+    }
     return m;
   }
 

@@ -2,10 +2,10 @@ package io.sluice.transport.shm;
 
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportUnavailableException;
+import io.sluice.transport.carrier.ControlService;
 import io.sluice.transport.region.Region;
 import io.sluice.transport.region.RegionTable;
-import io.sluice.transport.spi.ControlService;
-import io.sluice.transport.spi.Frames;
+import io.sluice.transport.wire.Frames;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 

@@ -1,13 +1,13 @@
 package io.sluice.transport.shm;
 
 import io.sluice.transport.TransportException;
+import io.sluice.transport.carrier.CarrierConnection;
+import io.sluice.transport.carrier.ControlService;
+import io.sluice.transport.carrier.DataPath;
+import io.sluice.transport.carrier.PeerPath;
 import io.sluice.transport.region.DirectMemory;
 import io.sluice.transport.region.Region;
 import io.sluice.transport.region.RegionTable;
-import io.sluice.transport.spi.CarrierConnection;
-import io.sluice.transport.spi.ControlService;
-import io.sluice.transport.spi.DataPath;
-import io.sluice.transport.spi.PeerPath;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;

@@ -1,9 +1,9 @@
 package io.sluice.transport.shm;
 
 import io.sluice.transport.TransportException;
-import io.sluice.transport.spi.DataPath;
-import io.sluice.transport.spi.DataPathFactory;
-import io.sluice.transport.spi.Settings;
+import io.sluice.transport.carrier.DataPath;
+import io.sluice.transport.carrier.DataPathFactory;
+import io.sluice.transport.carrier.Settings;
 
 /**
  * Opens the shared-memory {@link DataPath} of a transport: its arena under {@code

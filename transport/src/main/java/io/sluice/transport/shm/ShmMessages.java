@@ -1,7 +1,7 @@
 package io.sluice.transport.shm;
 
 import io.sluice.transport.ProtocolException;
-import io.sluice.transport.spi.Frames;
+import io.sluice.transport.wire.Frames;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 

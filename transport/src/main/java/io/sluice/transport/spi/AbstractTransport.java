@@ -7,6 +7,7 @@ import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
+import io.sluice.transport.crypto.NodeIdentity;
 import io.sluice.transport.metrics.TransportMetrics;
 import io.sluice.transport.region.Region;
 import io.sluice.transport.region.RegionTable;
@@ -23,7 +24,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The skeleton every provider's transport shares: its identity (a key pair made at open and the
- * node id derived from it, {@link NodeIdentity}, which its {@link Carrier} proves to peers), the
+ * node id derived from it, {@link NodeIdentity}, which its {@code Carrier} proves to peers), the
  * table of registered regions, the count of live ones, the checks every call makes, and the
  * order of closing (stop the traffic, then revoke and free the regions left, logging each as a
  * leak, then release the provider's resources). A provider says how memory is backed and

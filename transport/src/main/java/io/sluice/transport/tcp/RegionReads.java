@@ -2,9 +2,9 @@ package io.sluice.transport.tcp;
 
 import io.sluice.transport.ReadOutOfBoundsException;
 import io.sluice.transport.TransportException;
+import io.sluice.transport.carrier.ReadService;
 import io.sluice.transport.region.Region;
 import io.sluice.transport.region.RegionTable;
-import io.sluice.transport.spi.ReadService;
 import java.nio.ByteBuffer;
 
 /**

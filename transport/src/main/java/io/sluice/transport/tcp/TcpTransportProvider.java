@@ -6,8 +6,8 @@ import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportProvider;
-import io.sluice.transport.spi.DataPathFactory;
-import io.sluice.transport.spi.Settings;
+import io.sluice.transport.carrier.DataPathFactory;
+import io.sluice.transport.carrier.Settings;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.ServiceLoader;
@@ -15,7 +15,7 @@ import java.util.ServiceLoader;
 /**
  * The {@code tcp} provider, built on Java NIO sockets: READs are served from a fixed set of
  * selector threads. Chosen by {@code auto}, it also reads same-host peers through the data path
- * registered as {@code META-INF/services/io.sluice.transport.spi.DataPathFactory} (shared
+ * registered as {@code META-INF/services/io.sluice.transport.carrier.DataPathFactory} (shared
  * memory), unless that path's key turns it off; chosen explicitly, it reads every peer over
  * tcp. Other providers that are a data path beside tcp open their transport with {@link
  * #openWithPath}. Stateless; thread safe.

@@ -19,10 +19,14 @@ class MetricsReadmeTest {
     }
   }
 
-  /** The table row that names {@code name}, or the one of its pattern (reads.<path>.bytes, ...le.<bound>us). */
+  /**
+   * The table row that names {@code name}, or the one of its pattern (reads.<path>.bytes,
+   * ...le.<bound>us, encryption.engine.<engine>).
+   */
   private static String rowOf(String table, String name) {
     String pattern = name.replaceFirst("^reads\\.(tcp|shm|verbs)\\.", "reads.<path>.")
         .replaceFirst("\\.le\\.\\d+us$", ".le.<bound>us")
+        .replaceFirst("^encryption\\.engine\\.\\w+$", "encryption.engine.<engine>")
         .replaceFirst("^(connections\\.(refused|closed|connectFailed)|handshake\\.failed)\\.\\w+$", "$1.<reason>");
     String suffix = name.replaceFirst("^(connections\\.(refused|closed|connectFailed)|handshake\\.failed)\\.", "");
     for (String line : table.split("\n")) {

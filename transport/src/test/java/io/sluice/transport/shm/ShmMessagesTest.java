@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.transport.ProtocolException;
-import io.sluice.transport.spi.FrameFuzzing;
+import io.sluice.transport.wire.FrameFuzzing;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Random;

@@ -15,7 +15,7 @@ import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportHarness;
 import io.sluice.transport.TransportOption;
-import io.sluice.transport.spi.Carrier;
+import io.sluice.transport.carrier.Carrier;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -7,9 +7,9 @@ import io.sluice.transport.ReadOutOfBoundsException;
 import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.UnknownKeyException;
+import io.sluice.transport.carrier.ReadService;
 import io.sluice.transport.region.Region;
 import io.sluice.transport.region.RegionTable;
-import io.sluice.transport.spi.ReadService;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
 

@@ -1,7 +1,7 @@
 package io.sluice.transport.verbs.channel;
 
 import io.sluice.transport.ProtocolException;
-import io.sluice.transport.spi.ErrorCode;
+import io.sluice.transport.wire.ErrorCode;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 

@@ -2,9 +2,9 @@ package io.sluice.transport.verbs.channel;
 
 import io.sluice.transport.MessageTooLargeException;
 import io.sluice.transport.TransportException;
-import io.sluice.transport.spi.ErrorCode;
 import io.sluice.transport.verbs.rc.RdmaNode;
 import io.sluice.transport.verbs.rc.RdmaQueuePair;
+import io.sluice.transport.wire.ErrorCode;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

@@ -3,7 +3,7 @@ package io.sluice.transport.verbs.provider;
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.UnknownKeyException;
-import io.sluice.transport.spi.CarrierConnection;
+import io.sluice.transport.carrier.CarrierConnection;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

@@ -11,7 +11,7 @@ import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.UnknownKeyException;
-import io.sluice.transport.spi.CarrierConnection;
+import io.sluice.transport.carrier.CarrierConnection;
 import io.sluice.transport.verbs.channel.RequestChannel;
 import io.sluice.transport.verbs.rc.DeviceQuery;
 import io.sluice.transport.verbs.rc.PageCrossingReads;

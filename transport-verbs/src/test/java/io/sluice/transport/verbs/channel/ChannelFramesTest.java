@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.sluice.transport.ProtocolException;
 import io.sluice.transport.RemoteHandlerException;
-import io.sluice.transport.spi.ErrorCode;
+import io.sluice.transport.wire.ErrorCode;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Random;

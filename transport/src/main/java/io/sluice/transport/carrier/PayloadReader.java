@@ -1,0 +1,236 @@
+package io.sluice.transport.carrier;
+
+import io.sluice.transport.PeerClosedException;
+import io.sluice.transport.wire.FrameHeader;
+import io.sluice.transport.wire.RecordLayer;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * Receives one frame's payload at a time for a {@link SessionSocket}: into a new heap buffer,
+ * straight into the receiver's sink (a READ's destination), or into scratch to be checked and
+ * dropped; then it checks the frame ({@link RecordLayer}) and hands it to the receiver. On an
+ * encrypted connection the payload arrives as records (tag | ciphertext, see {@link
+ * RecordLayer}): each is read into one reused direct buffer and opened into the frame's
+ * destination as soon as it is whole, so a frame of any length costs at most one record of
+ * scratch. Owned by one socket and used on its loop thread only.
+ */
+final class PayloadReader {
+  /** Reads from the socket, scattering into the buffers in order: bytes read, or -1 at its end. */
+  @FunctionalInterface
+  interface Source {
+    long read(ByteBuffer... dsts) throws IOException;
+  }
+
+  private final ByteBuffer tag = ByteBuffer.allocate(RecordLayer.TAG_LENGTH);
+  private FrameHeader header;
+  private RecordLayer.Opener opener;
+  private boolean complete;
+  /** Where the payload is being read: a heap buffer or the receiver's sink (plain payloads). */
+  private ByteBuffer body;
+  /** Where the payload starts in the buffer it is read or opened into, and whether that is the receiver's sink. */
+  private int sinkStart;
+  private boolean intoSink;
+  private boolean discard;
+  private long discardLeft = -1;
+  private ByteBuffer discardScratch;
+
+  // Encrypted frames: the record being read (ciphertext, then its tag moved behind it) and where
+  // its plain text goes.
+  private ByteBuffer record;
+  private ByteBuffer nextTag;
+  private ByteBuffer[] wanted;
+  /** What a record is read into: the first one's tag came with the header, later ones bring theirs. */
+  private ByteBuffer[] firstRecord;
+  private ByteBuffer[] laterRecord;
+  private ByteBuffer plainOut;
+  private int recordIndex;
+  private int records;
+
+  boolean inProgress() {
+    return header != null;
+  }
+
+  /**
+   * Starts the payload of {@code h}, whose tag is {@code frameTag} (empty before the handshake
+   * ends), and takes what {@code readAhead} (read mode) already holds of it.
+   *
+   * @param sink what {@link SessionSocket.Receiver#sink} said
+   * @throws io.sluice.transport.ProtocolException if a record that arrived whole fails its check
+   */
+  void start(FrameHeader h, ByteBuffer frameTag, ByteBuffer sink, RecordLayer.Opener o, ByteBuffer readAhead)
+      throws IOException {
+    header = h;
+    opener = o;
+    tag.clear();
+    tag.put(frameTag).flip();
+    complete = false;
+    intoSink = false;
+    discard = sink == SessionSocket.DISCARD;
+    discardLeft = -1;
+    if (o != null && o.encrypted()) {
+      startRecords(h, sink);
+      readFrom(bytesOf(readAhead), false);
+      return;
+    }
+    if (sink == null) {
+      body = ByteBuffer.allocate(h.payloadLength());
+    } else if (discard) {
+      if (RecordLayer.macCoversPayload(h.type())) {
+        body = ByteBuffer.allocate(h.payloadLength()); // must be whole to be checked
+      } else {
+        discardLeft = h.payloadLength();
+        if (discardScratch == null) {
+          discardScratch = ByteBuffer.allocate(16 * 1024);
+        }
+      }
+    } else {
+      body = sink;
+      sinkStart = sink.position();
+      intoSink = true;
+    }
+    int take = (int) Math.min(discardLeft >= 0 ? discardLeft : body.remaining(), readAhead.remaining());
+    if (discardLeft >= 0) {
+      discardLeft -= take;
+    } else {
+      body.put(readAhead.slice(readAhead.position(), take));
+    }
+    readAhead.position(readAhead.position() + take);
+  }
+
+  /** Reads from {@code readAhead} as if it were the socket; an empty read-ahead reads 0 bytes. */
+  private static Source bytesOf(ByteBuffer readAhead) {
+    return dsts -> {
+      long n = 0;
+      for (ByteBuffer d : dsts) {
+        int take = Math.min(d.remaining(), readAhead.remaining());
+        d.put(readAhead.slice(readAhead.position(), take));
+        readAhead.position(readAhead.position() + take);
+        n += take;
+      }
+      return n;
+    };
+  }
+
+  private void startRecords(FrameHeader h, ByteBuffer sink) {
+    if (record == null) {
+      record = ByteBuffer.allocateDirect(RecordLayer.RECORD_LENGTH + RecordLayer.TAG_LENGTH);
+      nextTag = ByteBuffer.allocate(RecordLayer.TAG_LENGTH);
+      firstRecord = new ByteBuffer[] {record};
+      laterRecord = new ByteBuffer[] {nextTag, record};
+    }
+    if (discard) {
+      if (discardScratch == null || discardScratch.capacity() < RecordLayer.RECORD_LENGTH) {
+        discardScratch = ByteBuffer.allocateDirect(RecordLayer.RECORD_LENGTH);
+      }
+      plainOut = null;
+    } else if (sink == null) {
+      plainOut = ByteBuffer.allocate(h.payloadLength());
+      sinkStart = 0;
+    } else {
+      plainOut = sink;
+      sinkStart = sink.position();
+    }
+    records = RecordLayer.records(h.payloadLength());
+    recordIndex = 0;
+    record.clear().limit(RecordLayer.recordLength(h.payloadLength(), 0));
+    wanted = firstRecord;
+  }
+
+  /**
+   * Reads more of the payload, unless the socket was found empty already.
+   *
+   * @return true when the payload is complete
+   */
+  boolean readFrom(Source source, boolean socketEmpty) throws IOException {
+    if (wanted != null) {
+      return readRecords(source, socketEmpty);
+    }
+    if (discardLeft >= 0) {
+      while (discardLeft > 0 && !socketEmpty) {
+        discardScratch.clear().limit((int) Math.min(discardScratch.capacity(), discardLeft));
+        if (source.read(discardScratch) < 0) {
+          throw new PeerClosedException("peer closed the connection mid-frame");
+        }
+        discardLeft -= discardScratch.position();
+        socketEmpty = discardScratch.hasRemaining();
+      }
+      return discardLeft == 0;
+    }
+    if (body.hasRemaining() && !socketEmpty && source.read(body) < 0) {
+      throw new PeerClosedException("peer closed the connection mid-frame");
+    }
+    return !body.hasRemaining();
+  }
+
+  /** Reads records and opens each one that is whole; stops when the source has no more for now. */
+  private boolean readRecords(Source source, boolean socketEmpty) throws IOException {
+    while (!complete) {
+      if (wanted[wanted.length - 1].hasRemaining()) {
+        if (socketEmpty) {
+          return false;
+        }
+        if (source.read(wanted) < 0) {
+          throw new PeerClosedException("peer closed the connection mid-frame");
+        }
+        if (wanted[wanted.length - 1].hasRemaining()) {
+          return false;
+        }
+      }
+      openRecord();
+    }
+    return true;
+  }
+
+  /** The record in hand is whole: open it into its destination and wait for the next one. */
+  private void openRecord() throws IOException {
+    ByteBuffer recordTag = recordIndex == 0 ? tag : nextTag.flip();
+    int n = record.position();
+    record.limit(n + RecordLayer.TAG_LENGTH).put(n, recordTag, recordTag.position(), RecordLayer.TAG_LENGTH);
+    record.position(0);
+    opener.openRecord(header, record, plainOut != null ? plainOut : discardScratch.clear());
+    if (++recordIndex == records) {
+      complete = true;
+      return;
+    }
+    nextTag.clear();
+    record.clear().limit(RecordLayer.recordLength(header.payloadLength(), recordIndex));
+    wanted = laterRecord;
+  }
+
+  /** Checks the complete frame and hands it to {@code receiver} (a dropped one to nobody). */
+  void deliver(SessionSocket.Receiver receiver) throws IOException {
+    FrameHeader h = header;
+    ByteBuffer filled = body;
+    header = null;
+    body = null;
+    if (wanted != null) {
+      ByteBuffer plain = plainOut;
+      wanted = null;
+      plainOut = null;
+      if (!discard) {
+        receiver.frame(h, plain.duplicate().flip().position(sinkStart));
+      }
+      return;
+    }
+    if (discardLeft >= 0) {
+      discardLeft = -1;
+      opener.verify(h, tag, null);
+      return;
+    }
+    if (discard) {
+      opener.open(h, tag, filled.flip()); // checked, then dropped
+      return;
+    }
+    if (intoSink) {
+      ByteBuffer range = filled.duplicate().flip().position(sinkStart);
+      if (opener != null) {
+        opener.verify(h, tag, range);
+      }
+      receiver.frame(h, range);
+      return;
+    }
+    ByteBuffer payload = filled.flip();
+    receiver.frame(h, opener != null ? opener.open(h, tag, payload) : payload);
+  }
+}

@@ -1,0 +1,253 @@
+package io.sluice.transport.crypto;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Locale;
+import java.util.Optional;
+import javax.crypto.AEADBadTagException;
+
+/**
+ * AES-GCM through OpenSSL's libcrypto (AES-NI and carry-less multiply from the first byte), by the
+ * project's own small JNI library {@code libsluice-crypto.so} (transport/src/main/c/aes_gcm.c),
+ * which the jar carries and which opens libcrypto 3 or 1.1 at run time. Direct buffers are passed
+ * by address and heap arrays pinned: nothing is copied.
+ *
+ * <p>No OpenSSL context outlives a record: a record is opened in one native call that makes and
+ * frees its own, and a sealed record's context lives from {@link #startSeal} to {@link
+ * #finishSeal}. So nothing native waits for the garbage collector, and no thread of its own is
+ * needed to free it.
+ *
+ * <p>{@link #isAvailable()} says whether the library and libcrypto loaded, {@link
+ * #unavailabilityCause()} why not. {@code -Dsluice.crypto.library=/path/libsluice-crypto.so} uses
+ * another build of the library. Not thread safe.
+ */
+public final class OpenSslAesGcm extends AesGcm {
+  /** The system property naming another build of the library. */
+  public static final String LIBRARY_PROPERTY = "sluice.crypto.library";
+  private final byte[] key;
+  private final boolean encrypt;
+  private final byte[] aad = new byte[64];
+  /** The context of the record being sealed, 0 between records. */
+  private long sealing;
+
+  private OpenSslAesGcm(byte[] key, boolean encrypt) {
+    this.key = key.clone();
+    this.encrypt = encrypt;
+  }
+
+  /** Whether the library and libcrypto are loaded. */
+  public static boolean isAvailable() {
+    return Library.CAUSE == null;
+  }
+
+  /** Why {@link #isAvailable()} is false, if it is. */
+  public static Optional<String> unavailabilityCause() {
+    return Optional.ofNullable(Library.CAUSE);
+  }
+
+  /** libcrypto's own version text, e.g. "OpenSSL 3.0.13 30 Jan 2024". */
+  public static String openSslVersion() {
+    ensureAvailable();
+    return version();
+  }
+
+  /** One direction under {@code key}. @throws IllegalStateException if unavailable */
+  static OpenSslAesGcm create(byte[] key, boolean encrypt) {
+    ensureAvailable();
+    if (key.length != KEY_LENGTH) {
+      throw new IllegalArgumentException("AES-128 takes a key of " + KEY_LENGTH + " bytes, not " + key.length);
+    }
+    return new OpenSslAesGcm(key, encrypt);
+  }
+
+  private static void ensureAvailable() {
+    if (Library.CAUSE != null) {
+      throw new IllegalStateException("OpenSSL AES-GCM is unavailable: " + Library.CAUSE);
+    }
+  }
+
+  @Override
+  public void startSeal(long seq, ByteBuffer aadBuffer) {
+    if (!encrypt) {
+      throw new IllegalStateException("an opening AesGcm does not seal");
+    }
+    int n = aadBuffer.remaining();
+    if (n > aad.length) {
+      throw new IllegalArgumentException("associated data of " + n + " bytes; at most " + aad.length);
+    }
+    aadBuffer.get(aad, 0, n);
+    endSealing(); // a record abandoned half-way (its caller failed) leaves its context here
+    sealing = newContext(key, true);
+    if (sealing == 0) {
+      throw new IllegalStateException("OpenSSL refused an AES-128-GCM context");
+    }
+    if (!start(sealing, seq, aad, n)) {
+      endSealing();
+      throw new IllegalStateException("OpenSSL failed to start a record");
+    }
+  }
+
+  private void endSealing() {
+    if (sealing != 0) {
+      freeContext(sealing);
+      sealing = 0;
+    }
+  }
+
+  private long sealingContext() {
+    if (sealing == 0) {
+      throw new IllegalStateException("no record is being sealed (startSeal first)");
+    }
+    return sealing;
+  }
+
+  @Override
+  public void seal(ByteBuffer in, ByteBuffer out) {
+    int n = in.remaining();
+    if (out.remaining() < n) {
+      throw new IllegalArgumentException(out.remaining() + " bytes of room for " + n + " bytes of ciphertext");
+    }
+    int written = update(sealingContext(), memory(in), offset(in), n, memory(out), offset(out));
+    if (written != n) {
+      endSealing();
+      throw new IllegalStateException("OpenSSL failed to seal a record");
+    }
+    in.position(in.position() + n);
+    out.position(out.position() + n);
+  }
+
+  @Override
+  public void finishSeal(ByteBuffer last, ByteBuffer out) {
+    if (last != null && last.hasRemaining()) {
+      seal(last, out);
+    }
+    if (out.remaining() < TAG_LENGTH) {
+      throw new IllegalArgumentException(out.remaining() + " bytes of room for a tag of " + TAG_LENGTH);
+    }
+    int written;
+    try {
+      written = finishSeal(sealingContext(), memory(out), offset(out));
+    } finally {
+      endSealing();
+    }
+    if (written != TAG_LENGTH) {
+      throw new IllegalStateException("OpenSSL failed to finish a record");
+    }
+    out.position(out.position() + TAG_LENGTH);
+  }
+
+  @Override
+  public void open(long seq, ByteBuffer aadBuffer, ByteBuffer record, ByteBuffer dst) throws AEADBadTagException {
+    int n = record.remaining() - TAG_LENGTH;
+    if (n < 0) {
+      throw new AEADBadTagException("a record of " + record.remaining() + " bytes is shorter than its tag");
+    }
+    if (dst.remaining() < n) {
+      throw new IllegalArgumentException(dst.remaining() + " bytes of room for " + n + " bytes of plain text");
+    }
+    int a = aadBuffer.remaining();
+    if (a > aad.length) {
+      throw new IllegalArgumentException("associated data of " + a + " bytes; at most " + aad.length);
+    }
+    aadBuffer.get(aad, 0, a);
+    if (encrypt) {
+      throw new IllegalStateException("a sealing AesGcm does not open");
+    }
+    int result = open(key, seq, aad, a, memory(record), offset(record), n, memory(dst), offset(dst));
+    if (result == 0) {
+      throw new AEADBadTagException("tag mismatch");
+    }
+    if (result != 1) {
+      throw new IllegalStateException("OpenSSL failed to open a record");
+    }
+    record.position(record.limit());
+    dst.position(dst.position() + n);
+  }
+
+  /** What the native side addresses: the direct buffer itself, or a heap buffer's array. */
+  private static Object memory(ByteBuffer b) {
+    if (b.isDirect()) {
+      return b;
+    }
+    if (!b.hasArray()) {
+      throw new IllegalArgumentException("a read-only heap buffer cannot be passed to OpenSSL");
+    }
+    return b.array();
+  }
+
+  private static int offset(ByteBuffer b) {
+    return b.isDirect() ? b.position() : b.arrayOffset() + b.position();
+  }
+
+  /** Loads the library once, on first use; {@link #CAUSE} is null when it and libcrypto loaded. */
+  private static final class Library {
+    static final String CAUSE = load();
+
+    private static String load() {
+      try {
+        String path = System.getProperty(LIBRARY_PROPERTY);
+        if (path != null && !path.isEmpty()) {
+          System.load(Path.of(path).toAbsolutePath().toString());
+        } else {
+          Optional<String> missing = loadFromJar();
+          if (missing.isPresent()) {
+            return missing.get();
+          }
+        }
+        return bind();
+      } catch (IOException | LinkageError | SecurityException e) {
+        return "cannot load libsluice-crypto.so: " + e;
+      }
+    }
+
+    private static Optional<String> loadFromJar() throws IOException {
+      String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+      String arch = System.getProperty("os.arch", "");
+      String platform;
+      if (!os.startsWith("linux")) {
+        return Optional.of("libsluice-crypto is built for Linux only, not " + os);
+      } else if (arch.equals("amd64") || arch.equals("x86_64")) {
+        platform = "linux-x86_64";
+      } else if (arch.equals("aarch64")) {
+        platform = "linux-aarch64";
+      } else {
+        return Optional.of("libsluice-crypto is not built for " + arch);
+      }
+      String resource = "/native/" + platform + "/libsluice-crypto.so";
+      try (InputStream in = OpenSslAesGcm.class.getResourceAsStream(resource)) {
+        if (in == null) {
+          return Optional.of("this build carries no " + resource + " (built without gcc or JNI headers)");
+        }
+        Path dir = Files.createTempDirectory("sluice-crypto");
+        Path file = dir.resolve("libsluice-crypto.so");
+        Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+        System.load(file.toString());
+        // Loaded libraries stay mapped; the file's name is no longer needed.
+        Files.deleteIfExists(file);
+        Files.deleteIfExists(dir);
+      }
+      return Optional.empty();
+    }
+  }
+
+  private static native String bind();
+
+  private static native String version();
+
+  private static native long newContext(byte[] key, boolean encrypt);
+
+  private static native void freeContext(long context);
+
+  private static native boolean start(long context, long seq, byte[] aad, int aadLength);
+
+  private static native int update(long context, Object in, int inOffset, int length, Object out, int outOffset);
+
+  private static native int finishSeal(long context, Object out, int outOffset);
+
+  private static native int open(byte[] key, long seq, byte[] aad, int aadLength, Object in, int inOffset,
+      int length, Object out, int outOffset);
+}
