@@ -165,6 +165,17 @@ class SluiceTablesTest {
             .getInfo(FlightDescriptor.path("guarded"), CallOptions.timeout(30, java.util.concurrent.TimeUnit.SECONDS)));
         assertEquals(FlightStatusCode.UNAUTHENTICATED, e.status().code());
       }
+      try (SluiceFlightClient right = SluiceFlightClient.connect(allocator, new Location(t.uri()),
+          TableClusters.readerConfig(SluiceTables.secret(spark), false))) {
+        // A name far beyond any table's is refused before it is looked up, and not echoed back.
+        FlightRuntimeException e = assertThrows(FlightRuntimeException.class, () -> right.flight()
+            .getInfo(FlightDescriptor.path("x".repeat(20_000)), CallOptions.timeout(30, java.util.concurrent.TimeUnit.SECONDS)));
+        assertEquals(FlightStatusCode.INVALID_ARGUMENT, e.status().code());
+        assertFalse(e.getMessage().contains("xxxxxxxx"), "the name is not echoed");
+      }
+      // Tokens the catalog would refuse are not minted.
+      assertThrows(IllegalArgumentException.class, () -> SluiceTables.catalogToken(spark, Duration.ofDays(30)));
+      assertThrows(IllegalArgumentException.class, () -> SluiceTables.catalogToken(spark, Duration.ofSeconds(-60)));
       try (SluiceFlightClient none = SluiceFlightClient.connect(allocator, new Location(t.uri()))) {
         FlightRuntimeException e = assertThrows(FlightRuntimeException.class, () -> none.flight()
             .getInfo(FlightDescriptor.path("guarded"), CallOptions.timeout(30, java.util.concurrent.TimeUnit.SECONDS)));
