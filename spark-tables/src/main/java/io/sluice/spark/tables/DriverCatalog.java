@@ -249,11 +249,8 @@ final class DriverCatalog implements AutoCloseable {
       }
       unpublish(name);
     }
-    StructType sparkSchema = df.schema();
-    String timeZone = SQLConf.get().sessionLocalTimeZone();
-    org.apache.arrow.vector.types.pojo.Schema schema = ArrowSchemas.of(name, sparkSchema, timeZone);
     RDD<InternalRow> rows = SparkShim.internalRows(df);
-    Entry e = new Entry(name, newKey(name), sc.newRddId(), sparkSchema, schema, options, rows, timeZone);
+    Entry e = newEntry(name, df.schema(), options, rows);
     if (tables.putIfAbsent(name, e) != null) {
       throw new TableException("a table named '" + name + "' was published meanwhile");
     }
@@ -284,20 +281,30 @@ final class DriverCatalog implements AutoCloseable {
     }
   }
 
-  /** Runs the publishing tasks of {@code partitions} and records their shards. */
-  private void runRound(Entry e, List<Object> partitions) {
+  /**
+   * A new table's entry: its key, a reserved RDD id for its marker blocks, and its Arrow schema
+   * (a column Arrow cannot hold fails here, before any task).
+   */
+  private Entry newEntry(String name, StructType sparkSchema, TableOptions options, RDD<InternalRow> rows) {
+    String timeZone = SQLConf.get().sessionLocalTimeZone();
+    return new Entry(name, newKey(name), sc.newRddId(), sparkSchema, ArrowSchemas.of(name, sparkSchema, timeZone),
+        options, rows, timeZone);
+  }
+
+  /** What the tasks of {@code e}'s next round of publishing take with them. */
+  private TablesConf.TaskSettings nextRound(Entry e) {
     int round;
     synchronized (e) {
       round = e.rounds++;
     }
-    TablesConf.TaskSettings settings = new TablesConf.TaskSettings(e.key, round, e.name, e.rddId,
-        e.options.batchRows(), transportKeys, shipSecret ? secret : null);
-    PublishTask task = new PublishTask(settings, e.sparkSchema, e.timeZone);
-    Object results = sc.<InternalRow, ShardWriter.Result>runJob(e.rows, task,
-        scala.collection.JavaConverters.asScalaBufferConverter(partitions).asScala().toSeq(),
-        scala.reflect.ClassTag$.MODULE$.<ShardWriter.Result>apply(ShardWriter.Result.class));
+    return new TablesConf.TaskSettings(e.key, round, e.name, e.rddId, e.options.batchRows(), transportKeys,
+        shipSecret ? secret : null);
+  }
+
+  /** Records what publishing tasks published: their shards, and their executors' servers. */
+  private void record(Entry e, Iterable<ShardWriter.Result> results) {
     synchronized (e) {
-      for (ShardWriter.Result r : (ShardWriter.Result[]) results) {
+      for (ShardWriter.Result r : results) {
         servers.put(r.location(), r.executorId());
         e.dataPlane = e.shards.isEmpty() || e.dataPlane.equals(r.dataPlane()) ? r.dataPlane() : "mixed";
         for (TableShard s : r.shards()) {
@@ -305,6 +312,15 @@ final class DriverCatalog implements AutoCloseable {
         }
       }
     }
+  }
+
+  /** Runs the publishing tasks of {@code partitions} and records their shards. */
+  private void runRound(Entry e, List<Object> partitions) {
+    PublishTask task = new PublishTask(nextRound(e), e.sparkSchema, e.timeZone);
+    Object results = sc.<InternalRow, ShardWriter.Result>runJob(e.rows, task,
+        scala.collection.JavaConverters.asScalaBufferConverter(partitions).asScala().toSeq(),
+        scala.reflect.ClassTag$.MODULE$.<ShardWriter.Result>apply(ShardWriter.Result.class));
+    record(e, List.of((ShardWriter.Result[]) results));
   }
 
   /** A table the data source writes: tasks publish its shards, the driver commits or aborts it. */
@@ -337,12 +353,8 @@ final class DriverCatalog implements AutoCloseable {
       throw new IllegalArgumentException("republishLost publishes lost partitions again from the DataFrame's"
           + " lineage, which a data source write does not have: use SluiceTables.publish (sluice.spark.publish)");
     }
-    String timeZone = SQLConf.get().sessionLocalTimeZone();
-    org.apache.arrow.vector.types.pojo.Schema schema = ArrowSchemas.of(name, sparkSchema, timeZone);
-    Entry e = new Entry(name, newKey(name), sc.newRddId(), sparkSchema, schema, options, null, timeZone);
-    e.rounds = 1;
-    return new Pending(e, new TablesConf.TaskSettings(e.key, 0, name, e.rddId, options.batchRows(), transportKeys,
-        shipSecret ? secret : null));
+    Entry e = newEntry(name, sparkSchema, options, null);
+    return new Pending(e, nextRound(e));
   }
 
   /**
@@ -352,15 +364,7 @@ final class DriverCatalog implements AutoCloseable {
    */
   PublishedTable commit(Pending p, List<ShardWriter.Result> results, boolean replace) {
     Entry e = p.entry;
-    synchronized (e) {
-      for (ShardWriter.Result r : results) {
-        servers.put(r.location(), r.executorId());
-        e.dataPlane = e.shards.isEmpty() || e.dataPlane.equals(r.dataPlane()) ? r.dataPlane() : "mixed";
-        for (TableShard s : r.shards()) {
-          e.shards.put(s.flight(), s);
-        }
-      }
-    }
+    record(e, results);
     if (replace) {
       unpublish(e.name);
     }
@@ -389,12 +393,16 @@ final class DriverCatalog implements AutoCloseable {
   }
 
   /** The settings readers on executors use: the secret where Spark does not hand it to them, the transport keys. */
-  ShardReaderFactory readerFactory(StructType schema) {
-    return new ShardReaderFactory(schema, transportKeys, shipSecret ? secret : null,
+  ShardReaderFactory readerFactory() {
+    return new ShardReaderFactory(transportKeys, shipSecret ? secret : null,
         tls.map(pem -> pem[0]).orElse(null));
   }
 
-  /** The job's failure as the table's: a budget or type error keeps its class and text. */
+  /**
+   * The job's failure as the table's: a budget or type error keeps its class and text. Spark hands
+   * the task's exception to the driver as the failure's cause when it can serialize it; where it
+   * cannot, only the text arrives, and the budget error is found by its class name there.
+   */
   private static RuntimeException failure(String name, Exception ex) {
     for (Throwable t = ex; t != null; t = t.getCause()) {
       if (t instanceof TableException te) {

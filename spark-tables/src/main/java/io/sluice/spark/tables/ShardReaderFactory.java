@@ -20,7 +20,6 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
-import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -32,14 +31,11 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  */
 final class ShardReaderFactory implements PartitionReaderFactory {
   private static final long serialVersionUID = 1L;
-  private final StructType schema;
   private final Map<String, String> transportKeys;
   private final String shippedSecret;
   private final String trustedCertificates;
 
-  ShardReaderFactory(StructType schema, Map<String, String> transportKeys, String shippedSecret,
-      String trustedCertificates) {
-    this.schema = schema;
+  ShardReaderFactory(Map<String, String> transportKeys, String shippedSecret, String trustedCertificates) {
     this.transportKeys = Map.copyOf(transportKeys);
     this.shippedSecret = shippedSecret;
     this.trustedCertificates = trustedCertificates;

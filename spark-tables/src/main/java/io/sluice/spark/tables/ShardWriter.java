@@ -13,6 +13,9 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.execution.arrow.ArrowWriter;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.storage.RDDBlockId;
+import org.apache.spark.storage.StorageLevel;
+import scala.reflect.ClassTag$;
 
 /**
  * One task's part of a table: its partition's rows into Arrow record batches of at most {@code
@@ -24,7 +27,6 @@ final class ShardWriter implements AutoCloseable {
   private final TablesConf.TaskSettings settings;
   private final ExecutorTables tables;
   private final Schema schema;
-  private final StructType sparkSchema;
   private final int partition;
   private final int attempt;
   private final List<String> flights = new ArrayList<>();
@@ -34,11 +36,11 @@ final class ShardWriter implements AutoCloseable {
   private int rows;
   private boolean done;
 
-  ShardWriter(TablesConf.TaskSettings settings, StructType sparkSchema, Schema schema, int partition)
+  /** The writer of partition {@code partition}'s rows of {@code schema}, timestamps in {@code timeZone}. */
+  ShardWriter(TablesConf.TaskSettings settings, StructType schema, String timeZone, int partition)
       throws IOException {
     this.settings = settings;
-    this.sparkSchema = sparkSchema;
-    this.schema = schema;
+    this.schema = ArrowSchemas.of(settings.name(), schema, timeZone);
     this.partition = partition;
     TaskContext task = TaskContext.get();
     this.attempt = task == null ? 0 : task.attemptNumber();
@@ -86,11 +88,18 @@ final class ShardWriter implements AutoCloseable {
     }
   }
 
-  /** Publishes the last batch; returns the task's shards. */
-  List<TableShard> commit() throws IOException {
+  /**
+   * Publishes the last batch and records a one-line block under the table's RDD id, so that
+   * dynamic allocation keeps this executor while the table lives (Spark keeps executors holding
+   * cached blocks; unpublishing removes the blocks). Returns what the task published.
+   */
+  Result commit() throws IOException {
     flush();
     done = true;
-    return List.copyOf(shards);
+    SparkEnv.get().blockManager().putSingle(new RDDBlockId(settings.rddId(), partition),
+        "sluice table " + settings.name(), StorageLevel.MEMORY_ONLY(), true, ClassTag$.MODULE$.apply(String.class));
+    return new Result(partition, SparkEnv.get().executorId(), tables.location(), tables.dataPlane(),
+        List.copyOf(shards));
   }
 
   /** Removes what this task published (a failed or aborted attempt). */
@@ -115,11 +124,4 @@ final class ShardWriter implements AutoCloseable {
   record Result(int partition, String executorId, String location, String dataPlane, List<TableShard> shards)
       implements Serializable {}
 
-  Result result(List<TableShard> committed) {
-    return new Result(partition, SparkEnv.get().executorId(), tables.location(), tables.dataPlane(), committed);
-  }
-
-  StructType sparkSchema() {
-    return sparkSchema;
-  }
 }

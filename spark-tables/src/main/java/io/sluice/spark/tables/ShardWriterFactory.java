@@ -28,7 +28,7 @@ final class ShardWriterFactory implements DataWriterFactory {
   public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
     ShardWriter w;
     try {
-      w = new ShardWriter(settings, schema, ArrowSchemas.of(settings.name(), schema, timeZone), partitionId);
+      w = new ShardWriter(settings, schema, timeZone, partitionId);
     } catch (IOException e) {
       throw new UncheckedIOException("publishing table '" + settings.name() + "'", e);
     }
@@ -40,9 +40,7 @@ final class ShardWriterFactory implements DataWriterFactory {
 
       @Override
       public WriterCommitMessage commit() throws IOException {
-        var shards = w.commit();
-        PublishTask.holdExecutor(settings, partitionId);
-        return new Committed(w.result(shards));
+        return new Committed(w.commit());
       }
 
       @Override

@@ -133,7 +133,7 @@ final class SluiceTable implements SupportsRead, SupportsWrite {
 
     @Override
     public PartitionReaderFactory createReaderFactory() {
-      return DriverCatalog.of(SparkSession.active().sparkContext()).readerFactory(schema);
+      return DriverCatalog.of(SparkSession.active().sparkContext()).readerFactory();
     }
   }
 

@@ -59,9 +59,14 @@ public final class TablesConf {
     if (!(fraction > 0 && fraction <= 1)) {
       throw new IllegalArgumentException(MEMORY_FRACTION + " must be in (0, 1], got " + fraction);
     }
-    long offHeap = conf.getBoolean("spark.memory.offHeap.enabled", false)
-        ? conf.getSizeAsBytes("spark.memory.offHeap.size", "0") : 0;
+    long offHeap = offHeapBytes(conf);
     return (long) (fraction * (offHeap > 0 ? offHeap : heapBytes));
+  }
+
+  /** Spark's off-heap memory when it is on, else 0. */
+  private static long offHeapBytes(SparkConf conf) {
+    return conf.getBoolean("spark.memory.offHeap.enabled", false)
+        ? conf.getSizeAsBytes("spark.memory.offHeap.size", "0") : 0;
   }
 
   /** Where the budget comes from, for messages. */
@@ -69,10 +74,8 @@ public final class TablesConf {
     if (conf.contains(MEMORY)) {
       return MEMORY + " = " + conf.get(MEMORY);
     }
-    boolean offHeap = conf.getBoolean("spark.memory.offHeap.enabled", false)
-        && conf.getSizeAsBytes("spark.memory.offHeap.size", "0") > 0;
     return conf.get(MEMORY_FRACTION, Double.toString(DEFAULT_MEMORY_FRACTION)) + " ("
-        + MEMORY_FRACTION + ") of " + (offHeap ? "spark.memory.offHeap.size" : "the executor's heap");
+        + MEMORY_FRACTION + ") of " + (offHeapBytes(conf) > 0 ? "spark.memory.offHeap.size" : "the executor's heap");
   }
 
   static int catalogPort(SparkConf conf) {
