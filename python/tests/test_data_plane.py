@@ -196,7 +196,7 @@ def test_a_signed_refusal_is_honoured_only_for_the_server_it_names(java):
     from pyarrow import flight as pa_flight
 
     from sluice.flight import call_token
-    from sluice.flight.negotiator import negotiate
+    from sluice.flight._negotiator import negotiate
 
     with serve(java, provider="verbs", shards=1, rows=10) as table:
         with SluiceFlightClient(table.location, table.token, secret=table.secret, timeout=CALL_SECONDS) as client:
@@ -216,7 +216,7 @@ def test_a_signed_refusal_is_honoured_only_for_the_server_it_names(java):
 
 
 def test_verification_without_the_crc32c_module_is_refused_when_the_client_is_made(monkeypatch):
-    from sluice.flight import body_reader
+    from sluice.flight import _body_reader as body_reader
 
     monkeypatch.setattr(body_reader, "_crc32c", None)
     with pytest.raises(SluiceException, match="pip install crc32c"):

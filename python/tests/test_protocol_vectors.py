@@ -8,8 +8,8 @@ import json
 import pytest
 
 from conftest import ROOT
-from sluice.transport import frames, handshake, records
-from sluice.transport.frames import FrameType, Header
+from sluice.transport import _frames as frames, _handshake as handshake, _records as records
+from sluice.transport._frames import FrameType, Header
 
 VECTORS = json.loads((ROOT / "docs" / "protocol-vectors.json").read_text())
 

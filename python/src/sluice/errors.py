@@ -1,11 +1,8 @@
-"""The package's exceptions, named like their Java counterparts."""
+"""The package's exceptions, named like their Java counterparts. Those a caller would catch as a
+builtin are that builtin too: a missed deadline is a ``TimeoutError``, a closed or unreachable peer a
+``ConnectionError``, a refused handshake a ``PermissionError``, a table over its budget a ``MemoryError``."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .flight.shards import Shard
 
 __all__ = [
     "SluiceException", "ShardReadException", "UnsupportedColumnException", "TransportException",
@@ -21,10 +18,10 @@ class SluiceException(Exception):
 
 
 class ShardReadException(SluiceException):
-    """Reading a shard failed. The dataset that raised it is unusable; one restored from its last
+    """Reading a shard failed (``shard``: the :class:`sluice.flight.Shard`). The dataset that raised it is unusable; one restored from its last
     ``state_dict()`` starts with this shard (``io.sluice.flight.loader.ShardReadException``)."""
 
-    def __init__(self, shard: "Shard", cause: BaseException) -> None:
+    def __init__(self, shard: object, cause: BaseException) -> None:
         super().__init__(f"reading shard {shard} failed: {cause}")
         self.shard = shard
 
@@ -45,7 +42,7 @@ class ProtocolException(TransportException):
     """A malformed or unexpected frame; the connection is closed."""
 
 
-class AuthenticationFailedException(TransportException):
+class AuthenticationFailedException(TransportException, PermissionError):
     """The handshake failed: another secret, another node than expected, or a forged signature."""
 
 
@@ -69,15 +66,15 @@ class MessageTooLargeException(TransportException):
     """A message exceeds the receiver's ``maxMessageBytes``."""
 
 
-class TransportUnavailableException(TransportException):
+class TransportUnavailableException(TransportException, ConnectionError):
     """The peer runs no such service, or it failed."""
 
 
-class TransportTimeoutException(TransportException):
+class TransportTimeoutException(TransportException, TimeoutError):
     """An operation missed its deadline."""
 
 
-class PeerClosedException(TransportException):
+class PeerClosedException(TransportException, ConnectionError):
     """The connection is closed."""
 
 

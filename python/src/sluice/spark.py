@@ -138,7 +138,7 @@ class PublishedTable:
     def reader(self, *, timeout: Optional[float] = 30.0, **kwargs: Any) -> "TableStream":
         """Every shard's record batches in the catalog's order, over the data plane; close it (or use
         it as a context manager). ``kwargs`` go to each :class:`sluice.flight.SluiceFlightClient`."""
-        from .flight.catalog import table_shards
+        from .flight._catalog import table_shards
 
         shards = table_shards(self.uri, self.name, timeout=timeout, **self._credentials())
         return TableStream(shards, self.secret, timeout, kwargs)
@@ -164,7 +164,7 @@ class TableStream:
         self.schema = None
 
     def __iter__(self) -> Iterator[Any]:
-        from .flight.client import SluiceFlightClient
+        from .flight._client import SluiceFlightClient
 
         for shard in self._shards:
             client = self._clients.get(shard.location)

@@ -22,10 +22,10 @@ import torch.utils.data
 
 from . import order
 from .errors import ShardReadException, UnsupportedColumnException
-from .flight.client import SluiceFlightClient
-from .flight.catalog import table_shards
-from .flight.negotiator import DataPlaneOptions
-from .flight.shards import Shard, list_shards
+from .flight._client import SluiceFlightClient
+from .flight._catalog import table_shards
+from .flight._negotiator import DataPlaneOptions
+from .flight._shards import Shard, list_shards
 
 if TYPE_CHECKING:
     from .spark import PublishedTable
@@ -295,7 +295,7 @@ class SluiceDataset(torch.utils.data.IterableDataset):
 
 
 def _sized(shard: Shard, sizes: Mapping[str, tuple]) -> Shard:
-    from .flight.catalog import flight_name
+    from .flight._catalog import flight_name
 
     rows, size = sizes.get(flight_name(shard.ticket), (-1, -1))
     return Shard(shard.name, shard.location, shard.ticket, rows, size, token=shard.token)

@@ -6,11 +6,11 @@
 * :mod:`sluice.flight.call_token`: the bearer token a server with a secret asks every call for.
 """
 
-from .catalog import table_shards
-from .client import SluiceFlightClient, open_reader
-from .negotiator import DataPlaneOptions, Decision
-from .shards import Shard, list_shards
-from .table_reader import GrpcTableReader, TableReader
+from ._catalog import table_shards
+from ._client import SluiceFlightClient, open_reader
+from ._negotiator import DataPlaneOptions, Decision
+from ._shards import Shard, list_shards
+from ._table_reader import GrpcTableReader, TableReader
 
 __all__ = [
     "SluiceFlightClient",

@@ -23,7 +23,7 @@ import time
 from typing import List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
-from ..transport.handshake import hkdf_expand, psk
+from ..transport._handshake import hkdf_expand, psk
 
 __all__ = ["Tokens", "VERSION", "audience", "call_options", "claims", "for_server", "headers",
            "key", "mint", "sign"]

@@ -10,7 +10,7 @@
 There is no server here, and no verbs: a server that offers only verbs is READ over tcp.
 """
 
-from .connection import Connection, ReadRange, connect  # noqa: F401
-from .handshake import NodeIdentity
+from ._connection import Connection, ReadRange, connect  # noqa: F401
+from ._handshake import NodeIdentity
 
 __all__ = ["Connection", "ReadRange", "connect", "NodeIdentity"]

@@ -7,11 +7,11 @@ import threading
 from typing import Callable, Optional, Union
 
 from ..errors import TransportUnavailableException
-from . import call_token, data_plane
-from .body_reader import DataPlaneTableReader, require_crc32c
-from .negotiator import DataPlaneOptions, Decision, negotiate
-from .shards import Shard
-from .table_reader import GrpcTableReader, TableReader
+from . import _data_plane as data_plane, call_token
+from ._body_reader import DataPlaneTableReader, require_crc32c
+from ._negotiator import DataPlaneOptions, Decision, negotiate
+from ._shards import Shard
+from ._table_reader import GrpcTableReader, TableReader
 
 __all__ = ["SluiceFlightClient", "open_reader"]
 

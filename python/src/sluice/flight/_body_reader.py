@@ -29,11 +29,11 @@ from typing import Callable, Deque, Iterator, List, Optional
 import pyarrow as pa
 
 from ..errors import ReadIntegrityException, RegionRevokedException, SluiceException, TransportException, UnknownKeyException
-from ..transport.connection import ReadRange
-from . import data_plane
-from .data_plane import BodyFrame
-from .negotiator import DataPlaneSession
-from .table_reader import TableReader
+from ..transport._connection import ReadRange
+from . import _data_plane as data_plane
+from ._data_plane import BodyFrame
+from ._negotiator import DataPlaneSession
+from ._table_reader import TableReader
 
 __all__ = ["DataPlaneTableReader"]
 

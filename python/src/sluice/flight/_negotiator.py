@@ -1,6 +1,6 @@
 """Whether a client's streams from one server take the READ data plane, and why not.
 
-Mirrors ``io.sluice.flight.client.Negotiator``: decided once per client and server, the reason in
+Mirrors ``io.sluice.flight._client.Negotiator``: decided once per client and server, the reason in
 one line. The data plane needs the transport secret, a server that answers the
 ``sluice.data-plane`` action, and a transport connection to the address it names that
 authenticates (mutually, with the secret) as the node it names. Any "no" is plain Flight, except
@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..errors import TransportException
-from ..transport import connection as transport
-from ..transport import shm
-from ..transport.handshake import NodeIdentity
-from . import call_token, data_plane
-from .landing import LandingPool
+from ..transport import _connection as transport
+from ..transport import _shm as shm
+from ..transport._handshake import NodeIdentity
+from . import _data_plane as data_plane, call_token
+from ._landing import LandingPool
 
 __all__ = ["DATA_PLANE_ACTION", "Decision", "DataPlaneSession", "DataPlaneOptions", "negotiate"]
 

@@ -15,7 +15,7 @@ from typing import List, Optional
 
 from ..errors import LostShardsError
 from . import call_token
-from .shards import Shard
+from ._shards import Shard
 
 __all__ = ["TICKET_PREFIX", "table_shards", "flight_name"]
 

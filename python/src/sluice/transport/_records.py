@@ -22,7 +22,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import ProtocolException
-from .frames import FrameType, Header
+from ._frames import FrameType, Header
 
 TAG_LENGTH = 16
 RECORD_LENGTH = 64 * 1024

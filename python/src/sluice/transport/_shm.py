@@ -1,4 +1,4 @@
-"""A same-host server's regions, mapped read-only (``io.sluice.transport.shm.ShmPeer``,
+"""A same-host server's regions, mapped read-only (``io.sluice.transport._shm.ShmPeer``,
 ``ShmFiles``): the shm control service names the server's arena and its token; the arena is
 trusted only if it is a folder of this OS user with mode 0700 reached without links, holding a
 ``token`` file with that token and a ``slots`` revocation table. Each key's backing file is then
@@ -27,12 +27,12 @@ from ..errors import (
     RegionRevokedException,
     TransportUnavailableException,
 )
-from . import frames
-from .connection import Connection
+from . import _frames as frames
+from ._connection import Connection
 
 __all__ = ["ShmPeer", "attach"]
 
-_log = logging.getLogger("sluice.transport.shm")
+_log = logging.getLogger("sluice.transport._shm")
 
 SLOTS = 1 << 17
 TOKEN_FILE = "token"

@@ -1,4 +1,4 @@
-"""Protocol 6's handshake (docs/protocol.md section 2; ``io.sluice.transport.handshake.Handshake``,
+"""Protocol 6's handshake (docs/protocol.md section 2; ``io.sluice.transport._handshake.Handshake``,
 ``KeySchedule``, ``SecretKeys``, ``NodeIdentity``): a SIGMA-style exchange with a pre-shared key,
 X25519 for forward secrecy and Ed25519 signatures for node identity, keys from HKDF-SHA256.
 
@@ -21,8 +21,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 
 from ..errors import AuthenticationFailedException
-from . import frames
-from .frames import FLAG_ENCRYPT, Greeting
+from . import _frames as frames
+from ._frames import FLAG_ENCRYPT, Greeting
 
 MIN_SECRET_BYTES = 16
 PSK_SALT = b"sluice/6/psk"

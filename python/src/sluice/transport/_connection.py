@@ -25,10 +25,10 @@ from ..errors import (
     TransportException,
     TransportTimeoutException,
 )
-from . import frames, records
-from .frames import FrameType, Header
-from .handshake import ClientHandshake, NodeIdentity
-from .records import TAG_LENGTH
+from . import _frames as frames, _records as records
+from ._frames import FrameType, Header
+from ._handshake import ClientHandshake, NodeIdentity
+from ._records import TAG_LENGTH
 
 __all__ = ["Connection", "ReadRange", "connect"]
 
