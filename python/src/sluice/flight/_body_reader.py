@@ -12,9 +12,14 @@ stream reader then builds the batches: it reads the encapsulated messages from
 arrays' buffers point into the landing memory or the mapping (no copy after the READ).
 
 Lifetimes as in Java: a batch kept alive keeps its memory. On shm the server keeps the table and
-the grant until the reader half-closes the call, which happens once no view is held (when the
-last batch over a view is released, on whichever thread releases it), or when the call dies
-with the process. Not thread safe: one reading thread.
+the grant until the reader half-closes the call, which happens once no view is held (the last
+batch over a view released, on whichever thread releases it, hands the ending of the call to the
+client's ender thread), or when the call dies with the process.
+
+Each stream owns a connection of the session's pool while it reads (no lock is shared with other
+streams; checksums, copies and socket waits release the GIL) and holds one of the session's
+stream places until its call ends. Every wait on the Flight call has the stream's deadline: a
+read that misses it cancels the call (``_watchdog``). Not thread safe: one reading thread.
 """
 
 from __future__ import annotations
@@ -28,14 +33,22 @@ from typing import Callable, Deque, Iterator, List, Optional
 
 import pyarrow as pa
 
-from ..errors import ReadIntegrityException, RegionRevokedException, SluiceException, TransportException, UnknownKeyException
+from ..errors import (
+    ReadIntegrityException,
+    RegionRevokedException,
+    SluiceException,
+    TransportException,
+    TransportTimeoutException,
+    UnknownKeyException,
+)
 from ..transport._connection import ReadRange
 from . import _data_plane as data_plane
 from ._data_plane import BodyFrame
-from ._negotiator import DataPlaneSession
+from ._session import DataPlaneSession, StreamSlot
 from ._table_reader import TableReader
+from ._watchdog import read_chunk
 
-__all__ = ["DataPlaneTableReader"]
+__all__ = ["DataPlaneTableReader", "Ender", "open_get", "read_frame"]
 
 try:  # the C implementation; a table-driven pure-Python fallback would be ~1000x slower
     from crc32c import crc32c as _crc32c
@@ -160,12 +173,71 @@ class _IpcMessages:
         return False
 
 
+def read_frame(call, deadline: float, what: str) -> Optional[bytes]:
+    """The next data-plane frame of ``call`` (the ``app_metadata`` of its next message), None at its
+    end, waiting until ``deadline`` at most (then the call is cancelled: TransportTimeoutException)."""
+    try:
+        chunk = read_chunk(call, deadline, what)
+    except StopIteration:
+        return None
+    if chunk.data is not None and chunk.data.num_rows > 0 or chunk.app_metadata is None:
+        raise SluiceException("data-plane stream carried a Flight message that is not a frame")
+    return chunk.app_metadata.to_pybytes()
+
+
+def _load_refusal(e: BaseException) -> bool:
+    """Whether a failed open is the server's refusal for load (its stream threads all busy)."""
+    return "RESOURCE_EXHAUSTED" in str(e) or "already holds" in str(e) or "every thread" in str(e)
+
+
+def open_get(session: DataPlaneSession, client, options, ticket: bytes, ender,
+             on_close: Optional[Callable[[], None]] = None) -> "DataPlaneTableReader":
+    """Opens a data-plane get of ``ticket`` over the Flight ``client`` (calls made with ``options``):
+    a stream place and connection of ``session``, a grant over that connection, the DoExchange
+    and its schema, all within the session's I/O timeout. A refusal for load (the server's stream
+    threads all busy with other clients) is tried again with back-off within that deadline.
+    ``ender`` runs the ending of calls whose batches outlive the reading (:class:`Ender`)."""
+    from pyarrow import flight
+
+    deadline = time.monotonic() + session.options.io_timeout
+    pause = 0.02
+    while True:
+        slot = session.open_stream(deadline)
+        writer = call = None
+        try:
+            grant = data_plane.decode_grant_reply(
+                slot.connection.request(data_plane.grant_request(), max(0.001, deadline - time.monotonic())))
+            descriptor = flight.FlightDescriptor.for_command(data_plane.encode_open_get(grant, ticket))
+            writer, call = client.do_exchange(descriptor, options=options)
+            schema_frame = read_frame(call, deadline, "schema")
+            return DataPlaneTableReader(session, slot, writer, call, grant, schema_frame, ender, on_close)
+        except BaseException as e:
+            _abandon(writer, call)
+            slot.release()
+            if not isinstance(e, flight.FlightError) or not _load_refusal(e) or time.monotonic() + pause >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(1.0, pause * 2)
+
+
+def _abandon(writer, call) -> None:
+    """Cancels and closes a call that will not be read (a refused or failed open)."""
+    for step in (getattr(call, "cancel", None), getattr(writer, "close", None)):
+        if step is not None:
+            try:
+                step()
+            except Exception:  # noqa: BLE001 - the call already failed; ending it can only fail the same way
+                pass
+
+
 class DataPlaneTableReader(TableReader):
-    def __init__(self, session: DataPlaneSession, exchange_writer, exchange_reader, grant: bytes,
-                 on_close: Optional[Callable[[], None]] = None) -> None:
+    def __init__(self, session: DataPlaneSession, slot: StreamSlot, exchange_writer, exchange_reader, grant: bytes,
+                 schema_frame: Optional[bytes], ender, on_close: Optional[Callable[[], None]] = None) -> None:
         o = session.options
         self._session = session
-        self._conn = session.connection
+        self._slot = slot
+        self._conn = slot.connection
+        self._ender = ender
         self._writer = exchange_writer
         self._call = exchange_reader
         self._grant = grant
@@ -174,6 +246,8 @@ class DataPlaneTableReader(TableReader):
         self._timeout = o.io_timeout
         self._view_bodies = o.zero_copy and session.shm is not None
         self._verify = o.verify_reads
+        self._landing_bytes = o.landing_bytes
+        self._ahead_bytes = 0
         self._on_close = on_close
         self.views = ViewLease()
         self._announced: Deque[BodyFrame] = collections.deque()
@@ -189,7 +263,6 @@ class DataPlaneTableReader(TableReader):
         self._finished = False
         self._closed = False
         self._call_ended = False
-        schema_frame = self._receive_frame()
         if schema_frame is None:
             raise SluiceException("data-plane stream ended before its schema")
         self._schema_message = encapsulate(data_plane.decode_schema_frame(schema_frame))
@@ -232,12 +305,12 @@ class DataPlaneTableReader(TableReader):
         if not self._sent_schema:
             self._sent_schema = True
             return (memoryview(self._schema_message),)
-        with self._session.lock:
-            body = self._next_body()
-            if body is None:
-                self._finish()
-                return None
-            view = self._complete(body)
+        body = self._next_body()
+        if body is None:
+            self._finish()
+            self._slot.return_connection()  # every body acknowledged: the connection serves other streams
+            return None
+        view = self._complete(body)
         declared = declared_body_length(body.frame.metadata)
         if declared > body.frame.length:
             raise SluiceException(
@@ -272,8 +345,7 @@ class DataPlaneTableReader(TableReader):
         self._pulled_at = self._consumed
         want = min(data_plane.MAX_ANNOUNCED_BODIES, max(64, 4 * self._depth))
         payload = data_plane.encode_pull(self._grant, self._consumed, 0 if self._all_announced else want)
-        with self._session.lock:
-            self._pull = self._conn.send_request(payload)
+        self._pull = self._conn.send_request(payload)
 
     def _take_announcement(self, wait: bool) -> None:
         if self._pull is None or (not wait and not self._conn.is_done(self._pull)):
@@ -299,30 +371,43 @@ class DataPlaneTableReader(TableReader):
 
     def _start_reads(self) -> None:
         while len(self._reading) < self._depth and self._announced:
-            f = self._announced.popleft()
-            body = _Body(f)
-            self._reading.append(body)
-            if f.length == 0:
-                continue
-            if self._view_bodies and self._session.shm.reaches(f.key, self._timeout):
+            f = self._announced[0]
+            if f.length == 0 or self._view_bodies and self._reaches(f.key):
+                self._reading.append(_Body(self._announced.popleft()))
                 continue  # viewed where it lies when its turn comes
+            if f.length > self._landing_bytes:
+                raise SluiceException(
+                    f"the server announced a body of {f.length} bytes, over the {self._landing_bytes} bytes a stream may"
+                    " land (DataPlaneOptions.landing_bytes)")
+            if self._ahead_bytes and self._ahead_bytes + f.length > self._landing_bytes:
+                return  # READ once the consumer took the bodies landed before it
+            body = _Body(self._announced.popleft())
+            self._reading.append(body)
             body.into = self._session.landing.acquire(f.length)
+            self._ahead_bytes += f.length
             ranges = [
                 ReadRange(f.key, f.offset + at, min(self._chunk, f.length - at), body.into[at : at + min(self._chunk, f.length - at)])
                 for at in range(0, f.length, self._chunk)
             ]
             body.reads = self._conn.send_reads(ranges)
 
+    def _reaches(self, key: int) -> bool:
+        with self._session.shm_lock:
+            return self._session.shm.reaches(key, self._timeout)
+
     def _complete(self, body: _Body) -> Optional[memoryview]:
         """Waits for the body's READ (or takes its view), checks its CRC32C; the next pull
         acknowledges it."""
         f = body.frame
         deadline = time.monotonic() + self._timeout
+        if body.into is not None:
+            self._ahead_bytes -= f.length
         try:
             for corr in body.reads:
                 self._conn.wait(corr, deadline)
             if f.length and body.into is None:
-                body.view = self._session.shm.view(f.key, f.offset, f.length, self._timeout)
+                with self._session.shm_lock:
+                    body.view = self._session.shm.view(f.key, f.offset, f.length, self._timeout)
                 body.lease = self.views.hold(body.view)
         except TransportException as e:
             self._give_back(body)
@@ -370,80 +455,76 @@ class DataPlaneTableReader(TableReader):
     def _stop(self) -> bool:
         """Tells the server this reader wants no more bodies, keeping those it has."""
         try:
-            with self._session.lock:
-                if self._pull is not None:
-                    self._take_announcement(wait=True)
-                self._conn.request(data_plane.encode_pull(self._grant, self._consumed, 0, stop=True), self._timeout)
+            if self._pull is not None:
+                self._take_announcement(wait=True)
+            self._conn.request(data_plane.encode_pull(self._grant, self._consumed, 0, stop=True), self._timeout)
             return True
         except (TransportException, SluiceException):
             return False
 
     # ---- the Flight call
 
-    def _receive_frame(self) -> Optional[bytes]:
-        try:
-            chunk = self._call.read_chunk()
-        except StopIteration:
-            return None
-        if chunk.data is not None and chunk.data.num_rows > 0 or chunk.app_metadata is None:
-            raise SluiceException("data-plane stream carried a Flight message that is not a frame")
-        return chunk.app_metadata.to_pybytes()
+    def _receive_frame(self, deadline: Optional[float] = None) -> Optional[bytes]:
+        return read_frame(self._call, deadline or time.monotonic() + self._timeout, "frame")
 
     def _server_verdict(self) -> None:
-        """Raises the server's error if the call ended with one."""
+        """Raises the server's error if the call ended with one (waiting for its end within the
+        I/O timeout)."""
         from pyarrow import flight
 
+        deadline = time.monotonic() + self._timeout
         try:
-            while self._receive_frame() is not None:
+            while self._receive_frame(deadline) is not None:
                 pass
         except flight.FlightError as e:
             raise SluiceException(f"the server ended the stream: {e}") from e
 
     def _end_call(self) -> None:
-        """Half-closes the call and waits for the server's end of it; once."""
+        """Half-closes the call and waits for the server's end of it; once, and not at all once
+        the client is closed (closing it ended every call)."""
         if self._call_ended:
             return
         self._call_ended = True
+        if self._ender.closed:
+            return
         try:
             self._writer.done_writing()
             self._server_verdict()
-        except Exception:
+        except Exception:  # noqa: BLE001
             pass  # every body was acknowledged and taken: how the server ends the call changes nothing
         finally:
             try:
                 self._writer.close()
-            except Exception:
+            except Exception:  # noqa: BLE001
                 pass  # a server gone meanwhile (its executor killed) ends the call as well; nothing is lost
 
     def close(self) -> None:
         """Unfinished with no view held: cancels the call (the server frees the stream at once).
         Otherwise tells the server it is done (a stop when unfinished) and ends the call once no
         view of its bodies is held: at once for READ bodies, or when the application releases
-        the last batch over a view (the server keeps the table and the grant until then)."""
+        the last batch over a view (the server keeps the table and the grant until then). The
+        stream's connection goes back to the session's pool, its place once the call ended."""
         if self._closed:
             return
         self._closed = True
-        with self._session.lock:
-            for body in self._reading:
-                self._give_back(body)
-            self._reading.clear()
-            self._announced.clear()
+        for body in self._reading:
+            self._give_back(body)
+        self._reading.clear()
+        self._announced.clear()
         if not self._finished and (self.views.held == 0 or not self._stop()):
-            try:
-                self._call.cancel()
-                self._writer.close()
-            except Exception:
-                pass  # cancelling reports itself as an error when the call ends; nothing was lost
+            _abandon(self._writer, self._call)
             self._call_ended = True
+            self._slot.return_connection()
             self._closed_all()
             return
         self._finished = True
-        # The client (when this reader owns it) closes only after the call ended: closing it
-        # first would end the call and let the server free memory a batch still views.
+        self._slot.return_connection()
+        # The client closes only after the call ended: closing it first would end the call and
+        # let the server free memory a batch still views.
         if self.views.held == 0:
             self._end_then_close()
         else:
-            self.views.after_views(lambda: threading.Thread(target=self._end_then_close, daemon=True).start())
+            self.views.after_views(lambda: self._ender.submit(self._end_then_close))
 
     def _end_then_close(self) -> None:
         try:
@@ -452,5 +533,61 @@ class DataPlaneTableReader(TableReader):
             self._closed_all()
 
     def _closed_all(self) -> None:
+        self._slot.release()
         if self._on_close is not None:
             self._on_close()
+
+
+class Ender:
+    """Ends the calls of streams whose last batch was released (on whichever thread released it,
+    inside a finalizer): one thread of the client's, started on first use, that runs those endings
+    in turn. :meth:`close` stops it after the endings queued so far, within a deadline; endings
+    submitted later run on the submitting thread and touch no call (the client ended them all)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._queue: Deque[Callable[[], None]] = collections.deque()
+        self._cv = threading.Condition()
+        self._thread: Optional[threading.Thread] = None
+        self.closed = False
+
+    def submit(self, action: Callable[[], None]) -> None:
+        with self._cv:
+            if not self.closed:
+                self._queue.append(action)
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                    self._thread.start()
+                self._cv.notify()
+                return
+        action()
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while not self._queue and not self.closed:
+                    self._cv.wait()
+                if not self._queue:
+                    return
+                action = self._queue.popleft()
+            try:
+                action()
+            except Exception:  # noqa: BLE001 - an ending that fails has nothing left to free
+                pass
+
+    def close(self, timeout: float) -> None:
+        """Runs the endings queued so far (waiting ``timeout`` seconds at most), then stops."""
+        with self._cv:
+            thread = self._thread
+            if thread is None or thread is threading.current_thread():
+                self.closed = True  # from an ending itself: the thread finds the flag when it returns
+                self._cv.notify()
+                return
+            self._cv.notify()
+        deadline = time.monotonic() + timeout
+        with self._cv:
+            while self._queue and thread.is_alive() and time.monotonic() < deadline:
+                self._cv.wait(0.01)
+            self.closed = True
+            self._cv.notify()
+        thread.join(max(0.0, deadline - time.monotonic()))

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
+import weakref
 from typing import Callable, Optional, Union
 
 from ..errors import TransportUnavailableException
-from . import _data_plane as data_plane, call_token
-from ._body_reader import DataPlaneTableReader, require_crc32c
+from . import call_token
+from ._body_reader import Ender, open_get, require_crc32c
+from ._landing import Allocate
 from ._negotiator import DataPlaneOptions, Decision, negotiate
 from ._shards import Shard
 from ._table_reader import GrpcTableReader, TableReader
@@ -28,9 +31,15 @@ class SluiceFlightClient:
     it, bodies are READ over the transport (``"tcp"``) or viewed in a same-host server's memory
     (``"shm"``); otherwise they come by plain Flight (``"grpc"``). ``data_plane_options`` tunes
     the data plane (:class:`DataPlaneOptions`); with ``encrypt=True`` there a client never takes
-    a plaintext ``grpc+tcp`` stream instead. Use it as a context manager; it owns its gRPC channel
-    and its transport connection. Thread safe: streams may be opened from several threads at once
-    (data-plane operations on the one connection are serialized).
+    a plaintext ``grpc+tcp`` stream instead. ``landing`` allocates the memory READ bodies land in
+    (bytes -> a writable uint8 NumPy array; ``sluice.torch`` passes pinned memory for CUDA).
+
+    Thread safe: streams may be opened and read from several threads at once, each data-plane
+    stream on a transport connection of its own (kept for the next stream), at most as many at
+    once as the server lets one client hold (its offer says how many; one more waits for a
+    stream's call to end). Use it as a context manager, or close it: closing ends the calls of
+    streams whose batches were released, then the connections and the gRPC channel. A client
+    still open when the interpreter exits is closed then.
     """
 
     def __init__(
@@ -42,6 +51,7 @@ class SluiceFlightClient:
         data_plane: bool = True,
         timeout: Optional[float] = None,
         data_plane_options: DataPlaneOptions = DataPlaneOptions(),
+        landing: Optional[Allocate] = None,
     ) -> None:
         from pyarrow import flight
 
@@ -53,9 +63,13 @@ class SluiceFlightClient:
         self._settings = data_plane_options
         if data_plane and data_plane_options.verify_reads:
             require_crc32c()
+        self._landing = landing
         self._client = flight.FlightClient(location)
         self._lock = threading.Lock()
         self._decision: Optional[Decision] = None
+        self._ender = Ender(f"sluice-flight-ender {location}")
+        self._closed = False
+        _OPEN.add(self)
 
     @property
     def decision(self) -> Decision:
@@ -63,7 +77,7 @@ class SluiceFlightClient:
         with self._lock:
             if self._decision is None:
                 self._decision = negotiate(self._client, self._options, self._secret, self._data_plane, self._settings,
-                                           audience=call_token.audience(self.location))
+                                           audience=call_token.audience(self.location), allocate=self._landing)
                 _log.info("%s: streams take %s: %s", self.location, self._decision.data_path, self._decision.reason)
             return self._decision
 
@@ -90,10 +104,7 @@ class SluiceFlightClient:
         decision = self.decision  # decided (and logged) once, before the first stream
         session = decision.session
         if session is not None:
-            grant = session.grant()
-            descriptor = flight.FlightDescriptor.for_command(data_plane.encode_open_get(grant, ticket))
-            writer, reader = self._client.do_exchange(descriptor, options=self._options)
-            return DataPlaneTableReader(session, writer, reader, grant, on_close)
+            return open_get(session, self._client, self._options, ticket, self._ender, on_close)
         if self._settings.encrypt and not self.location.startswith("grpc+tls"):
             raise TransportUnavailableException(
                 f"encryption was asked for, and the data plane of {self.location} cannot be used ({decision.reason});"
@@ -105,19 +116,41 @@ class SluiceFlightClient:
                 f"the data plane of {self.location} cannot be used ({decision.reason}), and nothing authenticated"
                 " that answer; not falling back to plain Flight (DataPlaneOptions(unsigned_fallback=True) allows it)"
             )
-        return GrpcTableReader(self._client.do_get(flight.Ticket(ticket), options=self._options), on_close)
+        return GrpcTableReader(self._client.do_get(flight.Ticket(ticket), options=self._options), on_close,
+                               self._settings.io_timeout)
 
     def close(self) -> None:
+        """Ends the calls of streams whose batches were released (within the I/O timeout), then
+        closes the data-plane connections and the gRPC channel. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._ender.close(self._settings.io_timeout)
         with self._lock:
             if self._decision is not None and self._decision.session is not None:
                 self._decision.session.close()
         self._client.close()
+        _OPEN.discard(self)
 
     def __enter__(self) -> "SluiceFlightClient":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+#: Clients not yet closed, closed when the interpreter exits (before its threads and C++ objects go).
+_OPEN: "weakref.WeakSet[SluiceFlightClient]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_clients() -> None:
+    for client in list(_OPEN):
+        try:
+            client.close()
+        except Exception:  # noqa: BLE001 - exiting anyway; a client that fails to close holds nothing of ours
+            pass
 
 
 def open_reader(

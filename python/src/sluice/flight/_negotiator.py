@@ -12,7 +12,6 @@ from __future__ import annotations
 import hmac
 import logging
 import os
-import threading
 from dataclasses import dataclass
 from typing import Optional
 
@@ -21,7 +20,8 @@ from ..transport import _connection as transport
 from ..transport import _shm as shm
 from ..transport._handshake import NodeIdentity
 from . import _data_plane as data_plane, call_token
-from ._landing import LandingPool
+from ._landing import Allocate
+from ._session import DataPlaneSession
 
 __all__ = ["DATA_PLANE_ACTION", "Decision", "DataPlaneSession", "DataPlaneOptions", "negotiate"]
 
@@ -43,6 +43,9 @@ class DataPlaneOptions:
     * ``verify_reads`` (``sluice.flight.verifyReads``): check each body's CRC32C before Arrow sees it.
     * ``stream_window`` (``sluice.flight.streamWindow``): bodies one get keeps READs in flight for.
     * ``read_chunk_bytes`` (``sluice.flight.readChunkBytes``): largest range of a body's batched READ.
+    * ``landing_bytes``: most bytes of bodies one stream READs ahead of its consumer (at least one
+      body at a time); a body announced larger fails the stream, so a server cannot make the
+      reader allocate what it announces.
     * ``connect_timeout``/``io_timeout`` (seconds; ``connectTimeoutMs``/``ioTimeoutMs``).
     """
 
@@ -53,6 +56,7 @@ class DataPlaneOptions:
     verify_reads: bool = True
     stream_window: int = 4
     read_chunk_bytes: int = 8 << 20
+    landing_bytes: int = 256 << 20
     connect_timeout: float = 10.0
     io_timeout: float = 30.0
 
@@ -70,38 +74,9 @@ class Decision:
     authenticated: bool = True
 
 
-class DataPlaneSession:
-    """A client's authenticated transport connection to one server's data plane, with its landing
-    memory and, on the same host, the server's arena. Owned by the client, which closes it.
-    Operations on the connection are serialized by :attr:`lock`."""
-
-    def __init__(self, conn: transport.Connection, offer: data_plane.Offer, peer: Optional[shm.ShmPeer],
-                 options: DataPlaneOptions) -> None:
-        self.connection = conn
-        self.offer = offer
-        self.shm = peer
-        self.options = options
-        self.landing = LandingPool()
-        self.lock = threading.RLock()
-
-    @property
-    def data_path(self) -> str:
-        return "shm" if self.shm is not None else "tcp"
-
-    def grant(self) -> bytes:
-        """A single-use grant for the next stream, asked for over the authenticated connection."""
-        with self.lock:
-            return data_plane.decode_grant_reply(self.connection.request(data_plane.grant_request()))
-
-    def close(self) -> None:
-        if self.shm is not None:
-            self.shm.close()
-        self.connection.close()
-
-
 def negotiate(client, options, secret: Optional[str], data_plane_wanted: bool = True,
               settings: DataPlaneOptions = DataPlaneOptions(), identity: Optional[NodeIdentity] = None,
-              audience: str = "") -> Decision:
+              audience: str = "", allocate: Optional[Allocate] = None) -> Decision:
     """Decides for ``client`` (a ``pyarrow.flight.FlightClient``) calling with ``options``.
 
     Asks the server for its data-plane offer only when the client could use one: the data plane is
@@ -136,6 +111,7 @@ def negotiate(client, options, secret: Optional[str], data_plane_wanted: bool = 
         offer = data_plane.decode_offer(answer)
     except ValueError as e:
         return Decision("grpc", f"the server's data-plane offer is unreadable: {e}", authenticated=False)
+    identity = identity or NodeIdentity()  # one node for every connection: the server's bounds are per node
     try:
         conn = transport.connect(
             offer.host, offer.port, secret, encrypt=settings.encrypt, identity=identity,
@@ -156,7 +132,13 @@ def negotiate(client, options, secret: Optional[str], data_plane_wanted: bool = 
             conn.close()
             return Decision("grpc", f"the transport at {offer.host}:{offer.port} failed the shm set-up: {e}",
                             authenticated=False)
-    session = DataPlaneSession(conn, offer, peer, settings)
+    def connect() -> transport.Connection:
+        # The stream connections: the same secret, identity and node as the one just proven.
+        return transport.connect(offer.host, offer.port, secret, encrypt=settings.encrypt, identity=identity,
+                                 connect_timeout=settings.connect_timeout, io_timeout=settings.io_timeout,
+                                 expected_node=offer.node_id)
+
+    session = DataPlaneSession(conn, offer, peer, settings, connect, allocate)
     reason = f"the server offers a {offer.provider} data plane at {offer.host}:{offer.port}"
     if peer is None:
         reason += f"; READs over tcp ({why_not})"

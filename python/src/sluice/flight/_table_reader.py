@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import abc
+import time
 from typing import Callable, Iterator, List, Optional
 
 import pyarrow as pa
+
+from ._watchdog import read_chunk
 
 __all__ = ["TableReader", "GrpcTableReader"]
 
@@ -48,11 +51,13 @@ class GrpcTableReader(TableReader):
     """A table read by plain Flight DoGet (the bodies come in the gRPC messages).
 
     Owns the pyarrow stream; ``on_close`` runs when it closes (a reader from
-    :func:`sluice.flight.open_reader` closes its client there).
+    :func:`sluice.flight.open_reader` closes its client there). Each message must arrive within
+    ``io_timeout`` seconds, or the call is cancelled.
     """
 
-    def __init__(self, stream, on_close: Optional[Callable[[], None]] = None) -> None:
+    def __init__(self, stream, on_close: Optional[Callable[[], None]] = None, io_timeout: float = 30.0) -> None:
         self._stream = stream
+        self._timeout = io_timeout
         self._on_close = on_close
         self._ended = False
         self._closed = False
@@ -68,7 +73,7 @@ class GrpcTableReader(TableReader):
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         while True:
             try:
-                chunk = self._stream.read_chunk()
+                chunk = read_chunk(self._stream, time.monotonic() + self._timeout, "batch")
             except StopIteration:
                 self._ended = True
                 return

@@ -162,6 +162,11 @@ class Connection:
     def is_open(self) -> bool:
         return self._closed is None
 
+    @property
+    def has_pending(self) -> bool:
+        """Whether an operation is still under way (its answer not yet taken)."""
+        return bool(self._pending)
+
     def close(self) -> None:
         if self._closed is None:
             self._closed = "closed by this side"
