@@ -103,11 +103,13 @@ SHARDS, ROWS, SECRET = 7, 16, "python-test-secret"
 
 
 @contextlib.contextmanager
-def serve(java, provider: str = "tcp", encryption: bool = False, shards: int = SHARDS, rows: int = ROWS):
-    """A real SluiceFlightServer (io.sluice.flight.ServeTestTable) until the block ends."""
+def serve(java, provider: str = "tcp", encryption: bool = False, shards: int = SHARDS, rows: int = ROWS,
+          settings: Optional[Dict[str, str]] = None):
+    """A real SluiceFlightServer (io.sluice.flight.ServeTestTable) until the block ends; ``settings``:
+    further server keys (``sluice.flight.dataPlaneGetsPerClient``, ...)."""
     process = subprocess.Popen(
         [_java(), *JVM_FLAGS, "-cp", java.classpath, "io.sluice.flight.ServeTestTable", str(shards), str(rows), SECRET,
-         provider, str(encryption).lower()],
+         provider, str(encryption).lower(), *(f"{k}={v}" for k, v in (settings or {}).items())],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     stderr: List[str] = []

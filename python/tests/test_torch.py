@@ -114,11 +114,11 @@ def test_resume_yields_exactly_the_remaining_batches(served_table):
 
 
 def test_resume_opens_no_shard_it_consumed(served_table, monkeypatch):
-    import sluice.torch as st
+    import sluice.loader as sl
 
     opened = []
-    real = st._read_shard
-    monkeypatch.setattr(st, "_read_shard", lambda client, shard: opened.append(shard.name) or real(client, shard))
+    real = sl._read_shard
+    monkeypatch.setattr(sl, "_read_shard", lambda client, shard: opened.append(shard.name) or real(client, shard))
     first = dataset(served_table, seed=9)
     it = iter(first)
     for _ in range(3):

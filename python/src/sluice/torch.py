@@ -1,9 +1,11 @@
 """``SluiceDataset``: a table's shards as a PyTorch ``IterableDataset``, in the Java loader's order.
 
-One iteration is one epoch of one rank: the rank's shards in ``sluice.order``'s order for
-(seed, epoch, rank, world), read ahead on threads, each record batch yielded as a dict of tensors
-that share the Arrow buffers (no copy). Worker processes of a ``DataLoader`` split the rank's
-shards: worker ``w`` of ``W`` reads the positions ``w, w + W, ...`` of the rank's list.
+A thin adapter over :class:`sluice.loader.FlightLoader` (order, prefetch, cursors, no torch): each
+item the loader hands out becomes a dict of tensors that share the Arrow buffers (no copy), or
+whatever ``collate_fn`` makes of the record batch, on ``device`` if one is given. For a CUDA
+device, bodies READ over tcp land in pinned memory, shm views are copied once into pinned
+staging, and each batch moves with a ``non_blocking`` copy on a side stream while the model works
+on the one before; the tensors handed out are ready for the step on the current stream.
 
 Imports torch; ``import sluice`` does not.
 """
@@ -11,66 +13,66 @@ Imports torch; ``import sluice`` does not.
 from __future__ import annotations
 
 import collections
-import concurrent.futures
 import multiprocessing
 import warnings
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
 import torch
 import torch.utils.data
 
 from . import order
-from .errors import ShardReadException, UnsupportedColumnException
-from .flight._client import SluiceFlightClient
+from .errors import UnsupportedColumnException
 from .flight._catalog import table_shards
 from .flight._negotiator import DataPlaneOptions
 from .flight._shards import Shard, list_shards
+from .loader import FlightLoader
 
 if TYPE_CHECKING:
     from .spark import PublishedTable
 
 __all__ = ["SluiceDataset", "batch_to_tensors"]
 
-_STATE_VERSION = 1
-
 
 class SluiceDataset(torch.utils.data.IterableDataset):
     """The shards of one table for one rank, epoch after epoch.
 
-    Semantics are the Java ``FlightLoader``'s: the same shards in the same order for the same
-    (seed, epoch, rank, world), every shard read whole, up to ``prefetch`` shards read ahead (on
-    threads, a bounded window) while the trainer computes. Each Arrow record batch becomes one
-    item (or several, of at most ``max_rows`` rows each): a dict from column name to tensor.
-    Fixed-width columns become 1-D tensors, fixed-size lists (and lists whose rows all have one
-    length, as Spark's arrays arrive) 2-D tensors, sharing the Arrow buffers; other columns raise
-    :class:`UnsupportedColumnException` unless ``columns`` leaves them out. Tensors are pinned
-    when CUDA is available and the iteration runs in the main process (``pin_memory=None``); with
-    worker processes, let ``DataLoader(pin_memory=True)`` pin them.
+    Semantics are the Java ``FlightLoader``'s (:class:`sluice.loader.FlightLoader` does the
+    reading): the same shards in the same order for the same (seed, epoch, rank, world), every
+    shard read whole, up to ``prefetch`` shards read ahead on threads (each over a connection of
+    its own; never more of one server's than it lets one client hold, so any depth is safe).
+
+    Items, as Ray's ``iter_torch_batches`` hands them out: each Arrow record batch is one item, or
+    ``batch_size`` rows are (a batch never spans two shards, so the last of a shard may be shorter),
+    or at most ``max_rows`` rows are. An item is a dict from column name to tensor
+    (:func:`batch_to_tensors`: fixed-width columns 1-D, fixed-size lists and lists of one length
+    2-D, sharing the Arrow buffers; ``columns`` picks columns), or ``collate_fn(record_batch)``
+    when given. ``device`` (``"cuda"``, ``"cuda:1"``, a ``torch.device``) moves every tensor of the
+    item there, overlapped with the step (see the module). ``pin_memory``: land bodies and copy
+    tensors into pinned memory (default: when ``device`` is CUDA; with worker processes, let
+    ``DataLoader(pin_memory=True)`` pin instead and leave ``device`` unset).
 
     Each ``iter()`` runs the epoch the cursor stands in, from where it stands, and leaves the
     cursor at the next epoch's start. :meth:`set_epoch` moves it to an epoch's start; call it before
     each epoch when a ``DataLoader`` has worker processes (they iterate copies), as with
-    ``DistributedSampler``.
+    ``DistributedSampler``. :meth:`state_dict` / :meth:`load_state_dict`: the cursor of the
+    iteration in this process (with worker processes each worker has its own, which torchdata's
+    ``StatefulDataLoader`` collects).
 
-    :meth:`state_dict` is the cursor of the iteration in this process: the epoch, the rank
-    position of the next shard, and how many items of that shard were consumed.
-    :meth:`load_state_dict` resumes there: shards before it are not opened; a shard left midway is
-    read again and its consumed items are skipped. With ``num_workers == 0`` that is the rank's
-    whole state; with worker processes each worker has its own, which torchdata's
-    ``StatefulDataLoader`` collects from each worker.
+    Ranks: pass ``rank`` and ``world`` (``torch.distributed.get_rank()`` and ``get_world_size()``):
+    ranks read disjoint shards that cover the table. Worker processes of a ``DataLoader`` split
+    their rank's shards; they must be started with ``multiprocessing_context="spawn"`` (or
+    ``"forkserver"``): gRPC does not survive ``fork``, and a forked worker raises at once rather
+    than hang. Use ``DataLoader(dataset, batch_size=None, ...)``: items are batches already.
 
-    Worker processes must be started with ``multiprocessing_context="spawn"`` (or
-    ``"forkserver"``): gRPC does not survive ``fork``; a forked worker raises at once rather than
-    hang. Use ``DataLoader(dataset, batch_size=None, ...)``: items are batches already.
-
-    Picklable (clients are made per iteration). Not thread safe: one iteration at a time.
+    Connections are kept across epochs; :meth:`close` closes them. Picklable (a copy has none yet).
+    Not thread safe: one iteration at a time.
     """
 
     def __init__(
         self,
         shards: Sequence[Shard],
-        token: Optional[str] = None,
+        token: Optional[Any] = None,
         *,
         seed: int = 0,
         epoch: int = 0,
@@ -78,31 +80,30 @@ class SluiceDataset(torch.utils.data.IterableDataset):
         world: int = 1,
         prefetch: int = 2,
         columns: Optional[Sequence[str]] = None,
+        batch_size: Optional[int] = None,
         max_rows: Optional[int] = None,
+        collate_fn: Optional[Callable[[pa.RecordBatch], Any]] = None,
+        device: Union[str, torch.device, None] = None,
         pin_memory: Optional[bool] = None,
         secret: Optional[str] = None,
         timeout: Optional[float] = None,
         data_plane_options: Optional[DataPlaneOptions] = None,
     ) -> None:
         super().__init__()
-        if not shards:
-            raise ValueError("a dataset needs at least one shard")
-        order.check_rank(rank, world)
-        if not 1 <= prefetch <= 64:
-            raise ValueError(f"prefetch depth must be in [1, 64], got {prefetch}")
-        if max_rows is not None and max_rows < 1:
-            raise ValueError(f"max_rows must be >= 1, got {max_rows}")
-        self.shards: List[Shard] = list(shards)
-        self.seed, self.rank, self.world = seed, rank, world
-        self.prefetch = prefetch
+        self.device = torch.device(device) if device is not None else None
+        cuda = self.device is not None and self.device.type == "cuda"
+        if cuda and not torch.cuda.is_available():
+            raise ValueError(f"device {self.device} asked for, and torch sees no CUDA device")
+        self.pin_memory = cuda if pin_memory is None else bool(pin_memory)
+        if self.pin_memory and not torch.cuda.is_available():
+            raise ValueError("pin_memory=True needs a CUDA device, and torch sees none")
         self.columns = list(columns) if columns is not None else None
-        self.max_rows = max_rows
-        self.pin_memory = pin_memory
-        self._token, self._secret, self._timeout = token, secret, timeout
-        self._data_plane_options = data_plane_options or DataPlaneOptions()
-        self._cursor = order.Cursor(epoch, 0)
-        self._batch = 0
-        self._worker = (0, 1)
+        self.collate_fn = collate_fn
+        self._loader = FlightLoader(
+            shards, token, seed=seed, epoch=epoch, rank=rank, world=world, prefetch=prefetch,
+            batch_size=batch_size, max_rows=max_rows, secret=secret, timeout=timeout,
+            data_plane_options=data_plane_options, landing=_pinned_empty if self.pin_memory else None,
+        )
 
     @classmethod
     def from_locations(
@@ -157,44 +158,38 @@ class SluiceDataset(torch.utils.data.IterableDataset):
         executors = None if secret else {s.location: s.token for s in shards}
         return cls(shards, executors, secret=secret, **kwargs)
 
+    @property
+    def loader(self) -> FlightLoader:
+        """The torch-free loader underneath."""
+        return self._loader
+
+    @property
+    def shards(self) -> List[Shard]:
+        return self._loader.shards
+
+    @property
+    def prefetch(self) -> int:
+        return self._loader.prefetch
+
     def set_epoch(self, epoch: int) -> None:
         """Moves the cursor to the start of ``epoch``."""
-        self._cursor = order.Cursor(epoch, 0)
-        self._batch = 0
+        self._loader.set_epoch(epoch)
 
     @property
     def cursor(self) -> order.Cursor:
         """The epoch and rank position of the next shard this process reads."""
-        return self._cursor
+        return self._loader.cursor
 
     def state_dict(self) -> Dict[str, Any]:
-        worker, workers = self._worker
-        return {
-            "version": _STATE_VERSION,
-            "shards": len(self.shards),
-            "seed": self.seed,
-            "rank": self.rank,
-            "world": self.world,
-            "worker": worker,
-            "workers": workers,
-            "epoch": self._cursor.epoch,
-            "position": self._cursor.position,
-            "batch": self._batch,
-        }
+        return self._loader.state_dict()
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Resumes from a :meth:`state_dict` of a dataset of the same shards, seed, rank and world."""
-        if state.get("version") != _STATE_VERSION:
-            raise ValueError(f"a state of version {state.get('version')}, this dataset reads {_STATE_VERSION}")
-        mine = (len(self.shards), self.seed, self.rank, self.world)
-        theirs = (state["shards"], state["seed"], state["rank"], state["world"])
-        if mine != theirs:
-            raise ValueError(
-                f"the state is of (shards, seed, rank, world) {theirs}, this dataset's are {mine}"
-            )
-        self._cursor = order.Cursor(state["epoch"], state["position"])
-        self._batch = state["batch"]
-        self._worker = (state["worker"], state["workers"])
+        self._loader.load_state_dict(state)
+
+    def close(self) -> None:
+        """Closes the connections kept across epochs."""
+        self._loader.close()
 
     def _this_worker(self) -> tuple:
         info = torch.utils.data.get_worker_info()
@@ -205,93 +200,83 @@ class SluiceDataset(torch.utils.data.IterableDataset):
                 "SluiceDataset reads over gRPC, which a forked DataLoader worker cannot use: pass"
                 " multiprocessing_context='spawn' (or 'forkserver') to the DataLoader"
             )
-        here = (0, 1) if info is None else (info.id, info.num_workers)
-        if (self._cursor.position or self._batch) and here != self._worker:
-            # A mid-epoch cursor is one worker's: another would skip or repeat shards.
-            raise ValueError(
-                f"the state is worker {self._worker[0]}'s of {self._worker[1]}, this iteration runs in worker"
-                f" {here[0]} of {here[1]}: resume each worker from its own state (torchdata's"
-                " StatefulDataLoader) with as many workers, or start from an epoch's start (set_epoch)"
-            )
-        return here
+        return (0, 1) if info is None else (info.id, info.num_workers)
 
-    def __iter__(self) -> Iterator[Dict[str, torch.Tensor]]:
+    def __iter__(self) -> Iterator[Any]:
         worker, workers = self._this_worker()
-        self._worker = (worker, workers)
-        start, skip = self._cursor, self._batch
-        mine = order.for_rank(len(self.shards), self.seed, start.epoch, self.rank, self.world)
-        if start.position > len(mine):
-            raise ValueError(
-                f"cursor {start} is past the {len(mine)} shards rank {self.rank} of {self.world}"
-                f" reads in epoch {start.epoch}"
-            )
-        positions = [p for p in order.for_worker(mine, worker, workers) if p >= start.position]
-        if not positions or positions[0] != start.position:
-            skip = 0
-        pin = self.pin_memory
-        if pin is None:
-            pin = torch.cuda.is_available() and torch.utils.data.get_worker_info() is None
-        return self._epoch(start.epoch, mine, positions, skip, pin)
+        items = (self._collate(b) for b in self._loader.batches(worker, workers))
+        if self.device is None or self.device.type == "cpu":
+            return items
+        return _on_device(items, self.device)
 
-    def _epoch(
-        self, epoch: int, mine: List[int], positions: List[int], skip: int, pin: bool
-    ) -> Iterator[Dict[str, torch.Tensor]]:
-        clients: Dict[str, SluiceFlightClient] = {}
-        readers = concurrent.futures.ThreadPoolExecutor(
-            max_workers=self.prefetch, thread_name_prefix=f"sluice-loader-{self.rank}"
-        )
-        ahead: collections.deque = collections.deque()
-        todo = iter(positions)
+    def _collate(self, batch: pa.RecordBatch) -> Any:
+        if self.collate_fn is not None:
+            return self.collate_fn(batch)
+        return batch_to_tensors(batch, self.columns, self.pin_memory and self.device is None)
 
-        def client(location: str) -> SluiceFlightClient:
-            # Made here, on the consuming thread, so readers share one channel per server.
-            if location not in clients:
-                clients[location] = SluiceFlightClient(
-                    location, self._token, secret=self._secret, timeout=self._timeout,
-                    data_plane_options=self._data_plane_options,
-                )
-            return clients[location]
 
-        def read_ahead() -> None:
-            while len(ahead) < self.prefetch:
-                p = next(todo, None)
-                if p is None:
-                    return
-                shard = self.shards[mine[p]]
-                ahead.append((p, shard, readers.submit(_read_shard, client(shard.location), shard)))
+def _pinned_empty(size: int):
+    """Landing memory for a CUDA device: pinned, so a batch READ into it moves without staging."""
+    return torch.empty(size, dtype=torch.uint8, pin_memory=True).numpy()
 
-        try:
-            read_ahead()
-            while ahead:
-                p, shard, future = ahead[0]
-                try:
-                    batches = future.result()
-                except Exception as e:  # noqa: BLE001 - any failure of the read is the shard's
-                    raise ShardReadException(shard, e) from e
-                ahead.popleft()
-                read_ahead()
-                items = [piece for b in batches for piece in self._pieces(b)]
-                for i in range(skip, len(items)):
-                    tensors = batch_to_tensors(items[i], self.columns, pin)
-                    if i + 1 < len(items):
-                        self._cursor, self._batch = order.Cursor(epoch, p), i + 1
-                    else:
-                        self._cursor, self._batch = order.Cursor(epoch, p + 1), 0
-                    yield tensors
-                if len(items) <= skip:
-                    self._cursor, self._batch = order.Cursor(epoch, p + 1), 0
-                skip = 0
-            self._cursor, self._batch = order.Cursor(epoch, 0).next_epoch(), 0
-        finally:
-            # Reads not started are dropped; one in progress runs to its end (a shard is bounded).
-            readers.shutdown(wait=True, cancel_futures=True)
-            for c in clients.values():
-                c.close()
 
-    def _pieces(self, batch: pa.RecordBatch) -> List[pa.RecordBatch]:
-        if self.max_rows is None or batch.num_rows <= self.max_rows:
-            return [batch]
-        return [batch.slice(o, self.max_rows) for o in range(0, batch.num_rows, self.max_rows)]
+def _map_tensors(item: Any, f: Callable[[torch.Tensor], Any]) -> Any:
+    """``item`` with ``f`` applied to every tensor in it (dicts, lists, tuples, named tuples)."""
+    if isinstance(item, torch.Tensor):
+        return f(item)
+    if isinstance(item, Mapping):
+        return {k: _map_tensors(v, f) for k, v in item.items()}
+    if isinstance(item, tuple) and hasattr(item, "_fields"):
+        return type(item)(*(_map_tensors(v, f) for v in item))
+    if isinstance(item, (list, tuple)):
+        return type(item)(_map_tensors(v, f) for v in item)
+    return item
+
+
+def _on_device(items: Iterator[Any], device: torch.device) -> Iterator[Any]:
+    """Moves each item's tensors to ``device`` on a side stream, one item ahead of the consumer:
+    host tensors in pinned memory move as they are, others are copied once into pinned staging
+    first. An item is handed out once the current stream waits for its copies; its host memory
+    (which may return to a landing pool) is let go only once those copies are done."""
+    side = torch.cuda.Stream(device)
+    moving: collections.deque = collections.deque()
+    handed: collections.deque = collections.deque()
+
+    def start(item: Any) -> tuple:
+        with torch.cuda.stream(side):
+            moved = _map_tensors(item, lambda t: _staged(t).to(device, non_blocking=True))
+            done = torch.cuda.Event()
+            done.record(side)
+        return moved, done, item
+
+    def hand_out(entry: tuple) -> Any:
+        moved, done, _host = entry
+        current = torch.cuda.current_stream(device)
+        current.wait_event(done)
+        _map_tensors(moved, lambda t: t.record_stream(current))
+        handed.append(entry)
+        while len(handed) > 1:
+            handed.popleft()[1].synchronize()
+        return moved
+
+    try:
+        for item in items:
+            moving.append(start(item))  # this item copies while the model works on the one before
+            if len(moving) > 1:
+                yield hand_out(moving.popleft())
+        while moving:
+            yield hand_out(moving.popleft())
+    finally:
+        for _, done, _ in (*moving, *handed):
+            done.synchronize()
+
+
+def _staged(t: torch.Tensor) -> torch.Tensor:
+    if t.device.type != "cpu" or t.is_pinned():
+        return t
+    staging = torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+    staging.copy_(t)
+    return staging
 
 
 def _sized(shard: Shard, sizes: Mapping[str, tuple]) -> Shard:
@@ -299,12 +284,6 @@ def _sized(shard: Shard, sizes: Mapping[str, tuple]) -> Shard:
 
     rows, size = sizes.get(flight_name(shard.ticket), (-1, -1))
     return Shard(shard.name, shard.location, shard.ticket, rows, size, token=shard.token)
-
-
-def _read_shard(client: SluiceFlightClient, shard: Shard) -> List[pa.RecordBatch]:
-    """Reads one shard whole. Runs on a reader thread."""
-    with client.get_stream(shard.ticket) as reader:
-        return reader.read_all()
 
 
 def batch_to_tensors(

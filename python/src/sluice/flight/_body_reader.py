@@ -214,7 +214,8 @@ def open_get(session: DataPlaneSession, client, options, ticket: bytes, ender,
         except BaseException as e:
             _abandon(writer, call)
             slot.release()
-            if not isinstance(e, flight.FlightError) or not _load_refusal(e) or time.monotonic() + pause >= deadline:
+            if not isinstance(e, (flight.FlightError, pa.ArrowException)) or not _load_refusal(e) \
+                    or time.monotonic() + pause >= deadline:
                 raise
         time.sleep(pause)
         pause = min(1.0, pause * 2)

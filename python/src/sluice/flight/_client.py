@@ -81,6 +81,13 @@ class SluiceFlightClient:
                 _log.info("%s: streams take %s: %s", self.location, self._decision.data_path, self._decision.reason)
             return self._decision
 
+    @property
+    def max_streams(self) -> Optional[int]:
+        """How many data-plane streams the server lets this client hold at once (its offer says), or
+        None when streams take plain Flight; negotiated on first use."""
+        session = self.decision.session
+        return session.max_streams if session is not None else None
+
     def ticket(self, table: str) -> bytes:
         """The ticket of table ``table``, from its FlightInfo (descriptor path ``[table]``)."""
         from pyarrow import flight

@@ -54,9 +54,10 @@ import org.apache.arrow.vector.types.pojo.Schema;
  *
  * The CRC-32 runs over each batch's columns in order, each as its values little-endian (the
  * fixed-size list as its items), so a reader that computes it over what it received proves it got
- * every byte. java -cp ... io.sluice.flight.ServeTestTable [SHARDS [ROWS [SECRET [PROVIDER [ENCRYPTION]]]]]
- * (PROVIDER tcp or shm, default tcp; ENCRYPTION true or false, default false: whether the server's
- * transport asks every connection for encryption).
+ * every byte. java -cp ... io.sluice.flight.ServeTestTable [SHARDS [ROWS [SECRET [PROVIDER [ENCRYPTION
+ * [KEY=VALUE ...]]]]]] (PROVIDER tcp or shm, default tcp; ENCRYPTION true or false, default false:
+ * whether the server's transport asks every connection for encryption; then any further server
+ * settings, such as {@code sluice.flight.dataPlaneGetsPerClient=4}).
  */
 public final class ServeTestTable {
   static final Schema SCHEMA = new Schema(List.of(
@@ -79,11 +80,19 @@ public final class ServeTestTable {
     String secret = args.length > 2 ? args[2] : "python-test-secret";
     String provider = args.length > 3 ? args[3] : "tcp";
     String encryption = args.length > 4 ? args[4] : "false";
-    TransportConfig config = TransportConfig.of(Map.of(
+    Map<String, String> settings = new java.util.HashMap<>(Map.of(
         "sluice.transport.provider", provider,
         "sluice.transport.bindHost", "127.0.0.1",
         "sluice.transport.encryption", encryption,
         "sluice.transport.secret", secret));
+    for (int i = 5; i < args.length; i++) {
+      int eq = args[i].indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("a setting is key=value, got " + args[i]);
+      }
+      settings.put(args[i].substring(0, eq), args[i].substring(eq + 1));
+    }
+    TransportConfig config = TransportConfig.of(settings);
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = SluiceFlightServer.builder(allocator, Location.forGrpcInsecure("127.0.0.1", 0))
              .config(config).start()) {
