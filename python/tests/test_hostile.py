@@ -1,0 +1,219 @@
+"""The Python client against hostile servers on loopback: whatever a server sends, the client
+raises a Python exception (a TransportException where it speaks the transport) and never decides
+more than the server proved. The servers are Python ones speaking the carrier (with the server
+side of the handshake) and the real Java program, here with files the test cuts short."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import threading
+import time
+from typing import Callable, Iterator, List, Tuple
+
+import pytest
+
+from conftest import CALL_SECONDS, serve
+from eventually import DEADLINE, PipeLines
+from sluice.errors import (
+    AuthenticationFailedException,
+    ProtocolException,
+    RemoteHandlerException,
+    TransportTimeoutException,
+    TransportUnavailableException,
+)
+from sluice.flight import DataPlaneOptions, SluiceFlightClient, call_token, open_reader
+from sluice.flight import _data_plane as data_plane
+from sluice.transport import _frames as frames, _records as records, _shm as shm, connect
+from sluice.transport._frames import ErrorCode, FrameType, Header
+from sluice.transport._handshake import ClientHandshake, NodeIdentity, ServerHandshake, node_id
+from test_flight import crc32_of
+
+SECRET = "hostile-test-secret"
+NOT_UTF8 = b"\xff\xfe\xc3("
+
+
+# ---- a loopback server whose every step is the test's
+
+
+def _exactly(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("the client closed the connection")
+        buf += chunk
+    return bytes(buf)
+
+
+def _bare(kind: FrameType, payload: bytes) -> bytes:
+    return Header(kind, len(payload), 0).encode() + payload
+
+
+def _error_payload(code: ErrorCode, text: bytes) -> bytes:
+    return bytes([code]) + struct.pack(">H", len(text)) + text
+
+
+@contextlib.contextmanager
+def listener(serve_one: Callable[[socket.socket], None]) -> Iterator[int]:
+    """A loopback port whose first connection ``serve_one`` serves, on a thread; every socket
+    operation there has the test's deadline. Re-raises what the server raised, unless the client
+    hung up first."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(DEADLINE)
+    failures: List[BaseException] = []
+
+    def run() -> None:
+        try:
+            sock, _ = server.accept()
+            with sock:
+                sock.settimeout(DEADLINE)
+                serve_one(sock)
+        except ConnectionError:
+            pass  # the client refused what it was sent and hung up: the test's point
+        except BaseException as e:  # noqa: BLE001 (handed to the test)
+            failures.append(e)
+
+    thread = threading.Thread(target=run, name="hostile server", daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        server.close()
+        thread.join(DEADLINE)
+    assert not thread.is_alive(), "the hostile server did not finish"
+    if failures:
+        raise failures[0]
+
+
+class Carrier:
+    """The server side of an authenticated connection in mac mode: the handshake, then frames."""
+
+    def __init__(self, sock: socket.socket, identity=None) -> None:
+        self.sock = sock
+        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
+        hs = ServerHandshake(SECRET, identity or NodeIdentity(), False, _exactly(sock, h.length))
+        sock.sendall(_bare(FrameType.CHALLENGE, hs.challenge))
+        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
+        auth_ok = hs.auth_ok(_exactly(sock, h.length))
+        self.sealer = records.Sealer(hs.keys.server_to_client, False)
+        self.opener = records.Opener(hs.keys.client_to_server, False)
+        self.send(FrameType.AUTH_OK, 0, auth_ok)
+
+    def next(self) -> Tuple[Header, bytes]:
+        header = _exactly(self.sock, frames.HEADER_LENGTH)
+        h = Header.decode(header, 0x7FFFFFFF)
+        tag, payload = _exactly(self.sock, records.TAG_LENGTH), _exactly(self.sock, h.length)
+        self.opener.verify(header, h.type, tag, payload)
+        return h, payload
+
+    def send(self, kind: FrameType, correlation: int, payload: bytes) -> None:
+        self.sock.sendall(self.sealer.seal(kind, correlation, payload))
+
+    def answer_next(self, kind: FrameType, payload: bytes) -> None:
+        h, _ = self.next()
+        self.send(kind, h.correlation, payload)
+
+    def wait_for_hang_up(self) -> None:
+        while self.sock.recv(4096):
+            pass
+
+
+def answers_hello_with(frame: bytes) -> Callable[[socket.socket], None]:
+    def serve_one(sock: socket.socket) -> None:
+        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
+        _exactly(sock, h.length)
+        sock.sendall(frame)
+        while sock.recv(4096):
+            pass
+    return serve_one
+
+
+# ---- 1. garbage fails closed
+
+
+def test_an_error_text_that_is_not_utf8_is_the_errors_exception():
+    frame = _bare(FrameType.ERROR, _error_payload(ErrorCode.AUTHENTICATION_FAILED, b"no " + NOT_UTF8))
+    with listener(answers_hello_with(frame)) as port:
+        with pytest.raises(AuthenticationFailedException, match="peer: no \ufffd"):
+            connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE)
+
+    def refuses_a_request(sock):
+        c = Carrier(sock)
+        c.answer_next(FrameType.ERROR, _error_payload(ErrorCode.HANDLER_FAILED, NOT_UTF8))
+        c.wait_for_hang_up()
+
+    with listener(refuses_a_request) as port:
+        with connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE) as conn:
+            with pytest.raises(RemoteHandlerException, match="peer: \ufffd"):
+                conn.request(b"hello", timeout=DEADLINE)
+
+
+def test_a_name_that_is_not_utf8_is_a_protocol_error():
+    def names_its_arena_badly(sock):
+        c = Carrier(sock)
+        c.answer_next(FrameType.CONTROL_REPLY, struct.pack(">H", len(NOT_UTF8)) + NOT_UTF8 + bytes(16))
+        c.wait_for_hang_up()
+
+    with listener(names_its_arena_badly) as port:
+        with connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE) as conn:
+            with pytest.raises(ProtocolException, match="not UTF-8"):
+                shm.attach(conn, DEADLINE)
+
+
+class OfferingServer:
+    """A Flight server that answers the data-plane action with ``answer`` (and no signature),
+    counting the actions it was asked."""
+
+    def __init__(self, answer: bytes) -> None:
+        from pyarrow import flight
+
+        outer = self
+        self.actions = 0
+
+        class Server(flight.FlightServerBase):
+            def do_action(self, context, action):
+                outer.actions += 1
+                return [flight.Result(answer)]
+
+        self.server = Server("grpc://127.0.0.1:0")
+        self.location = f"grpc+tcp://127.0.0.1:{self.server.port}"
+
+    def __enter__(self) -> "OfferingServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+
+
+def _offer(port: int, node: int = 1) -> bytes:
+    host, provider = b"127.0.0.1", b"tcp"
+    return struct.pack(">bqi", data_plane.VERSION, node, port) + struct.pack(">i", len(host)) + host \
+        + struct.pack(">i", len(provider)) + provider
+
+
+def test_a_transport_that_answers_garbage_is_no_authenticated_refusal():
+    frame = _bare(FrameType.ERROR, _error_payload(ErrorCode.PROTOCOL, NOT_UTF8))
+    with listener(answers_hello_with(frame)) as port, OfferingServer(_offer(port)) as flight_server:
+        with SluiceFlightClient(flight_server.location, "a-token", secret=SECRET, timeout=CALL_SECONDS) as client:
+            assert client.decision.data_path == "grpc"
+            assert not client.decision.authenticated, client.decision.reason
+            with pytest.raises(TransportUnavailableException, match="nothing authenticated that answer"):
+                client.get_stream(b"a ticket")
+
+
+def test_an_unusable_secret_is_decided_before_anything_is_asked():
+    refusal = bytes([0]) + b"no data plane here"
+    with OfferingServer(refusal) as flight_server:
+        with SluiceFlightClient(flight_server.location, "a-token", secret="fifteen-bytes!!",
+                                timeout=CALL_SECONDS) as client:
+            assert client.decision.data_path == "grpc"
+            assert "secret is unusable" in client.decision.reason
+            assert client.decision.authenticated  # the client's own setting, not the server's word
+        assert flight_server.actions == 0
