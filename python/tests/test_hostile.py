@@ -217,3 +217,33 @@ def test_an_unusable_secret_is_decided_before_anything_is_asked():
             assert "secret is unusable" in client.decision.reason
             assert client.decision.authenticated  # the client's own setting, not the server's word
         assert flight_server.actions == 0
+
+
+# ---- 2. identity keys of small order
+
+
+class SmallOrderIdentity:
+    """An identity whose public key is the neutral point: R = neutral, S = 0 verifies as its
+    signature of every message, with no private key at all."""
+
+    public_key = bytes([1]) + bytes(31)
+    node_id = node_id(public_key)
+
+    def sign(self, label: bytes, data: bytes) -> bytes:
+        return bytes([1]) + bytes(63)
+
+
+def test_a_server_with_an_identity_key_of_small_order_is_refused():
+    def presents_a_small_order_key(sock):
+        Carrier(sock, SmallOrderIdentity())
+        sock.recv(1)
+
+    with listener(presents_a_small_order_key) as port:
+        with pytest.raises(AuthenticationFailedException, match="not a canonical Ed25519 key of large order"):
+            connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE, expected_node=SmallOrderIdentity.node_id)
+
+
+def test_a_client_with_an_identity_key_of_small_order_is_refused():
+    hello = ClientHandshake(SECRET, SmallOrderIdentity(), False).hello
+    with pytest.raises(AuthenticationFailedException, match="not a canonical Ed25519 key of large order"):
+        ServerHandshake(SECRET, NodeIdentity(), False, hello)
