@@ -247,3 +247,39 @@ def test_a_client_with_an_identity_key_of_small_order_is_refused():
     hello = ClientHandshake(SECRET, SmallOrderIdentity(), False).hello
     with pytest.raises(AuthenticationFailedException, match="not a canonical Ed25519 key of large order"):
         ServerHandshake(SECRET, NodeIdentity(), False, hello)
+
+
+# ---- 3. READs are bounded by what they asked for, other frames by their limits
+
+
+def test_a_read_of_more_than_the_message_limit_arrives(java):
+    rows = 700_000  # 32 bytes a row: one batch body over 16 MiB
+    assert rows * 32 > 16 << 20
+    with serve(java, "tcp", shards=1, rows=rows) as table:
+        with open_reader(table.location, "t.s00", table.token, secret=table.secret, timeout=CALL_SECONDS,
+                         data_plane_options=DataPlaneOptions(read_chunk_bytes=64 << 20)) as reader:
+            assert reader.data_path == "tcp"
+            batches = reader.read_all()
+    assert sum(b.num_rows for b in batches) == rows
+    assert crc32_of(batches) == table.shards["t.s00"]["crc32"]
+
+
+@pytest.mark.parametrize("kind", ["read", "response", "error"])
+def test_an_answer_over_its_bound_is_refused_before_its_payload(kind):
+    def answers_too_much(sock):
+        c = Carrier(sock)
+        h, _ = c.next()
+        # a header claiming far more than allowed, and no payload behind it
+        length = {"read": 17, "response": 2048, "error": frames.MAX_CONTROL_PAYLOAD + 1}[kind]
+        answer = {"read": FrameType.READ_RESPONSE, "response": FrameType.RESPONSE, "error": FrameType.ERROR}[kind]
+        sock.sendall(Header(answer, length, h.correlation).encode() + bytes(records.TAG_LENGTH))
+        c.wait_for_hang_up()
+
+    with listener(answers_too_much) as port:
+        with connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE, max_message_bytes=1024) as conn:
+            with pytest.raises(ProtocolException):
+                if kind == "read":
+                    conn.read(7, 0, memoryview(bytearray(16)), timeout=DEADLINE)
+                else:
+                    conn.request(b"hello", timeout=DEADLINE)
+            assert not conn.is_open

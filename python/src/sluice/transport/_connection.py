@@ -243,7 +243,9 @@ class Connection:
         self._recv_into(scratch, deadline)
         header_bytes = bytes(scratch[: frames.HEADER_LENGTH])
         try:
-            h = Header.decode(header_bytes, self._max_message)
+            # Each kind's own bound is checked below, before its payload is read: a READ_RESPONSE
+            # is exactly the length of the READ it answers, which the caller chose.
+            h = Header.decode(header_bytes, frames.MAX_FRAME_PAYLOAD)
             p = self._pending.get(h.correlation)
             if h.type == FrameType.ERROR:
                 code, text = frames.decode_error(self._payload(h, header_bytes, scratch[16:], frames.MAX_CONTROL_PAYLOAD, deadline))

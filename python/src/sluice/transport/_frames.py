@@ -29,6 +29,8 @@ from ..errors import (
 VERSION = 6
 MAGIC = 0x5C
 HEADER_LENGTH = 16
+#: The most any frame's payload may be (its i32 length); each kind has its own, lower bound.
+MAX_FRAME_PAYLOAD = 0x7FFFFFFF
 NONCE_LENGTH = 32
 KEY_LENGTH = 32
 SIGNATURE_LENGTH = 64
