@@ -283,3 +283,44 @@ def test_an_answer_over_its_bound_is_refused_before_its_payload(kind):
                 else:
                     conn.request(b"hello", timeout=DEADLINE)
             assert not conn.is_open
+
+
+# ---- 4. call tokens live as long as Java's and are renewed
+
+
+def test_tokens_live_as_long_as_the_java_clients():
+    assert call_token.DEFAULT_VALIDITY == 600.0  # FlightOption.TOKEN_VALIDITY_MS: 600000
+    _, expires = call_token.claims(SECRET, call_token.mint(SECRET, "grpc+tcp://127.0.0.1:1"))
+    assert expires <= time.time() + 601
+
+
+def test_a_renewing_token_is_minted_again_at_half_its_validity():
+    now = [1_000_000.0]
+    tokens = call_token.RenewingToken(SECRET, "grpc+tcp://127.0.0.1:1", validity=60, clock=lambda: now[0])
+    first = tokens()
+    assert call_token.claims(SECRET, first)[1] == 1_000_061
+    now[0] += 29
+    assert tokens() == first
+    now[0] += 1
+    assert call_token.claims(SECRET, tokens())[1] == 1_000_091
+    with pytest.raises(ValueError, match="positive"):
+        call_token.RenewingToken(SECRET, "grpc+tcp://127.0.0.1:1", validity=0)
+    with pytest.raises(ValueError, match="sluice.transport.secret"):
+        call_token.RenewingToken("fifteen-bytes!!", "grpc+tcp://127.0.0.1:1")
+
+
+def test_a_client_whose_token_expired_still_makes_calls(served_table):
+    from pyarrow import flight
+
+    now = [time.time() - 3600]  # an hour ago: the first token expired long before the call
+    tokens = call_token.RenewingToken(served_table.secret, served_table.location, validity=60, clock=lambda: now[0])
+    client = flight.FlightClient(served_table.location, middleware=[call_token.middleware(tokens)])
+    try:
+        options = flight.FlightCallOptions(timeout=CALL_SECONDS)
+        descriptor = flight.FlightDescriptor.for_path("t.s00")
+        with pytest.raises(flight.FlightUnauthenticatedError):
+            client.get_flight_info(descriptor, options=options)
+        now[0] = time.time()  # more than half the validity later: the next call presents a new token
+        assert client.get_flight_info(descriptor, options=options).endpoints
+    finally:
+        client.close()
