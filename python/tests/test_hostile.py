@@ -324,3 +324,89 @@ def test_a_client_whose_token_expired_still_makes_calls(served_table):
         assert client.get_flight_info(descriptor, options=options).endpoints
     finally:
         client.close()
+
+
+# ---- 5. an arena file cut short is an exception, not SIGBUS
+
+CUT_READER = """
+import sys
+from sluice.flight import SluiceFlightClient
+
+def mapped_arena_files():
+    with open("/proc/self/maps") as maps:
+        return sorted({line.split()[5] for line in maps if len(line.split()) >= 6 and "/sluice-" in line.split()[5]})
+
+with SluiceFlightClient(sys.argv[1], sys.argv[2], secret=sys.argv[3], timeout=60) as client:
+    with client.open("t.s00") as reader:
+        rows = sum(b.num_rows for b in reader.read_all())
+    print("mapped", client.decision.data_path, rows, *mapped_arena_files(), flush=True)
+    sys.stdin.readline()  # the test cuts a file
+    try:
+        with client.open("t.s00") as reader:
+            reader.read_all()
+        print("read", flush=True)
+    except Exception as e:
+        print("raised", type(e).__name__, str(e).replace("\\n", " "), flush=True)
+"""
+
+
+@pytest.mark.parametrize("cut", ["region", "slots"])
+def test_an_arena_file_cut_short_is_an_exception(java, cut):
+    with serve(java, "shm", shards=1) as table:
+        child = subprocess.Popen([sys.executable, "-c", CUT_READER, table.location, table.token, table.secret],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            lines = PipeLines(child.stdout, "the reader child")
+            words = (lines.next_line("the reader child to map its region", 120) or "").split()
+            assert words[:3] == ["mapped", "shm", "16"], f"the child said {words}"
+            regions = [p for p in words[3:] if os.path.basename(p) != shm.SLOTS_FILE]
+            assert regions, "no region file is mapped"
+            for path in regions if cut == "region" else [os.path.join(os.path.dirname(regions[0]), shm.SLOTS_FILE)]:
+                os.truncate(path, 0)
+            child.stdin.write("cut\n")
+            child.stdin.flush()
+            said = lines.next_line("the reader child to read again", 120)
+            assert child.wait(timeout=DEADLINE) == 0, f"the reader child ended with {child.returncode} after {said!r}"
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait(timeout=DEADLINE)
+            child.stdin.close()
+        assert said is not None and said.startswith("raised "), said
+        assert ("was cut to 0 bytes" if cut == "region" else "was cut short") in said, said
+
+
+# ---- 6. every wait has a deadline
+
+
+def test_a_fifo_swapped_in_after_the_check_does_not_block_the_open(tmp_path, monkeypatch):
+    arena = tmp_path / "arena"
+    arena.mkdir(mode=0o700)
+    fifo = arena / "region"
+    os.mkfifo(fifo, 0o600)
+    real_lstat = os.lstat
+
+    def what_the_check_saw(path, *args, **kwargs):
+        st = real_lstat(path, *args, **kwargs)
+        if os.fspath(path) == str(fifo):  # a regular file then, the same inode: swapped after
+            return os.stat_result((stat.S_IFREG | 0o600,) + tuple(st)[1:])
+        return st
+
+    monkeypatch.setattr(os, "lstat", what_the_check_saw)
+    outcome: "queue.Queue[object]" = queue.Queue()
+
+    def open_it() -> None:
+        try:
+            fd = shm._open_in_arena(str(arena), str(fifo))
+            os.close(fd)
+            outcome.put("opened")
+        except OSError as e:
+            outcome.put(e)
+
+    threading.Thread(target=open_it, name="open in arena", daemon=True).start()
+    try:
+        got = outcome.get(timeout=DEADLINE)
+    except queue.Empty:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # a writer lets the stuck open end
+        raise AssertionError("opening a FIFO in the arena blocked") from None
+    assert isinstance(got, OSError) and "replaced" in str(got), got
