@@ -410,3 +410,29 @@ def test_a_fifo_swapped_in_after_the_check_does_not_block_the_open(tmp_path, mon
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # a writer lets the stuck open end
         raise AssertionError("opening a FIFO in the arena blocked") from None
     assert isinstance(got, OSError) and "replaced" in str(got), got
+
+
+def test_a_port_outside_the_tcp_range_is_refused():
+    with pytest.raises(ValueError, match="1..65535"):
+        connect("127.0.0.1", 65536 + 4464, SECRET, connect_timeout=DEADLINE)
+
+
+def test_a_server_that_never_answers_misses_the_deadline():
+    def says_nothing(sock):
+        while sock.recv(4096):
+            pass
+
+    with listener(says_nothing) as port:
+        with pytest.raises(TransportTimeoutException):
+            connect("127.0.0.1", port, SECRET, connect_timeout=0.5)
+
+
+def test_a_name_is_looked_up_and_its_addresses_tried_within_the_deadline():
+    def serves_one_request(sock):
+        c = Carrier(sock)
+        c.answer_next(FrameType.RESPONSE, b"pong")
+        c.wait_for_hang_up()
+
+    with listener(serves_one_request) as port:
+        with connect("localhost", port, SECRET, connect_timeout=DEADLINE) as conn:
+            assert conn.request(b"ping", timeout=DEADLINE) == b"pong"
