@@ -86,10 +86,16 @@ def negotiate(client, options, secret: Optional[str], data_plane_wanted: bool = 
     """
     from pyarrow import flight
 
+    from ..transport._handshake import check_secret
+
     if not data_plane_wanted:
         return Decision("grpc", "the data plane is turned off (data_plane=False)")
     if not secret:
         return Decision("grpc", "no transport secret given (the data plane authenticates with it, not the call token)")
+    try:
+        check_secret(secret)
+    except ValueError as e:
+        return Decision("grpc", f"the transport secret is unusable: {e}")
     nonce = os.urandom(16)
     try:
         results = list(client.do_action(flight.Action(DATA_PLANE_ACTION, nonce), options=options))
@@ -117,10 +123,9 @@ def negotiate(client, options, secret: Optional[str], data_plane_wanted: bool = 
             offer.host, offer.port, secret, encrypt=settings.encrypt, identity=identity,
             connect_timeout=settings.connect_timeout, io_timeout=settings.io_timeout, expected_node=offer.node_id,
         )
-    except ValueError as e:  # the secret itself is unusable
-        return Decision("grpc", f"the transport secret is unusable: {e}")
-    except TransportException as e:
-        return Decision("grpc", f"the transport at {offer.host}:{offer.port} refused us: {e}", authenticated=False)
+    except Exception as e:  # noqa: BLE001 (whatever failed, nothing authenticated this "no")
+        return Decision("grpc", f"the transport at {offer.host}:{offer.port} refused us: {type(e).__name__}: {e}",
+                        authenticated=False)
     peer, why_not = None, "shm is turned off (shm=False)"
     if offer.provider == "verbs":
         why_not = "the server's transport is verbs, which this package does not speak: READs go over tcp"

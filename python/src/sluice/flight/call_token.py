@@ -10,7 +10,9 @@ the format; the tests check this module against tokens the Java side minted):
 
 The audience is the server's location as ``scheme://host:port`` (:func:`audience`). A token opens
 only its server's calls and only until it expires; every call presents it as
-``Authorization: Bearer <token>``.
+``Authorization: Bearer <token>``. Tokens minted here live :data:`DEFAULT_VALIDITY` (10 minutes,
+as the Java client's) unless told otherwise; a client that calls for longer presents a
+:class:`RenewingToken` through :func:`middleware`, which mints the next before one expires.
 """
 
 from __future__ import annotations
@@ -19,14 +21,15 @@ import base64
 import hashlib
 import hmac
 import struct
+import threading
 import time
-from typing import List, Mapping, Optional, Tuple, Union
+from typing import Callable, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
 from ..transport._handshake import hkdf_expand, psk
 
-__all__ = ["Tokens", "VERSION", "audience", "call_options", "claims", "for_server", "headers",
-           "key", "mint", "sign"]
+__all__ = ["DEFAULT_VALIDITY", "RenewingToken", "Tokens", "VERSION", "audience", "call_options", "claims",
+           "for_server", "headers", "key", "middleware", "mint", "sign"]
 
 #: What readers take as their call tokens: one token (every server accepts it: a shared audience),
 #: a token per server location (as a published table's catalog hands them out), or None.
@@ -36,7 +39,12 @@ Tokens = Union[None, str, Mapping[str, str]]
 VERSION = 2
 _KEY_LABEL = b"sluice/flight token key"
 _MAX_AUDIENCE_BYTES = 1024
+#: What :func:`for_server` mints for: a client that presents one token, fixed when it is made, for
+#: its whole life. A client that presents a :class:`RenewingToken` through :func:`middleware`
+#: needs no token that long-lived.
 _CLIENT_VALIDITY = 12 * 3600.0
+#: Seconds a token minted here is valid unless told otherwise: ``sluice.flight.tokenValidityMs``'s default.
+DEFAULT_VALIDITY = 600.0
 
 
 def key(secret: str) -> bytes:
@@ -61,7 +69,7 @@ def audience(location: str) -> str:
     return a
 
 
-def mint(secret: str, server: str, validity: float = 600.0, expires: Optional[int] = None) -> str:
+def mint(secret: str, server: str, validity: float = DEFAULT_VALIDITY, expires: Optional[int] = None) -> str:
     """A token for ``server`` (its location, or a name the servers accept), valid ``validity`` seconds."""
     aud = audience(server).encode("utf-8")
     if len(aud) > _MAX_AUDIENCE_BYTES:
@@ -106,6 +114,56 @@ def for_server(tokens: Tokens, location: str, secret: Optional[str] = None) -> O
     elif tokens is not None:
         return tokens
     return mint(secret, location, validity=_CLIENT_VALIDITY) if secret else None
+
+
+class RenewingToken:
+    """The token a client presents to one server, minted from ``secret`` and minted again once half
+    of ``validity`` (seconds) has passed since the last (``io.sluice.flight.client.RenewingToken``),
+    so that a client living longer than a token keeps making calls. Call it for the token to
+    present now; :func:`middleware` presents it on each call. ``clock`` gives the time in epoch
+    seconds. Thread safe.
+
+    :raises ValueError: the secret is unusable, or ``validity`` is not a positive number of seconds
+    """
+
+    def __init__(self, secret: str, server: str, validity: float = DEFAULT_VALIDITY,
+                 clock: Callable[[], float] = time.time) -> None:
+        if not validity > 0:
+            raise ValueError(f"a call token validity of {validity!r} s; it must be positive")
+        key(secret)  # an unusable secret fails here, not at the first call
+        self._secret = secret
+        self._server = server
+        self._validity = validity
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._token = ""
+        self._renew_at = float("-inf")
+
+    def __call__(self) -> str:
+        with self._lock:
+            now = self._clock()
+            if now >= self._renew_at:
+                # One second more than asked: the expiry is whole seconds, truncated.
+                self._token = mint(self._secret, self._server, expires=int(now + self._validity) + 1)
+                self._renew_at = now + self._validity / 2
+            return self._token
+
+
+def middleware(tokens: Callable[[], str]):
+    """A ``pyarrow.flight.ClientMiddlewareFactory`` presenting ``Authorization: Bearer <tokens()>``
+    on every call of the ``pyarrow.flight.FlightClient`` it is given to (``middleware=[...]``);
+    with a :class:`RenewingToken`, no call presents an expired token."""
+    from pyarrow import flight
+
+    class Presenting(flight.ClientMiddleware):
+        def sending_headers(self):
+            return {"authorization": "Bearer " + tokens()}
+
+    class Factory(flight.ClientMiddlewareFactory):
+        def start_call(self, info):
+            return Presenting()
+
+    return Factory()
 
 
 def headers(token: Optional[str]) -> List[Tuple[bytes, bytes]]:

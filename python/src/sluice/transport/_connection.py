@@ -12,8 +12,10 @@ Not thread safe: one thread uses a connection. Close it (or use it as a context 
 
 from __future__ import annotations
 
+import queue
 import select
 import socket
+import threading
 import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple, Union
@@ -201,8 +203,12 @@ class Connection:
             self._pending[corr] = _Pending(answer, destinations[i] if destinations else None)
             corrs.append(corr)
         try:
-            self._sock.settimeout(self.io_timeout)
+            self._sock.settimeout(self.io_timeout)  # the whole sendall's deadline
             self._sock.sendall(b"".join(wire))
+        except socket.timeout as e:
+            self._fail("a write did not finish within its deadline")
+            raise TransportTimeoutException(
+                f"{self.address[0]}:{self.address[1]} took no data for {self.io_timeout} s") from e
         except OSError as e:
             self._fail(f"write failed: {e}")
             raise PeerClosedException(f"connection to {self.address} failed writing: {e}") from e
@@ -248,7 +254,9 @@ class Connection:
         self._recv_into(scratch, deadline)
         header_bytes = bytes(scratch[: frames.HEADER_LENGTH])
         try:
-            h = Header.decode(header_bytes, self._max_message)
+            # Each kind's own bound is checked below, before its payload is read: a READ_RESPONSE
+            # is exactly the length of the READ it answers, which the caller chose.
+            h = Header.decode(header_bytes, frames.MAX_FRAME_PAYLOAD)
             p = self._pending.get(h.correlation)
             if h.type == FrameType.ERROR:
                 code, text = frames.decode_error(self._payload(h, header_bytes, scratch[16:], frames.MAX_CONTROL_PAYLOAD, deadline))
@@ -316,24 +324,67 @@ def connect(
     expected_node: Optional[int] = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> Connection:
-    """Connects and authenticates within ``connect_timeout`` seconds. ``encrypt`` asks for aead
-    (the connection is encrypted if either side asks). ``expected_node``: refuse a server whose
-    proven node id is another. Raises AuthenticationFailedException (another secret, an impostor),
-    TransportTimeoutException, PeerClosedException."""
+    """Connects and authenticates within ``connect_timeout`` seconds (the name's look-up, each of
+    its addresses tried, and the handshake together). ``encrypt`` asks for aead (the connection is
+    encrypted if either side asks). ``expected_node``: refuse a server whose proven node id is
+    another. Raises AuthenticationFailedException (another secret, an impostor),
+    TransportTimeoutException, PeerClosedException, ProtocolException (a malformed frame);
+    ValueError for a port outside 1..65535."""
+    if not isinstance(port, int) or not 0 < port <= 0xFFFF:
+        raise ValueError(f"port {port!r} outside 1..65535")
     deadline = time.monotonic() + connect_timeout
     hs = ClientHandshake(secret, identity or NodeIdentity(), encrypt)
-    try:
-        sock = socket.create_connection((host, port), timeout=connect_timeout)
-    except socket.timeout as e:
-        raise TransportTimeoutException(f"{host}:{port} did not accept within {connect_timeout} s") from e
-    except OSError as e:
-        raise PeerClosedException(f"cannot connect to {host}:{port}: {e}") from e
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock = _open_socket(host, port, deadline, connect_timeout)
     try:
         return _authenticate(sock, hs, deadline, (host, port), io_timeout, max_message_bytes, expected_node)
     except BaseException:
         sock.close()
         raise
+
+
+def _open_socket(host: str, port: int, deadline: float, connect_timeout: float) -> socket.socket:
+    """A socket connected to one of ``host``'s addresses, tried in turn within the one deadline."""
+    last: Optional[OSError] = None
+    for family, kind, proto, _, address in _resolve(host, port, deadline, connect_timeout):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(left)
+            sock.connect(address)
+            return sock
+        except OSError as e:
+            sock.close()
+            last = e
+    if last is None or isinstance(last, socket.timeout) or time.monotonic() >= deadline:
+        raise TransportTimeoutException(f"{host}:{port} did not accept within {connect_timeout} s") from last
+    raise PeerClosedException(f"cannot connect to {host}:{port}: {last}") from last
+
+
+def _resolve(host: str, port: int, deadline: float, connect_timeout: float) -> list:
+    """``host``'s addresses; a name is looked up on a thread of its own, so that the lookup, which
+    the resolver gives no deadline, is waited for only until ``deadline`` (the thread is left to end)."""
+    try:
+        return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
+    except (OSError, UnicodeError, ValueError):
+        pass  # not a numeric address
+    answer: "queue.Queue[object]" = queue.Queue(maxsize=1)
+
+    def look_up() -> None:
+        try:
+            answer.put(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except Exception as e:  # noqa: BLE001 (handed to the waiting caller)
+            answer.put(e)
+
+    threading.Thread(target=look_up, name=f"sluice look-up of {host}", daemon=True).start()
+    try:
+        found = answer.get(timeout=max(0.0, deadline - time.monotonic()))
+    except queue.Empty:
+        raise TransportTimeoutException(f"looking up {host} took longer than {connect_timeout} s") from None
+    if isinstance(found, Exception):
+        raise PeerClosedException(f"cannot connect to {host}:{port}: {found}") from found
+    return found
 
 
 def _authenticate(sock, hs: ClientHandshake, deadline: float, address, io_timeout: float, max_message: int,
@@ -350,18 +401,30 @@ def _authenticate(sock, hs: ClientHandshake, deadline: float, address, io_timeou
                 k = sock.recv_into(view[got:])
             except socket.timeout:
                 continue
+            except OSError as e:
+                raise PeerClosedException(f"the handshake with {address[0]}:{address[1]} failed reading: {e}") from e
             if k == 0:
                 raise PeerClosedException(f"{address[0]}:{address[1]} closed the connection during the handshake")
             got += k
         return bytes(buf)
 
     def send(kind: FrameType, payload: bytes) -> None:
-        sock.settimeout(max(0.001, deadline - time.monotonic()))
-        sock.sendall(Header(kind, len(payload), 0).encode() + payload)
+        try:
+            sock.settimeout(max(0.001, deadline - time.monotonic()))  # the whole sendall's deadline
+            sock.sendall(Header(kind, len(payload), 0).encode() + payload)
+        except socket.timeout as e:
+            raise TransportTimeoutException(f"the handshake with {address[0]}:{address[1]} did not finish in time") from e
+        except OSError as e:
+            raise PeerClosedException(f"the handshake with {address[0]}:{address[1]} failed writing: {e}") from e
 
     def bare_error(h: Header) -> TransportException:
         code, text = frames.decode_error(recv(h.length))
         return code.to_exception(text)
+
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except OSError as e:
+        raise PeerClosedException(f"the connection to {address[0]}:{address[1]} failed: {e}") from e
 
     send(FrameType.HELLO, hs.hello)
     h = Header.decode(recv(frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)

@@ -2,7 +2,9 @@
 ``io.sluice.transport.wire.FrameHeader``, ``Frames``, ``shm.ShmMessages``): the 16-byte header, every
 control payload, and the shm control service's messages. Integers are big-endian; strings are a
 u16 byte count and UTF-8. Every decoder refuses anything not exactly well formed with a
-:class:`~sluice.errors.ProtocolException` naming what is wrong. Stateless.
+:class:`~sluice.errors.ProtocolException` naming what is wrong, and raises nothing else: an
+ERROR's text, only ever shown, is decoded with replacement; a string that names something (a
+folder, a file) must be UTF-8. Stateless.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from ..errors import (
 VERSION = 6
 MAGIC = 0x5C
 HEADER_LENGTH = 16
+#: The most any frame's payload may be (its i32 length); each kind has its own, lower bound.
+MAX_FRAME_PAYLOAD = 0x7FFFFFFF
 NONCE_LENGTH = 32
 KEY_LENGTH = 32
 SIGNATURE_LENGTH = 64
@@ -183,10 +187,10 @@ def decode_error(payload) -> Tuple[ErrorCode, str]:
         code = ErrorCode(payload[0])
     except ValueError:
         raise ProtocolException(f"unknown error code {payload[0]}") from None
-    text, end = string_at(payload, 1)
+    raw, end = _string_bytes_at(payload, 1)
     if end != len(payload):
         raise ProtocolException(f"ERROR payload has {len(payload) - end} trailing bytes")
-    return code, text
+    return code, raw.decode("utf-8", errors="replace")
 
 
 def encode_control(service: int, request: bytes) -> bytes:
@@ -200,12 +204,20 @@ def encode_control(service: int, request: bytes) -> bytes:
 
 def string_at(buf, at: int) -> Tuple[str, int]:
     """The string (u16 n, n bytes of UTF-8) at ``at``, and where it ends."""
+    raw, end = _string_bytes_at(buf, at)
+    try:
+        return raw.decode("utf-8"), end
+    except UnicodeDecodeError as e:
+        raise ProtocolException(f"a string of {len(raw)} bytes at offset {at} is not UTF-8 ({e.reason} at byte {e.start})") from None
+
+
+def _string_bytes_at(buf, at: int) -> Tuple[bytes, int]:
     if len(buf) < at + 2:
         raise ProtocolException("payload truncated before a string length")
     (n,) = struct.unpack_from(">H", buf, at)
     if len(buf) < at + 2 + n:
         raise ProtocolException(f"payload truncated: need {n} bytes, have {len(buf) - at - 2}")
-    return bytes(buf[at + 2 : at + 2 + n]).decode("utf-8"), at + 2 + n
+    return bytes(buf[at + 2 : at + 2 + n]), at + 2 + n
 
 
 def _expect_length(what: str, payload, length: int) -> None:

@@ -72,8 +72,42 @@ def node_id(identity_public_key: bytes) -> int:
 
 
 def check_claim(who: str, node: int, identity_public_key: bytes) -> None:
+    """Refuses a peer whose identity key is not a canonical Ed25519 key of large order, or whose
+    claimed node id is not the one its key derives, or is reserved (``NodeIdentity.checkClaim``)."""
+    if not is_canonical_of_large_order(identity_public_key):
+        # A key of small order verifies forged signatures (the neutral point verifies R = neutral,
+        # S = 0 for every message), so its node id would prove no private key.
+        raise AuthenticationFailedException(f"{who}'s public key is not a canonical Ed25519 key of large order")
     if node in _RESERVED_NODES or node != node_id(identity_public_key):
         raise AuthenticationFailedException(f"{who} claims node {node & (2**64 - 1):016x}, which its key does not derive")
+
+
+_P = 2**255 - 19
+_D = (-121665 * pow(121666, -1, _P)) % _P
+
+
+def is_canonical_of_large_order(key: bytes) -> bool:
+    """Whether ``key`` encodes its y below p (RFC 8032 refuses the others) and, if it is a point at
+    all, one whose order does not divide 8: [8]P, computed from x² and y alone (the doubling on the
+    twisted Edwards curve with a = -1 needs only x², and is complete on it), is not the neutral
+    element (0, 1). A key that is no point is left to signature verification, which refuses it.
+    The same rule as ``NodeIdentity.isCanonicalOfLargeOrder``."""
+    if len(key) != 32:
+        return False
+    y = int.from_bytes(key, "little") & ~(1 << 255)  # the top bit is the sign of x
+    if y >= _P:
+        return False
+    try:
+        yy = y * y % _P
+        xx = (yy - 1) * pow(_D * yy + 1, -1, _P) % _P  # x² = (y² - 1) / (d y² + 1)
+        for _ in range(3):
+            yy = y * y % _P
+            total, diff = (yy + xx) % _P, (yy - xx) % _P
+            # x3² = 4 x² y² / (y² - x²)², y3 = (y² + x²) / (2 + x² - y²)
+            xx, y = 4 * xx * yy * pow(diff * diff, -1, _P) % _P, total * pow((2 + xx - yy) % _P, -1, _P) % _P
+    except ValueError:  # no inverse: not on the curve
+        return True
+    return not (xx == 0 and y == 1)
 
 
 def transcript_hash(hello: bytes, challenge: bytes) -> bytes:

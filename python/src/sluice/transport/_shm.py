@@ -8,6 +8,14 @@ roots, so it is READ over the connection, as the Java reader does with no truste
 
 A view keeps its mapping alive (the mmap is unmapped when the last view of it goes); a view is
 handed out only while the region's revocation slot still holds its key. Not thread safe.
+
+A same-user peer can truncate its files, and a read of a mapping past its file's end is a SIGBUS
+that kills the process. So this module never reads a mapping itself: the slots table is read with
+``os.pread`` on a descriptor kept open (a short read raises), and each region keeps its file's
+descriptor, whose size (``os.fstat``) must still cover the region every time a view is handed
+out. A view already handed to the application reads the mapping directly, so a truncation after
+that check still faults there: only memory the server seals against shrinking closes that, which
+is the protocol's to add, not this reader's.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
 from ..errors import (
+    PeerClosedException,
     ProtocolException,
     ReadOutOfBoundsException,
     RegionRevokedException,
@@ -65,9 +74,11 @@ def _open_in_arena(arena: str, path: str) -> int:
         raise OSError(f"{path} belongs to user {before.st_uid}, not to this process's user {os.getuid()}")
     if stat.S_IMODE(before.st_mode) & 0o077:
         raise OSError(f"{path} in the peer's shm arena is accessible to other users ({oct(stat.S_IMODE(before.st_mode))})")
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    # O_NONBLOCK: a FIFO put in the file's place after the check above must not block the open
+    # (it changes nothing for a regular file, which the check below then insists on).
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     now = os.fstat(fd)
-    if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
+    if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(now.st_mode):
         os.close(fd)
         raise OSError(f"{path} was replaced while it was opened")
     return fd
@@ -75,21 +86,26 @@ def _open_in_arena(arena: str, path: str) -> int:
 
 @dataclass
 class _Mapping:
-    """One key's region: the read-only mmap (None when the region is READ over the connection)."""
+    """One key's region: its file, kept open to check its size, and the read-only mmap (``view``
+    None when the region is READ over the connection; then ``fd`` is -1)."""
 
     key: int
     slot: int
     length: int
     view: Optional[memoryview]  # the region's bytes within the mapping
+    path: str = ""
+    fd: int = -1
+    end: int = 0  # where the region ends in its file
 
 
 class ShmPeer:
-    """The server's arena as this process sees it; made by :func:`attach`."""
+    """The server's arena as this process sees it; made by :func:`attach`. Holds descriptors
+    (the slots table's, each mapped region's) until :meth:`close`."""
 
-    def __init__(self, connection: Connection, arena: str, slots: mmap.mmap) -> None:
+    def __init__(self, connection: Connection, arena: str, slots_fd: int) -> None:
         self._connection = connection
         self.arena = arena
-        self._slots = slots
+        self._slots_fd = slots_fd
         self._mappings: Dict[int, _Mapping] = {}
 
     def reaches(self, key: int, timeout: Optional[float] = None) -> bool:
@@ -99,26 +115,48 @@ class ShmPeer:
 
     def view(self, key: int, offset: int, length: int, timeout: Optional[float] = None) -> memoryview:
         """A read-only view of ``length`` bytes of region ``key`` from ``offset``; it keeps the
-        mapping alive. Raises RegionRevokedException once the server revoked the region."""
+        mapping alive. Raises RegionRevokedException once the server revoked the region,
+        ProtocolException when its file no longer covers it or the slots table was cut short."""
         m = self._mapping(key, timeout)
         if m.view is None:
             raise TransportUnavailableException(f"region {key:x} is not mapped here; READ it")
         if offset < 0 or length < 0 or offset + length > m.length:
             raise ReadOutOfBoundsException(f"view [{offset}, +{length}) outside region of {m.length} bytes")
         if not self.is_live(m.key, m.slot):
-            self._mappings.pop(key, None)
+            self._forget(key)
             raise RegionRevokedException("region was revoked by its owner")
+        size = os.fstat(m.fd).st_size
+        if size < m.end:  # while the region is live: the peer broke it
+            self._forget(key)
+            raise ProtocolException(
+                f"the peer's backing file {m.path} was cut to {size} bytes, short of its live region's end at {m.end}")
         return m.view[offset : offset + length]
 
     def is_live(self, key: int, slot: int) -> bool:
-        return _SLOT.unpack_from(self._slots, slot * 8)[0] == key
+        """Whether revocation slot ``slot`` still holds ``key``, read from the file (never a mapping)."""
+        if self._slots_fd < 0:
+            raise PeerClosedException(f"the shm peer of arena {self.arena} is closed")
+        if not 0 <= slot < SLOTS:
+            raise ValueError(f"slot {slot} outside 0..{SLOTS - 1}")
+        raw = os.pread(self._slots_fd, _SLOT.size, slot * _SLOT.size)
+        if len(raw) != _SLOT.size:
+            raise ProtocolException(
+                f"the peer's slot table {os.path.join(self.arena, SLOTS_FILE)} was cut short (slot {slot} is past its end)")
+        return _SLOT.unpack(raw)[0] == key
 
     def _mapping(self, key: int, timeout: Optional[float]) -> _Mapping:
+        if self._slots_fd < 0:
+            raise PeerClosedException(f"the shm peer of arena {self.arena} is closed")
         m = self._mappings.get(key)
         if m is None:
             m = self._open(key, timeout)
             self._mappings[key] = m
         return m
+
+    def _forget(self, key: int) -> None:
+        m = self._mappings.pop(key, None)
+        if m is not None and m.fd >= 0:
+            os.close(m.fd)
 
     def _open(self, key: int, timeout: Optional[float]) -> _Mapping:
         try:
@@ -136,21 +174,30 @@ class ShmPeer:
             raise RegionRevokedException(f"the peer's backing file is gone: {where.path}") from None
         except OSError as e:
             raise ProtocolException(f"refused the peer's shm region: {e}") from None
+        end = where.file_offset + where.length
         try:
-            if os.fstat(fd).st_size < where.file_offset + where.length:
-                raise RegionRevokedException("the peer's backing file is shorter than the registered region")
+            if os.fstat(fd).st_size < end:
+                raise RegionRevokedException(f"the peer's backing file {where.path} is shorter than the registered region")
             if where.length == 0:
-                return _Mapping(key, where.slot, 0, memoryview(b""))
-            start = where.file_offset - where.file_offset % mmap.ALLOCATIONGRANULARITY
-            mapped = mmap.mmap(fd, where.file_offset - start + where.length, access=mmap.ACCESS_READ, offset=start)
-        finally:
-            os.close(fd)  # the mapping stays valid without the descriptor
-        skip = where.file_offset - start
-        return _Mapping(key, where.slot, where.length, memoryview(mapped)[skip : skip + where.length].toreadonly())
+                view = memoryview(b"")
+            else:
+                start = where.file_offset - where.file_offset % mmap.ALLOCATIONGRANULARITY
+                mapped = mmap.mmap(fd, where.file_offset - start + where.length, access=mmap.ACCESS_READ, offset=start)
+                skip = where.file_offset - start
+                view = memoryview(mapped)[skip : skip + where.length].toreadonly()
+        except BaseException:
+            os.close(fd)
+            raise
+        return _Mapping(key, where.slot, where.length, view, where.path, fd, end)
 
     def close(self) -> None:
-        """Forgets every mapping; each is unmapped once no view of it is left."""
-        self._mappings.clear()
+        """Forgets every mapping and closes the descriptors; each mapping is unmapped once no view
+        of it is left."""
+        for key in list(self._mappings):
+            self._forget(key)
+        if self._slots_fd >= 0:
+            os.close(self._slots_fd)
+            self._slots_fd = -1
 
 
 def attach(connection: Connection, timeout: Optional[float] = None) -> Tuple[Optional[ShmPeer], str]:
@@ -170,13 +217,10 @@ def attach(connection: Connection, timeout: Optional[float] = None) -> Tuple[Opt
             os.close(fd)
         if token != info.token:
             return None, f"the server's shm arena {info.directory} holds another token (another host's folder)"
-        fd = _open_in_arena(info.directory, os.path.join(info.directory, SLOTS_FILE))
-        try:
-            if os.fstat(fd).st_size != SLOTS * 8:
-                return None, f"the server's slot table in {info.directory} has the wrong size"
-            slots = mmap.mmap(fd, SLOTS * 8, access=mmap.ACCESS_READ)
-        finally:
-            os.close(fd)
+        slots = _open_in_arena(info.directory, os.path.join(info.directory, SLOTS_FILE))
+        if os.fstat(slots).st_size != SLOTS * _SLOT.size:
+            os.close(slots)
+            return None, f"the server's slot table in {info.directory} has the wrong size"
     except (OSError, ValueError) as e:
         return None, f"the server's shm arena is not this process's to trust: {e}"
     return ShmPeer(connection, info.directory, slots), ""

@@ -1,0 +1,438 @@
+"""The Python client against hostile servers on loopback: whatever a server sends, the client
+raises a Python exception (a TransportException where it speaks the transport) and never decides
+more than the server proved. The servers are Python ones speaking the carrier (with the server
+side of the handshake) and the real Java program, here with files the test cuts short."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import threading
+import time
+from typing import Callable, Iterator, List, Tuple
+
+import pytest
+
+from conftest import CALL_SECONDS, serve
+from eventually import DEADLINE, PipeLines
+from sluice.errors import (
+    AuthenticationFailedException,
+    ProtocolException,
+    RemoteHandlerException,
+    TransportTimeoutException,
+    TransportUnavailableException,
+)
+from sluice.flight import DataPlaneOptions, SluiceFlightClient, call_token, open_reader
+from sluice.flight import _data_plane as data_plane
+from sluice.transport import _frames as frames, _records as records, _shm as shm, connect
+from sluice.transport._frames import ErrorCode, FrameType, Header
+from sluice.transport._handshake import ClientHandshake, NodeIdentity, ServerHandshake, node_id
+from test_flight import crc32_of
+
+SECRET = "hostile-test-secret"
+NOT_UTF8 = b"\xff\xfe\xc3("
+
+
+# ---- a loopback server whose every step is the test's
+
+
+def _exactly(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("the client closed the connection")
+        buf += chunk
+    return bytes(buf)
+
+
+def _bare(kind: FrameType, payload: bytes) -> bytes:
+    return Header(kind, len(payload), 0).encode() + payload
+
+
+def _error_payload(code: ErrorCode, text: bytes) -> bytes:
+    return bytes([code]) + struct.pack(">H", len(text)) + text
+
+
+@contextlib.contextmanager
+def listener(serve_one: Callable[[socket.socket], None]) -> Iterator[int]:
+    """A loopback port whose first connection ``serve_one`` serves, on a thread; every socket
+    operation there has the test's deadline. Re-raises what the server raised, unless the client
+    hung up first."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(DEADLINE)
+    failures: List[BaseException] = []
+
+    def run() -> None:
+        try:
+            sock, _ = server.accept()
+            with sock:
+                sock.settimeout(DEADLINE)
+                serve_one(sock)
+        except ConnectionError:
+            pass  # the client refused what it was sent and hung up: the test's point
+        except BaseException as e:  # noqa: BLE001 (handed to the test)
+            failures.append(e)
+
+    thread = threading.Thread(target=run, name="hostile server", daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        server.close()
+        thread.join(DEADLINE)
+    assert not thread.is_alive(), "the hostile server did not finish"
+    if failures:
+        raise failures[0]
+
+
+class Carrier:
+    """The server side of an authenticated connection in mac mode: the handshake, then frames."""
+
+    def __init__(self, sock: socket.socket, identity=None) -> None:
+        self.sock = sock
+        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
+        hs = ServerHandshake(SECRET, identity or NodeIdentity(), False, _exactly(sock, h.length))
+        sock.sendall(_bare(FrameType.CHALLENGE, hs.challenge))
+        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
+        auth_ok = hs.auth_ok(_exactly(sock, h.length))
+        self.sealer = records.Sealer(hs.keys.server_to_client, False)
+        self.opener = records.Opener(hs.keys.client_to_server, False)
+        self.send(FrameType.AUTH_OK, 0, auth_ok)
+
+    def next(self) -> Tuple[Header, bytes]:
+        header = _exactly(self.sock, frames.HEADER_LENGTH)
+        h = Header.decode(header, 0x7FFFFFFF)
+        tag, payload = _exactly(self.sock, records.TAG_LENGTH), _exactly(self.sock, h.length)
+        self.opener.verify(header, h.type, tag, payload)
+        return h, payload
+
+    def send(self, kind: FrameType, correlation: int, payload: bytes) -> None:
+        self.sock.sendall(self.sealer.seal(kind, correlation, payload))
+
+    def answer_next(self, kind: FrameType, payload: bytes) -> None:
+        h, _ = self.next()
+        self.send(kind, h.correlation, payload)
+
+    def wait_for_hang_up(self) -> None:
+        while self.sock.recv(4096):
+            pass
+
+
+def answers_hello_with(frame: bytes) -> Callable[[socket.socket], None]:
+    def serve_one(sock: socket.socket) -> None:
+        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
+        _exactly(sock, h.length)
+        sock.sendall(frame)
+        while sock.recv(4096):
+            pass
+    return serve_one
+
+
+# ---- 1. garbage fails closed
+
+
+def test_an_error_text_that_is_not_utf8_is_the_errors_exception():
+    frame = _bare(FrameType.ERROR, _error_payload(ErrorCode.AUTHENTICATION_FAILED, b"no " + NOT_UTF8))
+    with listener(answers_hello_with(frame)) as port:
+        with pytest.raises(AuthenticationFailedException, match="peer: no \ufffd"):
+            connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE)
+
+    def refuses_a_request(sock):
+        c = Carrier(sock)
+        c.answer_next(FrameType.ERROR, _error_payload(ErrorCode.HANDLER_FAILED, NOT_UTF8))
+        c.wait_for_hang_up()
+
+    with listener(refuses_a_request) as port:
+        with connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE) as conn:
+            with pytest.raises(RemoteHandlerException, match="peer: \ufffd"):
+                conn.request(b"hello", timeout=DEADLINE)
+
+
+def test_a_name_that_is_not_utf8_is_a_protocol_error():
+    def names_its_arena_badly(sock):
+        c = Carrier(sock)
+        c.answer_next(FrameType.CONTROL_REPLY, struct.pack(">H", len(NOT_UTF8)) + NOT_UTF8 + bytes(16))
+        c.wait_for_hang_up()
+
+    with listener(names_its_arena_badly) as port:
+        with connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE) as conn:
+            with pytest.raises(ProtocolException, match="not UTF-8"):
+                shm.attach(conn, DEADLINE)
+
+
+class OfferingServer:
+    """A Flight server that answers the data-plane action with ``answer`` (and no signature),
+    counting the actions it was asked."""
+
+    def __init__(self, answer: bytes) -> None:
+        from pyarrow import flight
+
+        outer = self
+        self.actions = 0
+
+        class Server(flight.FlightServerBase):
+            def do_action(self, context, action):
+                outer.actions += 1
+                return [flight.Result(answer)]
+
+        self.server = Server("grpc://127.0.0.1:0")
+        self.location = f"grpc+tcp://127.0.0.1:{self.server.port}"
+
+    def __enter__(self) -> "OfferingServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+
+
+def _offer(port: int, node: int = 1) -> bytes:
+    host, provider = b"127.0.0.1", b"tcp"
+    return struct.pack(">bqi", data_plane.VERSION, node, port) + struct.pack(">i", len(host)) + host \
+        + struct.pack(">i", len(provider)) + provider
+
+
+def test_a_transport_that_answers_garbage_is_no_authenticated_refusal():
+    frame = _bare(FrameType.ERROR, _error_payload(ErrorCode.PROTOCOL, NOT_UTF8))
+    with listener(answers_hello_with(frame)) as port, OfferingServer(_offer(port)) as flight_server:
+        with SluiceFlightClient(flight_server.location, "a-token", secret=SECRET, timeout=CALL_SECONDS) as client:
+            assert client.decision.data_path == "grpc"
+            assert not client.decision.authenticated, client.decision.reason
+            with pytest.raises(TransportUnavailableException, match="nothing authenticated that answer"):
+                client.get_stream(b"a ticket")
+
+
+def test_an_unusable_secret_is_decided_before_anything_is_asked():
+    refusal = bytes([0]) + b"no data plane here"
+    with OfferingServer(refusal) as flight_server:
+        with SluiceFlightClient(flight_server.location, "a-token", secret="fifteen-bytes!!",
+                                timeout=CALL_SECONDS) as client:
+            assert client.decision.data_path == "grpc"
+            assert "secret is unusable" in client.decision.reason
+            assert client.decision.authenticated  # the client's own setting, not the server's word
+        assert flight_server.actions == 0
+
+
+# ---- 2. identity keys of small order
+
+
+class SmallOrderIdentity:
+    """An identity whose public key is the neutral point: R = neutral, S = 0 verifies as its
+    signature of every message, with no private key at all."""
+
+    public_key = bytes([1]) + bytes(31)
+    node_id = node_id(public_key)
+
+    def sign(self, label: bytes, data: bytes) -> bytes:
+        return bytes([1]) + bytes(63)
+
+
+def test_a_server_with_an_identity_key_of_small_order_is_refused():
+    def presents_a_small_order_key(sock):
+        Carrier(sock, SmallOrderIdentity())
+        sock.recv(1)
+
+    with listener(presents_a_small_order_key) as port:
+        with pytest.raises(AuthenticationFailedException, match="not a canonical Ed25519 key of large order"):
+            connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE, expected_node=SmallOrderIdentity.node_id)
+
+
+def test_a_client_with_an_identity_key_of_small_order_is_refused():
+    hello = ClientHandshake(SECRET, SmallOrderIdentity(), False).hello
+    with pytest.raises(AuthenticationFailedException, match="not a canonical Ed25519 key of large order"):
+        ServerHandshake(SECRET, NodeIdentity(), False, hello)
+
+
+# ---- 3. READs are bounded by what they asked for, other frames by their limits
+
+
+def test_a_read_of_more_than_the_message_limit_arrives(java):
+    rows = 700_000  # 32 bytes a row: one batch body over 16 MiB
+    assert rows * 32 > 16 << 20
+    with serve(java, "tcp", shards=1, rows=rows) as table:
+        with open_reader(table.location, "t.s00", table.token, secret=table.secret, timeout=CALL_SECONDS,
+                         data_plane_options=DataPlaneOptions(read_chunk_bytes=64 << 20)) as reader:
+            assert reader.data_path == "tcp"
+            batches = reader.read_all()
+    assert sum(b.num_rows for b in batches) == rows
+    assert crc32_of(batches) == table.shards["t.s00"]["crc32"]
+
+
+@pytest.mark.parametrize("kind", ["read", "response", "error"])
+def test_an_answer_over_its_bound_is_refused_before_its_payload(kind):
+    def answers_too_much(sock):
+        c = Carrier(sock)
+        h, _ = c.next()
+        # a header claiming far more than allowed, and no payload behind it
+        length = {"read": 17, "response": 2048, "error": frames.MAX_CONTROL_PAYLOAD + 1}[kind]
+        answer = {"read": FrameType.READ_RESPONSE, "response": FrameType.RESPONSE, "error": FrameType.ERROR}[kind]
+        sock.sendall(Header(answer, length, h.correlation).encode() + bytes(records.TAG_LENGTH))
+        c.wait_for_hang_up()
+
+    with listener(answers_too_much) as port:
+        with connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE, max_message_bytes=1024) as conn:
+            with pytest.raises(ProtocolException):
+                if kind == "read":
+                    conn.read(7, 0, memoryview(bytearray(16)), timeout=DEADLINE)
+                else:
+                    conn.request(b"hello", timeout=DEADLINE)
+            assert not conn.is_open
+
+
+# ---- 4. call tokens live as long as Java's and are renewed
+
+
+def test_tokens_live_as_long_as_the_java_clients():
+    assert call_token.DEFAULT_VALIDITY == 600.0  # FlightOption.TOKEN_VALIDITY_MS: 600000
+    _, expires = call_token.claims(SECRET, call_token.mint(SECRET, "grpc+tcp://127.0.0.1:1"))
+    assert expires <= time.time() + 601
+
+
+def test_a_renewing_token_is_minted_again_at_half_its_validity():
+    now = [1_000_000.0]
+    tokens = call_token.RenewingToken(SECRET, "grpc+tcp://127.0.0.1:1", validity=60, clock=lambda: now[0])
+    first = tokens()
+    assert call_token.claims(SECRET, first)[1] == 1_000_061
+    now[0] += 29
+    assert tokens() == first
+    now[0] += 1
+    assert call_token.claims(SECRET, tokens())[1] == 1_000_091
+    with pytest.raises(ValueError, match="positive"):
+        call_token.RenewingToken(SECRET, "grpc+tcp://127.0.0.1:1", validity=0)
+    with pytest.raises(ValueError, match="sluice.transport.secret"):
+        call_token.RenewingToken("fifteen-bytes!!", "grpc+tcp://127.0.0.1:1")
+
+
+def test_a_client_whose_token_expired_still_makes_calls(served_table):
+    from pyarrow import flight
+
+    now = [time.time() - 3600]  # an hour ago: the first token expired long before the call
+    tokens = call_token.RenewingToken(served_table.secret, served_table.location, validity=60, clock=lambda: now[0])
+    client = flight.FlightClient(served_table.location, middleware=[call_token.middleware(tokens)])
+    try:
+        options = flight.FlightCallOptions(timeout=CALL_SECONDS)
+        descriptor = flight.FlightDescriptor.for_path("t.s00")
+        with pytest.raises(flight.FlightUnauthenticatedError):
+            client.get_flight_info(descriptor, options=options)
+        now[0] = time.time()  # more than half the validity later: the next call presents a new token
+        assert client.get_flight_info(descriptor, options=options).endpoints
+    finally:
+        client.close()
+
+
+# ---- 5. an arena file cut short is an exception, not SIGBUS
+
+CUT_READER = """
+import sys
+from sluice.flight import SluiceFlightClient
+
+def mapped_arena_files():
+    with open("/proc/self/maps") as maps:
+        return sorted({line.split()[5] for line in maps if len(line.split()) >= 6 and "/sluice-" in line.split()[5]})
+
+with SluiceFlightClient(sys.argv[1], sys.argv[2], secret=sys.argv[3], timeout=60) as client:
+    with client.open("t.s00") as reader:
+        rows = sum(b.num_rows for b in reader.read_all())
+    print("mapped", client.decision.data_path, rows, *mapped_arena_files(), flush=True)
+    sys.stdin.readline()  # the test cuts a file
+    try:
+        with client.open("t.s00") as reader:
+            reader.read_all()
+        print("read", flush=True)
+    except Exception as e:
+        print("raised", type(e).__name__, str(e).replace("\\n", " "), flush=True)
+"""
+
+
+@pytest.mark.parametrize("cut", ["region", "slots"])
+def test_an_arena_file_cut_short_is_an_exception(java, cut):
+    with serve(java, "shm", shards=1) as table:
+        child = subprocess.Popen([sys.executable, "-c", CUT_READER, table.location, table.token, table.secret],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            lines = PipeLines(child.stdout, "the reader child")
+            words = (lines.next_line("the reader child to map its region", 120) or "").split()
+            assert words[:3] == ["mapped", "shm", "16"], f"the child said {words}"
+            regions = [p for p in words[3:] if os.path.basename(p) != shm.SLOTS_FILE]
+            assert regions, "no region file is mapped"
+            for path in regions if cut == "region" else [os.path.join(os.path.dirname(regions[0]), shm.SLOTS_FILE)]:
+                os.truncate(path, 0)
+            child.stdin.write("cut\n")
+            child.stdin.flush()
+            said = lines.next_line("the reader child to read again", 120)
+            assert child.wait(timeout=DEADLINE) == 0, f"the reader child ended with {child.returncode} after {said!r}"
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait(timeout=DEADLINE)
+            child.stdin.close()
+        assert said is not None and said.startswith("raised "), said
+        assert ("was cut to 0 bytes" if cut == "region" else "was cut short") in said, said
+
+
+# ---- 6. every wait has a deadline
+
+
+def test_a_fifo_swapped_in_after_the_check_does_not_block_the_open(tmp_path, monkeypatch):
+    arena = tmp_path / "arena"
+    arena.mkdir(mode=0o700)
+    fifo = arena / "region"
+    os.mkfifo(fifo, 0o600)
+    real_lstat = os.lstat
+
+    def what_the_check_saw(path, *args, **kwargs):
+        st = real_lstat(path, *args, **kwargs)
+        if os.fspath(path) == str(fifo):  # a regular file then, the same inode: swapped after
+            return os.stat_result((stat.S_IFREG | 0o600,) + tuple(st)[1:])
+        return st
+
+    monkeypatch.setattr(os, "lstat", what_the_check_saw)
+    outcome: "queue.Queue[object]" = queue.Queue()
+
+    def open_it() -> None:
+        try:
+            fd = shm._open_in_arena(str(arena), str(fifo))
+            os.close(fd)
+            outcome.put("opened")
+        except OSError as e:
+            outcome.put(e)
+
+    threading.Thread(target=open_it, name="open in arena", daemon=True).start()
+    try:
+        got = outcome.get(timeout=DEADLINE)
+    except queue.Empty:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # a writer lets the stuck open end
+        raise AssertionError("opening a FIFO in the arena blocked") from None
+    assert isinstance(got, OSError) and "replaced" in str(got), got
+
+
+def test_a_port_outside_the_tcp_range_is_refused():
+    with pytest.raises(ValueError, match="1..65535"):
+        connect("127.0.0.1", 65536 + 4464, SECRET, connect_timeout=DEADLINE)
+
+
+def test_a_server_that_never_answers_misses_the_deadline():
+    def says_nothing(sock):
+        while sock.recv(4096):
+            pass
+
+    with listener(says_nothing) as port:
+        with pytest.raises(TransportTimeoutException):
+            connect("127.0.0.1", port, SECRET, connect_timeout=0.5)
+
+
+def test_a_name_is_looked_up_and_its_addresses_tried_within_the_deadline():
+    def serves_one_request(sock):
+        c = Carrier(sock)
+        c.answer_next(FrameType.RESPONSE, b"pong")
+        c.wait_for_hang_up()
+
+    with listener(serves_one_request) as port:
+        with connect("localhost", port, SECRET, connect_timeout=DEADLINE) as conn:
+            assert conn.request(b"ping", timeout=DEADLINE) == b"pong"
