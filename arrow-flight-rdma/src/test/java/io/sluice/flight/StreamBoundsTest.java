@@ -208,6 +208,24 @@ class StreamBoundsTest {
     }
   }
 
+  @Test
+  void aGetCancelledAsSoonAsItIsAskedForEndsOnTheServerAtOnce() throws Exception {
+    // An acknowledgement deadline longer than the test: only the cancellation can end the gets.
+    Map<String, String> bounds = Map.of("sluice.flight.dataPlaneGetsPerClient", "64",
+        "sluice.flight.ackTimeoutMs", "120000");
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounds));
+         Hog hog = new Hog(allocator, server)) {
+      server.publish("t", TestTables.numeric(allocator, 2, 100));
+      for (int i = 0; i < 32; i++) {
+        hog.get("t");
+        hog.gets.get(i).getReader().cancel("the reader gave up at once", null);
+      }
+      Eventually.reaches("data-plane gets still served after their readers cancelled", 0,
+          server::activeDataPlaneStreams);
+    }
+  }
+
   /** A client that speaks the data-plane protocol itself and opens gets without heeding the offer's share. */
   private static final class Hog implements AutoCloseable {
     final FlightClient flight;
