@@ -1,7 +1,8 @@
 """The data-plane messages, Python side: the one module to follow when
-``io.sluice.flight.protocol.DataPlaneProtocol`` and ``DataPlaneOffer`` (version 2) change.
+``io.sluice.flight.protocol.DataPlaneProtocol`` and ``DataPlaneOffer`` (version 3) change.
 
-* the server's **offer** (the ``sluice.data-plane`` action's result);
+* the server's **offer** (the ``sluice.data-plane`` action's result), with the number of gets one
+  client may hold of that server at once;
 * the **command** of the DoExchange that opens a get (``OPEN_GET`` with the grant and the ticket);
 * **frames**, the ``app_metadata`` of the call's metadata-only messages (the schema frame);
 * over the authenticated transport connection: the **grant** request and reply, **pulls**
@@ -17,7 +18,7 @@ import struct
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-VERSION = 2
+VERSION = 3
 ACTION = "sluice.data-plane"
 GRANT_BYTES = 32
 MAX_METADATA_BYTES = 16 << 20
@@ -33,12 +34,15 @@ _DESCRIPTOR = struct.Struct(">qqqq")  # RemoteDescriptor: node, address, length,
 
 @dataclass(frozen=True)
 class Offer:
-    """Where the server's transport listens, the node id its handshake will prove, its provider."""
+    """Where the server's transport listens, the node id its handshake will prove, its provider,
+    and ``max_streams``: how many data-plane gets one client may hold of this server at once (its
+    share of the server's get threads; the server refuses one more with RESOURCE_EXHAUSTED)."""
 
     host: str
     port: int
     node_id: int
     provider: str
+    max_streams: int
 
 
 @dataclass(frozen=True)
@@ -104,17 +108,21 @@ def refusal_reason(answer: bytes) -> Optional[str]:
 
 
 def decode_offer(data: bytes) -> Offer:
+    """Version (1), node id (8), port (4), max streams (4, at least 1), host length (4) and UTF-8
+    host, provider length (4) and UTF-8 name."""
     r = _Reader(data, "data-plane offer")
     (version,) = r.unpack(">b")
     if version != VERSION:
         raise ValueError(
             f"data-plane offer of version {version}, this client speaks {VERSION} (client and server must be the same release)"
         )
-    node, port = r.unpack(">qi")
+    node, port, max_streams = r.unpack(">qii")
+    if max_streams < 1:
+        raise ValueError(f"a data-plane offer of {max_streams} streams per client (at least 1)")
     host = r.sized(len(data)).decode("utf-8")
     provider = r.sized(len(data)).decode("utf-8")
     r.end()
-    return Offer(host, port, node, provider)
+    return Offer(host, port, node, provider, max_streams)
 
 
 def encode_open_get(grant: bytes, ticket: bytes) -> bytes:

@@ -74,8 +74,8 @@ public final class FlightOption {
       Parsers.longInteger(), Check.positive());
   public static final ConfigKey<Long> DATA_PLANE_GETS_PER_CLIENT = ConfigKey.of(
       "sluice.flight.dataPlaneGetsPerClient", "16",
-      "Server: of those, how many one client (one transport node) may hold; its further gets are refused"
-          + " with RESOURCE_EXHAUSTED.",
+      "Server: of those, how many one client (one transport node) may hold; the data-plane offer tells"
+          + " clients this number, and further gets are refused with RESOURCE_EXHAUSTED.",
       Parsers.longInteger(), Check.positive());
   public static final ConfigKey<Long> GRANTS_PER_CLIENT = ConfigKey.of("sluice.flight.grantsPerClient", "1024",
       "Server: data-plane grants one transport node may hold unredeemed; past it, its grant requests are"

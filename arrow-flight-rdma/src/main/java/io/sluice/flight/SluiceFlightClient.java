@@ -6,8 +6,10 @@ import io.sluice.flight.client.FlightClients;
 import io.sluice.flight.client.Negotiator;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.config.TransportKeys;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.Location;
@@ -86,12 +88,51 @@ public final class SluiceFlightClient implements AutoCloseable {
     return flight;
   }
 
-  /** Opens the stream of {@code ticket}: over the data plane when negotiated, else DoGet. */
+  /**
+   * Opens the stream of {@code ticket}: over the data plane when negotiated, else DoGet. A
+   * data-plane get waits at most the transport's I/O timeout ({@code sluice.transport.ioTimeoutMs})
+   * for the server to take it; see {@link #getStream(Ticket, Duration)}.
+   */
   public TableReader getStream(Ticket ticket) {
     Optional<DataPlaneSession> s = requiredSession();
     return s.isPresent()
-        ? ClientStreams.dataPlaneGet(flight, s.get(), allocator, ticket, config)
+        ? ClientStreams.dataPlaneGet(flight, s.get(), allocator, ticket, config, s.get().timeoutNanos())
         : ClientStreams.grpcGet(flight, ticket);
+  }
+
+  /**
+   * Opens the stream of {@code ticket}, as {@link #getStream(Ticket)}, waiting at most {@code wait}
+   * for a data-plane get: this client holds at most as many gets of the server at once as the
+   * server allows one client ({@link #maxDataPlaneGets()}), and one more waits for one of them to
+   * end (its reader closed and, on shm, every view of its batches released); a get the server
+   * refuses as busy is asked again, backing off, within the same wait. Returns once the server has
+   * taken the get. A plain Flight stream does not wait.
+   *
+   * @throws org.apache.arrow.flight.FlightRuntimeException TIMED_OUT naming the bound and {@link
+   *     FlightOption#DATA_PLANE_GETS_PER_CLIENT} when none of this client's gets ended in time;
+   *     RESOURCE_EXHAUSTED when the server still refused it at the deadline
+   */
+  public TableReader getStream(Ticket ticket, Duration wait) {
+    Optional<DataPlaneSession> s = requiredSession();
+    return s.isPresent()
+        ? ClientStreams.dataPlaneGet(flight, s.get(), allocator, ticket, config, nanos(wait))
+        : ClientStreams.grpcGet(flight, ticket);
+  }
+
+  private static long nanos(Duration wait) {
+    try {
+      return wait.toNanos();
+    } catch (ArithmeticException e) {
+      return wait.isNegative() ? 0 : Long.MAX_VALUE;
+    }
+  }
+
+  /**
+   * How many data-plane gets of the server this client holds at once (the server's offer); empty
+   * when streams are plain Flight.
+   */
+  public OptionalInt maxDataPlaneGets() {
+    return session().map(s -> OptionalInt.of(s.maxGets())).orElse(OptionalInt.empty());
   }
 
   /**

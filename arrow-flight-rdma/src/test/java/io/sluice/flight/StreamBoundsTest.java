@@ -4,15 +4,35 @@ import static io.sluice.flight.DataPlaneGetTest.SECRET;
 import static io.sluice.flight.DataPlaneGetTest.config;
 import static io.sluice.flight.DataPlaneGetTest.server;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.flight.loader.FlightLoader;
+import io.sluice.flight.loader.LoadedShard;
+import io.sluice.flight.loader.Shard;
+import io.sluice.flight.protocol.DataPlaneOffer;
+import io.sluice.flight.protocol.DataPlaneProtocol;
+import io.sluice.flight.protocol.DataPlaneProtocol.OpenGet;
+import io.sluice.transport.Connection;
 import io.sluice.transport.Eventually;
+import io.sluice.transport.MessageHandler;
 import io.sluice.transport.ProductThreads;
+import io.sluice.transport.Transport;
+import io.sluice.transport.Transports;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.flight.Action;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightRuntimeException;
@@ -29,7 +49,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The server's bounds hold against one client that hogs them, and the next client is still served:
- * data-plane gets nobody pulls, plain streams nobody reads, puts that fill the server.
+ * data-plane gets nobody pulls, plain streams nobody reads, puts that fill the server. Our own
+ * clients keep within the share of gets the server offers: more gets, or a deeper prefetch, wait
+ * their turn, and a get refused because others hold the server's threads is asked again.
  */
 class StreamBoundsTest {
   /**
@@ -46,42 +68,223 @@ class StreamBoundsTest {
         "4", "sluice.flight.ackTimeoutMs", "120000");
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounds));
-         SluiceFlightClient hog = SluiceFlightClient.connect(allocator, server.location(), config("tcp", SECRET));
+         Hog hog = new Hog(allocator, server);
          SluiceFlightClient other = SluiceFlightClient.connect(allocator, server.location(), config("tcp", SECRET))) {
       server.publish("big", TestTables.numeric(allocator, 4, 1000));
       String expected = TestTables.publishMixed(server, allocator, "small", 2, 100,
           CompressionUtil.CodecType.NO_COMPRESSION);
+      assertEquals(4, hog.offer.maxStreams(), "the offer's share of gets per client");
       int before = ProductThreads.count();
-      List<TableReader> unpulled = new ArrayList<>();
-      try {
-        for (int i = 0; i < 200; i++) {
-          unpulled.add(hog.getStream(SluiceFlightServer.ticket("big"))); // and never pulled
-        }
-        // The last get is refused, as is every one past the client's share...
-        FlightRuntimeException e = assertThrows(FlightRuntimeException.class, () -> unpulled.get(199).next());
-        assertEquals(FlightStatusCode.RESOURCE_EXHAUSTED, e.status().code(), e.toString());
-        assertTrue(e.getMessage().contains("sluice.flight.dataPlaneGetsPerClient"), e.getMessage());
-        // ...while the share's gets wait for their reader on the server's get threads.
-        Eventually.reaches("data-plane gets the hog's share holds", 4, server::activeDataPlaneStreams);
-        assertTrue(server.streamThreads() <= 8, server.streamThreads() + " get threads for 200 unpulled gets");
-        // Each get used to block a thread of its own until the deadline: 200 more. What the product
-        // may add is its get threads and what the server's and the hog's transports start as they
-        // work; threads of a pool that served the burst may take a moment to end.
-        Eventually.matches("product threads with 200 unpulled gets, " + before + " before them",
-            Eventually.DEADLINE, ProductThreads::count, n -> n - before <= 8 + 2 * THREADS_PER_TRANSPORT);
-        try (TableReader r = other.getStream(SluiceFlightServer.ticket("small"))) {
-          assertEquals("tcp", r.dataPath());
-          assertEquals(expected, TestTables.render(r));
-        }
-      } finally {
-        for (TableReader r : unpulled) {
-          try {
-            r.close();
-          } catch (RuntimeException e) {
-            // a refused stream reports it again
+      // A client that ignores the offer's share: our own clients never open more than it.
+      for (int i = 0; i < 200; i++) {
+        hog.get("big"); // and never pulled
+      }
+      // The last get is refused, as is every one past the client's share...
+      FlightRuntimeException e = assertThrows(FlightRuntimeException.class, () -> hog.gets.get(199).getReader().next());
+      assertEquals(FlightStatusCode.RESOURCE_EXHAUSTED, e.status().code(), e.toString());
+      assertTrue(e.getMessage().contains("sluice.flight.dataPlaneGetsPerClient"), e.getMessage());
+      // ...while the share's gets wait for their reader on the server's get threads.
+      Eventually.reaches("data-plane gets the hog's share holds", 4, server::activeDataPlaneStreams);
+      assertTrue(server.streamThreads() <= 8, server.streamThreads() + " get threads for 200 unpulled gets");
+      // Each get used to block a thread of its own until the deadline: 200 more. What the product
+      // may add is its get threads and what the server's and the hog's transports start as they
+      // work; threads of a pool that served the burst may take a moment to end.
+      Eventually.matches("product threads with 200 unpulled gets, " + before + " before them",
+          Eventually.DEADLINE, ProductThreads::count, n -> n - before <= 8 + 2 * THREADS_PER_TRANSPORT);
+      try (TableReader r = other.getStream(SluiceFlightServer.ticket("small"))) {
+        assertEquals("tcp", r.dataPath());
+        assertEquals(expected, TestTables.render(r));
+      }
+    }
+  }
+
+  @Test
+  void aClientOpeningMoreGetsThanTheServerAllowsItReadsThemAllInTurn() throws Exception {
+    Map<String, String> bounds = Map.of("sluice.flight.dataPlaneGetsPerClient", "4");
+    try (BufferAllocator allocator = new RootAllocator();
+         AutoCloseable released = () -> SecureDefaultsTest.awaitReleased(allocator);
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounds));
+         SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(), config("tcp", SECRET))) {
+      server.publish("t", TestTables.numeric(allocator, 3, 1000));
+      // Each stream holds its first batch until four streams have one: the four the server allows
+      // this client are open at once, and the other four can only have waited for them.
+      CountDownLatch fourOpen = new CountDownLatch(4);
+      Set<Integer> started = ConcurrentHashMap.newKeySet();
+      ParallelReader.Result r = ParallelReader.read(client, Collections.nCopies(8, SluiceFlightServer.ticket("t")),
+          (stream, batch) -> {
+            if (started.add(stream)) {
+              fourOpen.countDown();
+              await(fourOpen, "four streams open at once");
+            }
+          });
+      assertEquals(Collections.nCopies(8, 3000L), r.rows());
+      assertEquals("tcp", r.dataPath());
+      assertEquals(java.util.OptionalInt.of(4), client.maxDataPlaneGets());
+      AuthorizationTest.awaitNoStreams(server);
+    }
+  }
+
+  @Test
+  void aLoaderPrefetchingPastTheServersShareReadsEveryShardOnce() throws Exception {
+    int shards = 24;
+    Map<String, String> bounds = Map.of("sluice.flight.dataPlaneGetsPerClient", "4");
+    try (BufferAllocator allocator = new RootAllocator();
+         AutoCloseable released = () -> SecureDefaultsTest.awaitReleased(allocator);
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounds))) {
+      List<Shard> list = new ArrayList<>();
+      for (int k = 0; k < shards; k++) {
+        String name = String.format("t.s%02d", k);
+        server.publish(name, TestTables.numeric(allocator, 2, 500 + k));
+        list.add(new Shard(name, server.location(), SluiceFlightServer.ticket(name), -1, -1));
+      }
+      Map<String, Long> rows = new HashMap<>();
+      try (FlightLoader loader = FlightLoader.builder(allocator, list).prefetch(16).epochs(1)
+          .config(config("tcp", SECRET)).build()) {
+        Optional<LoadedShard> s;
+        while ((s = loader.next(Duration.ofMinutes(1))).isPresent()) {
+          try (LoadedShard shard = s.get()) {
+            assertEquals("tcp", shard.dataPath());
+            assertEquals(null, rows.put(shard.shard().name(), shard.rows()), "shard read twice: " + shard.shard());
           }
         }
+        assertTrue(loader.finished());
+        assertEquals(shards, loader.streamsOpened());
       }
+      assertEquals(shards, rows.size(), rows.toString());
+      for (int k = 0; k < shards; k++) {
+        assertEquals(2L * (500 + k), rows.get(String.format("t.s%02d", k)));
+      }
+      AuthorizationTest.awaitNoStreams(server);
+    }
+  }
+
+  @Test
+  void aGetThatFindsTheShareHeldFailsAtItsDeadlineNamingTheBound() throws Exception {
+    Map<String, String> bounds = Map.of("sluice.flight.dataPlaneGetsPerClient", "2");
+    try (BufferAllocator allocator = new RootAllocator();
+         AutoCloseable released = () -> SecureDefaultsTest.awaitReleased(allocator);
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounds));
+         SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(), config("tcp", SECRET))) {
+      server.publish("t", TestTables.numeric(allocator, 2, 100));
+      TableReader first = client.getStream(SluiceFlightServer.ticket("t"));
+      try (TableReader second = client.getStream(SluiceFlightServer.ticket("t"))) {
+        FlightRuntimeException e = assertThrows(FlightRuntimeException.class,
+            () -> client.getStream(SluiceFlightServer.ticket("t"), Duration.ofMillis(100)));
+        assertEquals(FlightStatusCode.TIMED_OUT, e.status().code(), e.toString());
+        assertTrue(e.getMessage().contains("holds 2 ") && e.getMessage().contains("sluice.flight.dataPlaneGetsPerClient"),
+            e.getMessage());
+        first.close(); // its place is free again
+        try (TableReader third = client.getStream(SluiceFlightServer.ticket("t"), Duration.ofSeconds(30))) {
+          assertEquals(200, rows(third));
+        }
+        assertEquals(200, rows(second));
+      }
+      AuthorizationTest.awaitNoStreams(server);
+    }
+  }
+
+  @Test
+  void aGetRefusedBecauseOtherClientsHoldEveryGetThreadIsAskedAgain() throws Exception {
+    Map<String, String> bounds = Map.of("sluice.flight.dataPlaneGets", "2", "sluice.flight.ackTimeoutMs", "120000");
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounds));
+         Hog hog = new Hog(allocator, server);
+         SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(), config("tcp", SECRET))) {
+      server.publish("t", TestTables.numeric(allocator, 2, 100));
+      hog.get("t");
+      hog.get("t");
+      Eventually.reaches("data-plane gets the hog holds", 2, server::activeDataPlaneStreams);
+      CompletableFuture<Long> read = CompletableFuture.supplyAsync(() -> {
+        try (TableReader r = client.getStream(SluiceFlightServer.ticket("t"), Duration.ofMinutes(1))) {
+          return rows(r);
+        }
+      });
+      // Two grants were the hog's; a fourth is the client's asking again after a refusal.
+      Eventually.matches("grants the server issued", Eventually.DEADLINE, () -> metric(server, "grants.issued"),
+          n -> n >= 4);
+      assertFalse(read.isDone(), "the client's get was served while the hog held every get thread");
+      hog.close();
+      assertEquals(200L, read.get(1, TimeUnit.MINUTES));
+    }
+  }
+
+  @Test
+  void aGetCancelledAsSoonAsItIsAskedForEndsOnTheServerAtOnce() throws Exception {
+    // An acknowledgement deadline longer than the test: only the cancellation can end the gets.
+    Map<String, String> bounds = Map.of("sluice.flight.dataPlaneGetsPerClient", "64",
+        "sluice.flight.ackTimeoutMs", "120000");
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounds));
+         Hog hog = new Hog(allocator, server)) {
+      server.publish("t", TestTables.numeric(allocator, 2, 100));
+      for (int i = 0; i < 32; i++) {
+        hog.get("t");
+        hog.gets.get(i).getReader().cancel("the reader gave up at once", null);
+      }
+      Eventually.reaches("data-plane gets still served after their readers cancelled", 0,
+          server::activeDataPlaneStreams);
+    }
+  }
+
+  /** A client that speaks the data-plane protocol itself and opens gets without heeding the offer's share. */
+  private static final class Hog implements AutoCloseable {
+    final FlightClient flight;
+    final Transport transport;
+    final DataPlaneOffer offer;
+    final Connection connection;
+    final List<FlightClient.ExchangeReaderWriter> gets = new ArrayList<>();
+
+    Hog(BufferAllocator allocator, SluiceFlightServer server) throws Exception {
+      flight = DataPlaneGetTest.plainClient(allocator, server.location());
+      transport = Transports.open(config("tcp", SECRET), MessageHandler.REJECT_ALL);
+      offer = DataPlaneOffer.decode(flight.doAction(new Action(DataPlaneOffer.ACTION)).next().getBody());
+      connection = transport.connect(offer.address()).get(30, TimeUnit.SECONDS);
+    }
+
+    void get(String table) throws Exception {
+      byte[] grant = DataPlaneProtocol.grantReply(
+          connection.request(DataPlaneProtocol.grantRequest()).get(30, TimeUnit.SECONDS));
+      byte[] command = DataPlaneProtocol.encode(new OpenGet(grant, SluiceFlightServer.ticket(table).getBytes()));
+      gets.add(flight.doExchange(FlightDescriptor.command(command)));
+    }
+
+    @Override
+    public void close() throws Exception {
+      for (FlightClient.ExchangeReaderWriter x : gets) {
+        try {
+          x.getReader().cancel("done", null);
+          x.close();
+        } catch (Exception e) {
+          // cancelled and refused calls report it on close
+        }
+      }
+      gets.clear();
+      connection.close();
+      transport.close();
+      flight.close();
+    }
+  }
+
+  private static long rows(TableReader r) {
+    long n = 0;
+    while (r.next()) {
+      n += r.getRoot().getRowCount();
+    }
+    return n;
+  }
+
+  private static long metric(SluiceFlightServer server, String name) {
+    return server.metrics().stream().filter(m -> m.name().equals(name)).findFirst().orElseThrow().value();
+  }
+
+  private static void await(CountDownLatch latch, String what) {
+    try {
+      if (!latch.await(1, TimeUnit.MINUTES)) {
+        throw new IllegalStateException("not within a minute: " + what);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted waiting for: " + what, e);
     }
   }
 

@@ -14,7 +14,8 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * A client's authenticated transport connection to one Flight server's data plane, with the
- * client's own transport (its landing memory, and the regions a server READs during puts).
+ * client's own transport (its landing memory, and the regions a server READs during puts), and
+ * its share of the server's gets: no more than the server's offer allows are open at once.
  * Thread safe; owned by the {@link io.sluice.flight.SluiceFlightClient}, which closes it.
  */
 public final class DataPlaneSession implements AutoCloseable {
@@ -24,6 +25,7 @@ public final class DataPlaneSession implements AutoCloseable {
   private final LandingPool landing;
   private final DataPlaneOffer offer;
   private final long timeoutNanos;
+  private final GetShare gets;
   private final java.util.Set<Runnable> callsAwaitingViews = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   DataPlaneSession(Transport transport, Connection connection, long landingIdleBytes, DataPlaneOffer offer,
@@ -34,12 +36,34 @@ public final class DataPlaneSession implements AutoCloseable {
     this.landing = new LandingPool(memory, landingIdleBytes);
     this.offer = offer;
     this.timeoutNanos = timeoutNanos;
+    this.gets = new GetShare(offer.maxStreams(), "the server whose transport is at " + offer.address());
   }
 
   /** A single-use grant for the next stream, asked for over the authenticated connection. */
   public byte[] grant() throws ExecutionException, TimeoutException, InterruptedException {
     ByteBuffer reply = connection.request(DataPlaneProtocol.grantRequest()).get(timeoutNanos, TimeUnit.NANOSECONDS);
     return DataPlaneProtocol.grantReply(reply);
+  }
+
+  /**
+   * A place for one more get of this server, waiting at most {@code timeoutNanos} while this
+   * client holds as many as the server allows; the get gives it back once its call has ended.
+   *
+   * @throws TimeoutException naming the bound and its key, if none was given back in time
+   * @throws IllegalStateException if the session is closed
+   */
+  GetShare.Place takeGet(long timeoutNanos) throws TimeoutException, InterruptedException {
+    return gets.take(timeoutNanos);
+  }
+
+  /** The most gets of this server this client holds at once: what the server's offer allows. */
+  public int maxGets() {
+    return gets.max();
+  }
+
+  /** The deadline of a request over the connection (the transport's I/O timeout). */
+  public long timeoutNanos() {
+    return timeoutNanos;
   }
 
   public Transport transport() {
@@ -87,6 +111,7 @@ public final class DataPlaneSession implements AutoCloseable {
 
   @Override
   public void close() {
+    gets.close();
     for (Runnable endCall : List.copyOf(callsAwaitingViews)) {
       endCall.run();
     }

@@ -16,24 +16,28 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * announcements and bodies over the transport connection, both taken by a {@link BodyReader}.
  * The call ends when this side half-closes it, once the stream has ended (or was stopped) and no
  * view of its bodies is held; closing early with none held cancels it, and the server frees the
- * stream's memory. Not thread safe.
+ * stream's memory. The get's place in the client's share of the server's gets is given back once
+ * the call has ended, whichever way. Not thread safe.
  */
 final class DataPlaneTableReader implements TableReader {
   private final FlightClient.ExchangeReaderWriter exchange;
   private final BodyReader reader;
   private final String dataPath;
   private final DataPlaneSession session;
+  private final GetShare.Place place;
   private final java.util.concurrent.atomic.AtomicBoolean callEnded = new java.util.concurrent.atomic.AtomicBoolean();
   /** Ends the call; one instance, so that the session can forget it. */
   private final Runnable ender = this::endCall;
   private boolean finished;
 
-  DataPlaneTableReader(FlightClient.ExchangeReaderWriter exchange, DataPlaneSession session,
+  /** Takes {@code place}: it is given back when the call ends. */
+  DataPlaneTableReader(FlightClient.ExchangeReaderWriter exchange, DataPlaneSession session, GetShare.Place place,
       org.apache.arrow.memory.BufferAllocator allocator, byte[] grant, int chunkBytes, int depth, long timeoutNanos,
       boolean viewBodies, boolean verify) {
     this.exchange = exchange;
     this.dataPath = session.dataPath();
     this.session = session;
+    this.place = place;
     // The server sends a frame at least every acknowledgement deadline or ends the stream.
     FrameLink link = new FrameLink(exchange.getReader(), exchange.getWriter(), allocator, 2 * timeoutNanos);
     this.reader = new BodyReader(allocator, link, session.connection(), session.landing(), grant, chunkBytes, depth,
@@ -129,6 +133,8 @@ final class DataPlaneTableReader implements TableReader {
       exchange.close();
     } catch (Exception e) {
       // cancelling reports itself as an error when the call ends; nothing was lost
+    } finally {
+      place.close();
     }
   }
 
@@ -148,6 +154,8 @@ final class DataPlaneTableReader implements TableReader {
       exchange.close();
     } catch (Exception e) {
       throw CallStatus.INTERNAL.withDescription("closing the stream failed: " + e).withCause(e).toRuntimeException();
+    } finally {
+      place.close();
     }
   }
 }

@@ -6,9 +6,11 @@ import io.sluice.transport.TransportConfig;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -51,6 +53,9 @@ import org.apache.arrow.vector.util.TransferPair;
  * where the server offers the data plane and {@code config} holds its secret, and arrive by plain
  * Flight DoGet otherwise; each {@link LoadedShard} says which. A shard is read whole, so a cursor
  * (epoch, position) names a shard boundary, and a loader resumed from it opens no shard before it.
+ * Of one server, the loader holds no more data-plane gets at once than that server lets one
+ * client hold ({@link SluiceFlightClient#maxDataPlaneGets()}); a deeper prefetch waits its turn
+ * (at most {@link Builder#streamWait}), and a shard waiting for one is not yet being read.
  *
  * <p>Ownership: the loader owns its Flight clients, its reading threads and every shard read
  * ahead; a shard {@link #next} returns belongs to the caller. Closing, also mid-epoch, stops the
@@ -66,11 +71,14 @@ public final class FlightLoader implements AutoCloseable {
   private final List<Shard> shards;
   private final TransportConfig config;
   private final int prefetch;
+  private final Duration streamWait;
   private final EpochPlan plan;
   private final ExecutorService readers;
   private final Map<String, SluiceFlightClient> clients = new ConcurrentHashMap<>();
   private final ArrayDeque<Pending> ahead = new ArrayDeque<>();
   private final AtomicLong streamsOpened = new AtomicLong();
+  /** Readers waiting for their stream to open; {@link #close} interrupts them (they hold nothing yet). */
+  private final Set<Thread> opening = new HashSet<>();
   private volatile boolean closed;
   private Cursor cursor;
   private RuntimeException failure;
@@ -83,6 +91,7 @@ public final class FlightLoader implements AutoCloseable {
     this.shards = b.shards;
     this.config = b.config;
     this.prefetch = b.prefetch;
+    this.streamWait = b.streamWait;
     this.plan = new EpochPlan(b.shards.size(), b.seed, b.rank, b.world, b.epochs, b.from);
     this.cursor = b.from;
     AtomicInteger n = new AtomicInteger();
@@ -175,8 +184,7 @@ public final class FlightLoader implements AutoCloseable {
     List<VectorSchemaRoot> batches = new ArrayList<>();
     long bytes = 0;
     try {
-      streamsOpened.incrementAndGet();
-      try (TableReader stream = client(shard.location()).getStream(shard.ticket())) {
+      try (TableReader stream = open(shard)) {
         // A stream runs to its end even when the loader closes meanwhile: a shard is bounded, and
         // ending a stream normally is what lets every server withdraw its grant at once.
         while (stream.next()) {
@@ -201,6 +209,31 @@ public final class FlightLoader implements AutoCloseable {
     }
   }
 
+  /**
+   * Opens a shard's stream, waiting while the loader holds every get its server allows; a loader
+   * closing meanwhile interrupts the wait.
+   */
+  private TableReader open(Shard shard) {
+    Thread me = Thread.currentThread();
+    synchronized (opening) {
+      if (closed) {
+        throw new CancellationException("the loader closed");
+      }
+      opening.add(me);
+    }
+    try {
+      streamsOpened.incrementAndGet();
+      return client(shard.location()).getStream(shard.ticket(), streamWait);
+    } finally {
+      synchronized (opening) {
+        opening.remove(me);
+        if (closed) {
+          Thread.interrupted(); // close's interrupt, if it came after the stream opened: it is read to its end
+        }
+      }
+    }
+  }
+
   private SluiceFlightClient client(Location location) {
     return clients.computeIfAbsent(location.getUri().toString(),
         u -> SluiceFlightClient.connect(allocator, location, config));
@@ -220,6 +253,9 @@ public final class FlightLoader implements AutoCloseable {
     }
     closed = true;
     readers.shutdown();
+    synchronized (opening) {
+      opening.forEach(Thread::interrupt);
+    }
     boolean stopped;
     try {
       stopped = readers.awaitTermination(STOP_SECONDS, TimeUnit.SECONDS);
@@ -257,6 +293,7 @@ public final class FlightLoader implements AutoCloseable {
     private int world = 1;
     private long seed;
     private int prefetch = 2;
+    private Duration streamWait = Duration.ofMinutes(10);
     private int epochs = Integer.MAX_VALUE;
     private Cursor from = Cursor.START;
 
@@ -288,6 +325,20 @@ public final class FlightLoader implements AutoCloseable {
         throw new IllegalArgumentException("prefetch depth must be in [1, 64], got " + depth);
       }
       this.prefetch = depth;
+      return this;
+    }
+
+    /**
+     * How long a shard read ahead may wait to open its stream while the loader holds every
+     * data-plane get its server lets one client hold (shards being read and, on shm, shards read
+     * ahead or handed out and not yet closed); past it, reading that shard fails. Default 10
+     * minutes.
+     */
+    public Builder streamWait(Duration wait) {
+      if (wait.isNegative() || wait.isZero()) {
+        throw new IllegalArgumentException("streamWait must be positive, got " + wait);
+      }
+      this.streamWait = wait;
       return this;
     }
 

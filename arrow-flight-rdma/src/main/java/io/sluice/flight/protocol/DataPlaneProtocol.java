@@ -37,9 +37,10 @@ public final class DataPlaneProtocol {
   /** Prefix of every data-plane command; a descriptor command without it is not ours. */
   private static final byte[] COMMAND_MAGIC = "sluice-data-plane".getBytes(StandardCharsets.US_ASCII);
   /**
-   * The data plane's version. 2: every body frame and announcement carries the body's CRC32C.
+   * The data plane's version. 2: every body frame and announcement carries the body's CRC32C. 3:
+   * the server's offer carries how many gets one client may hold at once.
    */
-  public static final byte VERSION = 2;
+  public static final byte VERSION = 3;
   /** Length of a grant token. */
   public static final int GRANT_BYTES = 32;
   /** Largest IPC metadata (schema or batch header) a frame may carry. */

@@ -117,6 +117,11 @@ final class DataPlaneStreams {
       granted = true;
       state.activeGrants().incrementAndGet();
       out.setOnCancelHandler(() -> get.cancel(new CancellationException("the client cancelled the stream")));
+      if (out.isCancelled()) {
+        // Cancelled before the handler was set (a reader that gave up as soon as it asked): Flight
+        // runs no handler for that, and the get would otherwise wait out its deadline.
+        get.cancel(new CancellationException("the client cancelled the stream"));
+      }
       // The reader pulls announcements over its transport connection, naming the stream by its grant.
       state.gets().add(open.grant(), get);
       try {

@@ -85,6 +85,14 @@ final class StreamPool {
     held.computeIfPresent(client, (c, n) -> n <= 1 ? null : n - 1);
   }
 
+  /**
+   * How many streams one client may hold at once: its share, never more than the pool's threads.
+   * The data-plane offer tells clients this number, so that they do not pass it.
+   */
+  int perClient() {
+    return perClient;
+  }
+
   /** Threads the pool has now. */
   int threadCount() {
     return threads.getPoolSize();

@@ -35,7 +35,7 @@ import org.apache.arrow.flight.Ticket;
  *   <li>DoExchange: with a data-plane command, a data-plane stream; with a path {@code [name]},
  *       the table is sent back as with DoGet (the client's side may stay empty).
  *   <li>DoAction {@value DataPlaneOffer#ACTION}: where this server's transport listens, for
- *       clients that can use the data plane.
+ *       clients that can use the data plane, and how many data-plane gets one client may hold.
  * </ul>
  *
  * <p>Thread safe; every call runs on a gRPC executor thread.
@@ -155,7 +155,8 @@ final class TableProducer implements FlightProducer {
       answer = DataPlaneOffer.refusal("this server's transport did not start");
     } else {
       var t = state.transport().get();
-      answer = new DataPlaneOffer(t.localAddress(), t.nodeId(), t.provider()).encode();
+      answer = new DataPlaneOffer(t.localAddress(), t.nodeId(), t.provider(), state.dataPlaneGets().perClient())
+          .encode();
     }
     listener.onNext(new Result(answer));
     // Signed under the call-token key over the client's nonce, the audience its token named (this

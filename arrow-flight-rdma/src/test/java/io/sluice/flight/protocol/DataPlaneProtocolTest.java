@@ -124,6 +124,30 @@ class DataPlaneProtocolTest {
         .getMessage().contains("after the end"));
   }
 
+  /**
+   * The offer's bytes, spelled out: python/tests/test_data_plane.py decodes the same ones.
+   * Version 3, node 0x0102030405060708, port 40621, 16 gets per client, host "10.0.0.7", "tcp".
+   */
+  static final String OFFER_HEX = "03" + "0102030405060708" + "00009ead" + "00000010"
+      + "00000008" + "31302e302e302e37" + "00000003" + "746370";
+
+  @Test
+  void anOfferCarriesTheGetsOneClientMayHold() {
+    DataPlaneOffer offer = new DataPlaneOffer(new NodeAddress("10.0.0.7", 40621), 0x0102030405060708L, "tcp", 16);
+    assertEquals(OFFER_HEX, java.util.HexFormat.of().formatHex(offer.encode()));
+    assertEquals(offer, DataPlaneOffer.decode(offer.encode()));
+    for (int bound : new int[] {0, -1}) {
+      byte[] bytes = offer.encode();
+      ByteBuffer.wrap(bytes).putInt(1 + 8 + 4, bound);
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DataPlaneOffer.decode(bytes));
+      assertTrue(e.getMessage().contains(bound + " streams per client"), e.getMessage());
+    }
+    assertThrows(IllegalArgumentException.class,
+        () -> new DataPlaneOffer(new NodeAddress("10.0.0.7", 1), 1, "tcp", 0));
+    byte[] truncated = Arrays.copyOf(offer.encode(), 1 + 8 + 4 + 2);
+    assertThrows(IllegalArgumentException.class, () -> DataPlaneOffer.decode(truncated));
+  }
+
   @Test
   void aPeerOfAnotherVersionIsRefusedByName() {
     byte[] cmd = DataPlaneProtocol.encode(new OpenGet(GRANT, new byte[] {1}));
@@ -133,7 +157,10 @@ class DataPlaneProtocolTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeCommand(cmd));
     assertTrue(e.getMessage().contains("version 1") && e.getMessage().contains("speaks " + DataPlaneProtocol.VERSION),
         e.getMessage());
-    byte[] offer = new DataPlaneOffer(new NodeAddress("127.0.0.1", 1), 5, "tcp").encode();
+    byte[] offer = new DataPlaneOffer(new NodeAddress("127.0.0.1", 1), 5, "tcp", 4).encode();
+    offer[0] = 2;
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> DataPlaneOffer.decode(offer)).getMessage()
+        .contains("version 2"));
     offer[0] = 1;
     e = assertThrows(IllegalArgumentException.class, () -> DataPlaneOffer.decode(offer));
     assertTrue(e.getMessage().contains("version 1") && e.getMessage().contains("speaks " + DataPlaneProtocol.VERSION),
