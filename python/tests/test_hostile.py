@@ -194,7 +194,7 @@ class OfferingServer:
 
 def _offer(port: int, node: int = 1) -> bytes:
     host, provider = b"127.0.0.1", b"tcp"
-    return struct.pack(">bqi", data_plane.VERSION, node, port) + struct.pack(">i", len(host)) + host \
+    return struct.pack(">bqii", data_plane.VERSION, node, port, 16) + struct.pack(">i", len(host)) + host \
         + struct.pack(">i", len(provider)) + provider
 
 
@@ -324,6 +324,14 @@ def test_a_client_whose_token_expired_still_makes_calls(served_table):
         assert client.get_flight_info(descriptor, options=options).endpoints
     finally:
         client.close()
+
+
+def test_a_client_with_the_secret_presents_renewing_tokens(served_table):
+    from sluice.flight import SluiceFlightClient
+
+    with SluiceFlightClient(served_table.location, secret=served_table.secret, timeout=CALL_SECONDS) as client:
+        assert client.ticket("t.s00")
+        assert not client._options.headers, "a fixed token in every call's options"
 
 
 # ---- 5. an arena file cut short is an exception, not SIGBUS

@@ -216,6 +216,7 @@ class FlightLoader:
                 except Exception as e:  # noqa: BLE001 - any failure of the read is the shard's
                     raise ShardReadException(shard, e) from e
                 ahead.popleft()
+                future = None  # it holds the batches too: once handed out, nothing here may keep them
                 items = self._pieces(batches)
                 batches = None
                 for i in range(skip, len(items)):

@@ -280,6 +280,8 @@ class DataPlaneTableReader(TableReader):
         return self._session.data_path
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
+        if self._finished or self._closed:
+            return
         source = _IpcMessages(self._next_message)
         stream = pa.ipc.open_stream(pa.PythonFile(source, mode="r"))
         while True:

@@ -6,7 +6,7 @@ import atexit
 import logging
 import threading
 import weakref
-from typing import Callable, Optional, Union
+from typing import Callable, Mapping, Optional, Union
 
 from ..errors import TransportUnavailableException
 from . import call_token
@@ -56,15 +56,19 @@ class SluiceFlightClient:
         from pyarrow import flight
 
         self.location = location
-        # One token, this server's from a mapping, or one minted from the secret for this server.
-        self._options = call_token.call_options(call_token.for_server(token, location, secret), timeout)
+        # One token, or this server's from a mapping; with neither, tokens minted from the secret
+        # for this server, renewed as they age, so a client outliving one token keeps calling.
+        given = call_token.for_server(token, location, None) if not _mints(token, location, secret) else None
+        renewing = call_token.RenewingToken(secret, location) if secret and given is None else None
+        self._options = call_token.call_options(given, timeout)
         self._secret = secret
         self._data_plane = data_plane
         self._settings = data_plane_options
         if data_plane and data_plane_options.verify_reads:
             require_crc32c()
         self._landing = landing
-        self._client = flight.FlightClient(location)
+        self._client = flight.FlightClient(
+            location, middleware=[call_token.middleware(renewing)] if renewing is not None else None)
         self._lock = threading.Lock()
         self._decision: Optional[Decision] = None
         self._ender = Ender(f"sluice-flight-ender {location}")
@@ -145,6 +149,16 @@ class SluiceFlightClient:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _mints(token: call_token.Tokens, location: str, secret: Optional[str]) -> bool:
+    """Whether a client of ``location`` mints its own tokens: it has the secret and was given no
+    token for this server."""
+    if not secret:
+        return False
+    if isinstance(token, Mapping):
+        return not (token.get(location) or token.get(call_token.audience(location)))
+    return token is None
 
 
 #: Clients not yet closed, closed when the interpreter exits (before its threads and C++ objects go).

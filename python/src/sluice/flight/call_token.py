@@ -39,10 +39,6 @@ Tokens = Union[None, str, Mapping[str, str]]
 VERSION = 2
 _KEY_LABEL = b"sluice/flight token key"
 _MAX_AUDIENCE_BYTES = 1024
-#: What :func:`for_server` mints for: a client that presents one token, fixed when it is made, for
-#: its whole life. A client that presents a :class:`RenewingToken` through :func:`middleware`
-#: needs no token that long-lived.
-_CLIENT_VALIDITY = 12 * 3600.0
 #: Seconds a token minted here is valid unless told otherwise: ``sluice.flight.tokenValidityMs``'s default.
 DEFAULT_VALIDITY = 600.0
 
@@ -103,8 +99,8 @@ def sign(secret: str, label: str, *parts: bytes) -> bytes:
 
 def for_server(tokens: Tokens, location: str, secret: Optional[str] = None) -> Optional[str]:
     """The token to present to the server at ``location``: its own from a mapping, the one token
-    given, or, with neither, one minted here from ``secret``, valid for 12 hours, as long as a
-    client lives (None: present none)."""
+    given, or, with neither, one minted here from ``secret`` for :data:`DEFAULT_VALIDITY` seconds
+    (None: present none). A client that lives longer presents a :class:`RenewingToken` instead."""
     if isinstance(tokens, Mapping):
         found = tokens.get(location) or tokens.get(audience(location))
         if found is None and not secret:
@@ -113,7 +109,7 @@ def for_server(tokens: Tokens, location: str, secret: Optional[str] = None) -> O
             return found
     elif tokens is not None:
         return tokens
-    return mint(secret, location, validity=_CLIENT_VALIDITY) if secret else None
+    return mint(secret, location) if secret else None
 
 
 class RenewingToken:
