@@ -268,10 +268,10 @@ def main() -> int:
     print(f"table: {a.shards} shards, {total_rows:,} rows, {table_bytes / 2**20:,.0f} MiB of columns"
           f" ({parquet_bytes / 2**20:,.0f} MiB as Parquet); {a.threads} reading thread(s) a feed, memcpy on one;"
           f" {measured} round(s), medians [min .. max]")
-    print(f"{'feed':<16} {'GB/s':>7} {'[min .. max]':>17}  " + "  ".join(f"{'x ' + b:>14}" for b in BASELINES))
+    print(f"{'feed':<16} {'GB/s':>7} {'[min .. max]':>19}  " + "  ".join(f"{'x ' + b:>14}" for b in BASELINES))
     for name in FEEDS:
         spread = f"[{min(rates[name]):.3f} .. {max(rates[name]):.3f}]"
-        print(f"{name:<16} {gbps[name]:7.3f} {spread:>17}  "
+        print(f"{name:<16} {gbps[name]:7.3f} {spread:>19}  "
               + "  ".join(f"{gbps[name] / gbps[b]:13.2f}x" for b in BASELINES))
     print(f"{'feed':<16} {'GB/s':>7}   {'baseline':<12} {'GB/s':>7}  ratio")
     for ours, theirs in PAIRS:
