@@ -12,12 +12,11 @@ a thread of its own, so that each line is waited for with a deadline too.
 from __future__ import annotations
 
 import queue
-import subprocess
 import threading
 import time
 from typing import IO, Callable, Optional, TypeVar
 
-__all__ = ["DEADLINE", "PipeLines", "stop_serving", "wait_until"]
+__all__ = ["DEADLINE", "PipeLines", "wait_until"]
 
 #: How long a test waits for an asynchronous effect unless it says otherwise (seconds).
 DEADLINE = 30.0
@@ -77,18 +76,3 @@ class PipeLines:
             self._ended = True
             return None
         return line.rstrip("\n")
-
-
-def stop_serving(process: "subprocess.Popen[str]", timeout: float) -> None:
-    """Asks a serving Java program to stop (the line ``stop``, then the end of its input) and
-    waits at most ``timeout`` seconds for it to exit; kills it if it has not."""
-    try:
-        process.stdin.write("stop\n")
-        process.stdin.close()
-    except OSError:
-        pass  # it is gone already
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=DEADLINE)

@@ -91,8 +91,8 @@ def test_a_server_killed_mid_epoch_ends_in_a_python_exception(java):
         )
         try:
             assert reader.stdout.readline().strip() == "first"
-            t.process.kill()
-            t.process.wait(DEADLINE)
+            t.program.process.kill()
+            t.program.process.wait(DEADLINE)
             reader.stdin.write("go\n")
             reader.stdin.flush()
             out, err = reader.communicate(timeout=DEADLINE)

@@ -2,12 +2,14 @@
 
 Reads the feature table a run of the pipeline left (the published table ``DIR/driver.properties``
 names by its catalog's URI and name for the Flight feeds, with the secret from ``SLUICE_SECRET``
-for ``sluice``; the Parquet folder it names for ``parquet``) for ``--epochs`` epochs and trains
-``FeatureMLP`` (binary cross-entropy, Adam) on ``--device``; ``--no-model`` only touches every
-tensor (the digest's sums). Per epoch it prints the GB/s delivered (column
-bytes of the tensors over the epoch's wall time), the share of that time it waited for the next
-batch, the loss and the digest, and with ``--report FILE`` writes them as JSON with the wall-clock
-times of its start, its first batch and its last epoch's end (epoch milliseconds).
+for ``sluice``; the Parquet folder it names, or ``--parquet``, for ``parquet``) for ``--epochs``
+epochs, reading ``--prefetch`` shards ahead on as many threads, and trains ``--model`` (``mlp``:
+``FeatureMLP``; ``wide``: ``WideFeatureMLP``, a heavier step) with binary cross-entropy and Adam on
+``--device``; ``--no-model`` only touches every tensor (the digest's sums). Per epoch it prints the
+GB/s delivered (column bytes of the tensors, on the device, over the epoch's wall time), the share
+of that time it waited for the next batch, the loss and the digest, and with ``--report FILE``
+writes them as JSON with the wall-clock times of its start, its first batch and its last epoch's
+end (epoch milliseconds).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ import torch
 
 from .digest import FeatureDigest
 from .feeds import FEEDS, open_feed
-from .model import FeatureMLP, inputs
+from .model import FeatureMLP, WideFeatureMLP, inputs
+
+MODELS = ("mlp", "wide")
 
 
 def parse(argv: List[str]) -> argparse.Namespace:
@@ -34,10 +38,13 @@ def parse(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--no-model", action="store_true", help="touch every tensor and nothing else")
     p.add_argument("--device", default="cpu", help="cpu, or cuda where present")
     p.add_argument("--seed", type=int, default=1, help="shard order and model initialisation")
-    p.add_argument("--prefetch", type=int, default=4, help="shards read ahead")
+    p.add_argument("--prefetch", type=int, default=4, help="shards read ahead, each on a reading thread of its own")
     p.add_argument("--parquet", type=pathlib.Path, help="the Parquet folder (default: the driver's)")
     p.add_argument("--learning-rate", type=float, default=1e-3)
-    p.add_argument("--hidden", default="64,16", help="the MLP's hidden layer widths, comma separated")
+    p.add_argument("--model", choices=MODELS, default="mlp", help="mlp: FeatureMLP; wide: WideFeatureMLP")
+    p.add_argument("--hidden", default="64,16", help="mlp: the hidden layer widths, comma separated")
+    p.add_argument("--width", type=int, default=1024, help="wide: the residual blocks' width")
+    p.add_argument("--blocks", type=int, default=3, help="wide: how many residual blocks")
     p.add_argument("--no-verify-reads", action="store_true",
                    help="sluice feed: skip the CRC32C check of each body (sluice.flight.verifyReads)")
     p.add_argument("--threads", type=int, default=0, help="torch's intra-op threads (0: torch's default)")
@@ -45,6 +52,8 @@ def parse(argv: List[str]) -> argparse.Namespace:
     a = p.parse_args(argv)
     if a.epochs < 1:
         p.error("--epochs must be >= 1")
+    if a.prefetch < 1:
+        p.error("--prefetch must be >= 1")
     if a.device.startswith("cuda") and not torch.cuda.is_available():
         p.error(f"--device {a.device}: CUDA is not available to this torch")
     return a
@@ -64,14 +73,15 @@ def main(argv: List[str]) -> int:
         # order their events did even when the system clock is stepped during the run.
         return started_ms + (time.perf_counter() - started) * 1e3
 
-    mode = "no-model" if a.no_model else "mlp"
+    mode = "no-model" if a.no_model else a.model
     epochs: List[Dict] = []
     first_batch_ms = None
     hidden = [int(h) for h in a.hidden.split(",") if h]
     with open_feed(a.feed, a.run_dir, a.seed, a.prefetch, a.parquet, verify_reads=not a.no_verify_reads) as feed:
         model = optimizer = None
         loss_fn = torch.nn.BCEWithLogitsLoss()
-        print(f"[trainer] {a.epochs} epochs, feed {feed.name}, {mode} on {device}", flush=True)
+        print(f"[trainer] {a.epochs} epochs, feed {feed.name} on {a.prefetch} reading thread(s), {mode} on {device}",
+              flush=True)
         for e in range(a.epochs):
             digest = FeatureDigest()
             loss_sum = torch.zeros((), device=device)
@@ -95,7 +105,8 @@ def main(argv: List[str]) -> int:
                     continue
                 x, emb, y = inputs(batch, sum(1 for k in batch if k.startswith("f") and k[1:].isdigit()))
                 if model is None:
-                    model = FeatureMLP(x.shape[1], emb.shape[1], hidden).to(device)
+                    model = (FeatureMLP(x.shape[1], emb.shape[1], hidden) if a.model == "mlp"
+                             else WideFeatureMLP(x.shape[1], emb.shape[1], a.width, a.blocks)).to(device)
                     optimizer = torch.optim.Adam(model.parameters(), lr=a.learning_rate)
                 optimizer.zero_grad(set_to_none=True)
                 loss = loss_fn(model(x, emb), y)
@@ -120,7 +131,8 @@ def main(argv: List[str]) -> int:
         return 1
     if a.report:
         a.report.write_text(json.dumps({
-            "feed": a.feed, "mode": mode, "device": str(device), "path": path, "started_ms": started_ms,
+            "feed": a.feed, "mode": mode, "prefetch": a.prefetch, "device": str(device), "path": path,
+            "started_ms": started_ms,
             "first_batch_ms": first_batch_ms, "end_ms": end_ms, "epochs": epochs}, indent=1) + "\n")
     return 0
 

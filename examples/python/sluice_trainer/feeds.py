@@ -1,6 +1,7 @@
 """The three hand-offs the trainer is fed by, each an epoch at a time as dicts of column tensors
 (``user_id``, ``label``, ``f0``.., ``embedding`` as an (n, 256) tensor), in the shard order of
-``sluice.order`` for the same seed and epoch, with the same number of shards read ahead on threads:
+``sluice.order`` for the same seed and epoch, with the same number of shards read ahead, each on a
+thread of its own (``prefetch``: the feed's reading threads):
 
 * ``sluice``: ``sluice.torch.SluiceDataset.from_table``, the published table read by its catalog's
   URI and name with the tables' secret (derived from Spark's and the application id), over the
@@ -10,7 +11,9 @@
   asked with the driver's catalog token, each shard's executor with the token the catalog handed
   out for it;
 * ``parquet``: the Parquet files Spark wrote, read every epoch with ``pyarrow.dataset`` a row
-  group at a time (a row group is a shard), the way Petastorm's Spark converter reads them.
+  group at a time (a row group is a shard), the way Petastorm's Spark converter reads them, each
+  row group decoded on its reading thread alone. Where no pipeline wrote them (a table published
+  by other means), :func:`write_parquet` writes the published table's rows as Parquet first.
 
 The run folder's ``driver.properties`` (written by the pipeline's driver, owner-only) names the
 catalog and the table, and holds a catalog token that lives while the driver serves. The secret is
@@ -36,7 +39,8 @@ from sluice.torch import SluiceDataset, batch_to_tensors
 
 from . import properties
 
-__all__ = ["Feed", "SluiceFeed", "FlightGrpcFeed", "ParquetFeed", "open_feed", "FEEDS", "SECRET_ENV"]
+__all__ = ["Feed", "SluiceFeed", "FlightGrpcFeed", "ParquetFeed", "open_feed", "write_parquet", "FEEDS",
+           "SECRET_ENV"]
 
 FEEDS = ("sluice", "flight-grpc", "parquet")
 #: The environment variable that holds the tables' secret (the pipeline's driver reads the same).
@@ -212,8 +216,34 @@ class ParquetFeed(_ShardFeed):
 
     def _read(self, shard: int) -> List[pa.RecordBatch]:
         # The embedding is a list column here as over Flight (Spark's array<float>): batch_to_tensors
-        # makes both (n, 256) tensors.
-        return self._pieces[shard].to_table().to_batches()
+        # makes both (n, 256) tensors. Decoded on this reading thread alone, so the feed reads with
+        # ``prefetch`` threads as the Flight feeds do, not with pyarrow's whole pool besides.
+        return self._pieces[shard].to_table(use_threads=False).to_batches()
+
+
+def write_parquet(run_dir: pathlib.Path, directory: pathlib.Path, row_group_rows: Optional[int] = None) -> int:
+    """Writes the table the run in ``run_dir`` published into ``directory`` (made here; it must not
+    exist) as Parquet, one file a shard in the catalog's order (``part-00000.parquet``..), read by
+    ``pyarrow.flight`` with the catalog's tokens as the ``flight-grpc`` feed reads it, written with
+    pyarrow's defaults (snappy). Each file is one row group (the parquet feed reads a row group a
+    shard, so it reads the table in the units the Flight feeds do), or row groups of
+    ``row_group_rows`` rows. Returns the rows written."""
+    import pyarrow.parquet as pq
+    from pyarrow import flight
+
+    t = Published(run_dir)
+    if t.token is None:
+        raise ValueError(f"{run_dir}/driver.properties holds no catalog token")
+    directory.mkdir(parents=True)
+    rows = 0
+    for i, s in enumerate(table_shards(t.catalog, t.table, token=t.token, timeout=CALL_TIMEOUT_S)):
+        with flight.FlightClient(s.location) as client:
+            reader = client.do_get(flight.Ticket(s.ticket), options=call_token.call_options(s.token, CALL_TIMEOUT_S))
+            table = reader.read_all()
+        pq.write_table(table, directory / f"part-{i:05d}.parquet",
+                       row_group_size=row_group_rows or max(1, table.num_rows))
+        rows += table.num_rows
+    return rows
 
 
 def open_feed(name: str, run_dir: pathlib.Path, seed: int = 1, prefetch: int = 4,

@@ -9,8 +9,9 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-# The package's test folder, last: its eventually module (wait_until, PipeLines) serves these
-# tests too; this folder's own modules (conftest among them) come first.
+# The package's test folder, last: its modules eventually (wait_until, PipeLines) and
+# java_programs (starting and stopping Java programs) serve these tests too; this folder's own
+# modules (conftest among them) come first.
 sys.path.append(str(pathlib.Path(__file__).resolve().parents[3] / "python" / "tests"))
 
 from feature_servers import SECRET, serve_features  # noqa: E402

@@ -18,7 +18,7 @@ from feature_servers import EXAMPLES, ROWS, SECRET, SHARDS
 from sluice.flight import call_token, table_shards
 from sluice_trainer import properties
 from sluice_trainer.digest import FeatureDigest
-from sluice_trainer.feeds import open_feed
+from sluice_trainer.feeds import open_feed, write_parquet
 
 
 def train(run_dir: pathlib.Path, feed: str, *args: str, secret: str = SECRET) -> dict:
@@ -53,11 +53,29 @@ def test_the_feeds_agree_and_take_their_paths(sluice_run, tmp_path):
     assert over_grpc["path"] == "grpc"
     assert digests(over_grpc) == digests(sluice)
 
-    write_parquet(sluice_run, tmp_path / "features")
+    # The served table as Spark lays it out: the embedding a list<float>, small row groups.
+    write_parquet(sluice_run, tmp_path / "features", row_group_rows=300)
     (tmp_path / "driver.properties").write_text(f"parquetDir={tmp_path / 'features'}\n")
     parquet = train(tmp_path, "parquet", "--epochs", "2", "--no-model")
     assert parquet["path"] == "parquet"
     assert digests(parquet) == digests(sluice)
+
+
+def test_the_table_written_as_parquet_feeds_the_wide_model(sluice_run, tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EXAMPLES / "python"), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-m", "sluice_trainer.to_parquet", "--run-dir", str(sluice_run),
+                           "--out", str(tmp_path / "copy")], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    files = sorted((tmp_path / "copy").iterdir())
+    assert [pq.ParquetFile(f).metadata.num_row_groups for f in files] == [1] * SHARDS
+    assert sum(pq.ParquetFile(f).metadata.num_rows for f in files) == SHARDS * ROWS
+
+    over_grpc = train(sluice_run, "flight-grpc", "--epochs", "1", "--no-model", secret="")
+    wide = train(sluice_run, "parquet", "--parquet", str(tmp_path / "copy"), "--model", "wide", "--width", "32",
+                 "--blocks", "1", "--prefetch", "1", "--epochs", "2", secret="")
+    assert wide["mode"] == "wide" and wide["prefetch"] == 1 and wide["path"] == "parquet"
+    assert digests(wide) == digests(over_grpc)
+    assert all(e["loss"] == e["loss"] for e in wide["epochs"])  # not NaN: the model took steps
 
 
 def test_the_model_trains_on_every_feed(sluice_run):
@@ -90,18 +108,6 @@ def test_a_wrong_catalog_token_is_refused(sluice_run):
     wrong = call_token.mint("not-the-secret-0123456789abcdef", p["catalog"])
     with pytest.raises(flight.FlightUnauthenticatedError):
         table_shards(p["catalog"], p["table"], token=wrong)
-
-
-def write_parquet(run_dir: pathlib.Path, directory: pathlib.Path) -> None:
-    """The served table as Spark lays it out: part files, the embedding as a list<float>, small row groups."""
-    from pyarrow import flight
-
-    directory.mkdir()
-    p = properties.load(run_dir / "driver.properties")
-    for i, shard in enumerate(table_shards(p["catalog"], p["table"], token=p["catalogToken"])):
-        with flight.FlightClient(shard.location) as client:
-            t = client.do_get(flight.Ticket(shard.ticket), options=call_token.call_options(shard.token, 60)).read_all()
-        pq.write_table(t, directory / f"part-{i:05d}.snappy.parquet", row_group_size=300, compression="snappy")
 
 
 def tensors(rows: range) -> dict:

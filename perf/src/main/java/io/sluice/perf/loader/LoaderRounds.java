@@ -22,10 +22,11 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 /**
  * The Java side of {@code perf/bin/python-loader-bench}: a warm JVM that reads one epoch of every
  * shard with a real {@link FlightLoader} whenever its driver asks, so the Java loader's rounds
- * alternate with the Python reader's in one run. Reads lines {@code PATH LOCATION PREFIX} from
- * standard input (PATH: {@code tcp}, {@code shm}, or {@code grpc} for plain Flight) and answers
- * each with {@code read PATH DATAPATH ROWS NANOS} once the epoch is loaded (every batch is
- * delivered and released, as a training loop would). Ends when its input ends.
+ * alternate with the Python reader's in one run. Reads lines {@code PATH LOCATION PREFIX [PREFETCH]}
+ * from standard input (PATH: {@code tcp}, {@code shm}, or {@code grpc} for plain Flight; PREFETCH:
+ * the loader's read-ahead, so its reading threads, default 2) and answers each with
+ * {@code read PATH DATAPATH ROWS NANOS} once the epoch is loaded (every batch is delivered and
+ * released, as a training loop would). Ends when its input ends.
  *
  * <pre>
  * java -cp ... io.sluice.perf.loader.LoaderRounds SECRET
@@ -45,9 +46,10 @@ public final class LoaderRounds {
       String line;
       while ((line = in.readLine()) != null) {
         String[] words = line.trim().split("\\s+");
-        if (words.length != 3) {
-          throw new IllegalArgumentException("expected PATH LOCATION PREFIX, got '" + line + "'");
+        if (words.length != 3 && words.length != 4) {
+          throw new IllegalArgumentException("expected PATH LOCATION PREFIX [PREFETCH], got '" + line + "'");
         }
+        int prefetch = words.length == 4 ? Integer.parseInt(words[3]) : 2;
         TransportConfig config = config(words[0], args[0]);
         long t0 = System.nanoTime();
         long rows = 0;
@@ -55,7 +57,7 @@ public final class LoaderRounds {
         List<Shard> shards = Shards.list(allocator, List.of(new Location(words[1])), words[2], Duration.ofSeconds(30),
             config);
         try (FlightLoader loader = FlightLoader.builder(allocator, shards).epochs(1).resumeFrom(new Cursor(0, 0))
-            .config(config).build()) {
+            .prefetch(prefetch).config(config).build()) {
           Optional<LoadedShard> next;
           while ((next = loader.next(Duration.ofSeconds(120))).isPresent()) {
             try (LoadedShard s = next.get()) {
