@@ -3,10 +3,13 @@ shm and a tcp data plane, the same deterministic shards), and the same rows writ
 files, read in alternating rounds (A B C .. C B A) by
 
 * the Python reader (sluice.flight) over shm (bodies viewed in the server's memory), tcp (bodies
-  READ into landing memory) and tcp with encryption, CRC32C-checked as by default;
+  READ into landing memory) and tcp with encryption, CRC32C-checked as by default, each with one
+  client kept from round to round as a trainer's loader keeps it from epoch to epoch (connections
+  made, regions mapped), and ``python.shm-first`` with a new client every round (a first epoch);
 * pyarrow.flight's plain DoGet over gRPC, from the same tcp server;
 * pyarrow.dataset over the Parquet files (one a shard, page cache warm);
-* the Java loader (io.sluice.perf.loader.LoaderRounds, a warm JVM) over shm, tcp and gRPC;
+* the Java loader (io.sluice.perf.loader.LoaderRounds, a warm JVM, a new loader every round) over
+  shm, tcp and gRPC;
 * and the memcpy ceiling: NumPy copying 256 MiB arrays on one thread.
 
 Every reader but the ceiling reads with ``--threads`` threads: the Python feeds read that many
@@ -53,13 +56,13 @@ JAVA_SECONDS = 600.0
 COPY_BYTES = 256 << 20
 #: The feeds, in the order of a forward round, and the path each must report.
 FEEDS = {
-    "python.shm": "shm", "python.tcp": "tcp", "python.tcp-aes": "tcp", "pyarrow.grpc": "grpc",
+    "python.shm": "shm", "python.shm-first": "shm", "python.tcp": "tcp", "python.tcp-aes": "tcp", "pyarrow.grpc": "grpc",
     "parquet": "parquet", "java.shm": "shm", "java.tcp": "tcp", "java.grpc": "grpc", "memcpy": "memory",
 }
 #: The baselines every feed is judged against, in the printed table's columns.
 BASELINES = ("memcpy", "pyarrow.grpc", "parquet")
 #: Pairs judged beside the table: encryption's cost, and Python against Java reader for reader.
-PAIRS = (("python.tcp-aes", "python.tcp"), ("python.shm", "java.shm"), ("python.tcp", "java.tcp"),
+PAIRS = (("python.tcp-aes", "python.tcp"), ("python.shm-first", "java.shm"), ("python.shm", "python.shm-first"), ("python.tcp", "java.tcp"),
          ("pyarrow.grpc", "java.grpc"))
 
 
@@ -125,19 +128,29 @@ def on_threads(threads: int, names: Sequence[str], read_one: Callable[[str], int
         return sum(pool.map(read_one, names))
 
 
-def python_read(location: str, names: Sequence[str], options: DataPlaneOptions, threads: int) -> Tuple[str, int]:
-    with SluiceFlightClient(location, call_token.mint(SECRET, location), secret=SECRET, data_plane_options=options) as c:
-        path = c.decision.data_path
+def python_read(c: SluiceFlightClient, names: Sequence[str], threads: int) -> Tuple[str, int]:
+    """Every shard with ``c``, ``threads`` at a time. A client kept from round to round reads as a
+    trainer's loader does from its second epoch on (connections made, shm regions mapped)."""
 
-        def read_one(name: str) -> int:
-            rows = 0
-            with c.open(name) as reader:
-                for batch in reader:
-                    rows += batch.num_rows
-                    del batch
-            return rows
+    def read_one(name: str) -> int:
+        rows = 0
+        with c.open(name) as reader:
+            for batch in reader:
+                rows += batch.num_rows
+                del batch
+        return rows
 
-        return path, on_threads(threads, names, read_one)
+    return c.decision.data_path, on_threads(threads, names, read_one)
+
+
+def python_client(location: str, options: DataPlaneOptions) -> SluiceFlightClient:
+    return SluiceFlightClient(location, call_token.mint(SECRET, location), secret=SECRET, data_plane_options=options)
+
+
+def python_first(location: str, names: Sequence[str], threads: int) -> Tuple[str, int]:
+    """A new client for the round: a trainer's first epoch."""
+    with python_client(location, DataPlaneOptions()) as c:
+        return python_read(c, names, threads)
 
 
 def grpc_read(location: str, names: Sequence[str], threads: int) -> Tuple[str, int]:
@@ -216,6 +229,7 @@ def main() -> int:
     pa.set_io_thread_count(a.threads)
 
     children: List[Child] = []
+    closing: List[SluiceFlightClient] = []
     with tempfile.TemporaryDirectory(prefix="python-loader-bench-") as parquet_dir:
         try:
             shm_server, shm_location, total_rows = serve(a.java, a.test_classpath, "shm", a.shards, a.rows, server_mb)
@@ -237,10 +251,17 @@ def main() -> int:
                 return words[2], int(words[3])
 
             src, dst = np.ones(COPY_BYTES, np.uint8), np.zeros(COPY_BYTES, np.uint8)
+            kept = {
+                "python.shm": python_client(shm_location, DataPlaneOptions()),
+                "python.tcp": python_client(tcp_location, DataPlaneOptions()),
+                "python.tcp-aes": python_client(tcp_location, DataPlaneOptions(encrypt=True)),
+            }
+            closing.extend(kept.values())
             readers: Dict[str, Callable[[], Tuple[str, int]]] = {
-                "python.shm": lambda: python_read(shm_location, names, DataPlaneOptions(), a.threads),
-                "python.tcp": lambda: python_read(tcp_location, names, DataPlaneOptions(), a.threads),
-                "python.tcp-aes": lambda: python_read(tcp_location, names, DataPlaneOptions(encrypt=True), a.threads),
+                "python.shm": lambda: python_read(kept["python.shm"], names, a.threads),
+                "python.shm-first": lambda: python_first(shm_location, names, a.threads),
+                "python.tcp": lambda: python_read(kept["python.tcp"], names, a.threads),
+                "python.tcp-aes": lambda: python_read(kept["python.tcp-aes"], names, a.threads),
                 "pyarrow.grpc": lambda: grpc_read(tcp_location, names, a.threads),
                 "parquet": lambda: parquet_read(files, a.threads),
                 "java.shm": lambda: java_read("shm", shm_location),
@@ -260,6 +281,8 @@ def main() -> int:
                     if a.quick or r > 0:
                         rates[name].append(rows * BYTES_PER_ROW / seconds / 1e9)
         finally:
+            for c in closing:
+                c.close()
             for child in children:
                 child.stop()
 
