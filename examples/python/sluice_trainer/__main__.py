@@ -77,7 +77,8 @@ def main(argv: List[str]) -> int:
     epochs: List[Dict] = []
     first_batch_ms = None
     hidden = [int(h) for h in a.hidden.split(",") if h]
-    with open_feed(a.feed, a.run_dir, a.seed, a.prefetch, a.parquet, verify_reads=not a.no_verify_reads) as feed:
+    with open_feed(a.feed, a.run_dir, a.seed, a.prefetch, a.parquet, verify_reads=not a.no_verify_reads,
+                   device=a.device) as feed:
         model = optimizer = None
         loss_fn = torch.nn.BCEWithLogitsLoss()
         print(f"[trainer] {a.epochs} epochs, feed {feed.name} on {a.prefetch} reading thread(s), {mode} on {device}",
@@ -97,7 +98,7 @@ def main(argv: List[str]) -> int:
                     break
                 if first_batch_ms is None:
                     first_batch_ms = wall_ms()
-                if device.type != "cpu":
+                if device.type != "cpu":  # the sluice feed's tensors are there already; a no-op for them
                     batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
                 digest.add(batch)
                 nbytes += sum(t.element_size() * t.nelement() for t in batch.values())

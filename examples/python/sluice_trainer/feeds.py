@@ -86,7 +86,8 @@ class Published:
 class SluiceFeed(Feed):
     name = "sluice"
 
-    def __init__(self, run_dir: pathlib.Path, seed: int, prefetch: int, verify_reads: bool = True) -> None:
+    def __init__(self, run_dir: pathlib.Path, seed: int, prefetch: int, verify_reads: bool = True,
+                 device: Optional[str] = None) -> None:
         secret = os.environ.get(SECRET_ENV)
         if not secret:
             raise ValueError(f"the sluice feed reads with the tables' secret: set {SECRET_ENV} in the environment,"
@@ -95,8 +96,11 @@ class SluiceFeed(Feed):
         secret = tables_secret(secret, t.application_id)
         self._secret = secret
         self._options = DataPlaneOptions(verify_reads=verify_reads)
+        # On a CUDA device the dataset hands out device tensors: bodies land pinned (shm views are
+        # staged once) and move on a side stream while the model works on the batch before.
+        cuda = device is not None and device.startswith("cuda")
         self._dataset = SluiceDataset.from_table(
-            t.catalog, t.table, secret=secret, seed=seed, prefetch=prefetch, pin_memory=False,
+            t.catalog, t.table, secret=secret, seed=seed, prefetch=prefetch, device=device if cuda else None,
             data_plane_options=self._options, timeout=CALL_TIMEOUT_S,
         )
         self._path: Optional[str] = None
@@ -117,6 +121,9 @@ class SluiceFeed(Feed):
     def epoch(self, epoch: int) -> Iterator[Batch]:
         self._dataset.set_epoch(epoch)
         return iter(self._dataset)
+
+    def close(self) -> None:
+        self._dataset.close()
 
 
 class _ShardFeed(Feed):
@@ -247,11 +254,12 @@ def write_parquet(run_dir: pathlib.Path, directory: pathlib.Path, row_group_rows
 
 
 def open_feed(name: str, run_dir: pathlib.Path, seed: int = 1, prefetch: int = 4,
-              parquet: Optional[pathlib.Path] = None, verify_reads: bool = True) -> Feed:
+              parquet: Optional[pathlib.Path] = None, verify_reads: bool = True, device: Optional[str] = None) -> Feed:
     """The feed ``name`` of the run in ``run_dir`` (``parquet``: the files the driver names in its
-    ``driver.properties``, or ``parquet`` when given; ``verify_reads``: sluice's CRC32C check)."""
+    ``driver.properties``, or ``parquet`` when given; ``verify_reads``: sluice's CRC32C check;
+    ``device``: where the trainer computes, which the sluice feed delivers to itself)."""
     if name == "sluice":
-        return SluiceFeed(run_dir, seed, prefetch, verify_reads)
+        return SluiceFeed(run_dir, seed, prefetch, verify_reads, device)
     if name == "flight-grpc":
         return FlightGrpcFeed(run_dir, seed, prefetch)
     if name == "parquet":

@@ -1,6 +1,6 @@
 """Whether a client's streams from one server take the READ data plane, and why not.
 
-Mirrors ``io.sluice.flight._client.Negotiator``: decided once per client and server, the reason in
+Mirrors ``io.sluice.flight.client.Negotiator``: decided once per client and server, the reason in
 one line. The data plane needs the transport secret, a server that answers the
 ``sluice.data-plane`` action, and a transport connection to the address it names that
 authenticates (mutually, with the secret) as the node it names. Any "no" is plain Flight, except

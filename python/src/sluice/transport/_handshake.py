@@ -1,4 +1,4 @@
-"""Protocol 6's handshake (docs/protocol.md section 2; ``io.sluice.transport._handshake.Handshake``,
+"""Protocol 6's handshake (docs/protocol.md section 2; ``io.sluice.transport.handshake.Handshake``,
 ``KeySchedule``, ``SecretKeys``, ``NodeIdentity``): a SIGMA-style exchange with a pre-shared key,
 X25519 for forward secrecy and Ed25519 signatures for node identity, keys from HKDF-SHA256.
 

@@ -1,4 +1,4 @@
-"""A same-host server's regions, mapped read-only (``io.sluice.transport._shm.ShmPeer``,
+"""A same-host server's regions, mapped read-only (``io.sluice.transport.shm.ShmPeer``,
 ``ShmFiles``): the shm control service names the server's arena and its token; the arena is
 trusted only if it is a folder of this OS user with mode 0700 reached without links, holding a
 ``token`` file with that token and a ``slots`` revocation table. Each key's backing file is then
