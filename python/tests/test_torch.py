@@ -197,3 +197,19 @@ def test_the_dataset_reads_over_the_data_plane(served_table, served_shm_table, s
                         data_plane_options=DataPlaneOptions(encrypt=not shm)))
     assert ids_of(read) == ids_of(plain)
     assert all(torch.equal(a["v"], b["v"]) for a, b in zip(read, plain))
+
+
+def test_items_of_a_batch_size_a_collate_fn_or_on_a_device(served_table):
+    whole = ids_of(dataset(served_table, seed=8))
+    sized = list(dataset(served_table, seed=8, batch_size=5))
+    assert ids_of(sized) == whole and all(len(item["id"]) <= 5 for item in sized)
+    rows = list(dataset(served_table, seed=8, collate_fn=lambda batch: batch.num_rows))
+    assert sum(rows) == len(whole)
+    on_cpu = list(dataset(served_table, seed=8, device="cpu", columns=["id"]))
+    assert ids_of(on_cpu) == whole and all(item["id"].device.type == "cpu" for item in on_cpu)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is present")
+def test_a_cuda_device_without_cuda_is_refused_when_the_dataset_is_made(served_table):
+    with pytest.raises(ValueError, match="CUDA"):
+        dataset(served_table, device="cuda")

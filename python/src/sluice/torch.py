@@ -15,7 +15,7 @@ from __future__ import annotations
 import collections
 import multiprocessing
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
 import torch
@@ -27,9 +27,6 @@ from .flight._catalog import table_shards
 from .flight._negotiator import DataPlaneOptions
 from .flight._shards import Shard, list_shards
 from .loader import FlightLoader
-
-if TYPE_CHECKING:
-    from .spark import PublishedTable
 
 __all__ = ["SluiceDataset", "batch_to_tensors"]
 
@@ -116,7 +113,7 @@ class SluiceDataset(torch.utils.data.IterableDataset):
     @classmethod
     def from_table(
         cls,
-        table: Union[str, "PublishedTable"],
+        table: Union[str, Any],
         name: Optional[str] = None,
         *,
         secret: Optional[str] = None,
@@ -136,9 +133,8 @@ class SluiceDataset(torch.utils.data.IterableDataset):
         :raises LostShardsError: the table lost shards with their executors
         :raises LookupError: no such table is published
         """
-        from .spark import PublishedTable
-
-        if isinstance(table, PublishedTable):
+        published = not isinstance(table, str)  # a sluice.spark.PublishedTable (not imported: it imports this)
+        if published:
             if name is not None and name != table.name:
                 raise ValueError(f"a PublishedTable names its table ('{table.name}'); got name='{name}' too")
             uri, name = table.uri, table.name
@@ -151,7 +147,7 @@ class SluiceDataset(torch.utils.data.IterableDataset):
         if secret is None and token is None:
             raise ValueError("reading a published table needs its secret= or a catalog token=")
         shards = table_shards(uri, name, secret=secret, token=token, timeout=kwargs.get("timeout") or 30.0)
-        if isinstance(table, PublishedTable):
+        if published:
             # The catalog's answer has no per-shard sizes; the handle has them.
             sizes = {s.flight: (s.rows, s.bytes) for s in table.shards}
             shards = [_sized(s, sizes) for s in shards]

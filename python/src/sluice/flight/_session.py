@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Callable, List, Optional
 
-from ..errors import TransportTimeoutException
+from ..errors import PeerClosedException, TransportTimeoutException
 from ..transport import _connection as transport
 from ..transport import _shm as shm
 from . import _data_plane as data_plane
@@ -98,8 +98,6 @@ class DataPlaneSession:
     def _take(self) -> transport.Connection:
         with self._lock:
             if self._closed:
-                from ..errors import PeerClosedException
-
                 raise PeerClosedException("the data-plane session is closed")
             while self._idle:
                 c = self._idle.pop()
