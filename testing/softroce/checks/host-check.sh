@@ -5,7 +5,9 @@
 # `--serve` on each device and a `--peer` of it in a second JVM must READ over verbs; and run as an
 # unprivileged user under a low locked-memory limit it must name that limit.
 cp="/payload/lib/*:/payload/host-check"
-secret=lab-host-check-secret-0123456789abcdef
+# The secret goes through the environment: sluice-check refuses it on the command line.
+SLUICE_SECRET=lab-host-check-secret-0123456789abcdef
+export SLUICE_SECRET
 status=0
 sluice_check() {
   timeout 300 java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
@@ -25,7 +27,7 @@ for device in rxe0:10.77.0.1 siw0:10.77.1.1; do
   fi
   serve=/tmp/host-check-serve-$name.log
   sluice_check --serve --conf sluice.transport.provider=verbs --conf sluice.transport.verbs.deviceAddress="$address" \
-    --conf sluice.transport.bindHost="$address" --conf sluice.transport.secret="$secret" > "$serve" 2>&1 &
+    --conf sluice.transport.bindHost="$address" > "$serve" 2>&1 &
   server=$!
   peer=
   for _ in $(seq 1 120); do
@@ -39,7 +41,7 @@ for device in rxe0:10.77.0.1 siw0:10.77.1.1; do
     echo "SLUICE-LAB: HOST-CHECK $name: --serve printed no address"
     status=1
   elif sluice_check --peer "$peer" --conf sluice.transport.provider=verbs \
-      --conf sluice.transport.verbs.deviceAddress="$address" --conf sluice.transport.secret="$secret" > "$log" 2>&1 \
+      --conf sluice.transport.verbs.deviceAddress="$address" > "$log" 2>&1 \
       && grep -q "^result: OK" "$log" && grep -q "\[ok\] peer .* over verbs " "$log"; then
     echo "SLUICE-LAB: HOST-CHECK $name: $(grep '\[ok\] peer' "$log" | sed 's/^ *//')"
   else

@@ -96,11 +96,8 @@ public final class Carrier implements AutoCloseable {
   private final ServerSocketChannel listener;
   private final NodeAddress localAddress;
   private final Set<ServerSession> sessions = ConcurrentHashMap.newKeySet();
-  /** Request bytes all sessions may still take ({@code maxQueuedRequestBytes} less what is held). */
-  private final java.util.concurrent.atomic.AtomicLong requestBytesFree;
-  /** Sessions whose reading paused because {@link #requestBytesFree} ran short; resumed when it grows. */
-  private final java.util.concurrent.ConcurrentLinkedQueue<ServerSession> waitingForRequestBytes =
-      new java.util.concurrent.ConcurrentLinkedQueue<>();
+  /** The request memory all sessions share ({@code maxQueuedRequestBytes}), handed out in turn. */
+  private final SharedRequestMemory<ServerSession> requestMemory;
   /** Sessions admitted by {@link #admitAuthenticated} and not yet closed. */
   private final java.util.concurrent.atomic.AtomicInteger authenticatedCount =
       new java.util.concurrent.atomic.AtomicInteger();
@@ -151,7 +148,7 @@ public final class Carrier implements AutoCloseable {
   private Carrier(Settings settings, NodeIdentity identity, MessageHandler handler, ControlServices services,
       Optional<ReadService> reads, TransportMetrics metrics, SelectorProvider selectors) throws TransportException {
     this.settings = settings;
-    this.requestBytesFree = new java.util.concurrent.atomic.AtomicLong(settings.maxQueuedRequestBytes());
+    this.requestMemory = new SharedRequestMemory<>(settings.maxQueuedRequestBytes(), s -> s.socket().resumeReading());
     this.metrics = metrics;
     this.identity = identity;
     this.handler = handler;
@@ -513,32 +510,17 @@ public final class Carrier implements AutoCloseable {
   }
 
   /**
-   * Takes {@code n} bytes of the request memory all sessions share, if that many are free; if not,
-   * {@code s} is resumed (its reading, which the caller pauses) once some are returned.
+   * Takes {@code n} bytes of the request memory all sessions share, if it is {@code s}'s turn; if
+   * not, {@code s} waits in line and is resumed (its reading, which the caller pauses) when its
+   * turn comes (see {@link SharedRequestMemory}).
    */
   boolean takeRequestBytes(ServerSession s, int n) {
-    while (true) {
-      long free = requestBytesFree.get();
-      if (free < n) {
-        waitingForRequestBytes.add(s);
-        if (requestBytesFree.get() >= n) {
-          s.socket().resumeReading(); // returned meanwhile: the pause that follows does not happen
-        }
-        return false;
-      }
-      if (requestBytesFree.compareAndSet(free, free - n)) {
-        return true;
-      }
-    }
+    return requestMemory.take(s, n);
   }
 
-  /** Returns request memory taken with {@link #takeRequestBytes} and resumes the sessions waiting for it. */
+  /** Returns request memory taken with {@link #takeRequestBytes}; the sessions first in line get it. */
   void returnRequestBytes(long n) {
-    requestBytesFree.addAndGet(n);
-    ServerSession waiting;
-    while ((waiting = waitingForRequestBytes.poll()) != null) {
-      waiting.socket().resumeReading();
-    }
+    requestMemory.give(n);
   }
 
   /**
@@ -717,6 +699,7 @@ public final class Carrier implements AutoCloseable {
 
   void sessionClosed(ServerSession s) {
     admission.done(s);
+    requestMemory.forget(s);
     synchronized (this) { // with admitAuthenticated: a session is counted exactly while admitted and open
       if (sessions.remove(s) && s.admitted) {
         authenticatedCount.decrementAndGet();

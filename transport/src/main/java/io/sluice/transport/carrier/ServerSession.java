@@ -70,6 +70,11 @@ final class ServerSession implements SessionSocket.Receiver {
    * handed to a handler; returned by the handler's answer, or by the close for those never run.
    */
   private final java.util.concurrent.atomic.AtomicLong admittedBytes = new java.util.concurrent.atomic.AtomicLong();
+  /**
+   * Whether reading paused because this session's request waits its turn for the carrier's
+   * shared request memory (not for its own share): the peer is not stalling then.
+   */
+  private volatile boolean waitingItsTurn;
   private Phase phase = Phase.HELLO;
   private volatile boolean authenticated;
   /** Counted among the carrier's authenticated sessions (set by {@link Carrier#admitAuthenticated}, under its lock). */
@@ -104,9 +109,14 @@ final class ServerSession implements SessionSocket.Receiver {
     return authenticated;
   }
 
-  /** Whether a request or control request of the peer is being served. */
+  /** Whether a request or control request of the peer is being served, or one waits its turn for memory. */
   boolean busy() {
-    return requestsInFlight.get() > 0 || controlsInFlight.get() > 0;
+    return requestsInFlight.get() > 0 || controlsInFlight.get() > 0 || waitingItsTurn;
+  }
+
+  @Override
+  public boolean waitsItsTurn() {
+    return waitingItsTurn;
   }
 
   @Override
@@ -138,17 +148,22 @@ final class ServerSession implements SessionSocket.Receiver {
     while (true) {
       int free = requestBytesFree.get();
       if (free < size) {
-        return false; // resumes when an answer returns request memory; the timer bounds the wait
+        // Its own share is held by its own requests: resumes when an answer returns some; the
+        // timer bounds the wait.
+        waitingItsTurn = false;
+        return false;
       }
       if (requestBytesFree.compareAndSet(free, free - size)) {
         break;
       }
     }
-    // And the memory every peer's requests share: one that finds it short waits with the others.
+    // And the memory every peer's requests share: one that finds it short waits its turn in line.
     if (!carrier.takeRequestBytes(this, size)) {
       requestBytesFree.addAndGet(size);
+      waitingItsTurn = true;
       return false;
     }
+    waitingItsTurn = false;
     admittedBytes.addAndGet(size);
     int limit = carrier.settings().maxRequestsInFlight();
     if (requestsInFlight.incrementAndGet() > limit) {

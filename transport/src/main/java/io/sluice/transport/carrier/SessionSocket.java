@@ -44,6 +44,15 @@ final class SessionSocket {
     boolean admit(FrameHeader h) throws IOException;
 
     /**
+     * Whether the pause {@link #admit} just asked for waits for something other peers hold (its
+     * turn for memory they share), rather than for what this peer's own requests hold: such a
+     * pause is not this peer stalling, and {@link #checkStalled} does not count it.
+     */
+    default boolean waitsItsTurn() {
+      return false;
+    }
+
+    /**
      * Where the payload of an admitted frame goes: null for a new heap buffer; a buffer with
      * exactly the payload's length remaining (a READ's destination: plain text lands there only
      * after its check); or {@link #DISCARD} to read, check and drop it (READ_RESPONSE only).
@@ -129,6 +138,8 @@ final class SessionSocket {
   /** Reading stopped for a backlog or a pause with frames possibly read ahead; resume runs it. */
   private boolean readWaiting;
   private long pausedSince;
+  /** Whether the pause counts against the peer's deadline: not when it waits its turn ({@link Receiver#waitsItsTurn}). */
+  private boolean pauseIsPeers;
   /**
    * Calls of {@link #resumeReading}, so that a resume that came between a receiver's "no" and the
    * pause it causes is not lost (the pause then does not happen).
@@ -332,6 +343,10 @@ final class SessionSocket {
       readPaused = true;
       readWaiting = true;
       pausedSince = System.nanoTime();
+      pauseIsPeers = !receiver.waitsItsTurn();
+      // The peer delivered this header; what follows it is not overdue while this side does not
+      // read. Reading again restarts the clock of a frame still incomplete then.
+      readSince = 0;
       updateInterest();
       return true;
     } finally {
@@ -521,7 +536,9 @@ final class SessionSocket {
 
   /**
    * Called by the transport's timer: closes the connection when a frame has been half read, a
-   * write has made no progress, or reading has been paused, for longer than the I/O timeout.
+   * write has made no progress, or reading has been paused for what the peer's own requests hold
+   * (not while it waits its turn for memory others hold), for longer than the I/O timeout. A wait
+   * for what other peers hold is not this peer's doing and never counts.
    *
    * @return true if it closed the connection
    */
@@ -532,7 +549,7 @@ final class SessionSocket {
     try {
       stalled = !closed && ((r != 0 && now - r > ioTimeoutNanos)
           || (writing() && now - lastWriteProgress > ioTimeoutNanos)
-          || (readPaused && now - pausedSince > ioTimeoutNanos));
+          || (readPaused && pauseIsPeers && now - pausedSince > ioTimeoutNanos));
     } finally {
       lock.unlock();
     }

@@ -20,6 +20,9 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalTime;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -41,17 +44,35 @@ import java.util.concurrent.TimeoutException;
  * but the peer check reads /sys, /proc and the file system, so it answers in well under a second
  * on a host without RDMA. Exit status: 0 when the configured provider can run (and the peer was
  * read), 1 when not, 2 for a bad command line.
+ *
+ * <p>A --serve listens on loopback unless told an address and stops by itself after {@code
+ * --serve-for}, so one left running is no lasting open door. The secret never comes from the
+ * command line, which every user of the host can read in the process list: from a file only its
+ * owner can read ({@link SecretFile}) or from the environment.
  */
 public final class HostCheck {
+  /** How long a --serve serves unless told otherwise. */
+  static final String DEFAULT_SERVE_FOR = "10m";
+  /** Where --serve listens unless {@code sluice.transport.bindHost} says otherwise: this host only. */
+  static final String SERVE_BIND_HOST = "127.0.0.1";
+  /** The environment variable the secret is read from, and the one older releases read. */
+  static final String SECRET_ENV = "SLUICE_SECRET";
+  static final String OLD_SECRET_ENV = "SLUICE_TRANSPORT_SECRET";
   static final String USAGE = String.join(System.lineSeparator(),
-      "usage: sluice-check [--conf KEY=VALUE]... [--needs SIZE] [--peer HOST:PORT | --serve]",
-      "  --conf KEY=VALUE  a transport setting (sluice.transport.*), as the application sets it",
-      "  --needs SIZE      registered memory the application keeps (default 96m: Spark shuffle's READ",
-      "                    destinations, 2 x spark.shuffle.rdma.maxBytesInFlight); memlock and shm must hold it",
-      "  --serve           listen with the configured provider and serve a test region until killed;",
-      "                    prints the address to give --peer on another host",
-      "  --peer HOST:PORT  connect to a --serve there (same secret) and READ its test region",
-      "  the secret comes from --conf sluice.transport.secret=... or $SLUICE_TRANSPORT_SECRET");
+      "usage: sluice-check [--conf KEY=VALUE]... [--needs SIZE] [--secret-file FILE]",
+      "                    [--peer HOST:PORT | --serve [--serve-for DURATION]]",
+      "  --conf KEY=VALUE      a transport setting (sluice.transport.*), as the application sets it; not the secret",
+      "  --needs SIZE          registered memory the application keeps (default 96m: Spark shuffle's READ",
+      "                        destinations, 2 x spark.shuffle.rdma.maxBytesInFlight); memlock and shm must hold it",
+      "  --serve               listen with the configured provider and serve a test region; prints the address",
+      "                        to give --peer on another host. Listens on 127.0.0.1 unless given",
+      "                        --conf sluice.transport.bindHost=ADDRESS (one the other host reaches)",
+      "  --serve-for DURATION  how long --serve serves before it stops by itself (default " + DEFAULT_SERVE_FOR
+          + "; 30s, 1h, ...)",
+      "  --peer HOST:PORT      connect to a --serve there (same secret) and READ its test region",
+      "  --secret-file FILE    read the secret from FILE, which only its owner may read (chmod 600 FILE)",
+      "  the secret comes from --secret-file, else $" + SECRET_ENV + " (or the older $" + OLD_SECRET_ENV + "),",
+      "  never from the command line, where every user of the host can read it");
   /** Bytes of the region --serve offers and --peer READs. */
   static final int TEST_REGION_BYTES = 1 << 20;
 
@@ -64,22 +85,22 @@ public final class HostCheck {
         Path.of("/proc/self/status"));
   }
 
-  /** The command line, checked. */
-  record Options(TransportConfig config, long needsBytes, Optional<NodeAddress> peer, boolean serve, boolean help) {
+  /** The command line, checked; {@code serveForMillis} is how long a --serve serves. */
+  record Options(TransportConfig config, long needsBytes, Optional<NodeAddress> peer, boolean serve,
+      long serveForMillis, boolean help) {
     static Options parse(String[] args, Map<String, String> env) {
       Map<String, String> conf = new LinkedHashMap<>();
-      String secret = env.get("SLUICE_TRANSPORT_SECRET");
-      if (secret != null && !secret.isEmpty()) {
-        conf.put(TransportKeys.SECRET.key(), secret);
-      }
       long needs = Parsers.bytes().parse("96m");
+      long serveFor = Parsers.duration(TimeUnit.MILLISECONDS).parse(DEFAULT_SERVE_FOR);
+      boolean serveForGiven = false;
+      Optional<Path> secretFile = Optional.empty();
       Optional<NodeAddress> peer = Optional.empty();
       boolean serve = false;
       for (int i = 0; i < args.length; i++) {
         String a = args[i];
         switch (a) {
           case "--help", "-h" -> {
-            return new Options(TransportConfig.of(conf), needs, peer, false, true);
+            return new Options(TransportConfig.of(conf), needs, peer, false, serveFor, true);
           }
           case "--serve" -> serve = true;
           case "--conf" -> {
@@ -88,7 +109,13 @@ public final class HostCheck {
             if (eq <= 0) {
               throw new IllegalArgumentException("--conf takes KEY=VALUE, got '" + kv + "'");
             }
-            conf.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
+            String key = kv.substring(0, eq).trim();
+            if (key.equals(TransportKeys.SECRET.key())) {
+              throw new IllegalArgumentException("the secret does not go on the command line, where every user"
+                  + " of this host can read it (ps): put it in a file only you can read and give --secret-file"
+                  + " FILE, or set " + SECRET_ENV + " in the environment");
+            }
+            conf.put(key, kv.substring(eq + 1).trim());
           }
           case "--needs" -> {
             String size = value(args, ++i, a);
@@ -98,6 +125,19 @@ public final class HostCheck {
               throw new IllegalArgumentException("--needs '" + size + "': " + e.getMessage(), e);
             }
           }
+          case "--serve-for" -> {
+            String duration = value(args, ++i, a);
+            try {
+              serveFor = Parsers.duration(TimeUnit.MILLISECONDS).parse(duration);
+            } catch (IllegalArgumentException e) {
+              throw new IllegalArgumentException("--serve-for '" + duration + "': " + e.getMessage(), e);
+            }
+            if (serveFor <= 0) {
+              throw new IllegalArgumentException("--serve-for '" + duration + "': must be positive");
+            }
+            serveForGiven = true;
+          }
+          case "--secret-file" -> secretFile = Optional.of(Path.of(value(args, ++i, a)));
           case "--peer" -> peer = Optional.of(NodeAddress.parse(value(args, ++i, a)));
           default -> throw new IllegalArgumentException("unknown argument '" + a + "'");
         }
@@ -105,17 +145,38 @@ public final class HostCheck {
       if (serve && peer.isPresent()) {
         throw new IllegalArgumentException("--serve and --peer are for two different hosts; give one");
       }
+      if (serveForGiven && !serve) {
+        throw new IllegalArgumentException("--serve-for goes with --serve");
+      }
+      if (serve) {
+        conf.putIfAbsent(TransportKeys.BIND_HOST.key(), SERVE_BIND_HOST);
+      }
       List<String> unknown = Transports.unknownKeys(conf.keySet());
       if (!unknown.isEmpty()) {
         throw new IllegalArgumentException(String.join("; ", unknown));
       }
+      secret(secretFile, env).ifPresent(s -> conf.put(TransportKeys.SECRET.key(), s));
       TransportConfig config = TransportConfig.of(conf);
       Transports.validate(config);
       if ((serve || peer.isPresent()) && config.value(TransportKeys.SECRET).isEmpty()) {
-        throw new IllegalArgumentException("--serve and --peer need the transport secret: --conf "
-            + TransportKeys.SECRET.key() + "=... or SLUICE_TRANSPORT_SECRET, the same on both hosts");
+        throw new IllegalArgumentException("--serve and --peer need the transport secret, the same on both hosts:"
+            + " --secret-file FILE (a file only you can read) or " + SECRET_ENV + " in the environment");
       }
-      return new Options(config, needs, peer, serve, false);
+      return new Options(config, needs, peer, serve, serveFor, false);
+    }
+
+    /** The secret: from {@code file} when given, else from the environment. */
+    private static Optional<String> secret(Optional<Path> file, Map<String, String> env) {
+      if (file.isPresent()) {
+        return Optional.of(SecretFile.read(file.get()));
+      }
+      for (String name : List.of(SECRET_ENV, OLD_SECRET_ENV)) {
+        String secret = env.get(name);
+        if (secret != null && !secret.isEmpty()) {
+          return Optional.of(secret);
+        }
+      }
+      return Optional.empty();
     }
 
     private static String value(String[] args, int i, String option) {
@@ -152,12 +213,22 @@ public final class HostCheck {
     }
     if (o.serve()) {
       try (Server s = Server.start(o.config())) {
-        out.println("sluice-check --serve: provider " + s.transport.provider() + "; on the other host run:");
+        String bound = o.config().value(TransportKeys.BIND_HOST) + ":" + s.transport.localAddress().port();
+        String lasts = duration(o.serveForMillis());
+        out.println("sluice-check --serve: provider " + s.transport.provider() + ", listening on " + bound
+            + " for " + lasts + " (until " + LocalTime.now().plus(Duration.ofMillis(o.serveForMillis()))
+                .truncatedTo(ChronoUnit.SECONDS) + "; --serve-for), then it stops; on the other host run:");
         out.println("  bin/sluice-check --peer " + s.transport.localAddress() + " (with the same secret)");
+        if (InetAddress.getByName(o.config().value(TransportKeys.BIND_HOST)).isLoopbackAddress()) {
+          out.println("  (this host only: for another host, --conf " + TransportKeys.BIND_HOST.key()
+              + "=ADDRESS of this host that it reaches)");
+        }
         out.flush();
-        s.awaitClose();
+        if (!s.awaitClose(o.serveForMillis())) {
+          out.println("sluice-check --serve: served for " + lasts + "; stopped");
+        }
         return 0;
-      } catch (TransportException e) {
+      } catch (IOException e) {
         err.println("sluice-check --serve: " + e.getMessage());
         return 1;
       }
@@ -401,6 +472,14 @@ public final class HostCheck {
     return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
   }
 
+  /** {@code millis} as a person writes it: 10m, 90s, 1500ms. */
+  static String duration(long millis) {
+    if (millis % 60_000 == 0) {
+      return millis / 60_000 + "m";
+    }
+    return millis % 1000 == 0 ? millis / 1000 + "s" : millis + "ms";
+  }
+
   /** Connects to a --serve, asks for its test region and READs it all; the finding says how it went. */
   static Finding readPeer(TransportConfig config, NodeAddress peer) {
     long started = System.nanoTime();
@@ -478,12 +557,17 @@ public final class HostCheck {
       }
     }
 
-    /** Blocks until closed (or the process is killed). */
-    void awaitClose() {
+    /**
+     * Blocks until closed, interrupted, or {@code millis} have passed, whichever comes first.
+     *
+     * @return false if the time was up
+     */
+    boolean awaitClose(long millis) {
       try {
-        closed.await();
+        return closed.await(millis, TimeUnit.MILLISECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
+        return true;
       }
     }
 

@@ -43,7 +43,8 @@ public final class TransportKeys {
       "Largest request or response message.", Parsers.bytes(), Check.between(1, Integer.MAX_VALUE));
   public static final ConfigKey<Long> MAX_QUEUED_REQUEST_BYTES = ConfigKey.of(PREFIX + "maxQueuedRequestBytes", "0",
       "Request bytes all peers together may have read and waiting for or in a handler (each peer at most"
-          + " 4 x maxMessageBytes); past it reading requests pauses until answers return memory. 0: a quarter of"
+          + " 4 x maxMessageBytes); past it reading requests pauses until answers return memory, which goes to the"
+          + " waiting connections in the order they came; a connection is never closed for waiting. 0: a quarter of"
           + " the heap, at least 4 x maxMessageBytes.", Parsers.bytes(), Check.notNegative());
   public static final ConfigKey<Integer> MAX_REQUESTS_IN_FLIGHT = ConfigKey.of(PREFIX + "maxRequestsInFlight", "64",
       "Requests one connection may have outstanding; more wait at the sender (flow control).",

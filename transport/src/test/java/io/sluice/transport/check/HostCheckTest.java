@@ -1,15 +1,21 @@
 package io.sluice.transport.check;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.transport.Eventually;
 import io.sluice.transport.TransportConfig;
+import io.sluice.transport.config.TransportKeys;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -127,6 +133,7 @@ class HostCheckTest {
     Outcome size = run(h, Map.of(), "--needs", "lots");
     assertEquals(2, size.status);
     assertTrue(size.err.contains("lots"), size.err);
+    // The environment variable older releases read still works.
     Outcome both = run(h, Map.of("SLUICE_TRANSPORT_SECRET", SECRET), "--serve", "--peer", "127.0.0.1:1");
     assertEquals("sluice-check: --serve and --peer are for two different hosts; give one", firstLine(both.err));
     Outcome noSecret = run(h, Map.of(), "--peer", "127.0.0.1:1");
@@ -148,15 +155,80 @@ class HostCheckTest {
         "sluice.transport.advertiseHost", "127.0.0.1"));
     try (HostCheck.Server server = HostCheck.Server.start(serving)) {
       String peer = server.transport.localAddress().toString();
-      Outcome o = run(h, Map.of("SLUICE_TRANSPORT_SECRET", SECRET), "--peer", peer,
+      Outcome o = run(h, Map.of(), "--peer", peer, "--secret-file", secretFile(SECRET + "\n", "rw-------").toString(),
           "--conf", "sluice.transport.provider=tcp", "--conf", "sluice.transport.bindHost=127.0.0.1");
       assertEquals(0, o.status, o.out + o.err);
       assertTrue(o.out.contains("[ok] peer       READ 1.0 MiB from " + peer + " over tcp (provider tcp)"), o.out);
-      Outcome wrong = run(h, Map.of("SLUICE_TRANSPORT_SECRET", "another-secret-of-enough-length"), "--peer", peer,
+      Outcome wrong = run(h, Map.of("SLUICE_SECRET", "another-secret-of-enough-length"), "--peer", peer,
           "--conf", "sluice.transport.provider=tcp", "--conf", "sluice.transport.bindHost=127.0.0.1");
       assertEquals(1, wrong.status, wrong.out);
       assertTrue(wrong.out.contains("fix: give both hosts the same secret"), wrong.out);
       assertTrue(wrong.out.contains("result: FAILED: the peer check failed"), wrong.out);
     }
+  }
+
+  /** A file holding {@code text} with {@code permissions} (as ls shows them: rw-------). */
+  private Path secretFile(String text, String permissions) throws Exception {
+    Path f = dir.resolve("secret-" + permissions);
+    Files.writeString(f, text);
+    Files.setPosixFilePermissions(f, PosixFilePermissions.fromString(permissions));
+    return f;
+  }
+
+  @Test
+  void serveListensOnLoopbackUnlessGivenAnAddress() {
+    Map<String, String> env = Map.of("SLUICE_SECRET", SECRET);
+    HostCheck.Options serve = HostCheck.Options.parse(new String[] {"--serve"}, env);
+    assertEquals("127.0.0.1", serve.config().value(TransportKeys.BIND_HOST));
+    HostCheck.Options asked = HostCheck.Options.parse(
+        new String[] {"--serve", "--conf", "sluice.transport.bindHost=0.0.0.0"}, env);
+    assertEquals("0.0.0.0", asked.config().value(TransportKeys.BIND_HOST));
+  }
+
+  @Test
+  void serveStopsByItselfAfterItsDeadline() throws Exception {
+    HostCheck.Host h = host("4: ACTIVE", 1 << 30);
+    // The deadline is what ends this run: nothing else stops it.
+    CompletableFuture<Outcome> serving = CompletableFuture.supplyAsync(() -> run(h, Map.of("SLUICE_SECRET", SECRET),
+        "--serve", "--serve-for", "1s", "--conf", "sluice.transport.provider=tcp"));
+    Outcome o = serving.get(Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS);
+    assertEquals(0, o.status, o.out + o.err);
+    assertTrue(o.out.contains("listening on 127.0.0.1:"), o.out);
+    assertTrue(o.out.contains(" for 1s (until "), o.out);
+    assertTrue(o.out.contains("  bin/sluice-check --peer 127.0.0.1:"), o.out);
+    assertTrue(o.out.endsWith("sluice-check --serve: served for 1s; stopped" + System.lineSeparator()), o.out);
+  }
+
+  @Test
+  void theSecretIsRefusedOnTheCommandLine() throws Exception {
+    HostCheck.Host h = host("4: ACTIVE", 1 << 30);
+    for (String[] args : new String[][] {{"--conf", "sluice.transport.secret=" + SECRET},
+        {"--serve", "--conf", " sluice.transport.secret = " + SECRET}}) {
+      Outcome o = run(h, Map.of(), args);
+      assertEquals(2, o.status, o.out + o.err);
+      assertTrue(firstLine(o.err).contains("does not go on the command line"), o.err);
+      assertTrue(o.err.contains("--secret-file FILE") && o.err.contains("SLUICE_SECRET"), o.err);
+      assertFalse(o.out.contains(SECRET) || o.err.contains(SECRET), "the secret was echoed");
+    }
+  }
+
+  @Test
+  void aSecretFileOthersMayReadIsRefused() throws Exception {
+    HostCheck.Host h = host("4: ACTIVE", 1 << 30);
+    for (String open : new String[] {"rw-r--r--", "rw-r-----", "rw-----w-"}) {
+      Path f = secretFile(SECRET + "\n", open);
+      Outcome o = run(h, Map.of(), "--peer", "127.0.0.1:1", "--secret-file", f.toString());
+      assertEquals(2, o.status, o.out + o.err);
+      assertTrue(firstLine(o.err).contains("permissions " + open + " are too open"), o.err);
+      assertTrue(o.err.contains("chmod 600 " + f), o.err);
+      assertFalse(o.out.contains(SECRET) || o.err.contains(SECRET), "the secret was echoed");
+    }
+    Path empty = secretFile("\n", "rw-------");
+    assertTrue(firstLine(run(h, Map.of(), "--serve", "--secret-file", empty.toString()).err).endsWith(" is empty"));
+    // An owner-only file is read, without its last newline, and counts before the environment.
+    Path ok = secretFile(SECRET + "\n", "rw-------");
+    HostCheck.Options o = HostCheck.Options.parse(new String[] {"--serve", "--secret-file", ok.toString()},
+        Map.of("SLUICE_SECRET", "another-secret-of-enough-length"));
+    assertEquals(SECRET, o.config().value(TransportKeys.SECRET));
   }
 }
