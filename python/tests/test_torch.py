@@ -118,7 +118,7 @@ def test_resume_opens_no_shard_it_consumed(served_table, monkeypatch):
 
     opened = []
     real = sl._read_shard
-    monkeypatch.setattr(sl, "_read_shard", lambda client, shard: opened.append(shard.name) or real(client, shard))
+    monkeypatch.setattr(sl, "_read_shard", lambda client, shard, *a: opened.append(shard.name) or real(client, shard, *a))
     first = dataset(served_table, seed=9)
     it = iter(first)
     for _ in range(3):

@@ -25,6 +25,7 @@ from .errors import ShardReadException
 from .flight._client import SluiceFlightClient
 from .flight._landing import Allocate
 from .flight._negotiator import DataPlaneOptions
+from .flight._session import StreamSlot
 from .flight._shards import Shard, list_shards
 
 __all__ = ["FlightLoader", "STATE_VERSION"]
@@ -193,24 +194,25 @@ class FlightLoader:
     def _epoch(self, epoch: int, mine: List[int], positions: List[int], skip: int) -> Iterator[pa.RecordBatch]:
         readers = concurrent.futures.ThreadPoolExecutor(
             max_workers=self.prefetch, thread_name_prefix=f"sluice-loader-{self.rank}")
-        ahead: Deque[Tuple[int, Shard, concurrent.futures.Future]] = collections.deque()
-        reading: Dict[str, int] = collections.Counter()
+        ahead: Deque[Tuple[int, Shard, concurrent.futures.Future, Optional[StreamSlot]]] = collections.deque()
         todo: Deque[int] = collections.deque(positions)
+        wait = self.data_plane_options.io_timeout
 
         def read_ahead() -> None:
+            # Each read gets its server's stream place here, in the shards' order: a read handed to
+            # a thread never waits for a place that a later shard (read, not yet consumed) holds.
             while len(ahead) < self.prefetch and todo:
                 shard = self.shards[mine[todo[0]]]
                 c = self.client(shard.location)
-                bound = c.max_streams
-                if bound is not None and reading[shard.location] >= bound:
-                    return  # the server's bound for this client: read on once a shard is consumed
-                reading[shard.location] += 1
-                ahead.append((todo.popleft(), shard, readers.submit(_read_shard, c, shard)))
+                place = c.reserve_stream(None if ahead else wait)
+                if place is None and c.max_streams is not None:
+                    return  # the server's bound: read on once a place comes free
+                ahead.append((todo.popleft(), shard, readers.submit(_read_shard, c, shard, place), place))
 
         try:
             read_ahead()
             while ahead:
-                p, shard, future = ahead[0]
+                p, shard, future, _ = ahead[0]
                 try:
                     batches = future.result()
                 except Exception as e:  # noqa: BLE001 - any failure of the read is the shard's
@@ -227,18 +229,20 @@ class FlightLoader:
                     item, items[i] = items[i], None
                     yield item
                     item = None
+                    read_ahead()
                 if len(items) <= skip:
                     self._cursor, self._batch = order.Cursor(epoch, p + 1), 0
                 skip = 0
-                reading[shard.location] -= 1
                 read_ahead()
             self._cursor, self._batch = order.Cursor(epoch, 0).next_epoch(), 0
         finally:
-            # Reads not started are dropped; those under way end within their deadlines, and what
-            # they read is dropped with them (each reader closed, its streams ended).
-            for _, _, future in ahead:
-                future.cancel()
-            readers.shutdown(wait=True, cancel_futures=True)
+            # Reads not started are dropped (their places given back); those under way end within
+            # their deadlines, and what they read is dropped with them (each reader closed, its
+            # streams ended).
+            for _, _, future, place in ahead:
+                if future.cancel() and place is not None:
+                    place.release()
+            readers.shutdown(wait=True)
             ahead.clear()
 
     def _pieces(self, batches: List[pa.RecordBatch]) -> List[Optional[pa.RecordBatch]]:
@@ -278,9 +282,9 @@ def _close_clients(clients: Dict[str, SluiceFlightClient]) -> None:
         c.close()
 
 
-def _read_shard(client: SluiceFlightClient, shard: Shard) -> List[pa.RecordBatch]:
-    """Reads one shard whole. Runs on a reader thread."""
-    with client.get_stream(shard.ticket) as reader:
+def _read_shard(client: SluiceFlightClient, shard: Shard, place: Optional[StreamSlot] = None) -> List[pa.RecordBatch]:
+    """Reads one shard whole (on ``place``, reserved for it). Runs on a reader thread."""
+    with client.get_stream(shard.ticket, place) as reader:
         return reader.read_all()
 
 

@@ -191,34 +191,42 @@ def _load_refusal(e: BaseException) -> bool:
 
 
 def open_get(session: DataPlaneSession, client, options, ticket: bytes, ender,
-             on_close: Optional[Callable[[], None]] = None) -> "DataPlaneTableReader":
+             on_close: Optional[Callable[[], None]] = None, place: Optional[StreamSlot] = None) -> "DataPlaneTableReader":
     """Opens a data-plane get of ``ticket`` over the Flight ``client`` (calls made with ``options``):
-    a stream place and connection of ``session``, a grant over that connection, the DoExchange
-    and its schema, all within the session's I/O timeout. A refusal for load (the server's stream
-    threads all busy with other clients) is tried again with back-off within that deadline.
-    ``ender`` runs the ending of calls whose batches outlive the reading (:class:`Ender`)."""
+    a stream place of ``session`` (``place`` when one was reserved for it, which this takes over)
+    and a connection, a grant over that connection, the DoExchange and its schema, all within the
+    session's I/O timeout. A refusal for load (the server's stream threads all busy with other
+    clients) is tried again with back-off within that deadline. ``ender`` runs the ending of
+    calls whose batches outlive the reading (:class:`Ender`)."""
     from pyarrow import flight
 
     deadline = time.monotonic() + session.options.io_timeout
     pause = 0.02
-    while True:
-        slot = session.open_stream(deadline)
-        writer = call = None
-        try:
-            grant = data_plane.decode_grant_reply(
-                slot.connection.request(data_plane.grant_request(), max(0.001, deadline - time.monotonic())))
-            descriptor = flight.FlightDescriptor.for_command(data_plane.encode_open_get(grant, ticket))
-            writer, call = client.do_exchange(descriptor, options=options)
-            schema_frame = read_frame(call, deadline, "schema")
-            return DataPlaneTableReader(session, slot, writer, call, grant, schema_frame, ender, on_close)
-        except BaseException as e:
-            _abandon(writer, call)
+    slot = place
+    try:
+        if slot is None:
+            slot = session.reserve(deadline)
+        while True:
+            writer = call = None
+            try:
+                conn = slot.connect()
+                grant = data_plane.decode_grant_reply(
+                    conn.request(data_plane.grant_request(), max(0.001, deadline - time.monotonic())))
+                descriptor = flight.FlightDescriptor.for_command(data_plane.encode_open_get(grant, ticket))
+                writer, call = client.do_exchange(descriptor, options=options)
+                schema_frame = read_frame(call, deadline, "schema")
+                return DataPlaneTableReader(session, slot, writer, call, grant, schema_frame, ender, on_close)
+            except BaseException as e:
+                _abandon(writer, call)
+                if not isinstance(e, (flight.FlightError, pa.ArrowException)) or not _load_refusal(e) \
+                        or time.monotonic() + pause >= deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(1.0, pause * 2)
+    except BaseException:
+        if slot is not None:
             slot.release()
-            if not isinstance(e, (flight.FlightError, pa.ArrowException)) or not _load_refusal(e) \
-                    or time.monotonic() + pause >= deadline:
-                raise
-        time.sleep(pause)
-        pause = min(1.0, pause * 2)
+        raise
 
 
 def _abandon(writer, call) -> None:
@@ -238,6 +246,7 @@ class DataPlaneTableReader(TableReader):
         self._session = session
         self._slot = slot
         self._conn = slot.connection
+        slot.state = "reading"
         self._ender = ender
         self._writer = exchange_writer
         self._call = exchange_reader
@@ -522,6 +531,7 @@ class DataPlaneTableReader(TableReader):
             return
         self._finished = True
         self._slot.return_connection()
+        self._slot.state = "batches held"
         # The client closes only after the call ended: closing it first would end the call and
         # let the server free memory a batch still views.
         if self.views.held == 0:
@@ -530,6 +540,7 @@ class DataPlaneTableReader(TableReader):
             self.views.after_views(lambda: self._ender.submit(self._end_then_close))
 
     def _end_then_close(self) -> None:
+        self._slot.state = "ending"
         try:
             self._end_call()
         finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+import time
 import weakref
 from typing import Callable, Mapping, Optional, Union
 
@@ -13,6 +14,7 @@ from . import call_token
 from ._body_reader import Ender, open_get, require_crc32c
 from ._landing import Allocate
 from ._negotiator import DataPlaneOptions, Decision, negotiate
+from ._session import StreamSlot
 from ._shards import Shard
 from ._table_reader import GrpcTableReader, TableReader
 
@@ -101,21 +103,40 @@ class SluiceFlightClient:
             raise LookupError(f"table '{table}' at {self.location} has no endpoint")
         return info.endpoints[0].ticket.ticket
 
-    def get_stream(self, ticket: bytes) -> TableReader:
-        """Opens the stream ``ticket`` names; the caller closes the reader."""
-        return self._stream(ticket, None)
+    def reserve_stream(self, timeout: Optional[float] = None) -> Optional[StreamSlot]:
+        """One of the places the server lets this client hold, taken ahead of the stream that will
+        use it (:meth:`get_stream`'s ``place``), so that streams opened on several threads get their
+        places in the order they were reserved. ``timeout`` None: only a place free now; None when
+        there is none, or when streams take plain Flight (no places to count). A reserved place
+        goes back when its stream ends, or with :meth:`StreamSlot.release` if it is not used.
+
+        :raises TimeoutError: no place came free within ``timeout`` seconds
+        """
+        session = self.decision.session
+        if session is None:
+            return None
+        return session.reserve(None if timeout is None else time.monotonic() + timeout)
+
+    def get_stream(self, ticket: bytes, place: Optional[StreamSlot] = None) -> TableReader:
+        """Opens the stream ``ticket`` names (on ``place``, from :meth:`reserve_stream`, which it
+        takes over); the caller closes the reader."""
+        if place is not None and self.decision.session is None:
+            place.release()
+            place = None
+        return self._stream(ticket, None, place)
 
     def open(self, table: Union[str, Shard]) -> TableReader:
         """Opens a table by name, or a shard by its ticket."""
         return self.get_stream(table.ticket if isinstance(table, Shard) else self.ticket(table))
 
-    def _stream(self, ticket: bytes, on_close: Optional[Callable[[], None]]) -> TableReader:
+    def _stream(self, ticket: bytes, on_close: Optional[Callable[[], None]],
+                place: Optional[StreamSlot] = None) -> TableReader:
         from pyarrow import flight
 
         decision = self.decision  # decided (and logged) once, before the first stream
         session = decision.session
         if session is not None:
-            return open_get(session, self._client, self._options, ticket, self._ender, on_close)
+            return open_get(session, self._client, self._options, ticket, self._ender, on_close, place)
         if self._settings.encrypt and not self.location.startswith("grpc+tls"):
             raise TransportUnavailableException(
                 f"encryption was asked for, and the data plane of {self.location} cannot be used ({decision.reason});"

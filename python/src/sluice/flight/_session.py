@@ -12,8 +12,10 @@ Thread safe.
 
 from __future__ import annotations
 
+import collections
 import threading
 import time
+import weakref
 from typing import Callable, List, Optional
 
 from ..errors import PeerClosedException, TransportTimeoutException
@@ -29,16 +31,26 @@ DEFAULT_MAX_STREAMS = 16
 
 
 class StreamSlot:
-    """One of the session's stream places, with the connection the stream uses. The connection goes
-    back when the stream needs it no more (:meth:`return_connection`), the place when the server's
-    stream ended (:meth:`release`); both at most once."""
+    """One of the session's stream places, and the connection the stream uses once it opens
+    (:meth:`connect`). The connection goes back when the stream needs it no more
+    (:meth:`return_connection`), the place when the server's stream ended (:meth:`release`); both
+    at most once. A place taken ahead of its stream (a loader reserving in its shards' order) is
+    released by whoever gives the stream up."""
 
-    __slots__ = ("_session", "connection", "_released")
+    __slots__ = ("_session", "connection", "_released", "state", "__weakref__")
 
-    def __init__(self, session: "DataPlaneSession", connection: transport.Connection) -> None:
+    def __init__(self, session: "DataPlaneSession") -> None:
         self._session = session
-        self.connection: Optional[transport.Connection] = connection
+        self.connection: Optional[transport.Connection] = None
         self._released = False
+        #: what the stream is doing: "reserved", "reading", "batches held", "ending" (for errors)
+        self.state = "reserved"
+
+    def connect(self) -> transport.Connection:
+        """The stream's connection: an idle one of the session's, or a new one."""
+        if self.connection is None:
+            self.connection = self._session._take()
+        return self.connection
 
     def return_connection(self) -> None:
         c, self.connection = self.connection, None
@@ -49,6 +61,7 @@ class StreamSlot:
         self.return_connection()
         if not self._released:
             self._released = True
+            self._session._live.discard(self)
             self._session._slots.release()
 
 
@@ -70,6 +83,7 @@ class DataPlaneSession:
         self._slots = threading.BoundedSemaphore(self.max_streams)
         self._connect = connect
         self._idle: List[transport.Connection] = []
+        self._live: "weakref.WeakSet[StreamSlot]" = weakref.WeakSet()
         self._lock = threading.Lock()
         self._closed = False
 
@@ -77,23 +91,26 @@ class DataPlaneSession:
     def data_path(self) -> str:
         return "shm" if self.shm is not None else "tcp"
 
-    def open_stream(self, deadline: float) -> StreamSlot:
-        """A stream place and a connection for it, waiting until ``deadline`` (``time.monotonic()``)
-        for a place while the server's bound is reached.
+    def reserve(self, deadline: Optional[float]) -> Optional[StreamSlot]:
+        """A stream place, waiting until ``deadline`` (``time.monotonic()``) while the server's bound
+        is reached; with ``deadline`` None, only a place free now (None if there is none).
 
-        :raises TransportTimeoutException: no place came free in time
+        :raises TransportTimeoutException: no place came free by the deadline
         """
-        if not self._slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
+        if deadline is None:
+            if not self._slots.acquire(blocking=False):
+                return None
+        elif not self._slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            states = collections.Counter(s.state for s in list(self._live))
             raise TransportTimeoutException(
                 f"all {self.max_streams} data-plane streams the server at {self.offer.host}:{self.offer.port} allows one"
-                " client (sluice.flight.dataPlaneGetsPerClient) stayed open past the deadline: their batches are still"
-                " held, or their reads still run"
+                " client (sluice.flight.dataPlaneGetsPerClient) stayed open past the deadline ("
+                + ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
+                + "): a stream's place comes free once its batches are released and its call ended"
             )
-        try:
-            return StreamSlot(self, self._take())
-        except BaseException:
-            self._slots.release()
-            raise
+        slot = StreamSlot(self)
+        self._live.add(slot)
+        return slot
 
     def _take(self) -> transport.Connection:
         with self._lock:
