@@ -26,8 +26,10 @@ public final class FlightOption {
           + " (at least one batch).",
       Parsers.bytes(), Check.positive());
   public static final ConfigKey<Long> ACK_TIMEOUT_MS = ConfigKey.of("sluice.flight.ackTimeoutMs", "60000",
-      "How long an announced batch waits for its reader's acknowledgement (and a put for memory)"
-          + " before the stream is cancelled and the reader loses access.",
+      "How long the server waits on a stream's peer: an announced batch for its reader's acknowledgement,"
+          + " a fully read get for its reader's half-close (on shm, for the reader to let go of its views),"
+          + " a put for memory and for the writer's next batch; past it the stream is ended and the"
+          + " reader loses access.",
       Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
   public static final ConfigKey<Boolean> DATA_PLANE = ConfigKey.of("sluice.flight.dataPlane", "true",
       "Client: negotiate the READ data plane with servers that offer it (false: always plain Flight).",
@@ -68,6 +70,13 @@ public final class FlightOption {
           + " address and port); its further streams are refused with RESOURCE_EXHAUSTED"
           + " while others are served.",
       Parsers.longInteger(), Check.positive());
+  public static final ConfigKey<Long> STREAM_THREADS_PER_HOST = ConfigKey.of(
+      "sluice.flight.streamThreadsPerHost", "24",
+      "Server: of those, how many the clients of one host may hold together (the host is the address the"
+          + " gRPC connection comes from: every loopback address is one host, an IPv6 address counts by its"
+          + " /64); their further streams are refused with RESOURCE_EXHAUSTED while other hosts' clients are"
+          + " served.",
+      Parsers.longInteger(), Check.positive());
   public static final ConfigKey<Long> DATA_PLANE_GETS = ConfigKey.of("sluice.flight.dataPlaneGets", "64",
       "Server: threads that serve data-plane gets (each waits for its reader's pulls until the get ends"
           + " or ackTimeoutMs passes without one); a get that finds them all busy is refused with RESOURCE_EXHAUSTED.",
@@ -75,11 +84,25 @@ public final class FlightOption {
   public static final ConfigKey<Long> DATA_PLANE_GETS_PER_CLIENT = ConfigKey.of(
       "sluice.flight.dataPlaneGetsPerClient", "16",
       "Server: of those, how many one client (one transport node) may hold; the data-plane offer tells"
-          + " clients this number, and further gets are refused with RESOURCE_EXHAUSTED.",
+          + " clients this number (or dataPlaneGetsPerHost, or dataPlaneGets, where smaller), and further"
+          + " gets are refused with RESOURCE_EXHAUSTED.",
+      Parsers.longInteger(), Check.positive());
+  public static final ConfigKey<Long> DATA_PLANE_GETS_PER_HOST = ConfigKey.of(
+      "sluice.flight.dataPlaneGetsPerHost", "48",
+      "Server: of those, how many the transport nodes of one host may hold together (the host is the"
+          + " address their transport connections come from, counted as for streamThreadsPerHost), so that"
+          + " a host's several processes read at once and no host takes every get, however many node"
+          + " identities it makes; further gets are refused with RESOURCE_EXHAUSTED.",
       Parsers.longInteger(), Check.positive());
   public static final ConfigKey<Long> GRANTS_PER_CLIENT = ConfigKey.of("sluice.flight.grantsPerClient", "1024",
       "Server: data-plane grants one transport node may hold unredeemed; past it, its grant requests are"
           + " refused (grants of other nodes are unaffected).",
+      Parsers.longInteger(), Check.positive());
+  public static final ConfigKey<Long> GRANTS_PER_HOST = ConfigKey.of("sluice.flight.grantsPerHost", "4096",
+      "Server: data-plane grants the transport nodes of one host may hold unredeemed together (the host"
+          + " counted as for dataPlaneGetsPerHost); past it, that host's grant requests are refused. All"
+          + " grants together are at most 65536: past that, requests are refused; no grant is dropped to"
+          + " make room for another.",
       Parsers.longInteger(), Check.positive());
   public static final ConfigKey<Long> MAX_PUT_TOTAL_BYTES = ConfigKey.of("sluice.flight.maxPutTotalBytes",
       "4294967296",
@@ -122,7 +145,8 @@ public final class FlightOption {
   private static final List<ConfigKey<?>> ALL =
       List.of(STAGING_BYTES, STREAM_WINDOW, WINDOW_BYTES, ACK_TIMEOUT_MS, DATA_PLANE, ZERO_COPY, VERIFY_READS,
           READ_CHUNK_BYTES, REQUIRE_DATA_PLANE, PUTS, MAX_PUT_BYTES, STREAM_THREADS, STREAM_THREADS_PER_CLIENT,
-          DATA_PLANE_GETS, DATA_PLANE_GETS_PER_CLIENT, GRANTS_PER_CLIENT, MAX_PUT_TOTAL_BYTES, MAX_PUT_TABLES,
+          STREAM_THREADS_PER_HOST, DATA_PLANE_GETS, DATA_PLANE_GETS_PER_CLIENT, DATA_PLANE_GETS_PER_HOST,
+          GRANTS_PER_CLIENT, GRANTS_PER_HOST, MAX_PUT_TOTAL_BYTES, MAX_PUT_TABLES,
           TOKEN_VALIDITY_MS, TOKEN_MAX_VALIDITY_MS, TOKEN_AUDIENCES, UNSIGNED_FALLBACK, TLS_TRUSTED_CERTIFICATES);
 
   private FlightOption() {}

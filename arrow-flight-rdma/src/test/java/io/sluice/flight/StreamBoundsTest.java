@@ -226,6 +226,237 @@ class StreamBoundsTest {
     }
   }
 
+  @Test
+  void identitiesMadeUpOnOneHostHoldNoMoreThanItsShareOfGetsAndAnotherHostIsServed() throws Exception {
+    String elsewhere = anotherAddressOfThisHost();
+    // The honest client reaches the server's transport at another address of this host (another
+    // host, as the server counts), the identities made up on one host at loopback.
+    Map<String, String> bounds = Map.of("sluice.flight.dataPlaneGets", "8", "sluice.flight.dataPlaneGetsPerClient",
+        "2", "sluice.flight.dataPlaneGetsPerHost", "4", "sluice.flight.ackTimeoutMs", "120000",
+        "sluice.transport.bindHost", "0.0.0.0", "sluice.transport.advertiseHost", elsewhere);
+    List<Hog> hogs = new ArrayList<>();
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, everyInterface(config("tcp", SECRET, bounds)));
+         SluiceFlightClient honest = SluiceFlightClient.connect(allocator, server.location(), config("tcp", SECRET))) {
+      server.publish("big", TestTables.numeric(allocator, 4, 1000));
+      String expected = TestTables.publishMixed(server, allocator, "small", 2, 100,
+          CompressionUtil.CodecType.NO_COMPRESSION);
+      try {
+        // Six identities, each within its own share of 2: twelve gets, the total's 8 and more.
+        for (int i = 0; i < 6; i++) {
+          Hog hog = new Hog(allocator, server, "127.0.0.1");
+          hogs.add(hog);
+          assertEquals(2, hog.offer.maxStreams(), "the offer's share of gets per client");
+          hog.get("big");
+          hog.get("big");
+        }
+        int served = 0;
+        List<String> refusals = new ArrayList<>();
+        for (Hog hog : hogs) {
+          for (FlightClient.ExchangeReaderWriter x : hog.gets) {
+            try {
+              assertTrue(x.getReader().next(), "a get served sends its schema"); // and is never pulled
+              served++;
+            } catch (FlightRuntimeException e) {
+              assertEquals(FlightStatusCode.RESOURCE_EXHAUSTED, e.status().code(), e.toString());
+              refusals.add(e.getMessage());
+            }
+          }
+        }
+        assertEquals(4, served, "gets served to six identities of one host; refused: " + refusals);
+        assertTrue(refusals.stream().allMatch(m -> m.contains("sluice.flight.dataPlaneGetsPerHost")),
+            refusals.toString());
+        try (TableReader r = honest.getStream(SluiceFlightServer.ticket("small"), Duration.ofSeconds(30))) {
+          assertEquals("tcp", r.dataPath());
+          assertEquals(expected, TestTables.render(r));
+        }
+      } finally {
+        for (Hog hog : hogs) {
+          hog.close();
+        }
+      }
+    }
+  }
+
+  @Test
+  void identitiesMadeUpOnOneHostHoldNoMoreThanItsShareOfGrantsAndAnotherHostIsServed() throws Exception {
+    String elsewhere = anotherAddressOfThisHost();
+    Map<String, String> bounds = Map.of("sluice.flight.grantsPerClient", "4", "sluice.flight.grantsPerHost", "16",
+        "sluice.transport.advertiseHost", elsewhere);
+    List<Hog> hogs = new ArrayList<>();
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, everyInterface(config("tcp", SECRET, bounds)));
+         SluiceFlightClient honest = SluiceFlightClient.connect(allocator, server.location(), config("tcp", SECRET))) {
+      server.publish("t", TestTables.numeric(allocator, 2, 100));
+      try {
+        int granted = 0;
+        List<String> refusals = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+          Hog hog = new Hog(allocator, server, "127.0.0.1");
+          hogs.add(hog);
+          for (int k = 0; k < 4; k++) { // each identity within its own quota
+            try {
+              hog.grant();
+              granted++;
+            } catch (java.util.concurrent.ExecutionException e) {
+              refusals.add(String.valueOf(e.getCause()));
+            }
+          }
+        }
+        assertEquals(16, granted, "grants held unredeemed by eight identities of one host; refused: " + refusals);
+        assertTrue(refusals.stream().allMatch(m -> m.contains("sluice.flight.grantsPerHost")), refusals.toString());
+        try (TableReader r = honest.getStream(SluiceFlightServer.ticket("t"), Duration.ofSeconds(30))) {
+          assertEquals("tcp", r.dataPath());
+          assertEquals(200, rows(r));
+        }
+      } finally {
+        for (Hog hog : hogs) {
+          hog.close();
+        }
+      }
+    }
+  }
+
+  @Test
+  void grantsPastTheServersTotalAreRefusedAndEvictNobody() throws Exception {
+    // No quota of a node or a host binds: the total does. A keeper takes a grant first; a flood of
+    // grants from one identity reaches the total; the keeper's grant still opens its get.
+    Map<String, String> bounds = Map.of("sluice.flight.grantsPerClient", "1000000",
+        "sluice.flight.grantsPerHost", "1000000", "sluice.flight.ackTimeoutMs", "120000");
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounds));
+         Hog keeper = new Hog(allocator, server);
+         Hog flood = new Hog(allocator, server)) {
+      server.publish("t", TestTables.numeric(allocator, 2, 100));
+      byte[] kept = keeper.grant();
+      int granted = 1;
+      List<String> refusals = new ArrayList<>();
+      List<CompletableFuture<java.nio.ByteBuffer>> inFlight = new ArrayList<>();
+      for (int sent = 0; sent < 65_536 + 64; ) {
+        for (int k = 0; k < 64; k++, sent++) {
+          inFlight.add(flood.connection.request(DataPlaneProtocol.grantRequest()));
+        }
+        for (CompletableFuture<java.nio.ByteBuffer> f : inFlight) {
+          try {
+            f.get(30, TimeUnit.SECONDS);
+            granted++;
+          } catch (java.util.concurrent.ExecutionException e) {
+            refusals.add(String.valueOf(e.getCause()));
+          }
+        }
+        inFlight.clear();
+      }
+      assertEquals(65_536, granted, "grants held unredeemed in all");
+      assertEquals(65, refusals.size(), "grant requests past the total, the keeper's grant among those held");
+      assertTrue(refusals.get(0).contains("65536 unredeemed"), refusals.get(0));
+      keeper.open(kept, "t");
+      assertTrue(keeper.gets.get(0).getReader().next(), "the get of the first grant was refused");
+    }
+  }
+
+  @Test
+  void aFullyReadGetWhoseReaderNeverEndsTheCallIsEndedAtTheAckTimeoutAndItsPlaceIsFree() throws Exception {
+    // One get thread in all: while the idle reader's get holds it, no other get is served.
+    Map<String, String> bounds = Map.of("sluice.flight.dataPlaneGets", "1", "sluice.flight.ackTimeoutMs", "1000");
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounds));
+         Hog idle = new Hog(allocator, server);
+         SluiceFlightClient other = SluiceFlightClient.connect(allocator, server.location(), config("tcp", SECRET))) {
+      server.publish("t", TestTables.numeric(allocator, 3, 100));
+      byte[] grant = idle.grant();
+      idle.open(grant, "t");
+      FlightClient.ExchangeReaderWriter x = idle.gets.get(0);
+      assertTrue(x.getReader().next(), "the get's schema");
+      assertEquals(3, idle.takeEverything(grant), "bodies announced");
+      // Every body taken and acknowledged; the reader never half-closes the call. It waits for the
+      // call's end on a thread of its own: where the server never ends it, the wait's deadline does.
+      CompletableFuture<Boolean> end = CompletableFuture.supplyAsync(() -> x.getReader().next());
+      java.util.concurrent.ExecutionException ended = assertThrows(java.util.concurrent.ExecutionException.class,
+          () -> end.get(30, TimeUnit.SECONDS));
+      FlightRuntimeException e = (FlightRuntimeException) ended.getCause();
+      assertEquals(FlightStatusCode.TIMED_OUT, e.status().code(), e.toString());
+      assertTrue(e.getMessage().contains("sluice.flight.ackTimeoutMs"), e.getMessage());
+      AuthorizationTest.awaitNoStreams(server);
+      try (TableReader r = other.getStream(SluiceFlightServer.ticket("t"), Duration.ofSeconds(30))) {
+        assertEquals(300, rows(r));
+      }
+    }
+  }
+
+  @Test
+  void aDataPlanePutWhoseWriterSendsNothingIsEndedAtTheAckTimeout() throws Exception {
+    Map<String, String> bounds = Map.of("sluice.flight.puts", "true", "sluice.flight.ackTimeoutMs", "1000");
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounds));
+         Hog writer = new Hog(allocator, server)) {
+      byte[] command = DataPlaneProtocol.encode(new DataPlaneProtocol.OpenPut(writer.grant(),
+          FlightDescriptor.path("idle").serialize().array(), writer.transport.localAddress()));
+      FlightClient.ExchangeReaderWriter x = writer.flight.doExchange(FlightDescriptor.command(command));
+      writer.gets.add(x);
+      // The writer announces no batch and never half-closes.
+      CompletableFuture<Boolean> end = CompletableFuture.supplyAsync(() -> x.getReader().next());
+      java.util.concurrent.ExecutionException ended = assertThrows(java.util.concurrent.ExecutionException.class,
+          () -> end.get(30, TimeUnit.SECONDS));
+      FlightRuntimeException e = (FlightRuntimeException) ended.getCause();
+      assertEquals(FlightStatusCode.TIMED_OUT, e.status().code(), e.toString());
+      AuthorizationTest.awaitNoStreams(server);
+      assertEquals(FlightStatusCode.NOT_FOUND, assertThrows(FlightRuntimeException.class,
+          () -> writer.flight.getInfo(FlightDescriptor.path("idle"))).status().code());
+    }
+  }
+
+  @Test
+  void aPlainPutWhoseWriterSendsNothingIsEndedAtTheAckTimeout() throws Exception {
+    Map<String, String> bounds = Map.of("sluice.flight.puts", "true", "sluice.flight.ackTimeoutMs", "1000");
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounds));
+         FlightClient flight = DataPlaneGetTest.plainClient(allocator, server.location());
+         VectorSchemaRoot root = VectorSchemaRoot.create(new org.apache.arrow.vector.types.pojo.Schema(List.of(
+             org.apache.arrow.vector.types.pojo.Field.nullable("a",
+                 new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)))), allocator)) {
+      org.apache.arrow.flight.SyncPutListener result = new org.apache.arrow.flight.SyncPutListener();
+      FlightClient.ClientStreamListener put = flight.startPut(FlightDescriptor.path("idle"), root, result);
+      try {
+        // The writer sends its schema, then no batch, and never completes.
+        CompletableFuture<Void> end = CompletableFuture.runAsync(result::getResult);
+        java.util.concurrent.ExecutionException ended = assertThrows(java.util.concurrent.ExecutionException.class,
+            () -> end.get(30, TimeUnit.SECONDS));
+        FlightRuntimeException e = (FlightRuntimeException) ended.getCause();
+        assertEquals(FlightStatusCode.TIMED_OUT, e.status().code(), e.toString());
+        assertTrue(e.getMessage().contains("sluice.flight.ackTimeoutMs"), e.getMessage());
+        assertEquals(FlightStatusCode.NOT_FOUND, assertThrows(FlightRuntimeException.class,
+            () -> flight.getInfo(FlightDescriptor.path("idle"))).status().code());
+      } finally {
+        put.error(new IllegalStateException("the test is over"));
+        result.close();
+      }
+    }
+  }
+
+  /** {@code config}, its transport listening on every interface of this host. */
+  private static io.sluice.transport.TransportConfig everyInterface(io.sluice.transport.TransportConfig config) {
+    return config.with(Map.of("sluice.transport.bindHost", "0.0.0.0"));
+  }
+
+  /**
+   * An address of this host other than loopback, which the server counts as another host than
+   * loopback's; the test is skipped on a host with none.
+   */
+  private static String anotherAddressOfThisHost() throws Exception {
+    for (java.net.NetworkInterface nic : Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
+      if (!nic.isUp() || nic.isLoopback()) {
+        continue;
+      }
+      for (java.net.InetAddress a : Collections.list(nic.getInetAddresses())) {
+        if (a instanceof java.net.Inet4Address && !a.isLinkLocalAddress()) {
+          return a.getHostAddress();
+        }
+      }
+    }
+    org.junit.jupiter.api.Assumptions.abort("this host has no IPv4 address but loopback");
+    throw new AssertionError("unreachable");
+  }
+
   /** A client that speaks the data-plane protocol itself and opens gets without heeding the offer's share. */
   private static final class Hog implements AutoCloseable {
     final FlightClient flight;
@@ -235,17 +466,49 @@ class StreamBoundsTest {
     final List<FlightClient.ExchangeReaderWriter> gets = new ArrayList<>();
 
     Hog(BufferAllocator allocator, SluiceFlightServer server) throws Exception {
+      this(allocator, server, null);
+    }
+
+    /** A hog (an identity of its own) that reaches the server's transport at {@code host}, if given. */
+    Hog(BufferAllocator allocator, SluiceFlightServer server, String host) throws Exception {
       flight = DataPlaneGetTest.plainClient(allocator, server.location());
       transport = Transports.open(config("tcp", SECRET), MessageHandler.REJECT_ALL);
       offer = DataPlaneOffer.decode(flight.doAction(new Action(DataPlaneOffer.ACTION)).next().getBody());
-      connection = transport.connect(offer.address()).get(30, TimeUnit.SECONDS);
+      io.sluice.transport.NodeAddress at = host == null ? offer.address()
+          : new io.sluice.transport.NodeAddress(host, offer.address().port());
+      connection = transport.connect(at).get(30, TimeUnit.SECONDS);
+    }
+
+    byte[] grant() throws Exception {
+      return DataPlaneProtocol.grantReply(
+          connection.request(DataPlaneProtocol.grantRequest()).get(30, TimeUnit.SECONDS));
     }
 
     void get(String table) throws Exception {
-      byte[] grant = DataPlaneProtocol.grantReply(
-          connection.request(DataPlaneProtocol.grantRequest()).get(30, TimeUnit.SECONDS));
+      open(grant(), table);
+    }
+
+    void open(byte[] grant, String table) {
       byte[] command = DataPlaneProtocol.encode(new OpenGet(grant, SluiceFlightServer.ticket(table).getBytes()));
       gets.add(flight.doExchange(FlightDescriptor.command(command)));
+    }
+
+    /**
+     * Pulls every announcement of the get of {@code grant} and acknowledges every body, READing
+     * none; returns how many bodies were announced.
+     */
+    long takeEverything(byte[] grant) throws Exception {
+      long announced = 0;
+      boolean last = false;
+      while (!last) {
+        DataPlaneProtocol.Announcement a = DataPlaneProtocol.decodeAnnouncement(connection.request(
+            DataPlaneProtocol.encode(new DataPlaneProtocol.Pull(grant, announced, 64, false))).get(30, TimeUnit.SECONDS));
+        announced += a.bodies().size();
+        last = a.last();
+      }
+      connection.request(DataPlaneProtocol.encode(new DataPlaneProtocol.Pull(grant, announced, 0, false)))
+          .get(30, TimeUnit.SECONDS);
+      return announced;
     }
 
     @Override

@@ -101,6 +101,41 @@ class ZeroCopyTest {
   }
 
   @Test
+  void aViewHeldPastTheAckTimeoutFreesTheServersGetAndStaysReadable() throws Exception {
+    // One get thread in all, and a short deadline: the reader's view does not hold the get past it.
+    TransportConfig serving = shm(true).with(Map.of("sluice.flight.ackTimeoutMs", "1000",
+        "sluice.flight.dataPlaneGets", "1"));
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, serving);
+         SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(), shm(true));
+         SluiceFlightClient other = SluiceFlightClient.connect(allocator, server.location(), shm(true))) {
+      server.publish("t", TestTables.numeric(allocator, 4, 10_000));
+      BigIntVector kept;
+      try (TableReader r = client.getStream(SluiceFlightServer.ticket("t"))) {
+        assertTrue(r.next());
+        kept = keep(r, allocator);
+        while (r.next()) {
+          // to the end of the stream: every body taken, one view kept
+        }
+      }
+      // The kept view would hold the call open; the server ends it at the deadline instead.
+      AuthorizationTest.awaitNoStreams(server);
+      try (TableReader r = other.getStream(SluiceFlightServer.ticket("t"), java.time.Duration.ofSeconds(30))) {
+        long rows = 0;
+        while (r.next()) {
+          rows += r.getRoot().getRowCount();
+        }
+        assertEquals(40_000, rows, "the get's place was not free again");
+      }
+      // Still mapped, and the table still published: the view reads what was published.
+      for (int i = 0; i < 10_000; i++) {
+        assertEquals(i, kept.get(i));
+      }
+      kept.close();
+    }
+  }
+
+  @Test
   void theServerKeepsARemovedTableWhileViewsHoldIt() throws Exception {
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = server(allocator, shm(true));

@@ -71,6 +71,32 @@ public interface MessageContract extends TransportContractFixture {
   }
 
   @Test
+  default void theHandlerIsToldTheAddressThePeerConnectsFrom() throws Exception {
+    MessageHandler where = new MessageHandler() {
+      @Override
+      public CompletableFuture<ByteBuffer> handle(long peer, ByteBuffer request) {
+        return CompletableFuture.failedFuture(new AssertionError("the transport did not say where the peer is"));
+      }
+
+      @Override
+      public CompletableFuture<ByteBuffer> handle(long peer, java.net.InetAddress address, ByteBuffer request) {
+        return CompletableFuture.completedFuture(ByteBuffer.wrap(address.getAddress()));
+      }
+    };
+    Transport server = harness().open(where);
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    java.net.InetAddress serverHost = java.net.InetAddress.getByName(server.localAddress().host());
+    org.junit.jupiter.api.Assumptions.assumeTrue(serverHost.isLoopbackAddress(), "the server listens on loopback");
+    try (Connection c = TransportHarness.connect(client, server)) {
+      ByteBuffer answer = await(c.request(ByteBuffer.allocate(0)));
+      byte[] raw = new byte[answer.remaining()];
+      answer.get(raw);
+      java.net.InetAddress seen = java.net.InetAddress.getByAddress(raw);
+      assertTrue(seen.isLoopbackAddress(), "a peer on loopback was said to come from " + seen);
+    }
+  }
+
+  @Test
   default void onlyTheRemainingBytesTravel() throws Exception {
     byte[] backing = "0123456789abcdef".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
     MessageHandler sliced = (peer, request) -> {

@@ -42,8 +42,9 @@ public final class ClientStreams {
    * Opens a data-plane get and waits for the server to take it (its schema), within {@code
    * waitNanos}: while this client holds as many gets of the server as its offer allows, the get
    * waits for one of them to end; a get the server refuses with RESOURCE_EXHAUSTED (all its get
-   * threads busy, or this client's last get not yet let go on its side) is asked again, backing
-   * off, until the same deadline.
+   * threads busy, or this client's host's share of them, or this client's last get not yet let go
+   * on its side), or whose grant it refuses for load, is asked again, backing off, until the same
+   * deadline.
    *
    * @throws org.apache.arrow.flight.FlightRuntimeException TIMED_OUT naming the bound and {@link
    *     FlightOption#DATA_PLANE_GETS_PER_CLIENT} when no get of the server ended in time,
@@ -54,13 +55,17 @@ public final class ClientStreams {
     long start = System.nanoTime();
     long backoffNanos = FIRST_BACKOFF_NANOS;
     while (true) {
-      DataPlaneTableReader reader = open(flight, session, allocator, ticket, config,
-          waitNanos - (System.nanoTime() - start));
       try {
-        reader.getSchema(); // the server's answer: the schema, or why it refused
-        return reader;
+        DataPlaneTableReader reader = open(flight, session, allocator, ticket, config,
+            waitNanos - (System.nanoTime() - start));
+        try {
+          reader.getSchema(); // the server's answer: the schema, or why it refused
+          return reader;
+        } catch (RuntimeException | Error e) {
+          reader.close(); // gives the get's place back
+          throw e;
+        }
       } catch (FlightRuntimeException e) {
-        reader.close(); // gives the get's place back
         if (e.status().code() != FlightStatusCode.RESOURCE_EXHAUSTED) {
           throw e;
         }
@@ -71,9 +76,6 @@ public final class ClientStreams {
         }
         sleep(Math.min(backoffNanos, left));
         backoffNanos = Math.min(2 * backoffNanos, MAX_BACKOFF_NANOS);
-      } catch (RuntimeException | Error e) {
-        reader.close();
-        throw e;
       }
     }
   }
@@ -136,7 +138,14 @@ public final class ClientStreams {
   private static byte[] grant(DataPlaneSession session) {
     try {
       return session.grant();
-    } catch (ExecutionException | TimeoutException e) {
+    } catch (ExecutionException e) {
+      if (String.valueOf(e.getCause()).contains(DataPlaneProtocol.GRANT_REFUSED_FOR_LOAD)) {
+        throw CallStatus.RESOURCE_EXHAUSTED.withDescription("the server granted no data-plane stream for now: "
+            + e.getCause().getMessage()).toRuntimeException();
+      }
+      throw CallStatus.UNAVAILABLE.withDescription("the server granted no data-plane stream: "
+          + (e.getCause() != null ? e.getCause() : e)).toRuntimeException();
+    } catch (TimeoutException e) {
       throw CallStatus.UNAVAILABLE.withDescription("the server granted no data-plane stream: "
           + (e.getCause() != null ? e.getCause() : e)).toRuntimeException();
     } catch (InterruptedException e) {

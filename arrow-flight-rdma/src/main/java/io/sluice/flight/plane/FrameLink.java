@@ -6,6 +6,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.FlightRuntimeException;
@@ -31,8 +32,9 @@ public final class FrameLink {
   private final OutboundStreamListener out;
   private final BufferAllocator allocator;
   private final long receiveTimeoutNanos;
+  private final boolean serverSide;
 
-  /** A link whose {@link #receive} waits as long as the call lives (the server's side). */
+  /** A link whose {@link #receive} waits as long as the call lives. */
   public FrameLink(FlightStream in, OutboundStreamListener out, BufferAllocator allocator) {
     this(in, out, allocator, 0);
   }
@@ -42,10 +44,29 @@ public final class FrameLink {
    * receiveTimeoutNanos} (the client's side, which may cancel; 0: no deadline).
    */
   public FrameLink(FlightStream in, OutboundStreamListener out, BufferAllocator allocator, long receiveTimeoutNanos) {
+    this(in, out, allocator, receiveTimeoutNanos, false);
+  }
+
+  private FrameLink(FlightStream in, OutboundStreamListener out, BufferAllocator allocator, long receiveTimeoutNanos,
+      boolean serverSide) {
     this.in = in;
     this.out = out;
     this.allocator = allocator;
     this.receiveTimeoutNanos = receiveTimeoutNanos;
+    this.serverSide = serverSide;
+  }
+
+  /**
+   * The server's side of a call, whose {@link #receive} fails with TIMED_OUT when no frame arrives
+   * within {@code receiveTimeoutNanos} ({@link BoundedNext}: the server cannot cancel its side);
+   * the caller then ends the call.
+   */
+  public static FrameLink serverSide(FlightStream in, OutboundStreamListener out, BufferAllocator allocator,
+      long receiveTimeoutNanos) {
+    if (receiveTimeoutNanos <= 0) {
+      throw new IllegalArgumentException("a server's link needs a deadline, not " + receiveTimeoutNanos + " ns");
+    }
+    return new FrameLink(in, out, allocator, receiveTimeoutNanos, true);
   }
 
   /**
@@ -56,7 +77,14 @@ public final class FrameLink {
    */
   public Optional<ByteBuffer> receive() {
     boolean more;
-    if (receiveTimeoutNanos > 0) {
+    if (serverSide) {
+      try {
+        more = BoundedNext.next(in, receiveTimeoutNanos);
+      } catch (TimeoutException e) {
+        throw CallStatus.TIMED_OUT.withDescription("no data-plane frame from the peer within "
+            + receiveTimeoutNanos / 1_000_000 + " ms").withCause(e).toRuntimeException();
+      }
+    } else if (receiveTimeoutNanos > 0) {
       AtomicBoolean expired = new AtomicBoolean();
       ScheduledFuture<?> deadline = DEADLINES.schedule(() -> {
         expired.set(true);

@@ -8,7 +8,7 @@ import java.nio.charset.StandardCharsets;
  * A server's answer to the {@value #ACTION} action: where its transport listens, the node id
  * the transport's authentication will prove, its provider, and how many data-plane gets one
  * client may hold of it at once ({@code maxStreams}: its share of the server's get threads, never
- * more than all of them). A client opens no more than that at once; the server refuses the one
+ * more than its host's share nor than all of them). A client opens no more than that at once; the server refuses the one
  * past it with RESOURCE_EXHAUSTED.
  *
  * <p>Encoded as: version byte ({@link DataPlaneProtocol#VERSION}), node id (8), port (4), max

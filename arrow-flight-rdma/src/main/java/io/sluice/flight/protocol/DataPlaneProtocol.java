@@ -322,6 +322,13 @@ public final class DataPlaneProtocol {
     return request.remaining() == 1 && request.get(request.position()) == GRANT_REQUEST;
   }
 
+  /**
+   * How the message of a grant request refused for load begins (the peer, or its host, holds its
+   * quota of unredeemed grants, or the server holds all it keeps): the transport carries the
+   * handler's refusal as text, and a client that finds this in it asks again later.
+   */
+  public static final String GRANT_REFUSED_FOR_LOAD = "RESOURCE_EXHAUSTED: ";
+
   /** The grant in a reply to {@link #grantRequest()}. */
   public static byte[] grantReply(ByteBuffer reply) {
     ByteBuffer b = reply.duplicate();

@@ -1,6 +1,8 @@
 package io.sluice.flight.server;
 
+import io.sluice.flight.FlightOption;
 import io.sluice.flight.plane.BodyReceiver;
+import io.sluice.flight.plane.BoundedNext;
 import io.sluice.flight.plane.FrameLink;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import io.sluice.flight.protocol.DataPlaneProtocol.BodyFrame;
@@ -19,7 +21,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -60,18 +61,19 @@ final class DataPlaneStreams {
     } catch (IllegalArgumentException e) {
       throw CallStatus.INVALID_ARGUMENT.withDescription("bad data-plane command: " + e.getMessage()).toRuntimeException();
     }
-    OptionalLong redeemed = state.grants().redeem(open.grant());
+    Optional<Grants.Holder> redeemed = state.grants().redeem(open.grant());
     if (redeemed.isEmpty()) {
       state.metrics().grantRefused();
       throw CallStatus.UNAUTHENTICATED.withDescription("data-plane grant unknown, already used or expired")
           .toRuntimeException();
     }
-    long peer = redeemed.getAsLong();
+    long peer = redeemed.get().node();
     if (open instanceof OpenGet g) {
       // A get waits for its reader's pulls until it ends or the deadline passes: it runs on the
-      // bounded get threads, its client (the granted transport node) within its share, never on
-      // a gRPC thread of its own.
-      state.dataPlaneGets().execute("transport node " + Long.toHexString(peer), () -> {
+      // bounded get threads, within the shares of its client (the granted transport node) and of
+      // the host that node's transport connection comes from, never on a gRPC thread of its own.
+      Requester who = new Requester("transport node " + Long.toHexString(peer), redeemed.get().host());
+      state.dataPlaneGets().execute(Optional.of(who), () -> {
         try {
           get(state, peer, g, in, out);
         } catch (FlightRuntimeException e) {
@@ -132,8 +134,9 @@ final class DataPlaneStreams {
         state.gets().remove(open.grant());
       }
       // On shm the reader may hold views of the table's memory past the last body: the table and
-      // the grant stay until it half-closes (it has released them) or the call ends (it died).
-      completed = readerEnded(in);
+      // the grant stay until it half-closes (it has released them), the call ends (it died), or
+      // the acknowledgement deadline passes (then it loses them, and the call ends).
+      completed = readerEnded(in, state.ackTimeoutNanos());
     } catch (TimeoutException e) {
       LOG.info("Data-plane stream of '{}' to peer {} timed out: {}", name, Long.toHexString(peer), e.getMessage());
       failure = CallStatus.TIMED_OUT.withDescription(e.getMessage()).toRuntimeException();
@@ -173,17 +176,23 @@ final class DataPlaneStreams {
   }
 
   /**
-   * Waits for the reader's half-close: true when it came, false when the reader cancelled or went
-   * away instead (the call is over either way).
+   * Waits at most {@code timeoutNanos} for the reader's half-close: true when it came, false when
+   * the reader cancelled or went away instead (the call is over either way).
    *
    * @throws IllegalArgumentException if the reader sent a message
+   * @throws TimeoutException if the reader did neither in time
    */
-  private static boolean readerEnded(FlightStream in) {
+  private static boolean readerEnded(FlightStream in, long timeoutNanos) throws TimeoutException {
     try {
-      if (in.next()) {
+      if (BoundedNext.next(in, timeoutNanos)) {
         throw new IllegalArgumentException("the reader sent a message on a get");
       }
       return true;
+    } catch (TimeoutException e) {
+      TimeoutException t = new TimeoutException("the reader took every body but did not end the call within "
+          + timeoutNanos / 1_000_000 + " ms (" + FlightOption.ACK_TIMEOUT_MS.key() + "); its access is withdrawn");
+      t.initCause(e);
+      throw t;
     } catch (FlightRuntimeException e) {
       return false;
     }
@@ -222,7 +231,7 @@ final class DataPlaneStreams {
         throw CallStatus.UNAUTHENTICATED.withDescription(
             "the transport at " + open.readFrom() + " is not the peer the grant was issued to").toRuntimeException();
       }
-      FrameLink link = new FrameLink(in, out, state.allocator());
+      FrameLink link = FrameLink.serverSide(in, out, state.allocator(), state.ackTimeoutNanos());
       try {
         FlightTable stored = new BodyReceiver(link, connection, transport, state.readChunkBytes(), state.window(),
             state.ackTimeoutNanos()).receive(state.allocator(), bytes -> state.checkPutSize(budget, bytes));

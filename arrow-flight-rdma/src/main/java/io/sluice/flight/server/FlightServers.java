@@ -12,6 +12,7 @@ import io.sluice.transport.TransportException;
 import io.sluice.transport.Transports;
 import io.sluice.transport.config.TransportKeys;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -149,19 +150,18 @@ public final class FlightServers {
     long ackTimeout = TimeUnit.MILLISECONDS.toNanos(config.value(FlightOption.ACK_TIMEOUT_MS));
     int window = (int) Math.min(FlightOption.MAX_STREAM_WINDOW, config.value(FlightOption.STREAM_WINDOW));
     int chunk = (int) Math.min(Integer.MAX_VALUE, config.value(FlightOption.READ_CHUNK_BYTES));
-    Grants grants = new Grants(ackTimeout, config.value(FlightOption.GRANTS_PER_CLIENT));
+    Grants grants = new Grants(ackTimeout, config.value(FlightOption.GRANTS_PER_CLIENT),
+        config.value(FlightOption.GRANTS_PER_HOST));
     ServedGets gets = new ServedGets();
     FlightMetrics metrics = new FlightMetrics();
     Optional<Transport> transport = openTransport(dataPlaneConfig(config, location, tls), grants, gets, metrics);
-    // Fixed bounds with a share per client: a reader that stops reading holds its stream's thread
-    // until the deadline, so many of them must not grow the server's threads without end, nor
-    // one client take the threads every other client needs.
-    StreamPool plainStreams = new StreamPool("sluice-flight-stream", config.value(FlightOption.STREAM_THREADS),
-        config.value(FlightOption.STREAM_THREADS_PER_CLIENT), FlightOption.STREAM_THREADS,
-        FlightOption.STREAM_THREADS_PER_CLIENT);
-    StreamPool dataPlaneGets = new StreamPool("sluice-flight-get", config.value(FlightOption.DATA_PLANE_GETS),
-        config.value(FlightOption.DATA_PLANE_GETS_PER_CLIENT), FlightOption.DATA_PLANE_GETS,
-        FlightOption.DATA_PLANE_GETS_PER_CLIENT);
+    // Fixed bounds with a share per client and per host: a reader that stops reading holds its
+    // stream's thread until the deadline, so many of them must not grow the server's threads
+    // without end, nor one client, or one host's clients, take the threads every other needs.
+    StreamPool plainStreams = new StreamPool("sluice-flight-stream", config, FlightOption.STREAM_THREADS,
+        FlightOption.STREAM_THREADS_PER_CLIENT, FlightOption.STREAM_THREADS_PER_HOST);
+    StreamPool dataPlaneGets = new StreamPool("sluice-flight-get", config, FlightOption.DATA_PLANE_GETS,
+        FlightOption.DATA_PLANE_GETS_PER_CLIENT, FlightOption.DATA_PLANE_GETS_PER_HOST);
     ServerState state = new ServerState(allocator, new TableRegistry(), transport, grants, gets, window,
         config.value(FlightOption.WINDOW_BYTES),
         ackTimeout, chunk, TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.CONNECT_TIMEOUT_MS)),
@@ -237,10 +237,34 @@ public final class FlightServers {
       LOG.info("Flight data plane off: {} is not set; every stream is plain Flight", TransportKeys.SECRET.key());
       return Optional.empty();
     }
-    MessageHandler handler = (peer, request) -> {
+    MessageHandler handler = new DataPlaneRequests(grants, gets, metrics);
+    try {
+      return Optional.of(Transports.open(config, handler));
+    } catch (TransportException | RuntimeException e) {
+      LOG.warn("Flight data plane off: the transport did not start ({}); every stream is plain Flight", e.getMessage());
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * The requests of the data plane's transport peers: grants, and the pulls of gets being served.
+   * A grant counts against its node and the host its connection comes from.
+   */
+  private record DataPlaneRequests(Grants grants, ServedGets gets, FlightMetrics metrics) implements MessageHandler {
+    @Override
+    public CompletableFuture<ByteBuffer> handle(long peer, ByteBuffer request) {
+      return serve(peer, HostKey.UNKNOWN, request); // a transport that does not say where peers are
+    }
+
+    @Override
+    public CompletableFuture<ByteBuffer> handle(long peer, InetAddress address, ByteBuffer request) {
+      return serve(peer, HostKey.of(address), request);
+    }
+
+    private CompletableFuture<ByteBuffer> serve(long peer, String host, ByteBuffer request) {
       if (DataPlaneProtocol.isGrantRequest(request)) {
         try {
-          byte[] grant = grants.issue(peer);
+          byte[] grant = grants.issue(peer, host);
           metrics.grantIssued();
           return CompletableFuture.completedFuture(ByteBuffer.wrap(grant));
         } catch (IllegalStateException e) {
@@ -255,12 +279,6 @@ public final class FlightServers {
         }
       }
       return CompletableFuture.failedFuture(new IllegalArgumentException("not a data-plane request"));
-    };
-    try {
-      return Optional.of(Transports.open(config, handler));
-    } catch (TransportException | RuntimeException e) {
-      LOG.warn("Flight data plane off: the transport did not start ({}); every stream is plain Flight", e.getMessage());
-      return Optional.empty();
     }
   }
 

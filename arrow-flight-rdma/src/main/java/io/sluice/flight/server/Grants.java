@@ -1,77 +1,101 @@
 package io.sluice.flight.server;
 
+import io.sluice.flight.FlightOption;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
-import io.sluice.flight.FlightOption;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.OptionalLong;
+import java.util.Optional;
 
 /**
  * Single-use tokens that tie a Flight call to an authenticated transport peer. A peer asks for a
  * grant over its transport connection (so only a holder of the shared secret gets one); the
  * DoExchange call that opens a data-plane stream presents it, and the stream's memory is then
  * registered for that peer alone. A grant expires after {@code ttlNanos} and can be redeemed
- * once. One peer holds at most {@code perPeer} grants unredeemed (past that its requests are
- * refused, and nobody else's grants go), and at most {@link #MAX_OUTSTANDING} wait in all; past
- * that the oldest go first.
+ * once.
+ *
+ * <p>Unredeemed grants are bounded three ways, and a grant leaves only by being redeemed or by
+ * expiring, never to make room for another: one peer (a transport node) holds at most {@code
+ * perPeer}, the peers of one host (where their connections come from, {@link HostKey}) at most
+ * {@code perHost} together, and all peers at most {@link #MAX_OUTSTANDING}. A request past any of
+ * them is refused, naming the bound; so a holder of the secret who mints node ids on one host takes
+ * at most that host's share, and nobody's grants go.
  *
  * <p>Thread safe.
  */
 final class Grants {
   static final int MAX_OUTSTANDING = 65_536;
 
-  private record Grant(long peer, long expires) {}
+  /** Whom a grant was issued to: the node the handshake proved, and its host. */
+  record Holder(long node, String host) {}
+
+  private record Grant(Holder holder, long expires) {}
 
   private final SecureRandom random = new SecureRandom();
   private final long ttlNanos;
   private final LinkedHashMap<ByteBuffer, Grant> outstanding = new LinkedHashMap<>();
-  private final Map<Long, Integer> perPeerHeld = new HashMap<>();
+  private final Map<Long, Integer> byPeer = new HashMap<>();
+  private final Map<String, Integer> byHost = new HashMap<>();
   private final long perPeer;
+  private final long perHost;
 
-  Grants(long ttlNanos, long perPeer) {
+  Grants(long ttlNanos, long perPeer, long perHost) {
     this.ttlNanos = ttlNanos;
     this.perPeer = perPeer;
+    this.perHost = perHost;
   }
 
   /**
-   * A fresh grant for the authenticated transport peer {@code peerNode}.
+   * A fresh grant for the authenticated transport peer {@code peerNode}, whose connection comes
+   * from {@code host}.
    *
-   * @throws IllegalStateException if that peer holds its quota of unredeemed grants
+   * @throws IllegalStateException if that peer or its host holds its quota of unredeemed grants,
+   *     or the server holds as many as it keeps
    */
-  synchronized byte[] issue(long peerNode) {
+  synchronized byte[] issue(long peerNode, String host) {
     long now = System.nanoTime();
     expire(now);
-    if (perPeerHeld.getOrDefault(peerNode, 0) >= perPeer) {
-      throw new IllegalStateException("this peer holds " + perPeer + " unredeemed data-plane grants ("
-          + FlightOption.GRANTS_PER_CLIENT.key() + ")");
+    if (byPeer.getOrDefault(peerNode, 0) >= perPeer) {
+      throw new IllegalStateException(DataPlaneProtocol.GRANT_REFUSED_FOR_LOAD + "this peer holds " + perPeer
+          + " unredeemed data-plane grants (" + FlightOption.GRANTS_PER_CLIENT.key() + ")");
+    }
+    if (byHost.getOrDefault(host, 0) >= perHost) {
+      throw new IllegalStateException(DataPlaneProtocol.GRANT_REFUSED_FOR_LOAD + "the peers of this peer's host (" + host + ") hold "
+          + perHost + " unredeemed data-plane grants (" + FlightOption.GRANTS_PER_HOST.key() + ")");
     }
     if (outstanding.size() >= MAX_OUTSTANDING) {
-      Iterator<Map.Entry<ByteBuffer, Grant>> it = outstanding.entrySet().iterator();
-      forgetOne(it.next().getValue().peer());
-      it.remove();
+      throw new IllegalStateException(DataPlaneProtocol.GRANT_REFUSED_FOR_LOAD + "this server holds " + MAX_OUTSTANDING
+          + " unredeemed data-plane grants, the most it keeps; they are redeemed or expire within "
+          + FlightOption.ACK_TIMEOUT_MS.key());
     }
-    perPeerHeld.merge(peerNode, 1, Integer::sum);
+    Holder holder = new Holder(peerNode, host);
+    byPeer.merge(peerNode, 1, Integer::sum);
+    byHost.merge(host, 1, Integer::sum);
     byte[] token = new byte[DataPlaneProtocol.GRANT_BYTES];
     random.nextBytes(token);
-    outstanding.put(ByteBuffer.wrap(token.clone()), new Grant(peerNode, now + ttlNanos));
+    outstanding.put(ByteBuffer.wrap(token.clone()), new Grant(holder, now + ttlNanos));
     return token;
   }
 
-  /** The peer a live grant was issued to, consuming it; empty if unknown, used or expired. */
-  synchronized OptionalLong redeem(byte[] token) {
+  /** Whom a live grant was issued to, consuming it; empty if unknown, used or expired. */
+  synchronized Optional<Holder> redeem(byte[] token) {
     long now = System.nanoTime();
     Grant g = outstanding.remove(ByteBuffer.wrap(token));
     if (g != null) {
-      forgetOne(g.peer());
+      forget(g.holder());
     }
     if (g == null || now - g.expires() > 0) {
-      return OptionalLong.empty();
+      return Optional.empty();
     }
-    return OptionalLong.of(g.peer());
+    return Optional.of(g.holder());
+  }
+
+  /** Unredeemed grants now, expired ones not yet dropped included. */
+  synchronized int outstanding() {
+    return outstanding.size();
   }
 
   private void expire(long now) {
@@ -80,12 +104,13 @@ final class Grants {
       if (now - g.expires() <= 0) {
         break; // insertion order is expiry order
       }
-      forgetOne(g.peer());
+      forget(g.holder());
       it.remove();
     }
   }
 
-  private void forgetOne(long peer) {
-    perPeerHeld.computeIfPresent(peer, (p, n) -> n <= 1 ? null : n - 1);
+  private void forget(Holder holder) {
+    byPeer.computeIfPresent(holder.node(), (p, n) -> n <= 1 ? null : n - 1);
+    byHost.computeIfPresent(holder.host(), (h, n) -> n <= 1 ? null : n - 1);
   }
 }

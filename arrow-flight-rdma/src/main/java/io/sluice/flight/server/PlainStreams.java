@@ -1,5 +1,7 @@
 package io.sluice.flight.server;
 
+import io.sluice.flight.FlightOption;
+import io.sluice.flight.plane.BoundedNext;
 import io.sluice.flight.protocol.IpcBodies;
 import io.sluice.flight.table.FlightTable;
 import io.sluice.flight.table.RegisteredBodies;
@@ -10,6 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.arrow.compression.CommonsCompressionFactory;
 import org.apache.arrow.flight.BackpressureStrategy;
 import org.apache.arrow.flight.CallStatus;
@@ -126,7 +129,8 @@ final class PlainStreams {
       try (budget; TableSink sink = new TableSink(state)) {
         VectorSchemaRoot root = stream.getRoot();
         long bytes = 0;
-        while (stream.next()) {
+        long waitNanos = state.ackTimeoutNanos();
+        while (nextWithin(stream, waitNanos)) {
           bytes += metadataBytes(root);
           for (org.apache.arrow.vector.FieldVector v : root.getFieldVectors()) {
             bytes += v.getBufferSize();
@@ -144,6 +148,20 @@ final class PlainStreams {
             .toRuntimeException());
       }
     };
+  }
+
+  /**
+   * The writer's next batch, waited for at most {@code waitNanos}.
+   *
+   * @throws FlightRuntimeException TIMED_OUT, naming the key, when none came in time
+   */
+  private static boolean nextWithin(FlightStream stream, long waitNanos) {
+    try {
+      return BoundedNext.next(stream, waitNanos);
+    } catch (TimeoutException e) {
+      throw CallStatus.TIMED_OUT.withDescription("the writer sent no batch for " + waitNanos / 1_000_000 + " ms ("
+          + FlightOption.ACK_TIMEOUT_MS.key() + "); nothing was stored").withCause(e).toRuntimeException();
+    }
   }
 
   /**

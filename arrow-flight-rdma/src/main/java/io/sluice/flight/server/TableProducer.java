@@ -108,7 +108,7 @@ final class TableProducer implements FlightProducer {
     backpressure.register(listener);
     try {
       // A call whose client the server could not learn counts against the total only.
-      state.plainStreams().execute(PeerAddress.current().orElse(null), () -> {
+      state.plainStreams().execute(PeerAddress.current(), () -> {
         try {
           PlainStreams.get(state, table, listener, backpressure);
         } finally {

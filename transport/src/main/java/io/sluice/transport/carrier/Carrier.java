@@ -651,13 +651,14 @@ public final class Carrier implements AutoCloseable {
 
   /**
    * Runs the message handler on the handler threads, for a request from the authenticated peer
-   * {@code peerNode} (one that came over a READ-less data path too, such as verbs' message
-   * channels). Completes with the handler's answer, exceptionally with what the handler threw or
+   * {@code peerNode} whose connection comes from {@code peerAddress} (one that came over a
+   * READ-less data path too, such as verbs' message channels: the address of the peer's tcp
+   * session). Completes with the handler's answer, exceptionally with what the handler threw or
    * failed with (a null answer is a failure).
    */
-  public CompletableFuture<ByteBuffer> runHandler(long peerNode, ByteBuffer message) {
+  public CompletableFuture<ByteBuffer> runHandler(long peerNode, InetAddress peerAddress, ByteBuffer message) {
     try {
-      return CompletableFuture.supplyAsync(() -> handler.handle(peerNode, message), handlerPool)
+      return CompletableFuture.supplyAsync(() -> handler.handle(peerNode, peerAddress, message), handlerPool)
           .thenCompose(f -> f == null
               ? CompletableFuture.failedFuture(new IllegalStateException("handler returned null")) : f);
     } catch (RejectedExecutionException e) {

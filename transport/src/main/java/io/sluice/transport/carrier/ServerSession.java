@@ -396,7 +396,7 @@ final class ServerSession implements SessionSocket.Receiver {
     CompletableFuture<ByteBuffer> reply;
     carrier.metrics().requestServed();
     try {
-      reply = carrier.runHandler(peerNode, message);
+      reply = carrier.runHandler(peerNode, remoteAddress, message);
     } catch (RuntimeException e) {
       reply = CompletableFuture.failedFuture(e);
     }

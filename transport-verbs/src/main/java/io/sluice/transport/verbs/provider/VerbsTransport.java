@@ -241,7 +241,7 @@ final class VerbsTransport extends AbstractTransport implements ControlService {
         throw new TransportException("this node no longer admits RDMA queue pairs of peer node " + peerNode
             + ": the device refused too many of its READs");
       }
-      admit(peerNode, purpose, source);
+      admit(peerNode, peerAddress, purpose, source);
       return ByteBuffer.allocate(0);
     }
     long key = SetupMessages.key(request);
@@ -261,16 +261,18 @@ final class VerbsTransport extends AbstractTransport implements ControlService {
 
   /**
    * Admits one queue pair of {@code peerNode} from {@code source}, in the peer's protection
-   * domain: a message channel's, or one that serves the peer's READs (whose faults count).
+   * domain: a message channel's, or one that serves the peer's READs (whose faults count). A
+   * message channel's requests reach the handler as coming from {@code peerAddress}, where the
+   * peer's tcp session comes from.
    */
-  private void admit(long peerNode, SetupMessages.Purpose purpose, InetSocketAddress source)
+  private void admit(long peerNode, InetAddress peerAddress, SetupMessages.Purpose purpose, InetSocketAddress source)
       throws TransportException {
     try {
       ProtectionDomain domain = node.peerDomain(peerNode);
       try {
         if (purpose == SetupMessages.Purpose.MESSAGES) {
           node.admit(source, responderSizes(), domain, qp -> ResponderChannel.open(node, qp, credit, maxMessageBytes,
-              peerNode, tcp::runHandler));
+              peerNode, (peer, message) -> tcp.runHandler(peer, peerAddress, message)));
         } else {
           node.admit(source, new RdmaQueuePair.Sizes(1, 0, 0), domain, qp -> qp.onFailure(cause -> {
             if (qp.faultedByPeer()) {
