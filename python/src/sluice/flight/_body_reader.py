@@ -218,7 +218,7 @@ def open_get(session: DataPlaneSession, client, options, ticket: bytes, ender,
                 return DataPlaneTableReader(session, slot, writer, call, grant, schema_frame, ender, on_close)
             except BaseException as e:
                 _abandon(writer, call)
-                if not isinstance(e, (flight.FlightError, pa.ArrowException)) or not _load_refusal(e) \
+                if not isinstance(e, (flight.FlightError, pa.ArrowException, TransportException)) or not _load_refusal(e) \
                         or time.monotonic() + pause >= deadline:
                     raise
             time.sleep(pause)
