@@ -203,9 +203,13 @@ class FlightLoader:
             # a thread never waits for a place that a later shard (read, not yet consumed) holds.
             while len(ahead) < self.prefetch and todo:
                 shard = self.shards[mine[todo[0]]]
-                c = self.client(shard.location)
-                place = c.reserve_stream(None if ahead else wait)
-                if place is None and c.max_streams is not None:
+                try:
+                    c = self.client(shard.location)
+                    place = c.reserve_stream(None if ahead else wait)
+                    bounded = c.max_streams is not None
+                except Exception as e:  # noqa: BLE001 - negotiating or waiting for a place is part of the read
+                    raise ShardReadException(shard, e) from e
+                if place is None and bounded:
                     return  # the server's bound: read on once a place comes free
                 ahead.append((todo.popleft(), shard, readers.submit(_read_shard, c, shard, place), place))
 

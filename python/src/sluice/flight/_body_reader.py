@@ -276,7 +276,10 @@ class DataPlaneTableReader(TableReader):
         if schema_frame is None:
             raise SluiceException("data-plane stream ended before its schema")
         self._schema_message = encapsulate(data_plane.decode_schema_frame(schema_frame))
-        self._schema = pa.ipc.read_schema(pa.py_buffer(self._schema_message))
+        try:
+            self._schema = pa.ipc.read_schema(pa.py_buffer(self._schema_message))
+        except (OSError, pa.ArrowException) as e:
+            raise SluiceException(f"the server's schema frame is not an Arrow schema: {e}") from e
         self._sent_schema = False
         self._send_pull()
 
@@ -366,7 +369,8 @@ class DataPlaneTableReader(TableReader):
         try:
             reply = self._conn.wait(corr, time.monotonic() + self._timeout)
         except TransportException as e:
-            self._server_verdict()
+            if not isinstance(e, TransportTimeoutException):
+                self._server_verdict()  # the server's own reason, if it ended the call
             raise SluiceException(f"the server refused the stream's pull: {e}") from e
         try:
             a = data_plane.decode_announcement(reply)
@@ -415,7 +419,8 @@ class DataPlaneTableReader(TableReader):
         if body.into is not None:
             self._ahead_bytes -= f.length
         try:
-            for corr in body.reads:
+            while body.reads:
+                corr = body.reads.pop(0)  # taken, whether it answers or fails
                 self._conn.wait(corr, deadline)
             if f.length and body.into is None:
                 with self._session.shm_lock:
@@ -448,8 +453,8 @@ class DataPlaneTableReader(TableReader):
         for corr in body.reads:
             try:
                 self._conn.wait(corr, deadline)
-            except TransportException:
-                pass
+            except (TransportException, KeyError):
+                pass  # failed, or already taken: written no more either way
         body.reads = []
         if body.lease is not None:
             body.lease()  # the view never reached Arrow

@@ -17,6 +17,7 @@ from ._negotiator import DataPlaneOptions, Decision, negotiate
 from ._session import StreamSlot
 from ._shards import Shard
 from ._table_reader import GrpcTableReader, TableReader
+from ._watchdog import call_within
 
 __all__ = ["SluiceFlightClient", "open_reader"]
 
@@ -63,6 +64,9 @@ class SluiceFlightClient:
         given = call_token.for_server(token, location, None) if not _mints(token, location, secret) else None
         renewing = call_token.RenewingToken(secret, location) if secret and given is None else None
         self._options = call_token.call_options(given, timeout)
+        # Calls that answer at once (the offer, a table's FlightInfo) and the start of a plain
+        # stream wait at most the I/O timeout when no call timeout is given.
+        self._brief = call_token.call_options(given, timeout if timeout is not None else data_plane_options.io_timeout)
         self._secret = secret
         self._data_plane = data_plane
         self._settings = data_plane_options
@@ -82,7 +86,7 @@ class SluiceFlightClient:
         """How this client's streams travel, and why; negotiated on first use."""
         with self._lock:
             if self._decision is None:
-                self._decision = negotiate(self._client, self._options, self._secret, self._data_plane, self._settings,
+                self._decision = negotiate(self._client, self._brief, self._secret, self._data_plane, self._settings,
                                            audience=call_token.audience(self.location), allocate=self._landing)
                 _log.info("%s: streams take %s: %s", self.location, self._decision.data_path, self._decision.reason)
             return self._decision
@@ -98,7 +102,7 @@ class SluiceFlightClient:
         """The ticket of table ``table``, from its FlightInfo (descriptor path ``[table]``)."""
         from pyarrow import flight
 
-        info = self._client.get_flight_info(flight.FlightDescriptor.for_path(table), options=self._options)
+        info = self._client.get_flight_info(flight.FlightDescriptor.for_path(table), options=self._brief)
         if not info.endpoints:
             raise LookupError(f"table '{table}' at {self.location} has no endpoint")
         return info.endpoints[0].ticket.ticket
@@ -148,8 +152,10 @@ class SluiceFlightClient:
                 f"the data plane of {self.location} cannot be used ({decision.reason}), and nothing authenticated"
                 " that answer; not falling back to plain Flight (DataPlaneOptions(unsigned_fallback=True) allows it)"
             )
-        return GrpcTableReader(self._client.do_get(flight.Ticket(ticket), options=self._options), on_close,
-                               self._settings.io_timeout)
+        stream = call_within(lambda: self._client.do_get(flight.Ticket(ticket), options=self._options),
+                             self._settings.io_timeout, f"the start of a Flight stream from {self.location}",
+                             lambda late: late.cancel())
+        return GrpcTableReader(stream, on_close, self._settings.io_timeout)
 
     def close(self) -> None:
         """Ends the calls of streams whose batches were released (within the I/O timeout), then

@@ -15,6 +15,8 @@ import os
 from dataclasses import dataclass
 from typing import Optional
 
+import pyarrow as pa
+
 from ..errors import TransportException
 from ..transport import _connection as transport
 from ..transport import _shm as shm
@@ -99,7 +101,7 @@ def negotiate(client, options, secret: Optional[str], data_plane_wanted: bool = 
     nonce = os.urandom(16)
     try:
         results = list(client.do_action(flight.Action(DATA_PLANE_ACTION, nonce), options=options))
-    except flight.FlightError as e:
+    except (flight.FlightError, pa.ArrowException) as e:
         return Decision("grpc", f"the server offers no data plane ({type(e).__name__}: {e})", authenticated=False)
     if not results:
         return Decision("grpc", "the server answered the data-plane action with nothing", authenticated=False)

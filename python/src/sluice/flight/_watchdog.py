@@ -8,9 +8,9 @@ import heapq
 import itertools
 import threading
 import time
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
-__all__ = ["Watchdog", "WATCHDOG", "read_chunk"]
+__all__ = ["Watchdog", "WATCHDOG", "read_chunk", "call_within"]
 
 
 class _Alarm:
@@ -94,3 +94,43 @@ def read_chunk(call, deadline: float, what: str):
     if WATCHDOG.disarm(alarm):
         raise TransportTimeoutException(f"the server sent no {what} within the deadline; the call is cancelled")
     return chunk
+
+
+def call_within(call: Callable[[], Any], timeout: float, what: str, discard: Callable[[Any], None]) -> Any:
+    """``call()``'s result within ``timeout`` seconds, for a blocking call that has no deadline of
+    its own and nothing to cancel until it returns (pyarrow's ``do_get`` waits for the server's
+    stream to start). It runs on a thread of its own; past the deadline this raises, and a result
+    that comes later is handed to ``discard`` (which cancels it). Closing the client ends a call
+    still waiting.
+
+    :raises TransportTimeoutException: past the deadline
+    """
+    from ..errors import TransportTimeoutException
+
+    box: dict = {}
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+            box["error"] = e
+        with lock:
+            done.set()
+            late = box.get("late", False)
+        if late and "value" in box:
+            try:
+                discard(box["value"])
+            except Exception:  # noqa: BLE001 - nobody waits for it any more
+                pass
+
+    threading.Thread(target=run, name="sluice-flight-call", daemon=True).start()
+    if not done.wait(timeout):
+        with lock:
+            if not done.is_set():
+                box["late"] = True
+                raise TransportTimeoutException(f"{what} did not come within {timeout} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
