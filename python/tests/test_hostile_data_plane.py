@@ -1,0 +1,207 @@
+"""The Python client against a data-plane server that answers wrongly or not at all
+(:mod:`fake_data_plane`, on loopback): every failure is one of the package's exceptions (or
+pyarrow's own timeout for a plain Flight call), and a server that never answers costs at most the
+I/O timeout, not a wait for as long as the server likes."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from typing import Any, Callable, Dict
+
+import pyarrow as pa
+import pytest
+from pyarrow import flight
+
+from fake_data_plane import SECRET, FakeDataPlane, Table, error_payload, options_of, schema_frame
+from sluice.errors import ShardReadException, SluiceException, TransportTimeoutException, TransportUnavailableException
+from sluice.flight import Shard
+from sluice.loader import FlightLoader
+from sluice.transport._frames import ErrorCode, FrameType
+
+#: The I/O timeout of the clients here (seconds).
+IO_SECONDS = 1.0
+#: How long an operation against a server that never answers may take in all: a few I/O timeouts,
+#: far below the wait for the server (until the fake closes).
+HANG_SECONDS = 5 * IO_SECONDS
+
+
+def finishes_within(seconds: float, call: Callable[[], Any]) -> Any:
+    """``call()``'s result, or what it raised, when it comes within ``seconds``; run on a thread
+    so that a call that hangs fails the test instead of holding it.
+
+    :raises AssertionError: ``call`` was still running after ``seconds``
+    """
+    outcome: Dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as e:  # noqa: BLE001 - handed to the test
+            outcome["error"] = e
+
+    thread = threading.Thread(target=run, name="client call", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"the call was still waiting after {seconds} s"
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def read_table(client) -> list:
+    with client.open("t") as reader:
+        return list(reader)
+
+
+def stalls(fake: FakeDataPlane, *request: Any) -> Any:
+    """A Flight step that never answers (until the fake closes)."""
+    fake.stall()
+    raise flight.FlightUnavailableError("the fake closed")
+
+
+# ---- an ERROR frame answering a READ
+
+
+def test_an_error_answering_a_read_fails_the_stream():
+    def refuses(fake, carrier, correlation, read):
+        carrier.send(FrameType.ERROR, correlation, error_payload(ErrorCode.OUT_OF_BOUNDS, b"outside the region"))
+        return True
+
+    with FakeDataPlane(handlers={"read": refuses}) as fake:
+        client = fake.client(io_timeout=IO_SECONDS)
+        with pytest.raises(SluiceException, match="outside the region"):
+            finishes_within(HANG_SECONDS, lambda: read_table(client))
+
+
+# ---- calls that answer at once wait at most the I/O timeout
+
+
+def test_the_offer_waits_at_most_the_io_timeout():
+    with FakeDataPlane(offer=stalls) as fake:
+        client = fake.client(io_timeout=IO_SECONDS)
+        with pytest.raises(TransportUnavailableException, match="nothing authenticated"):
+            finishes_within(HANG_SECONDS, lambda: read_table(client))
+        assert client.decision.data_path == "grpc"
+        assert not client.decision.authenticated, client.decision.reason
+
+
+def test_a_tables_flight_info_waits_at_most_the_io_timeout():
+    with FakeDataPlane(flight_info=stalls) as fake:
+        client = fake.client(io_timeout=IO_SECONDS)
+        with pytest.raises(flight.FlightTimedOutError):
+            finishes_within(HANG_SECONDS, lambda: client.ticket("t"))
+
+
+def test_the_start_of_a_plain_stream_waits_at_most_the_io_timeout():
+    with FakeDataPlane(plain_get=stalls) as fake:
+        client = fake.client(data_plane=False, io_timeout=IO_SECONDS)
+        with pytest.raises(TransportTimeoutException, match="the start of a Flight stream"):
+            finishes_within(HANG_SECONDS, lambda: read_table(client))
+
+
+# ---- a gRPC status on the offer action is a "no" nothing authenticated
+
+
+def _unimplemented(fake, action):
+    raise NotImplementedError("no such action")
+
+
+def _fails(fake, action):
+    raise ValueError("the handler failed")
+
+
+@pytest.mark.parametrize("offer", [_unimplemented, _fails], ids=["unimplemented", "unknown"])
+def test_a_grpc_status_on_the_offer_is_an_unauthenticated_no(offer):
+    with FakeDataPlane(offer=offer) as fake:
+        client = fake.client(io_timeout=IO_SECONDS)
+        with pytest.raises(TransportUnavailableException, match="nothing authenticated"):
+            finishes_within(HANG_SECONDS, lambda: read_table(client))
+        assert not client.decision.authenticated, client.decision.reason
+
+        falls_back = fake.client(io_timeout=IO_SECONDS, unsigned_fallback=True)
+        batches = finishes_within(HANG_SECONDS, lambda: read_table(falls_back))
+        assert falls_back.decision.data_path == "grpc"
+        assert pa.Table.from_batches(batches).equals(pa.Table.from_batches(fake.table.record_batches))
+
+
+def test_a_loader_names_the_shard_whose_negotiation_failed():
+    with FakeDataPlane(offer=_fails) as fake:
+        shards = [Shard(f"s{i}", fake.location, b"T") for i in range(3)]
+        loader = fake.owned(FlightLoader(shards, secret=SECRET, prefetch=2,
+                                         data_plane_options=options_of(io_timeout=IO_SECONDS)))
+        with pytest.raises(ShardReadException) as failure:
+            finishes_within(HANG_SECONDS, lambda: list(loader))
+        assert failure.value.shard in shards
+
+
+# ---- a garbled schema frame, a pull never answered
+
+
+def test_a_garbled_schema_frame_is_a_sluice_exception():
+    def garbles(fake, reader, writer):
+        writer.write_metadata(pa.py_buffer(schema_frame(b"\xff" * 8)))
+        for _ in reader:
+            pass  # until the client ends the call
+
+    with FakeDataPlane(open_get=garbles) as fake:
+        client = fake.client(io_timeout=IO_SECONDS)
+        with pytest.raises(SluiceException, match="not an Arrow schema"):
+            finishes_within(HANG_SECONDS, lambda: read_table(client))
+
+
+def test_a_pull_never_answered_fails_within_the_io_timeout():
+    io_seconds = 2.0  # far enough from twice the timeout that the bound below is no race
+    pulled = threading.Event()
+
+    def never_answers(fake, carrier, correlation, payload):
+        pulled.set()
+        return True
+
+    with FakeDataPlane(handlers={"pull": never_answers}) as fake:
+        client = fake.client(io_timeout=io_seconds)
+        outcome: Dict[str, BaseException] = {}
+
+        def read() -> None:
+            try:
+                read_table(client)
+            except BaseException as e:  # noqa: BLE001 - looked at below
+                outcome["error"] = e
+
+        thread = threading.Thread(target=read, name="reads the stream", daemon=True)
+        thread.start()
+        assert pulled.wait(HANG_SECONDS), "the client sent no pull"
+        thread.join(1.5 * io_seconds)  # the hang check: the pull's wait starts right after it is sent
+        assert not thread.is_alive(), f"a pull never answered still waited after {1.5 * io_seconds} s"
+        assert isinstance(outcome.get("error"), SluiceException), outcome
+        assert isinstance(outcome["error"].__cause__, TransportTimeoutException), outcome
+
+
+# ---- held: the memory a kept batch lies in
+
+
+def test_a_kept_batch_is_not_overwritten_by_later_streams():
+    first = [pa.record_batch({"a": pa.array(range(i * 100_000, (i + 1) * 100_000), pa.int64())}) for i in range(4)]
+    later = [pa.record_batch({"a": pa.array([-7] * 100_000, pa.int64())}) for _ in range(4)]
+    with FakeDataPlane(first) as fake:
+        client = fake.client(io_timeout=IO_SECONDS)
+        batches = finishes_within(HANG_SECONDS, lambda: read_table(client))
+        assert client.decision.data_path == "tcp", client.decision.reason
+        kept_slice = batches[1].slice(5, 3)
+        kept_column = batches[2].column(0)
+        kept_array = batches[3].column(0).to_numpy()
+        kept_buffer = batches[0].column(0).buffers()[1]
+        del batches
+        gc.collect()
+
+        fake.table = Table(later)
+        for _ in range(3):
+            again = finishes_within(HANG_SECONDS, lambda: read_table(client))
+            assert again[0].column(0)[0].as_py() == -7
+            del again
+            gc.collect()
+
+        assert kept_slice.column(0).to_pylist() == [100_005, 100_006, 100_007]
+        assert kept_column[:3].to_pylist() == [200_000, 200_001, 200_002]
+        assert kept_array[:3].tolist() == [300_000, 300_001, 300_002]
+        assert kept_buffer.to_pybytes()[:16] == (0).to_bytes(8, "little") + (1).to_bytes(8, "little")
