@@ -369,8 +369,9 @@ class DataPlaneTableReader(TableReader):
         try:
             reply = self._conn.wait(corr, time.monotonic() + self._timeout)
         except TransportException as e:
-            if not isinstance(e, TransportTimeoutException):
-                self._server_verdict()  # the server's own reason, if it ended the call
+            if isinstance(e, TransportTimeoutException):
+                raise SluiceException(f"the server did not answer the stream's pull: {e}") from e
+            self._server_verdict()  # the server's own reason, if it ended the call
             raise SluiceException(f"the server refused the stream's pull: {e}") from e
         try:
             a = data_plane.decode_announcement(reply)
