@@ -30,7 +30,8 @@ from sluice.transport._handshake import NodeIdentity, ServerHandshake
 
 __all__ = [
     "REGION_KEY", "SECRET", "SOCKET_SECONDS", "STALL_SECONDS", "Carrier", "FakeDataPlane", "Handler", "Table",
-    "announcement", "body_frame", "encode_offer", "error_payload", "options_of", "sample_batches", "schema_frame",
+    "announcement", "bare_frame", "body_frame", "encode_offer", "error_payload", "exactly", "options_of",
+    "sample_batches", "schema_frame",
 ]
 
 SECRET = "fake-data-plane-secret"
@@ -118,7 +119,8 @@ class Table:
 # ---- the transport server
 
 
-def _exactly(sock: socket.socket, n: int) -> bytes:
+def exactly(sock: socket.socket, n: int) -> bytes:
+    """``n`` bytes from ``sock`` (within the socket's timeout)."""
     buf = bytearray()
     while len(buf) < n:
         chunk = sock.recv(n - len(buf))
@@ -128,7 +130,8 @@ def _exactly(sock: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
-def _bare(kind: FrameType, payload: bytes) -> bytes:
+def bare_frame(kind: FrameType, payload: bytes) -> bytes:
+    """A frame of the handshake: its header and payload, no tag."""
     return Header(kind, len(payload), 0).encode() + payload
 
 
@@ -136,27 +139,36 @@ class Carrier:
     """The server side of one authenticated transport connection in mac mode: the handshake (in
     the constructor), then frames. Not thread safe: one thread serves one connection."""
 
-    def __init__(self, sock: socket.socket, identity: NodeIdentity) -> None:
+    def __init__(self, sock: socket.socket, identity: Optional[NodeIdentity] = None, secret: str = SECRET) -> None:
         self.sock = sock
-        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
-        handshake = ServerHandshake(SECRET, identity, False, _exactly(sock, h.length))
-        sock.sendall(_bare(FrameType.CHALLENGE, handshake.challenge))
-        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
-        auth_ok = handshake.auth_ok(_exactly(sock, h.length))
+        h = Header.decode(exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
+        handshake = ServerHandshake(secret, identity or NodeIdentity(), False, exactly(sock, h.length))
+        sock.sendall(bare_frame(FrameType.CHALLENGE, handshake.challenge))
+        h = Header.decode(exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
+        auth_ok = handshake.auth_ok(exactly(sock, h.length))
         self.sealer = records.Sealer(handshake.keys.server_to_client, False)
         self.opener = records.Opener(handshake.keys.client_to_server, False)
         self.send(FrameType.AUTH_OK, 0, auth_ok)
 
     def next(self) -> Tuple[Header, bytes]:
         """The client's next frame, its MAC checked."""
-        header = _exactly(self.sock, frames.HEADER_LENGTH)
+        header = exactly(self.sock, frames.HEADER_LENGTH)
         h = Header.decode(header, frames.MAX_FRAME_PAYLOAD)
-        tag, payload = _exactly(self.sock, records.TAG_LENGTH), _exactly(self.sock, h.length)
+        tag, payload = exactly(self.sock, records.TAG_LENGTH), exactly(self.sock, h.length)
         self.opener.verify(header, h.type, tag, payload)
         return h, payload
 
     def send(self, kind: FrameType, correlation: int, payload: bytes) -> None:
         self.sock.sendall(self.sealer.seal(kind, correlation, payload))
+
+    def answer_next(self, kind: FrameType, payload: bytes) -> None:
+        """Answers the client's next frame with ``kind`` and ``payload``, whatever it asked."""
+        h, _ = self.next()
+        self.send(kind, h.correlation, payload)
+
+    def wait_for_hang_up(self) -> None:
+        while self.sock.recv(4096):
+            pass
 
 
 #: A step of the transport server replaced by the test: called with the fake, the connection, the

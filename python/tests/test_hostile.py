@@ -35,29 +35,13 @@ from sluice.transport._frames import ErrorCode, FrameType, Header
 from sluice.transport._handshake import ClientHandshake, NodeIdentity, ServerHandshake, node_id
 from test_flight import crc32_of
 
+from fake_data_plane import Carrier, bare_frame as _bare, error_payload as _error_payload, exactly as _exactly
+
 SECRET = "hostile-test-secret"
 NOT_UTF8 = b"\xff\xfe\xc3("
 
 
 # ---- a loopback server whose every step is the test's
-
-
-def _exactly(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("the client closed the connection")
-        buf += chunk
-    return bytes(buf)
-
-
-def _bare(kind: FrameType, payload: bytes) -> bytes:
-    return Header(kind, len(payload), 0).encode() + payload
-
-
-def _error_payload(code: ErrorCode, text: bytes) -> bytes:
-    return bytes([code]) + struct.pack(">H", len(text)) + text
 
 
 @contextlib.contextmanager
@@ -92,39 +76,6 @@ def listener(serve_one: Callable[[socket.socket], None]) -> Iterator[int]:
         raise failures[0]
 
 
-class Carrier:
-    """The server side of an authenticated connection in mac mode: the handshake, then frames."""
-
-    def __init__(self, sock: socket.socket, identity=None) -> None:
-        self.sock = sock
-        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
-        hs = ServerHandshake(SECRET, identity or NodeIdentity(), False, _exactly(sock, h.length))
-        sock.sendall(_bare(FrameType.CHALLENGE, hs.challenge))
-        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
-        auth_ok = hs.auth_ok(_exactly(sock, h.length))
-        self.sealer = records.Sealer(hs.keys.server_to_client, False)
-        self.opener = records.Opener(hs.keys.client_to_server, False)
-        self.send(FrameType.AUTH_OK, 0, auth_ok)
-
-    def next(self) -> Tuple[Header, bytes]:
-        header = _exactly(self.sock, frames.HEADER_LENGTH)
-        h = Header.decode(header, 0x7FFFFFFF)
-        tag, payload = _exactly(self.sock, records.TAG_LENGTH), _exactly(self.sock, h.length)
-        self.opener.verify(header, h.type, tag, payload)
-        return h, payload
-
-    def send(self, kind: FrameType, correlation: int, payload: bytes) -> None:
-        self.sock.sendall(self.sealer.seal(kind, correlation, payload))
-
-    def answer_next(self, kind: FrameType, payload: bytes) -> None:
-        h, _ = self.next()
-        self.send(kind, h.correlation, payload)
-
-    def wait_for_hang_up(self) -> None:
-        while self.sock.recv(4096):
-            pass
-
-
 def answers_hello_with(frame: bytes) -> Callable[[socket.socket], None]:
     def serve_one(sock: socket.socket) -> None:
         h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
@@ -145,7 +96,7 @@ def test_an_error_text_that_is_not_utf8_is_the_errors_exception():
             connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE)
 
     def refuses_a_request(sock):
-        c = Carrier(sock)
+        c = Carrier(sock, secret=SECRET)
         c.answer_next(FrameType.ERROR, _error_payload(ErrorCode.HANDLER_FAILED, NOT_UTF8))
         c.wait_for_hang_up()
 
@@ -157,7 +108,7 @@ def test_an_error_text_that_is_not_utf8_is_the_errors_exception():
 
 def test_a_name_that_is_not_utf8_is_a_protocol_error():
     def names_its_arena_badly(sock):
-        c = Carrier(sock)
+        c = Carrier(sock, secret=SECRET)
         c.answer_next(FrameType.CONTROL_REPLY, struct.pack(">H", len(NOT_UTF8)) + NOT_UTF8 + bytes(16))
         c.wait_for_hang_up()
 
@@ -235,7 +186,7 @@ class SmallOrderIdentity:
 
 def test_a_server_with_an_identity_key_of_small_order_is_refused():
     def presents_a_small_order_key(sock):
-        Carrier(sock, SmallOrderIdentity())
+        Carrier(sock, SmallOrderIdentity(), SECRET)
         sock.recv(1)
 
     with listener(presents_a_small_order_key) as port:
@@ -267,7 +218,7 @@ def test_a_read_of_more_than_the_message_limit_arrives(java):
 @pytest.mark.parametrize("kind", ["read", "response", "error"])
 def test_an_answer_over_its_bound_is_refused_before_its_payload(kind):
     def answers_too_much(sock):
-        c = Carrier(sock)
+        c = Carrier(sock, secret=SECRET)
         h, _ = c.next()
         # a header claiming far more than allowed, and no payload behind it
         length = {"read": 17, "response": 2048, "error": frames.MAX_CONTROL_PAYLOAD + 1}[kind]
@@ -437,7 +388,7 @@ def test_a_server_that_never_answers_misses_the_deadline():
 
 def test_a_name_is_looked_up_and_its_addresses_tried_within_the_deadline():
     def serves_one_request(sock):
-        c = Carrier(sock)
+        c = Carrier(sock, secret=SECRET)
         c.answer_next(FrameType.RESPONSE, b"pong")
         c.wait_for_hang_up()
 
