@@ -124,9 +124,6 @@ class SluiceFlightClient:
     def get_stream(self, ticket: bytes, place: Optional[StreamSlot] = None) -> TableReader:
         """Opens the stream ``ticket`` names (on ``place``, from :meth:`reserve_stream`, which it
         takes over); the caller closes the reader."""
-        if place is not None and self.decision.session is None:
-            place.release()
-            place = None
         return self._stream(ticket, None, place)
 
     def open(self, table: Union[str, Shard]) -> TableReader:

@@ -82,17 +82,10 @@ def read_chunk(call, deadline: float, what: str):
 
     alarm = WATCHDOG.arm(deadline, call.cancel)
     try:
-        chunk = call.read_chunk()
-    except StopIteration:
+        chunk = call.read_chunk()  # its end (StopIteration) or failure, unless the alarm caused it
+    finally:
         if WATCHDOG.disarm(alarm):
             raise TransportTimeoutException(f"the server sent no {what} within the deadline; the call is cancelled") from None
-        raise
-    except BaseException:
-        if WATCHDOG.disarm(alarm):
-            raise TransportTimeoutException(f"the server sent no {what} within the deadline; the call is cancelled") from None
-        raise
-    if WATCHDOG.disarm(alarm):
-        raise TransportTimeoutException(f"the server sent no {what} within the deadline; the call is cancelled")
     return chunk
 
 
