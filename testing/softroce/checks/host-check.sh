@@ -8,6 +8,10 @@ cp="/payload/lib/*:/payload/host-check"
 # The secret goes through the environment: sluice-check refuses it on the command line.
 SLUICE_SECRET=lab-host-check-secret-0123456789abcdef
 export SLUICE_SECRET
+# The guest is emulated and one JVM there starts its crypto and RDMA set-up in seconds, not
+# milliseconds: the --serve/--peer pair gets a minute to connect and authenticate, where a real host
+# keeps the defaults (connect 10 s, handshake 3 s).
+slow="--conf sluice.transport.connectTimeoutMs=60000 --conf sluice.transport.handshakeTimeoutMs=60000"
 status=0
 sluice_check() {
   timeout 300 java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
@@ -26,7 +30,7 @@ for device in rxe0:10.77.0.1 siw0:10.77.1.1; do
     continue
   fi
   serve=/tmp/host-check-serve-$name.log
-  sluice_check --serve --conf sluice.transport.provider=verbs --conf sluice.transport.verbs.deviceAddress="$address" \
+  sluice_check --serve $slow --conf sluice.transport.provider=verbs --conf sluice.transport.verbs.deviceAddress="$address" \
     --conf sluice.transport.bindHost="$address" > "$serve" 2>&1 &
   server=$!
   peer=
@@ -40,7 +44,7 @@ for device in rxe0:10.77.0.1 siw0:10.77.1.1; do
     cat "$serve"
     echo "SLUICE-LAB: HOST-CHECK $name: --serve printed no address"
     status=1
-  elif sluice_check --peer "$peer" --conf sluice.transport.provider=verbs \
+  elif sluice_check --peer "$peer" $slow --conf sluice.transport.provider=verbs \
       --conf sluice.transport.verbs.deviceAddress="$address" > "$log" 2>&1 \
       && grep -q "^result: OK" "$log" && grep -q "\[ok\] peer .* over verbs " "$log"; then
     echo "SLUICE-LAB: HOST-CHECK $name: $(grep '\[ok\] peer' "$log" | sed 's/^ *//')"

@@ -95,7 +95,10 @@ public final class FlightVerbsCheck {
         "sluice.transport.provider", "verbs",
         "sluice.transport.bindHost", address,
         "sluice.transport.advertiseHost", address,
-        "sluice.flight.puts", "true"));
+        "sluice.flight.puts", "true",
+        // Emulated guest: a minute to connect and authenticate (defaults 10 s and 3 s).
+        "sluice.transport.connectTimeoutMs", "60000",
+        "sluice.transport.handshakeTimeoutMs", "60000"));
     StringBuilder put = new StringBuilder();
     try (BufferAllocator allocator = new RootAllocator();
          SluiceFlightServer server = SluiceFlightServer.builder(allocator, Location.forGrpcInsecure(address, 0))

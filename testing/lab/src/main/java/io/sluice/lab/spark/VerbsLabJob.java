@@ -62,6 +62,10 @@ public final class VerbsLabJob {
         .set("spark.shuffle.rdma.transport.bindHost", address)
         .set("spark.shuffle.rdma.transport.advertiseHost", address)
         .set("spark.shuffle.rdma.transport.shm.enabled", "false")
+        // Under emulation a first connection (crypto and RDMA set-up in a fresh JVM) takes seconds:
+        // a minute to connect and authenticate, where a real cluster keeps 10 s and 3 s.
+        .set("spark.shuffle.rdma.transport.connectTimeoutMs", "60000")
+        .set("spark.shuffle.rdma.transport.handshakeTimeoutMs", "60000")
         // Every block crosses the transport, a reducer's own executor's included, so that the
         // changed byte of the corruption step is READ (and checked) wherever its reducer runs.
         .set("spark.shuffle.rdma.localReads", "false");
