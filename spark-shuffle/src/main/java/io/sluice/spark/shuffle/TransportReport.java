@@ -14,14 +14,19 @@ import java.util.Map;
  * map outputs it has registered now; and what starting it cost: how long the open took on its own thread ({@code
  * openNanos}, with its steps in order), how long the first task that needed the transport waited
  * for it ({@code openWaitNanos}), and the first connection
- * to each peer it read (connect, authenticate, attach shm: how many, their median and maximum).
- * Immutable; serializable so a task can return it to the driver.
+ * to each peer it read (connect, authenticate, attach shm: how many, their median and maximum);
+ * and its bound on connections to peers ({@code maxPeerConnections}): how many are open (or being
+ * opened) now, the most there were at once, how many reads waited for room, how many of those
+ * waits ended at their deadline (each a fetch failure), and how many idle connections were closed
+ * to make room. Immutable; serializable so a task can return it to the driver.
  */
 public record TransportReport(String executorId, String provider, String address, Map<String, Long> bytesReadByPath,
     long bytesViewed, long viewsHeld, long destinationPeakBytes, int registeredMapOutputs, long openNanos, long openWaitNanos,
     Map<String, Long> openStepNanos, int firstConnections,
-    long firstConnectMedianNanos, long firstConnectMaxNanos) implements Serializable {
-  private static final long serialVersionUID = 4L;
+    long firstConnectMedianNanos, long firstConnectMaxNanos, int maxPeerConnections, int peerConnectionsOpen,
+    int peerConnectionsPeak, long peerConnectionWaits, long peerConnectionWaitTimeouts,
+    long peerConnectionEvictions) implements Serializable {
+  private static final long serialVersionUID = 5L;
 
   public TransportReport {
     bytesReadByPath = Map.copyOf(bytesReadByPath);
@@ -31,7 +36,8 @@ public record TransportReport(String executorId, String provider, String address
   /** A report without start-up figures (a transport that did not record them). */
   public TransportReport(String executorId, String provider, String address, Map<String, Long> bytesReadByPath,
       int registeredMapOutputs) {
-    this(executorId, provider, address, bytesReadByPath, 0, 0, 0, registeredMapOutputs, 0, 0, Map.of(), 0, 0, 0);
+    this(executorId, provider, address, bytesReadByPath, 0, 0, 0, registeredMapOutputs, 0, 0, Map.of(), 0, 0, 0, 0, 0,
+        0, 0, 0, 0);
   }
 
   public long bytesRead() {
@@ -52,7 +58,9 @@ public record TransportReport(String executorId, String provider, String address
         + "; open " + millis(openNanos) + " ms (" + steps + "), " + millis(openWaitNanos) + " ms of it waited for by"
         + " the first task that needed it; " + firstConnections
         + " first connections, median " + millis(firstConnectMedianNanos) + " ms, max "
-        + millis(firstConnectMaxNanos) + " ms";
+        + millis(firstConnectMaxNanos) + " ms; connections to peers: " + peerConnectionsOpen + " open of at most "
+        + maxPeerConnections + ", peak " + peerConnectionsPeak + ", " + peerConnectionWaits + " waits ("
+        + peerConnectionWaitTimeouts + " timed out), " + peerConnectionEvictions + " idle ones closed for room";
   }
 
   private static String millis(long nanos) {

@@ -35,14 +35,16 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * This executor's shuffle transport: the endpoint, the registry of its map outputs that peers
- * READ, its entry in the driver's address book, and one connection per peer executor, opened on
- * first use and reopened after a failure.
+ * READ, its entry in the driver's address book, and its connections to peer executors (at most
+ * one per peer and {@code maxPeerConnections} in all; see {@link PeerConnections}), opened on
+ * first use and reopened after a failure or once closed for room.
  *
  * <p>Thread safe. Owns the transport, the registry and the connections; {@link #close} releases
  * them all.
@@ -76,13 +78,13 @@ final class ExecutorShuffleTransport implements AutoCloseable {
 
   private ExecutorShuffleTransport(String executorId, Transport transport, MapOutputRegistry registry,
       AddressBookClient addressBook, long waitDeadlineMs, long pooledDestinationBytes, StartupTimes startup,
-      CompletableFuture<Void> registered, long registrationWaitMs) {
+      CompletableFuture<Void> registered, long registrationWaitMs, int maxPeerConnections, long peerWaitMs) {
     this.executorId = executorId;
     this.registered = registered;
     this.registrationWaitMs = registrationWaitMs;
     this.transport = transport;
     this.startup = startup;
-    this.connections = new PeerConnections(transport::connect, startup::firstConnect);
+    this.connections = new PeerConnections(transport::connect, maxPeerConnections, peerWaitMs, startup::firstConnect);
     this.destinations = destinations(transport, "shuffle READ destinations of executor " + executorId,
         pooledDestinationBytes);
     this.registry = registry;
@@ -99,12 +101,15 @@ final class ExecutorShuffleTransport implements AutoCloseable {
    * @param registrationWindowBytes largest registration of a map output's data file (larger files take several)
    * @param startup where the open's steps and, later, the first connections' latencies are recorded
    * @param registrationWaitMs how long {@link #awaitRegistered} waits for the driver's answer
+   * @param maxPeerConnections connections to peers open at once, at most; a read that finds none free
+   *     waits for one at most the transport's I/O timeout
    *
    * @throws TransportException if the transport cannot start here
    */
   static ExecutorShuffleTransport open(String executorId, TransportConfig config,
       IndexShuffleBlockResolver resolver, AddressBookClient addressBook, long pooledDestinationBytes,
-      long registrationWindowBytes, StartupTimes startup, long registrationWaitMs) throws TransportException {
+      long registrationWindowBytes, StartupTimes startup, long registrationWaitMs, int maxPeerConnections)
+      throws TransportException {
     long started = System.nanoTime();
     RangeService service = new RangeService(config.value(TransportKeys.MAX_MESSAGE_BYTES));
     Transport transport = Transports.open(config, service);
@@ -116,12 +121,14 @@ final class ExecutorShuffleTransport implements AutoCloseable {
       CompletableFuture<Void> registered = addressBook.registerAsync(
           new AddressBookMessage.Entry(executorId, transport.localAddress(), transport.provider()));
       startup.lap("register", opened);
-      long deadline = config.value(TransportKeys.CONNECT_TIMEOUT_MS) + config.value(TransportKeys.IO_TIMEOUT_MS) + 5_000;
+      // A use of a connection may wait for room (at most the I/O timeout), then connect, then wait for its answer.
+      long ioTimeoutMs = config.value(TransportKeys.IO_TIMEOUT_MS);
+      long deadline = config.value(TransportKeys.CONNECT_TIMEOUT_MS) + 2 * ioTimeoutMs + 5_000;
       LOG.info("Executor {} serves shuffle output through {} at {}; same-host peers' shuffle files below {} are"
           + " mapped", executorId, transport.provider(), transport.localAddress(),
           config.value(TransportKeys.SHM_TRUSTED_FILE_ROOTS));
       return new ExecutorShuffleTransport(executorId, transport, registry, addressBook, deadline,
-          pooledDestinationBytes, startup, registered, registrationWaitMs);
+          pooledDestinationBytes, startup, registered, registrationWaitMs, maxPeerConnections, ioTimeoutMs);
     } catch (RuntimeException e) {
       transport.close();
       throw new TransportException("could not register the shuffle transport with the driver: " + e, e);
@@ -194,16 +201,19 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     return addressBook.goneAmong(peerExecutorIds);
   }
 
-  /** A connection to a peer, shared by every task of this executor. */
-  CompletableFuture<Connection> connection(NodeAddress peer) {
-    return connections.connection(peer);
+  /**
+   * Runs one transport operation on the connection to a peer, shared by every task of this executor,
+   * holding it in use until the operation's future completes; see {@link PeerConnections#use}.
+   */
+  <T> CompletableFuture<T> use(NodeAddress peer, Function<Connection, CompletableFuture<T>> operation) {
+    return connections.use(peer, operation);
   }
 
   /**
    * Starts connecting to those of the peers a reduce task will read whose address this executor
    * already knows (no request to the driver), at most {@link #MAX_CONNECTS_AHEAD} a call; see
-   * {@link PeerConnections#connectAhead}. Connections that are not used stay shared, one per peer,
-   * until the transport closes.
+   * {@link PeerConnections#connectAhead}, which starts none past the bound. Connections that are not
+   * used stay shared, one per peer, until the transport closes or one is closed to make room.
    */
   void connectAhead(Collection<String> peerExecutorIds) {
     List<NodeAddress> known = new ArrayList<>();
@@ -214,7 +224,7 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   }
 
   /** Forgets a connection that failed, so the next task reconnects. */
-  void discard(NodeAddress peer, CompletableFuture<Connection> failed) {
+  void discard(NodeAddress peer, Connection failed) {
     connections.discard(peer, failed);
   }
 
@@ -255,6 +265,11 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     };
   }
 
+  /** The bound on connections to peers and what it did. */
+  PeerConnections.Stats peerConnections() {
+    return connections.stats();
+  }
+
   /** The transport's counters. */
   TransportMetrics metrics() {
     return transport.metrics();
@@ -264,10 +279,12 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   TransportReport report() {
     Map<String, Long> read = new TreeMap<>();
     bytesReadByPath.forEach((path, n) -> read.put(path, n.sum()));
+    PeerConnections.Stats peers = connections.stats();
     return new TransportReport(executorId, transport.provider(), transport.localAddress().toString(), read,
         bytesViewed.sum(), viewsHeld.get(), destinations.peakBytes(), registry.registeredCount(),
         startup.openNanos(), startup.openWaitNanos(), startup.steps(), startup.firstConnects(), startup.firstConnectMedianNanos(),
-        startup.firstConnectMaxNanos());
+        startup.firstConnectMaxNanos(), peers.bound(), peers.open(), peers.peak(), peers.waits(), peers.waitTimeouts(),
+        peers.evictions());
   }
 
   @Override

@@ -68,6 +68,8 @@ public final class RdmaShuffleManager implements ShuffleManager {
   private Optional<MetricsReporter> reporter = Optional.empty(); // guarded by this
   /** The running transport's counters, for the metrics source and reporter, which must not wait for the lock. */
   private volatile Optional<TransportMetrics> runningTransportMetrics = Optional.empty();
+  /** The running transport, for its connections' figures; read without the lock like the counters. */
+  private volatile Optional<ExecutorShuffleTransport> runningTransport = Optional.empty();
   /** Completes when the open of this process's transport has ended; null before its first use. */
   private CompletableFuture<Void> opening; // guarded by this
   /** The transport the open published: empty before it ended, if it failed, and after stop(). */
@@ -228,7 +230,8 @@ public final class RdmaShuffleManager implements ShuffleManager {
     Optional<SluiceMetricsSource> source = Optional.empty();
     if (!isDriver) {
       // On an executor, its own counters; in local mode the driver's source shows the same ones.
-      source = Optional.of(ShuffleMetrics.executor(this::transportMetrics, fallback.counts(), startup));
+      source = Optional.of(ShuffleMetrics.executor(this::transportMetrics, fallback.counts(), startup,
+          this::peerConnections));
       step = startup.lap("metrics", step);
     }
     Optional<ExecutorShuffleTransport> opened = Optional.empty();
@@ -245,7 +248,8 @@ public final class RdmaShuffleManager implements ShuffleManager {
       step = startup.lap("driver", step);
       String executorId = env.executorId();
       report = Optional.of(new MetricsReporter(
-          () -> ShuffleMetrics.report(executorId, this::transportMetrics, fallback.counts(), startup),
+          () -> ShuffleMetrics.report(executorId, this::transportMetrics, fallback.counts(), startup,
+              this::peerConnections),
           book::reportMetrics, settings.value(RdmaShuffleOption.METRICS_REPORT_INTERVAL)));
       TransportConfig config = SparkTransportConfig.from(conf, env.securityManager(), () -> secret,
           Arrays.stream(env.blockManager().diskBlockManager().localDirs()).map(File::toPath).toList());
@@ -254,7 +258,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
       long pooled = 2 * settings.value(RdmaShuffleOption.MAX_BYTES_IN_FLIGHT);
       opened = Optional.of(ExecutorShuffleTransport.open(env.executorId(), config, resolver(), book, pooled,
           settings.value(RdmaShuffleOption.REGISTRATION_WINDOW_BYTES), startup,
-          settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT)));
+          settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT), settings.value(RdmaShuffleOption.MAX_PEER_CONNECTIONS)));
     } catch (Exception e) {
       // Settings were checked when the manager was created; any failure to start leaves this executor on
       // Spark's shuffle.
@@ -266,6 +270,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
       if (published) {
         transport = opened;
         runningTransportMetrics = opened.map(ExecutorShuffleTransport::metrics);
+        runningTransport = opened;
         reporter = report;
         source.ifPresent(SluiceMetricsSource::registerOnce);
         executorSource = source;
@@ -286,6 +291,11 @@ public final class RdmaShuffleManager implements ShuffleManager {
   /** The counters of this process's transport, once it has one; never starts it. */
   private Optional<TransportMetrics> transportMetrics() {
     return runningTransportMetrics;
+  }
+
+  /** The bound on this process's connections to peers and what it did, once it has a transport. */
+  private Optional<io.sluice.spark.shuffle.fetch.PeerConnections.Stats> peerConnections() {
+    return runningTransport.map(ExecutorShuffleTransport::peerConnections);
   }
 
   private IndexShuffleBlockResolver resolver() {

@@ -39,6 +39,12 @@ public final class RdmaShuffleOption {
       "Deserialize blocks of executors on the same host (shm) straight from read-only views of their registered"
           + " files, held until the task's iterator moves past them, instead of copying them into READ"
           + " destinations.", Parsers.bool());
+  public static final ConfigKey<Integer> MAX_PEER_CONNECTIONS = ConfigKey.of(
+      "spark.shuffle.rdma.maxPeerConnections", "256",
+      "Connections an executor keeps open (or opening) to peer executors at once, however many it reads from;"
+          + " at the bound the least recently used idle one is closed for a new peer, or the read waits for one to"
+          + " become idle, at most transport.ioTimeoutMs, then fails as a fetch failure.",
+      Parsers.integer(), Check.positive());
   public static final ConfigKey<Long> LOOKUP_TIMEOUT = ConfigKey.of("spark.shuffle.rdma.lookupTimeout", "30s",
       "Deadline for registering with, and asking, the driver's transport address book.",
       Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
@@ -50,7 +56,8 @@ public final class RdmaShuffleOption {
       Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
 
   private static final List<ConfigKey<?>> ALL = List.of(MAX_BYTES_IN_FLIGHT, READ_CHUNK_BYTES, MAX_RANGE_BYTES,
-      REGISTRATION_WINDOW_BYTES, LOCAL_READS, VERIFY_READS, SAME_HOST_VIEWS, LOOKUP_TIMEOUT, METRICS_REPORT_INTERVAL);
+      REGISTRATION_WINDOW_BYTES, LOCAL_READS, VERIFY_READS, SAME_HOST_VIEWS, MAX_PEER_CONNECTIONS,
+      LOOKUP_TIMEOUT, METRICS_REPORT_INTERVAL);
 
   private RdmaShuffleOption() {}
 

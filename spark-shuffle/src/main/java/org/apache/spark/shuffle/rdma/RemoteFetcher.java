@@ -83,28 +83,43 @@ final class RemoteFetcher implements AutoCloseable {
     }
   }
 
+  /**
+   * One executor this task reads from. Its connection is used through the executor's {@link
+   * io.sluice.spark.shuffle.fetch.PeerConnections}, one operation at a time (the range request, each
+   * range's READs or view): between operations it may be closed to make room for another peer's,
+   * and is opened again for the next. The range answers stay valid across connections: they name
+   * the owner's registrations, not a connection.
+   */
   private static final class Source {
     final FetchPlan.Remote remote;
     final NodeAddress peer;
-    final CompletableFuture<Connection> connection;
-    final CompletableFuture<List<RangeProtocol.Answer>> ranges;
+    CompletableFuture<List<RangeProtocol.Answer>> ranges;
+    /** The connection of the latest operation issued (set on the transport's threads); null before. */
+    volatile Connection connection;
 
-    Source(FetchPlan.Remote remote, NodeAddress peer, CompletableFuture<Connection> connection,
-        CompletableFuture<List<RangeProtocol.Answer>> ranges) {
+    Source(FetchPlan.Remote remote, NodeAddress peer) {
       this.remote = remote;
       this.peer = peer;
-      this.connection = connection;
-      this.ranges = ranges;
+    }
+
+    /** Notes the connection an operation runs on, for the data path and for discarding it after a failure. */
+    Connection on(Connection c) {
+      connection = c;
+      return c;
     }
   }
 
   private record Unit(Source source, FetchPlan.MapRange map, RangeProtocol.Answer file, long start,
       long length, List<Slice> slices) {}
 
-  /** A range on its way: being READ into {@code destination}, or being viewed ({@code view}). */
-  private record InFlight(Unit unit, List<ReadRequest> reads, RegisteredRegion destination, CompletableFuture<Void> done,
-      CompletableFuture<Optional<RemoteView>> view) {
-    static InFlight read(Unit unit, List<ReadRequest> reads, RegisteredRegion destination, CompletableFuture<Void> done) {
+  /**
+   * A range on its way: being READ into {@code destination} ({@code done} completes with the
+   * connection the READs took), or being viewed ({@code view}).
+   */
+  private record InFlight(Unit unit, List<ReadRequest> reads, RegisteredRegion destination,
+      CompletableFuture<Connection> done, CompletableFuture<Optional<RemoteView>> view) {
+    static InFlight read(Unit unit, List<ReadRequest> reads, RegisteredRegion destination,
+        CompletableFuture<Connection> done) {
       return new InFlight(unit, reads, destination, done, null);
     }
 
@@ -161,11 +176,10 @@ final class RemoteFetcher implements AutoCloseable {
     for (FetchPlan.Remote remote : plan.remote()) {
       NodeAddress peer = transport.addressOf(remote.location().executorId()).orElseThrow(
           () -> new IllegalStateException("executor " + remote.location().executorId() + " has no transport"));
-      CompletableFuture<Connection> connection = transport.connection(peer);
       List<RangeProtocol.Query> queries = remote.maps().stream().map(FetchPlan.MapRange::query).toList();
-      CompletableFuture<List<RangeProtocol.Answer>> ranges =
-          connection.thenCompose(c -> requestRanges(c, queries, maxRequestBytes));
-      sources.add(new Source(remote, peer, connection, ranges));
+      Source source = new Source(remote, peer);
+      source.ranges = transport.use(peer, c -> requestRanges(source.on(c), queries, maxRequestBytes));
+      sources.add(source);
     }
   }
 
@@ -225,8 +239,9 @@ final class RemoteFetcher implements AutoCloseable {
       }
       f = read(f.unit()); // the connection READs this region over its carrier
     }
+    Connection c;
     try {
-      awaitCountingFetchWait(f.done());
+      c = awaitCountingFetchWait(f.done());
     } catch (Throwable t) {
       f.abandon(transport);
       bytesInFlight -= f.unit().length();
@@ -237,7 +252,6 @@ final class RemoteFetcher implements AutoCloseable {
     if (verifyReads) {
       verify(destination.buffer(), u, () -> transport.destinations().release(destination));
     }
-    Connection c = u.source().connection.join();
     for (ReadRequest r : f.reads()) {
       transport.recordRead(c.dataPath(r.remote()), r.length());
     }
@@ -267,7 +281,7 @@ final class RemoteFetcher implements AutoCloseable {
     if (verifyReads) {
       verify(bytes, u, v::close);
     }
-    transport.recordViewed(u.source().connection.join().dataPath(), u.length());
+    transport.recordViewed(u.source().connection.dataPath(), u.length());
     metrics.incRemoteBytesRead(u.length());
     metrics.incRemoteBlocksFetched(u.slices().size());
     return Optional.of(new Fetched(bytes, u.slices(), () -> {
@@ -355,7 +369,6 @@ final class RemoteFetcher implements AutoCloseable {
     try {
       answers = awaitCountingFetchWait(s.ranges);
     } catch (Throwable t) {
-      transport.discard(s.peer, s.connection);
       FetchPlan.MapRange first = s.remote.maps().get(0);
       throw failed(s, first, first.startPartition(), "range request failed", t);
     }
@@ -380,17 +393,14 @@ final class RemoteFetcher implements AutoCloseable {
   }
 
   private void issue(Unit u) {
-    Connection c = u.source().connection.join(); // done: its range answer arrived over it
-    if (sameHostViews && c.dataPath().equals("shm") && u.length() <= Integer.MAX_VALUE) {
+    Source s = u.source();
+    // Set: its range answer arrived over it. The data path is the peer's, whichever connection comes next.
+    if (sameHostViews && s.connection.dataPath().equals("shm") && u.length() <= Integer.MAX_VALUE) {
       List<RangeProtocol.Piece> whole = u.file().pieces(u.start(), u.length(), Integer.MAX_VALUE);
       if (whole.size() == 1) {
         RangeProtocol.Piece p = whole.get(0);
-        CompletableFuture<Optional<RemoteView>> view;
-        try {
-          view = c.view(p.window(), p.offset(), p.length()).thenApply(v -> v.map(transport::held));
-        } catch (RuntimeException e) {
-          throw failed(u.source(), u.map(), firstReduce(u), "view could not be taken", e);
-        }
+        CompletableFuture<Optional<RemoteView>> view = transport.use(s.peer,
+            c -> s.on(c).view(p.window(), p.offset(), p.length())).thenApply(v -> v.map(transport::held));
         issued.add(InFlight.view(u, view));
         bytesInFlight += u.length();
         return;
@@ -400,9 +410,12 @@ final class RemoteFetcher implements AutoCloseable {
     bytesInFlight += u.length();
   }
 
-  /** Starts the READs of a range into a fresh destination. */
+  /**
+   * Starts the READs of a range into a fresh destination, as one use of the peer's connection: a
+   * READ that cannot be issued fails the range's future like one that failed on the way.
+   */
   private InFlight read(Unit u) {
-    Connection c = u.source().connection.join();
+    Source s = u.source();
     RegisteredRegion destination;
     try {
       destination = transport.destinations().allocate(u.length());
@@ -413,13 +426,8 @@ final class RemoteFetcher implements AutoCloseable {
     for (RangeProtocol.Piece p : u.file().pieces(u.start(), u.length(), readChunkBytes)) {
       reads.add(new ReadRequest(p.window(), p.offset(), destination, p.rangeOffset(), p.length()));
     }
-    CompletableFuture<Void> done;
-    try {
-      done = CompletableFuture.allOf(c.readBatch(reads).toArray(CompletableFuture[]::new));
-    } catch (RuntimeException e) {
-      transport.destinations().free(destination);
-      throw failed(u.source(), u.map(), firstReduce(u), "READ could not be issued", e);
-    }
+    CompletableFuture<Connection> done = transport.use(s.peer,
+        c -> CompletableFuture.allOf(s.on(c).readBatch(reads).toArray(CompletableFuture[]::new)).thenApply(v -> c));
     return InFlight.read(u, reads, destination, done);
   }
 
@@ -428,7 +436,10 @@ final class RemoteFetcher implements AutoCloseable {
   }
 
   private RuntimeException failed(Source s, FetchPlan.MapRange map, int reduceId, String what, Throwable cause) {
-    transport.discard(s.peer, s.connection);
+    Connection used = s.connection;
+    if (used != null) {
+      transport.discard(s.peer, used);
+    }
     String message = what + " from executor " + s.remote.location().executorId() + " at " + s.peer
         + " (shuffle " + shuffleId + ", map " + map.mapId() + ", reduce " + reduceId + ")"
         + (cause == null ? "" : ": " + cause);

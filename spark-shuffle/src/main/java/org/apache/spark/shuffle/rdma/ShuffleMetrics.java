@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.rdma;
 
 import io.sluice.spark.shuffle.fallback.FallbackCounts;
+import io.sluice.spark.shuffle.fetch.PeerConnections;
 import io.sluice.spark.shuffle.protocol.AddressBookMessage;
 import io.sluice.spark.shuffle.registry.AddressBook;
 import io.sluice.spark.shuffle.startup.StartupTimes;
@@ -17,7 +18,8 @@ import java.util.function.Supplier;
 /**
  * The names and values of the shuffle manager's metrics: the transport's ({@link
  * TransportMetrics}, zero on an executor without one), the fallback decisions ({@link
- * FallbackCounts}) and what starting the transport cost ({@link StartupTimes}); the driver adds {@code executors.registered} and {@code executors.reporting}.
+ * FallbackCounts}), what starting the transport cost ({@link StartupTimes}) and the bound on
+ * connections to peers ({@link PeerConnections.Stats}, zero without a transport); the driver adds {@code executors.registered} and {@code executors.reporting}.
  * Stateless helpers; the values are read from the objects passed in, when asked.
  */
 final class ShuffleMetrics {
@@ -27,6 +29,12 @@ final class ShuffleMetrics {
   static final String OPEN_WAIT = "startup.openWaitMicros";
   static final String FIRST_CONNECTIONS = "startup.firstConnections";
   static final String FIRST_CONNECT_SUM = "startup.firstConnectSumMicros";
+  static final String PEER_CONNECTIONS_MAX = "peerConnections.max";
+  static final String PEER_CONNECTIONS_OPEN = "peerConnections.open";
+  static final String PEER_CONNECTIONS_PEAK = "peerConnections.peak";
+  static final String PEER_CONNECTION_WAITS = "peerConnections.waits";
+  static final String PEER_CONNECTION_WAIT_TIMEOUTS = "peerConnections.waitTimeouts";
+  static final String PEER_CONNECTION_EVICTIONS = "peerConnections.evictions";
 
   private ShuffleMetrics() {}
 
@@ -38,6 +46,7 @@ final class ShuffleMetrics {
     }
     names.addAll(new FallbackCounts().snapshot().keySet());
     names.addAll(startupValues(new StartupTimes()).keySet());
+    names.addAll(peerValues(Optional.empty()).keySet());
     return names;
   }
 
@@ -50,17 +59,31 @@ final class ShuffleMetrics {
   }
 
   /**
-   * This executor's values now: its transport's (once it has one), its fallback counts and its
-   * start-up costs.
+   * This executor's values now: its transport's (once it has one), its fallback counts, its
+   * start-up costs and its bound on connections to peers.
    */
   static Map<String, Long> executorValues(Supplier<Optional<TransportMetrics>> transport, FallbackCounts fallback,
-      StartupTimes startup) {
+      StartupTimes startup, Supplier<Optional<PeerConnections.Stats>> peers) {
     Map<String, Long> values = new LinkedHashMap<>();
     for (Metric m : transport.get().orElseGet(TransportMetrics::new).snapshot()) {
       values.put(m.name(), m.value());
     }
     values.putAll(fallback.snapshot());
     values.putAll(startupValues(startup));
+    values.putAll(peerValues(peers.get()));
+    return values;
+  }
+
+  /** The bound on connections to peers and what it did; zeros without a transport. */
+  private static Map<String, Long> peerValues(Optional<PeerConnections.Stats> peers) {
+    PeerConnections.Stats p = peers.orElse(new PeerConnections.Stats(0, 0, 0, 0, 0, 0));
+    Map<String, Long> values = new LinkedHashMap<>();
+    values.put(PEER_CONNECTIONS_MAX, (long) p.bound());
+    values.put(PEER_CONNECTIONS_OPEN, (long) p.open());
+    values.put(PEER_CONNECTIONS_PEAK, (long) p.peak());
+    values.put(PEER_CONNECTION_WAITS, p.waits());
+    values.put(PEER_CONNECTION_WAIT_TIMEOUTS, p.waitTimeouts());
+    values.put(PEER_CONNECTION_EVICTIONS, p.evictions());
     return values;
   }
 
@@ -76,9 +99,9 @@ final class ShuffleMetrics {
 
   /** The executor's source. */
   static SluiceMetricsSource executor(Supplier<Optional<TransportMetrics>> transport, FallbackCounts fallback,
-      StartupTimes startup) {
+      StartupTimes startup, Supplier<Optional<PeerConnections.Stats>> peers) {
     return new SluiceMetricsSource(executorNames(),
-        name -> executorValues(transport, fallback, startup).getOrDefault(name, 0L));
+        name -> executorValues(transport, fallback, startup, peers).getOrDefault(name, 0L));
   }
 
   /**
@@ -114,7 +137,8 @@ final class ShuffleMetrics {
 
   /** The report an executor sends to the driver. */
   static AddressBookMessage.MetricsReport report(String executorId,
-      Supplier<Optional<TransportMetrics>> transport, FallbackCounts fallback, StartupTimes startup) {
-    return new AddressBookMessage.MetricsReport(executorId, executorValues(transport, fallback, startup));
+      Supplier<Optional<TransportMetrics>> transport, FallbackCounts fallback, StartupTimes startup,
+      Supplier<Optional<PeerConnections.Stats>> peers) {
+    return new AddressBookMessage.MetricsReport(executorId, executorValues(transport, fallback, startup, peers));
   }
 }

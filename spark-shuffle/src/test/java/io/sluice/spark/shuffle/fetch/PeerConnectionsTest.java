@@ -2,21 +2,29 @@ package io.sluice.spark.shuffle.fetch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.transport.Connection;
 import io.sluice.transport.NodeAddress;
+import io.sluice.transport.PeerClosedException;
 import io.sluice.transport.ReadRequest;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.Test;
 
-/** The executor's shared connections to its peers; no transport, no Spark. */
+/**
+ * The executor's shared connections to its peers, with connections that only know whether they are
+ * open, so the order of events is the test's: no transport, no Spark. The bound against real
+ * transports: {@link PeerConnectionsTcpTest}.
+ */
 class PeerConnectionsTest {
   private static final NodeAddress A = new NodeAddress("10.0.0.1", 7001);
   private static final NodeAddress B = new NodeAddress("10.0.0.2", 7002);
@@ -73,6 +81,10 @@ class PeerConnectionsTest {
   private final List<Long> firstConnects = new ArrayList<>();
 
   private PeerConnections connections(boolean completeAtOnce) {
+    return connections(completeAtOnce, 16);
+  }
+
+  private PeerConnections connections(boolean completeAtOnce, int bound) {
     return new PeerConnections(peer -> {
       CompletableFuture<Connection> f = new CompletableFuture<>();
       if (completeAtOnce) {
@@ -82,21 +94,29 @@ class PeerConnectionsTest {
       }
       opened.add(f);
       return f;
-    }, firstConnects::add);
+    }, bound, 60_000, firstConnects::add);
+  }
+
+  /** The connection a use of the peer gets (once it is open), used for nothing. */
+  private static CompletableFuture<Connection> connection(PeerConnections c, NodeAddress peer) {
+    return c.use(peer, CompletableFuture::completedFuture);
   }
 
   @Test
   void connectingAheadIsBoundedSharedAndClosedWithTheRest() {
     NodeAddress c3 = new NodeAddress("10.0.0.3", 7003);
     PeerConnections c = connections(false);
-    CompletableFuture<Connection> a = c.connection(A);
+    CompletableFuture<Connection> a = connection(c, A);
     assertEquals(1, c.connectAhead(List.of(A, B, B, c3), 1), "A is being opened already; one more at most");
     assertEquals(2, opened.size());
     assertEquals(1, c.connectAhead(List.of(A, B, c3), 5), "only c3 is left to open");
     assertEquals(3, opened.size());
-    assertSame(a, c.connection(A));
-    assertSame(opened.get(1), c.connection(B), "a task gets the connection opened ahead");
+    CompletableFuture<Connection> b = connection(c, B);
+    assertEquals(3, opened.size(), "a task gets the connection opened ahead");
+    pending.get(0).complete(new FakeConnection(A));
     pending.get(1).complete(new FakeConnection(B));
+    assertSame(pending.get(0).join(), a.join());
+    assertSame(pending.get(1).join(), b.join());
     c.close();
     assertFalse(pending.get(1).join().isOpen(), "closed with the others");
     FakeConnection late = new FakeConnection(c3);
@@ -105,21 +125,32 @@ class PeerConnectionsTest {
   }
 
   @Test
+  void connectingAheadNeverPassesTheBound() {
+    try (PeerConnections c = connections(true, 2)) {
+      assertEquals(2, c.connectAhead(List.of(A, B, new NodeAddress("10.0.0.3", 7003)), 16));
+      assertEquals(0, c.connectAhead(List.of(new NodeAddress("10.0.0.4", 7004)), 16), "idle ones are not closed for it");
+      assertEquals(new PeerConnections.Stats(2, 2, 2, 0, 0, 0), c.stats());
+    }
+  }
+
+  @Test
   void onlyEachPeersFirstUsableConnectionIsTimed() {
     try (PeerConnections c = connections(false)) {
-      CompletableFuture<Connection> a = c.connection(A);
-      CompletableFuture<Connection> b = c.connection(B);
+      CompletableFuture<Connection> a = connection(c, A);
+      CompletableFuture<Connection> b = connection(c, B);
       assertEquals(List.of(), firstConnects, "nothing is usable yet");
-      b.completeExceptionally(new IOException("refused"));
+      pending.get(1).completeExceptionally(new IOException("refused"));
+      assertTrue(b.isCompletedExceptionally());
       assertEquals(List.of(), firstConnects, "a failed connection is not a first connection");
-      a.complete(new FakeConnection(A));
+      pending.get(0).complete(new FakeConnection(A));
       assertEquals(1, firstConnects.size());
       assertTrue(firstConnects.get(0) >= 0);
       // B's second try is its first usable connection; A's reconnection after a close is not timed.
-      CompletableFuture<Connection> b2 = c.connection(B);
-      b2.complete(new FakeConnection(B));
+      connection(c, B);
+      pending.get(2).complete(new FakeConnection(B));
       a.join().close();
-      c.connection(A).complete(new FakeConnection(A));
+      connection(c, A);
+      pending.get(3).complete(new FakeConnection(A));
       assertEquals(2, firstConnects.size());
     }
   }
@@ -127,9 +158,9 @@ class PeerConnectionsTest {
   @Test
   void onePeerSharesOneConnection() {
     try (PeerConnections c = connections(true)) {
-      CompletableFuture<Connection> a = c.connection(A);
-      assertSame(a, c.connection(A));
-      assertNotSame(a, c.connection(B));
+      Connection a = connection(c, A).join();
+      assertSame(a, connection(c, A).join());
+      assertNotSame(a, connection(c, B).join());
       assertEquals(2, opened.size());
     }
   }
@@ -137,51 +168,67 @@ class PeerConnectionsTest {
   @Test
   void aConnectionBeingOpenedIsShared() {
     try (PeerConnections c = connections(false)) {
-      CompletableFuture<Connection> a = c.connection(A);
-      assertSame(a, c.connection(A));
+      CompletableFuture<Connection> first = connection(c, A);
+      CompletableFuture<Connection> second = connection(c, A);
       assertEquals(1, opened.size());
+      pending.get(0).complete(new FakeConnection(A));
+      assertSame(first.join(), second.join());
     }
   }
 
   @Test
   void aFailedOrClosedConnectionIsOpenedAgain() {
     try (PeerConnections c = connections(false)) {
-      CompletableFuture<Connection> failed = c.connection(A);
-      failed.completeExceptionally(new IOException("refused"));
-      CompletableFuture<Connection> second = c.connection(A);
-      assertNotSame(failed, second);
-      second.complete(new FakeConnection(A));
+      CompletableFuture<Connection> failed = connection(c, A);
+      pending.get(0).completeExceptionally(new IOException("refused"));
+      CompletionException e = assertThrows(CompletionException.class, failed::join);
+      assertEquals("refused", e.getCause().getMessage());
+      CompletableFuture<Connection> second = connection(c, A);
+      assertEquals(2, opened.size());
+      pending.get(1).complete(new FakeConnection(A));
       second.join().close();
-      CompletableFuture<Connection> third = c.connection(A);
-      assertNotSame(second, third);
+      CompletableFuture<Connection> third = connection(c, A);
       assertEquals(3, opened.size());
+      pending.get(2).complete(new FakeConnection(A));
+      assertNotSame(second.join(), third.join());
+      assertEquals(1, c.stats().open(), "the failed and the closed one no longer count");
     }
   }
 
   @Test
   void aDiscardedConnectionIsClosedAndReplaced() {
     try (PeerConnections c = connections(true)) {
-      CompletableFuture<Connection> a = c.connection(A);
+      Connection a = connection(c, A).join();
       c.discard(A, a);
-      assertFalse(a.join().isOpen(), "a discarded connection is closed");
-      CompletableFuture<Connection> again = c.connection(A);
+      assertFalse(a.isOpen(), "a discarded connection is closed");
+      Connection again = connection(c, A).join();
       assertNotSame(a, again);
-      assertTrue(again.join().isOpen());
+      assertTrue(again.isOpen());
       // Discarding a connection that was already replaced leaves the new one alone.
       c.discard(A, a);
-      assertSame(again, c.connection(A));
+      assertSame(again, connection(c, A).join());
+      assertTrue(again.isOpen());
     }
   }
 
   @Test
-  void closeClosesEveryConnectionIncludingThoseStillOpening() {
-    PeerConnections c = connections(false);
-    CompletableFuture<Connection> a = c.connection(A);
-    CompletableFuture<Connection> b = c.connection(B);
-    a.complete(new FakeConnection(A));
+  void closeClosesEveryConnectionIncludingThoseStillOpeningAndFailsWaitingUses() {
+    PeerConnections c = connections(false, 1);
+    CompletableFuture<Connection> a = connection(c, A);
+    CompletableFuture<Connection> b = connection(c, B);
+    assertEquals(1, opened.size(), "B waits: A's connection is being opened, in use");
     c.close();
-    assertFalse(a.join().isOpen());
-    b.complete(new FakeConnection(B));
-    assertFalse(b.join().isOpen(), "a connection that completes after close is closed");
+    CompletionException e = assertThrows(CompletionException.class, b::join);
+    assertInstanceOf(PeerClosedException.class, e.getCause());
+    pending.get(0).complete(new FakeConnection(A));
+    assertFalse(pending.get(0).join().isOpen(), "a connection that completes after close is closed");
+    assertFalse(a.isCompletedExceptionally(), "the use that had it ran");
+    assertInstanceOf(PeerClosedException.class,
+        assertThrows(CompletionException.class, () -> connection(c, A).join()).getCause());
+  }
+
+  @Test
+  void aBoundBelowOneIsRefused() {
+    assertThrows(IllegalArgumentException.class, () -> connections(true, 0));
   }
 }

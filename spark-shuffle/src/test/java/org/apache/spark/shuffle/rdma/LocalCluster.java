@@ -22,6 +22,11 @@ final class LocalCluster {
 
   /** A conf for local-cluster; {@code rdma} selects RdmaShuffleManager, else Spark's default. */
   static SparkConf conf(String appName, boolean rdma) {
+    return conf(appName, rdma, EXECUTORS);
+  }
+
+  /** A conf for local-cluster with {@code executors} executor JVMs of one core each. */
+  static SparkConf conf(String appName, boolean rdma, int executors) {
     String home = System.getProperty("sluice.test.sparkHome");
     String classPath = System.getProperty("sluice.test.executorClassPath");
     if (home == null || classPath == null || !Files.isDirectory(Path.of(home, "jars"))) {
@@ -29,7 +34,7 @@ final class LocalCluster {
           + " come from the build (sluice.test.sparkHome=" + home + ")");
     }
     SparkConf conf = new SparkConf()
-        .setMaster("local-cluster[" + EXECUTORS + ",1,1024]")
+        .setMaster("local-cluster[" + executors + ",1,1024]")
         .setAppName(appName)
         .set("spark.home", home)
         .set("spark.executor.extraClassPath", classPath)
@@ -49,9 +54,14 @@ final class LocalCluster {
 
   /** Starts a context and waits (with a deadline) until every executor JVM has registered. */
   static JavaSparkContext start(SparkConf conf) {
+    return start(conf, EXECUTORS);
+  }
+
+  /** Starts a context and waits (with a deadline) until {@code executors} executor JVMs have registered. */
+  static JavaSparkContext start(SparkConf conf, int executors) {
     JavaSparkContext sc = new JavaSparkContext(conf);
     try {
-      awaitExecutors(sc, EXECUTORS, 120);
+      awaitExecutors(sc, executors, 120);
       return sc;
     } catch (RuntimeException | Error e) {
       sc.stop();

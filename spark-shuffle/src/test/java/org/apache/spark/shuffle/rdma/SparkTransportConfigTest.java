@@ -121,6 +121,18 @@ class SparkTransportConfigTest {
   }
 
   @Test
+  void theBoundOnConnectionsToPeersIsAPositiveWholeNumber() {
+    assertEquals(256, SparkTransportConfig.source(new SparkConf(false)).value(RdmaShuffleOption.MAX_PEER_CONNECTIONS));
+    SparkConf one = new SparkConf(false).set(RdmaShuffleOption.MAX_PEER_CONNECTIONS.key(), "1");
+    assertEquals(1, SparkTransportConfig.source(one).value(RdmaShuffleOption.MAX_PEER_CONNECTIONS));
+    for (String bad : List.of("0", "-3", "many", "2.5")) {
+      SparkConf conf = new SparkConf(false).set(RdmaShuffleOption.MAX_PEER_CONNECTIONS.key(), bad);
+      String message = assertThrows(IllegalArgumentException.class, () -> new RdmaShuffleManager(conf, false)).getMessage();
+      assertEquals(true, message.contains(RdmaShuffleOption.MAX_PEER_CONNECTIONS.key()) && message.contains(bad), message);
+    }
+  }
+
+  @Test
   void readsAreVerifiedUnlessTurnedOff() {
     assertEquals(true, SparkTransportConfig.source(new SparkConf(false)).value(RdmaShuffleOption.VERIFY_READS));
     SparkConf off = new SparkConf(false).set(RdmaShuffleOption.VERIFY_READS.key(), "false");

@@ -1,0 +1,83 @@
+package org.apache.spark.shuffle.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.spark.shuffle.TransportReport;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import org.apache.spark.FetchFailed;
+import org.apache.spark.SparkConf;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import scala.Tuple2;
+
+/**
+ * An all-to-all shuffle among three executor JVMs ({@code local-cluster[3,1,1024]}) with at most one
+ * connection to peers per executor: every block crosses the transport over tcp (no local reads, no
+ * shm), so each reduce task reads three executors (its own included) through one connection,
+ * closed and reopened between peers. The answer is right, no task fails to fetch, and no executor
+ * ever had more than one connection open.
+ */
+class PeerConnectionBoundTest {
+  private static final int EXECUTORS = 3;
+  private static final int ROWS = 60_000;
+
+  @Test
+  @Timeout(600)
+  void anAllToAllShuffleAtABoundOfOneConnectionGivesTheRightAnswerWithoutFetchFailures() throws Exception {
+    SparkConf conf = LocalCluster.conf("peer-connection-bound", true, EXECUTORS)
+        .set(RdmaShuffleOption.MAX_PEER_CONNECTIONS.key(), "1")
+        .set(RdmaShuffleOption.LOCAL_READS.key(), "false")
+        .set("spark.shuffle.rdma.transport.shm.enabled", "false");
+    try (JavaSparkContext sc = LocalCluster.start(conf, EXECUTORS)) {
+      ConcurrentLinkedQueue<String> fetchFailures = new ConcurrentLinkedQueue<>();
+      sc.sc().addSparkListener(new SparkListener() {
+        @Override
+        public void onTaskEnd(SparkListenerTaskEnd end) {
+          if (end.reason() instanceof FetchFailed f) {
+            fetchFailures.add(f.message());
+          }
+        }
+      });
+      // Map tasks that take a moment, so that each of the three single-core executors runs some.
+      Map<Integer, Long> sums = new TreeMap<>(sc.parallelize(SharedJobs.range(ROWS), 12)
+          .mapPartitionsToPair(PeerConnectionBoundTest::slowly)
+          .reduceByKey(Long::sum, 6)
+          .collectAsMap());
+      Map<Integer, Long> expected = new TreeMap<>();
+      SharedJobs.range(ROWS).forEach(i -> expected.merge(i % 1000, (long) i, Long::sum));
+      assertEquals(expected, sums);
+      sc.sc().listenerBus().waitUntilEmpty(10_000);
+      assertEquals(List.of(), List.copyOf(fetchFailures), "fetch failures");
+
+      List<TransportReport> reports = TransportReports.collect(sc);
+      assertEquals(EXECUTORS, reports.size(), reports.toString());
+      long evictions = 0;
+      for (TransportReport r : reports) {
+        assertTrue(r.registeredMapOutputs() >= 1, "every executor holds map output, so reducers read all three: " + r);
+        assertTrue(r.bytesRead() > 0, r.toString());
+        assertEquals(1, r.maxPeerConnections(), r.toString());
+        assertTrue(r.peerConnectionsPeak() <= 1, "more than one connection to peers at once: " + r);
+        assertEquals(0, r.peerConnectionWaitTimeouts(), r.toString());
+        evictions += r.peerConnectionEvictions();
+      }
+      // A reduce task that reads three executors through one connection closes it for the next peer.
+      assertTrue(evictions >= 2, reports.toString());
+    }
+  }
+
+  private static Iterator<Tuple2<Integer, Long>> slowly(Iterator<Integer> rows) throws InterruptedException {
+    Thread.sleep(300);
+    List<Tuple2<Integer, Long>> out = new ArrayList<>();
+    rows.forEachRemaining(i -> out.add(new Tuple2<>(i % 1000, (long) i)));
+    return out.iterator();
+  }
+}
