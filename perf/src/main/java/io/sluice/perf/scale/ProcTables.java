@@ -126,6 +126,30 @@ final class ProcTables {
     return s.append(']').toString();
   }
 
+  /**
+   * The soft limits of a {@code limits} file that the scale model needs: open files and locked
+   * memory (bytes); -1 for "unlimited" or a missing row.
+   */
+  record Limits(long openFiles, long lockedBytes) {}
+
+  static Limits limits(String text) {
+    long files = -1;
+    long locked = -1;
+    for (String line : text.split("\n")) {
+      if (line.startsWith("Max open files")) {
+        files = soft(line, "Max open files");
+      } else if (line.startsWith("Max locked memory")) {
+        locked = soft(line, "Max locked memory");
+      }
+    }
+    return new Limits(files, locked);
+  }
+
+  private static long soft(String line, String name) {
+    String value = line.substring(name.length()).trim().split("\\s+")[0];
+    return value.equals("unlimited") ? -1 : Long.parseLong(value);
+  }
+
   /** The inode a {@code fd/} link names when it is a socket ({@code socket:[12345]}), or -1. */
   static long socketInode(String linkTarget) {
     if (!linkTarget.startsWith("socket:[") || !linkTarget.endsWith("]")) {

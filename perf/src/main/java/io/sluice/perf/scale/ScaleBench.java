@@ -8,6 +8,7 @@ import io.sluice.perf.spark.ExecutorThreads;
 import io.sluice.perf.spark.SparkApps;
 import io.sluice.spark.shuffle.TransportReport;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -224,7 +225,7 @@ public final class ScaleBench {
             threadCpuMs(threadsBefore, threadsAfter, pid, "sluice-proof", "sluice-connect"),
             threadCount(threadsAfter, pid, ExecutorThreads.Kind.SLUICE),
             threadCount(threadsAfter, pid, ExecutorThreads.Kind.NETTY_SHUFFLE),
-            threadCpuMs(threadsBefore, threadsAfter, pid, "shuffle-client", "shuffle-server")));
+            threadCpuMs(threadsBefore, threadsAfter, pid, "shuffle-client", "shuffle-server"), limits(pid)));
       }
       ScaleFigures.Driver driver = new ScaleFigures.Driver(peaks.get(self),
           driverSluice.getOrDefault("executors.registered", 0L));
@@ -282,6 +283,14 @@ public final class ScaleBench {
     return (System.nanoTime() - started) / 1e9;
   }
 
+  private static ProcTables.Limits limits(long pid) {
+    try {
+      return ProcTables.limits(Files.readString(Path.of("/proc", String.valueOf(pid), "limits")));
+    } catch (IOException e) {
+      return new ProcTables.Limits(-1, -1);
+    }
+  }
+
   private static double threadCpuMs(ExecutorThreads.Snapshot before, ExecutorThreads.Snapshot after, long pid,
       String... prefixes) {
     ExecutorThreads.Process a = process(after, pid);
@@ -315,9 +324,11 @@ public final class ScaleBench {
   private static void printLine(String label, double startS, ScaleFigures.App app, int reports, int metrics) {
     List<ScaleFigures.Executor> e = app.executorFigures();
     System.out.printf(Locale.ROOT, "[scale] %-20s start %5.1f s  jobs %6.2f / %6.2f s  per executor (median/max):"
-        + " peers %s  tcp %s  fds %s  threads %s  rss %s MB  locked %s kB%s  driver: threads %d tcp %d heap %.0f MB%n",
+        + " peers %s  tcp %s  fds %s (limit %.0f)  threads %s  rss %s MB  locked %s kB%s  driver: threads %d tcp %d"
+        + " heap %.0f MB%n",
         label, startS, app.coldSeconds(), app.warmSeconds(),
         mm(e, x -> x.peerConnections()), mm(e, x -> x.peaks().tcpEstablished()), mm(e, x -> x.peaks().fds()),
+        ScaleFigures.min(e, x -> x.limits().openFiles()),
         mm(e, x -> x.peaks().threads()), mm(e, x -> x.peaks().rssKb() / 1024.0), mm(e, x -> x.peaks().lockedKb()),
         app.manager().equals(ScaleFigures.RDMA) ? String.format(Locale.ROOT,
             "  transport: connections %s handshakes %s threads %s (reports %d, metrics %d of %d)",

@@ -37,11 +37,12 @@ final class ScaleFigures {
    * @param transportThreads live threads named {@code sluice-*} after the jobs
    * @param nettyShuffleThreads live Netty block-transfer threads after the jobs
    * @param nettyShuffleCpuMs CPU of those threads during the jobs
+   * @param limits the JVM's soft limits of open files and locked memory
    */
   record Executor(String executorId, ProcSampler.Peaks peaks, int peerConnections, int transportConnections,
       Map<String, Long> sluice, double openMs, double openWaitMs, double firstConnectMedianMs,
       double firstConnectMaxMs, double handshakeCpuMs, int transportThreads, int nettyShuffleThreads,
-      double nettyShuffleCpuMs) {
+      double nettyShuffleCpuMs, ProcTables.Limits limits) {
     /** Transport connections open after the jobs, by the transport's own counts: opened + accepted - closed. */
     long openConnections() {
       long closed = 0;
@@ -135,6 +136,10 @@ final class ScaleFigures {
     spread(out, p, b, "fds", "count", re, se, e -> e.peaks().fds());
     spread(out, p, b, "threads", "count", re, se, e -> e.peaks().threads());
     spread(out, p, b, "rss", "MB", re, se, e -> e.peaks().rssKb() / 1024.0);
+    out.add(new Measurement(p + "fd_limit", "count", min(re, e -> e.limits().openFiles()), b + "fd_limit",
+        min(se, e -> e.limits().openFiles())));
+    out.add(new Measurement(p + "memlock_limit", "kB", min(re, e -> e.limits().lockedBytes() / 1024.0),
+        b + "memlock_limit", min(se, e -> e.limits().lockedBytes() / 1024.0)));
     out.add(new Measurement(p + "locked.max", "kB", max(re, e -> e.peaks().lockedKb()), b + "locked.max",
         max(se, e -> e.peaks().lockedKb())));
     out.add(new Measurement(p + "pinned.max", "kB", max(re, e -> e.peaks().pinnedKb()), b + "pinned.max",
@@ -220,6 +225,12 @@ final class ScaleFigures {
 
   static double median(List<Executor> executors, ToDoubleFunction<Executor> f) {
     return executors.isEmpty() ? 0 : Median.of(executors.stream().mapToDouble(f).toArray());
+  }
+
+  /** The smallest value; -1 (unlimited) counts as the largest. */
+  static double min(List<Executor> executors, ToDoubleFunction<Executor> f) {
+    double[] v = executors.stream().mapToDouble(f).filter(x -> x >= 0).toArray();
+    return v.length == 0 ? -1 : java.util.Arrays.stream(v).min().orElse(-1);
   }
 
   static double max(List<Executor> executors, ToDoubleFunction<Executor> f) {

@@ -46,6 +46,15 @@ class ProcTablesTest {
   }
 
   @Test
+  void softLimits() {
+    String text = "Limit                     Soft Limit           Hard Limit           Units     \n"
+        + "Max open files            20000                1048576              files     \n"
+        + "Max locked memory         unlimited            unlimited            bytes     \n";
+    assertEquals(new ProcTables.Limits(20000, -1), ProcTables.limits(text));
+    assertEquals(new ProcTables.Limits(-1, -1), ProcTables.limits("Limit Soft Limit\n"));
+  }
+
+  @Test
   void socketLinksAndBadRows() {
     assertEquals(7001, ProcTables.socketInode("socket:[7001]"));
     assertEquals(-1, ProcTables.socketInode("/tmp/x.log"));

@@ -18,7 +18,8 @@ class ScaleFiguresTest {
 
   private static ScaleFigures.Executor executor(String id, int peers, int threads, Map<String, Long> sluice) {
     return new ScaleFigures.Executor(id, peaks(1, threads, Set.of()), peers, sluice.isEmpty() ? 0 : peers, sluice,
-        sluice.isEmpty() ? 0 : 600, 400, 180, 260, 10, sluice.isEmpty() ? 0 : 12, sluice.isEmpty() ? 2 : 0, 60);
+        sluice.isEmpty() ? 0 : 600, 400, 180, 260, 10, sluice.isEmpty() ? 0 : 12, sluice.isEmpty() ? 2 : 0, 60,
+        new ProcTables.Limits(20000, -1));
   }
 
   @Test
@@ -65,6 +66,8 @@ class ScaleFiguresTest {
     assertEquals(6, byName.get("scale.n4.transport.connections.median").value());
     assertEquals(2, byName.get("scale.n4.transport.registered.max").value());
     assertEquals(4, byName.get("scale.n4.driver.registered_executors").value());
+    assertEquals(20000, byName.get("scale.n4.fd_limit").value());
+    assertEquals(-1, byName.get("scale.n4.memlock_limit").value(), "unlimited");
     assertEquals("sort_shuffle.scale.n4.threads.median", byName.get("scale.n4.threads.median").baselineName());
     assertTrue(m.get(0).name().startsWith("scale.n4."));
   }
