@@ -135,24 +135,51 @@ public final class ScaleBench {
         + " of %d B per block, executors of 1 core and %s%n", o.executors(), o.rounds(), o.partitionsPerExecutor(),
         o.rowsPerBlock(), o.valueBytes(), o.executorMemory());
     List<ScaleFigures.App> apps = new ArrayList<>();
+    List<String> failures = new ArrayList<>();
     int turn = 0;
     for (int n : o.executors()) {
-      for (int round = 0; round < o.rounds(); round++) {
-        List<String> order = turn++ % 2 == 0 ? List.of(ScaleFigures.SORT, ScaleFigures.RDMA)
-            : List.of(ScaleFigures.RDMA, ScaleFigures.SORT);
-        for (String manager : order) {
-          apps.add(runApp(o, n, manager, round));
+      try {
+        for (int round = 0; round < o.rounds(); round++) {
+          List<String> order = turn++ % 2 == 0 ? List.of(ScaleFigures.SORT, ScaleFigures.RDMA)
+              : List.of(ScaleFigures.RDMA, ScaleFigures.SORT);
+          for (String manager : order) {
+            apps.add(runApp(o, n, manager, round));
+          }
         }
+      } catch (IOException | TimeoutException | RuntimeException e) {
+        // A larger N is unlikely to fit where this one did not: what ran so far is the result.
+        failures.add("N=" + n + ": " + e);
+        System.out.println("[scale] N=" + n + " FAILED, no larger N is tried: " + e);
+        break;
       }
+      // Written after every N, so a run cut short keeps what it measured.
+      write(o, ScaleFigures.measurements(apps), false);
     }
-    List<Measurement> results = ScaleFigures.measurements(apps);
-    System.out.println();
-    System.out.println("RdmaShuffleManager beside Spark's sort shuffle, per N (median and max over executors;"
-        + " job times: median over rounds):");
-    ResultTable.print(System.out, results);
-    ResultsFile.write(o.out(), results);
-    System.out.println("wrote " + o.out().toAbsolutePath());
+    write(o, ScaleFigures.measurements(apps), true);
+    if (!failures.isEmpty()) {
+      failures.forEach(f -> System.out.println("FAILED: " + f));
+      return 1;
+    }
     return 0;
+  }
+
+  private static void write(Options o, List<Measurement> results, boolean last) throws IOException {
+    if (results.isEmpty()) {
+      if (last) {
+        System.out.println("[scale] no N ran under both managers: no results file written");
+      }
+      return;
+    }
+    if (last) {
+      System.out.println();
+      System.out.println("RdmaShuffleManager beside Spark's sort shuffle, per N (median and max over executors;"
+          + " job times: median over rounds):");
+      ResultTable.print(System.out, results);
+    }
+    ResultsFile.write(o.out(), results);
+    if (last) {
+      System.out.println("wrote " + o.out().toAbsolutePath());
+    }
   }
 
   private static ScaleFigures.App runApp(Options o, int n, String manager, int round)
