@@ -15,10 +15,11 @@ import java.util.regex.Pattern;
  */
 public final class Sections {
   private static final Pattern TPCDS = Pattern.compile("tpcds\\.(sf[0-9.]+)\\.(q[0-9]+[a-z]?)\\.([a-z_]+)");
+  private static final Pattern SCALE = Pattern.compile("scale\\.n([0-9]+)\\.(.+)");
 
   /** The files with charts, in report order. */
   public static final List<String> KNOWN = List.of("tpcds.json", "terasort.json", "spark-shuffle.json",
-      "transport.json", "flight.json", "hadoop-rpc.json", "verbs-lab.json");
+      "transport.json", "flight.json", "hadoop-rpc.json", "verbs-lab.json", "scale.json");
 
   private Sections() {}
 
@@ -55,6 +56,14 @@ public final class Sections {
       case "verbs-lab.json" -> new Section("verbs in the SoftRoCE lab", fileName, List.of(chart("verbs-lab.png",
           "verbs READ throughput (SoftRoCE, emulated)", "MB/s", "verbs READ", "baseline", m,
           x -> x.unit().equals("MB/s"), x -> x.name().replace("verbs.read.", ""))), m, "");
+      case "scale.json" -> new Section("Scale: per-executor resources against N", fileName, List.of(
+          chart("scale-connections.png", "Connections to other executors per executor (median) against N", "connections",
+              "RdmaShuffleManager", "sort shuffle", m, scale("peer_connections.median"), Sections::executorsLabel),
+          chart("scale-threads.png", "Threads per executor JVM (median of peaks) against N", "threads",
+              "RdmaShuffleManager", "sort shuffle", m, scale("threads.median"), Sections::executorsLabel),
+          chart("scale-job-ratio.png", "All-to-all shuffle job (cold): time against the sort shuffle's, by N", "x",
+              "RdmaShuffleManager / sort shuffle", "sort shuffle (1.0)", m, scale("job.cold_ratio"),
+              Sections::executorsLabel)), m, "");
       default -> new Section(fileName, fileName, List.of(), m, "");
     };
   }
@@ -89,6 +98,19 @@ public final class Sections {
             "sort shuffle", wait, x -> true, query));
     return new Section("TPC-DS", "tpcds.json", charts, summary,
         "Every query's figures and result comparison: [tpcds.md](tpcds.md).");
+  }
+
+  /** The scale benchmark's figure {@code what} for every N ({@code scale.n<N>.<what>}). */
+  private static Predicate<Measurement> scale(String what) {
+    return x -> {
+      Matcher s = SCALE.matcher(x.name());
+      return s.matches() && s.group(2).equals(what);
+    };
+  }
+
+  private static String executorsLabel(Measurement x) {
+    Matcher s = SCALE.matcher(x.name());
+    return s.matches() ? "N=" + s.group(1) : x.name();
   }
 
   static BarChart chart(String file, String title, String yTitle, String valueSeries, String baselineSeries,

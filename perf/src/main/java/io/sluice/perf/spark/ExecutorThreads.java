@@ -20,9 +20,9 @@ import java.util.Map;
  * characters of their name that the kernel keeps ({@code comm}). Immutable snapshots; the class
  * keeps no state.
  */
-final class ExecutorThreads {
+public final class ExecutorThreads {
   /** What a thread does, from its name. */
-  enum Kind {
+  public enum Kind {
     /** {@code Executor task launch worker ...}: Spark's task threads (map, reduce, serialization). */
     TASK("task"),
     /** Sluice's transport threads ({@code sluice-io-*}, {@code sluice-handler-*}, ...). */
@@ -43,7 +43,7 @@ final class ExecutorThreads {
     /** Threads that ended between the two snapshots: the process's CPU time no live thread accounts for. */
     EXITED("exited");
 
-    final String label;
+    public final String label;
 
     Kind(String label) {
       this.label = label;
@@ -51,10 +51,10 @@ final class ExecutorThreads {
   }
 
   /** One executor JVM at one moment: its total CPU ticks and each live thread's name and ticks. */
-  record Process(long pid, long ticks, Map<Long, String> names, Map<Long, Long> threadTicks) {}
+  public record Process(long pid, long ticks, Map<Long, String> names, Map<Long, Long> threadTicks) {}
 
   /** Every executor JVM at one moment. */
-  record Snapshot(List<Process> processes) {}
+  public record Snapshot(List<Process> processes) {}
 
   private static final Path PROC = Path.of("/proc");
   /** Linux's USER_HZ, the unit of the tick counts in {@code stat}; 100 on every common kernel. */
@@ -62,7 +62,7 @@ final class ExecutorThreads {
 
   private ExecutorThreads() {}
 
-  static Kind classify(String name) {
+  public static Kind classify(String name) {
     if (name.startsWith("Executor task")) {
       return Kind.TASK;
     }
@@ -95,7 +95,7 @@ final class ExecutorThreads {
   }
 
   /** Reads every thread of {@code pids} now; a process that has gone is left out. */
-  static Snapshot take(List<Long> pids) {
+  public static Snapshot take(List<Long> pids) {
     List<Process> processes = new java.util.ArrayList<>();
     for (long pid : pids) {
       try {
@@ -128,7 +128,7 @@ final class ExecutorThreads {
    * both. A thread in {@code after} only counts from zero; time of threads that ended is {@link
    * Kind#EXITED}.
    */
-  static Map<Kind, Double> between(Snapshot before, Snapshot after) {
+  public static Map<Kind, Double> between(Snapshot before, Snapshot after) {
     Map<Kind, Double> seconds = new EnumMap<>(Kind.class);
     for (Kind k : Kind.values()) {
       seconds.put(k, 0.0);

@@ -41,6 +41,28 @@ class SectionsTest {
   }
 
   @Test
+  void scaleChartsConnectionsThreadsAndJobRatioByN() {
+    List<Measurement> m = List.of(
+        new Measurement("scale.n2.peer_connections.median", "count", 3, "sort_shuffle.scale.n2.peer_connections.median", 2),
+        new Measurement("scale.n2.peer_connections.max", "count", 3, "sort_shuffle.scale.n2.peer_connections.max", 2),
+        new Measurement("scale.n2.threads.median", "count", 48, "sort_shuffle.scale.n2.threads.median", 46),
+        new Measurement("scale.n2.job.cold_ratio", "x", 0.7, "sort_shuffle.scale.n2.job.cold_ratio", 1),
+        new Measurement("scale.n16.peer_connections.median", "count", 31, "sort_shuffle.scale.n16.peer_connections.median",
+            30),
+        new Measurement("scale.n16.transport.threads.median", "count", 12,
+            "sort_shuffle.scale.n16.netty_shuffle.threads.median", 2));
+    Section s = Sections.of("scale.json", m);
+    assertEquals(List.of("scale-connections.png", "scale-threads.png", "scale-job-ratio.png"),
+        s.charts().stream().map(BarChart::file).toList());
+    assertEquals(List.of("N=2", "N=16"), s.charts().get(0).categories());
+    assertEquals(List.of(3.0, 31.0), s.charts().get(0).values());
+    assertEquals(List.of(2.0, 30.0), s.charts().get(0).baselines());
+    assertEquals(List.of(48.0), s.charts().get(1).values());
+    assertEquals(List.of(0.7), s.charts().get(2).values());
+    assertEquals(6, s.table().size());
+  }
+
+  @Test
   void unknownFilesGetATableOnly() {
     Section s = Sections.of("other.json", List.of(new Measurement("a", "s", 1, "b", 2)));
     assertTrue(s.charts().isEmpty());

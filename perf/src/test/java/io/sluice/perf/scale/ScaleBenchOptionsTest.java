@@ -1,0 +1,58 @@
+package io.sluice.perf.scale;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.perf.bench.Cli;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ScaleBenchOptionsTest {
+  @Test
+  void defaults() {
+    ScaleBench.Options o = ScaleBench.Options.parse(new String[0]);
+    assertEquals(List.of(2, 4, 8, 16, 32), o.executors());
+    assertEquals(2, o.rounds());
+    assertEquals("384m", o.executorMemory());
+    assertEquals(Path.of("perf/results/scale.json"), o.out());
+    ScaleBench.Options some = ScaleBench.Options.parse(new String[] {"--executors", "2,6", "--rounds", "3"});
+    assertEquals(List.of(2, 6), some.executors());
+    assertEquals(3, some.rounds());
+  }
+
+  @Test
+  void quickIsSmallAndNeverWritesTheResultsFolder() {
+    ScaleBench.Options o = ScaleBench.Options.parse(new String[] {"--quick"});
+    assertEquals(List.of(2, 4), o.executors());
+    assertEquals(1, o.rounds());
+    assertEquals(Path.of("perf/target/scale-quick.json"), o.out());
+    assertEquals(Path.of("/t.json"), ScaleBench.Options.parse(new String[] {"--quick", "--out", "/t.json"}).out());
+  }
+
+  @Test
+  void badInputNamesTheOption() {
+    assertTrue(message("--executors", "1,4").contains("at least 2"));
+    assertTrue(message("--executors", "4,4").contains("each N once"));
+    assertTrue(message("--executors", "two").contains("--executors"));
+    assertTrue(message("--rounds", "0").contains("--rounds"));
+    assertTrue(message("--executor-memory", "lots").contains("--executor-memory"));
+    assertTrue(message("--sample-ms", "-5").contains("--sample-ms"));
+  }
+
+  @Test
+  void helpListsEveryOption() {
+    String usage = assertThrows(Cli.HelpRequested.class, () -> ScaleBench.Options.parse(new String[] {"--help"}))
+        .usage();
+    for (String option : List.of("--quick", "--executors", "--rounds", "--partitions-per-executor", "--rows-per-block",
+        "--value-bytes", "--executor-memory", "--start-timeout-s", "--job-timeout-s", "--sample-ms", "--out")) {
+      assertTrue(usage.contains(option), option + " in " + usage);
+    }
+  }
+
+  private static String message(String option, String value) {
+    return assertThrows(IllegalArgumentException.class,
+        () -> ScaleBench.Options.parse(new String[] {option, value})).getMessage();
+  }
+}
