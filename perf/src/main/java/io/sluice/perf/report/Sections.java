@@ -63,7 +63,13 @@ public final class Sections {
               "RdmaShuffleManager", "sort shuffle", m, scale("threads.median"), Sections::executorsLabel),
           chart("scale-job-ratio.png", "All-to-all shuffle job (cold): time against the sort shuffle's, by N", "x",
               "RdmaShuffleManager / sort shuffle", "sort shuffle (1.0)", m, scale("job.cold_ratio"),
-              Sections::executorsLabel)), m, "");
+              Sections::executorsLabel),
+          chart("scale-bounded-connections.png", "Connections to other executors per executor (median) against N,"
+              + " with and without spark.shuffle.rdma.maxPeerConnections", "connections", "with the bound",
+              "without", m, scale("bounded.peer_connections.median"), Sections::executorsLabel),
+          chart("scale-bounded-job-ratio.png", "All-to-all shuffle job (cold) against the sort shuffle's, with and"
+              + " without the bound", "x", "with the bound", "without", m, scale("bounded.job.cold_ratio"),
+              Sections::executorsLabel)).stream().filter(c -> !c.categories().isEmpty()).toList(), m, "");
       default -> new Section(fileName, fileName, List.of(), m, "");
     };
   }

@@ -36,9 +36,24 @@ final class ProcSampler implements AutoCloseable {
   /** One established TCP connection as one process sees it. */
   record Link(String local, String remote) {}
 
-  /** A process's peaks over the samples, and every established TCP connection it had in any of them. */
+  /**
+   * A process's peaks over the samples, every established TCP connection it had in any of them ({@code links}), and
+   * the established connections of each sample ({@code linkSamples}, in order).
+   */
   record Peaks(long pid, int samples, int fds, int sockets, int tcpEstablished, int threads, long rssKb,
-      long lockedKb, long pinnedKb, long heapUsedBytes, Set<Link> links) {}
+      long lockedKb, long pinnedKb, long heapUsedBytes, Set<Link> links, List<Set<Link>> linkSamples) {
+    Peaks {
+      links = Set.copyOf(links);
+      linkSamples = List.copyOf(linkSamples);
+    }
+
+    /** Peaks whose connections were all seen in one sample. */
+    Peaks(long pid, int samples, int fds, int sockets, int tcpEstablished, int threads, long rssKb, long lockedKb,
+        long pinnedKb, long heapUsedBytes, Set<Link> links) {
+      this(pid, samples, fds, sockets, tcpEstablished, threads, rssKb, lockedKb, pinnedKb, heapUsedBytes, links,
+          List.of(links));
+    }
+  }
 
   private final Map<Long, Accumulator> processes = new LinkedHashMap<>();
   private final long selfPid = ProcessHandle.current().pid();
@@ -132,6 +147,7 @@ final class ProcSampler implements AutoCloseable {
     long pinnedKb;
     long heapUsed;
     final Set<Link> links = new HashSet<>();
+    final List<Set<Link>> linkSamples = new java.util.ArrayList<>();
 
     Accumulator(long pid) {
       this.pid = pid;
@@ -158,13 +174,16 @@ final class ProcSampler implements AutoCloseable {
         }
         Map<Long, ProcTables.TcpSocket> table = tables.computeIfAbsent(namespace(), k -> readTcp());
         int established = 0;
+        Set<Link> now = new HashSet<>();
         for (long inode : socketInodes) {
           ProcTables.TcpSocket t = table.get(inode);
           if (t != null && t.state() == ProcTables.ESTABLISHED) {
             established++;
-            links.add(new Link(t.local(), t.remote()));
+            now.add(new Link(t.local(), t.remote()));
           }
         }
+        links.addAll(now);
+        linkSamples.add(Set.copyOf(now));
         samples++;
         fds = Math.max(fds, fdCount);
         sockets = Math.max(sockets, socketInodes.size());
@@ -199,7 +218,7 @@ final class ProcSampler implements AutoCloseable {
 
     Peaks peaks() {
       return new Peaks(pid, samples, fds, sockets, tcpEstablished, threads, rssKb, lockedKb, pinnedKb, heapUsed,
-          Set.copyOf(links));
+          links, linkSamples);
     }
   }
 }

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -48,7 +49,7 @@ public final class ScaleBench {
   private ScaleBench() {}
 
   record Options(List<Integer> executors, int rounds, int partitionsPerExecutor, int rowsPerBlock, int valueBytes,
-      String executorMemory, int startTimeoutS, int jobTimeoutS, long sampleMs, Path out) {
+      String executorMemory, int startTimeoutS, int jobTimeoutS, long sampleMs, int maxPeerConnections, Path out) {
     static final Cli.Command COMMAND = new Cli.Command("scale-bench", "scale",
         "Per-executor connections, sockets, file descriptors, threads and memory as the number of executors N"
             + " grows, under RdmaShuffleManager and Spark's sort shuffle, with an all-to-all shuffle of tiny data.",
@@ -89,6 +90,11 @@ public final class ScaleBench {
           description = "Seconds each job may take before the run fails (default 600).")
       int jobTimeoutS = 600;
 
+      @Option(names = "--max-peer-connections", paramLabel = "K",
+          description = "Also run RdmaShuffleManager with spark.shuffle.rdma.maxPeerConnections=K in every round, the"
+              + " curve with a bound beside the one without (default: not run).")
+      int maxPeerConnections;
+
       @Option(names = "--sample-ms", paramLabel = "MS",
           description = "Shortest wait between two /proc samples; longer when a sample takes long (default 200).")
       long sampleMs = 200;
@@ -114,15 +120,15 @@ public final class ScaleBench {
         throw new IllegalArgumentException("--executors: each N once, got " + executors);
       }
       if (rounds <= 0 || f.partitionsPerExecutor <= 0 || f.rowsPerBlock <= 0 || f.valueBytes <= 0
-          || f.startTimeoutS <= 0 || f.jobTimeoutS <= 0 || f.sampleMs <= 0) {
+          || f.startTimeoutS <= 0 || f.jobTimeoutS <= 0 || f.sampleMs <= 0 || f.maxPeerConnections < 0) {
         throw new IllegalArgumentException("--rounds, --partitions-per-executor, --rows-per-block, --value-bytes,"
-            + " --start-timeout-s, --job-timeout-s and --sample-ms must be positive");
+            + " --start-timeout-s, --job-timeout-s, --sample-ms and --max-peer-connections must be positive");
       }
       if (!f.executorMemory.matches("[0-9]+[kmgKMG]?")) {
         throw new IllegalArgumentException("--executor-memory: a size such as 384m, got '" + f.executorMemory + "'");
       }
       return new Options(executors, rounds, f.partitionsPerExecutor, f.rowsPerBlock, f.valueBytes, f.executorMemory,
-          f.startTimeoutS, f.jobTimeoutS, f.sampleMs, line.out());
+          f.startTimeoutS, f.jobTimeoutS, f.sampleMs, f.maxPeerConnections, line.out());
     }
   }
 
@@ -132,16 +138,23 @@ public final class ScaleBench {
 
   static int run(Options o) throws IOException, TimeoutException {
     System.out.printf(Locale.ROOT, "[scale] N = %s, %d round(s), %d map and reduce partitions per executor, %d rows"
-        + " of %d B per block, executors of 1 core and %s%n", o.executors(), o.rounds(), o.partitionsPerExecutor(),
-        o.rowsPerBlock(), o.valueBytes(), o.executorMemory());
+        + " of %d B per block, executors of 1 core and %s%s%n", o.executors(), o.rounds(), o.partitionsPerExecutor(),
+        o.rowsPerBlock(), o.valueBytes(), o.executorMemory(), o.maxPeerConnections() > 0
+            ? "; RdmaShuffleManager also with at most " + o.maxPeerConnections() + " connections to peers" : "");
+    List<String> managers = new ArrayList<>(List.of(ScaleFigures.SORT, ScaleFigures.RDMA));
+    if (o.maxPeerConnections() > 0) {
+      managers.add(ScaleFigures.BOUNDED);
+    }
     List<ScaleFigures.App> apps = new ArrayList<>();
     List<String> failures = new ArrayList<>();
     int turn = 0;
     for (int n : o.executors()) {
       try {
         for (int round = 0; round < o.rounds(); round++) {
-          List<String> order = turn++ % 2 == 0 ? List.of(ScaleFigures.SORT, ScaleFigures.RDMA)
-              : List.of(ScaleFigures.RDMA, ScaleFigures.SORT);
+          List<String> order = new ArrayList<>(managers);
+          if (turn++ % 2 == 1) {
+            Collections.reverse(order);
+          }
           for (String manager : order) {
             apps.add(runApp(o, n, manager, round));
           }
@@ -194,9 +207,12 @@ public final class ScaleBench {
         .set("spark.locality.wait", "0s")
         // Every executor stands for a host of its own: no reads of a same-Worker peer's files.
         .set("spark.shuffle.readHostLocalDisk", "false")
-        .set("spark.shuffle.manager", manager.equals(ScaleFigures.RDMA) ? RDMA_MANAGER : "sort");
-    if (manager.equals(ScaleFigures.RDMA)) {
+        .set("spark.shuffle.manager", manager.equals(ScaleFigures.SORT) ? "sort" : RDMA_MANAGER);
+    if (!manager.equals(ScaleFigures.SORT)) {
       conf.set("spark.shuffle.rdma.transport.shm.enabled", "false");
+    }
+    if (manager.equals(ScaleFigures.BOUNDED)) {
+      conf.set("spark.shuffle.rdma.maxPeerConnections", String.valueOf(o.maxPeerConnections()));
     }
     String label = String.format(Locale.ROOT, "N=%d %s round %d", n, manager, round + 1);
     long startedApp = System.nanoTime();
@@ -350,18 +366,21 @@ public final class ScaleBench {
 
   private static void printLine(String label, double startS, ScaleFigures.App app, int reports, int metrics) {
     List<ScaleFigures.Executor> e = app.executorFigures();
-    System.out.printf(Locale.ROOT, "[scale] %-20s start %5.1f s  jobs %6.2f / %6.2f s  per executor (median/max):"
+    System.out.printf(Locale.ROOT, "[scale] %-26s start %5.1f s  jobs %6.2f / %6.2f s  per executor (median/max):"
         + " peers %s  tcp %s  fds %s (limit %.0f)  threads %s  rss %s MB  locked %s kB%s  driver: threads %d tcp %d"
         + " heap %.0f MB%n",
         label, startS, app.coldSeconds(), app.warmSeconds(),
         mm(e, x -> x.peerConnections()), mm(e, x -> x.peaks().tcpEstablished()), mm(e, x -> x.peaks().fds()),
         ScaleFigures.min(e, x -> x.limits().openFiles()),
         mm(e, x -> x.peaks().threads()), mm(e, x -> x.peaks().rssKb() / 1024.0), mm(e, x -> x.peaks().lockedKb()),
-        app.manager().equals(ScaleFigures.RDMA) ? String.format(Locale.ROOT,
-            "  transport: connections %s handshakes %s threads %s (reports %d, metrics %d of %d)",
+        !app.manager().equals(ScaleFigures.SORT) ? String.format(Locale.ROOT,
+            "  transport: connections %s handshakes %s threads %s; peer connections opened at once %s, waits %s,"
+                + " evictions %s (reports %d, metrics %d of %d)",
             mm(e.stream().filter(x -> !x.sluice().isEmpty()).toList(), x -> x.openConnections()),
             mm(e.stream().filter(x -> !x.sluice().isEmpty()).toList(), x -> x.handshakes()),
-            mm(e, x -> x.transportThreads()), reports, metrics, e.size()) : "",
+            mm(e, x -> x.transportThreads()), mm(e, x -> x.gauge(ScaleFigures.PEAK)),
+            mm(e, x -> x.gauge(ScaleFigures.WAITS)), mm(e, x -> x.gauge(ScaleFigures.EVICTIONS)), reports, metrics,
+            e.size()) : "",
         app.driver().peaks().threads(), app.driver().peaks().tcpEstablished(),
         app.driver().peaks().heapUsedBytes() / 1048576.0);
   }

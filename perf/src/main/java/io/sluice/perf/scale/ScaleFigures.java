@@ -20,13 +20,19 @@ import java.util.function.ToDoubleFunction;
 final class ScaleFigures {
   static final String SORT = "sort";
   static final String RDMA = "rdma";
+  /** RdmaShuffleManager with a bound on each executor's connections to peers (spark.shuffle.rdma.maxPeerConnections). */
+  static final String BOUNDED = "rdma-bounded";
+  /** The executor's {@code sluice} gauges of the bound: connections it opened at once at most, waits, evictions. */
+  static final String PEAK = "peerConnections.peak";
+  static final String WAITS = "peerConnections.waits";
+  static final String EVICTIONS = "peerConnections.evictions";
 
   private ScaleFigures() {}
 
   /**
    * One executor of one application.
    *
-   * @param peerConnections established TCP connections to or from another executor of the application
+   * @param peerConnections the most established TCP connections at once to or from other executors of the application
    * @param transportConnections those on the shuffle transport's listening port or to a peer's (RdmaShuffleManager)
    * @param sluice the executor's {@code sluice} metrics; empty for the sort shuffle or where not read
    * @param openMs the transport's open on its own thread (0 where not reported)
@@ -43,7 +49,11 @@ final class ScaleFigures {
       Map<String, Long> sluice, double openMs, double openWaitMs, double firstConnectMedianMs,
       double firstConnectMaxMs, double handshakeCpuMs, int transportThreads, int nettyShuffleThreads,
       double nettyShuffleCpuMs, ProcTables.Limits limits) {
-    /** Transport connections open after the jobs, by the transport's own counts: opened + accepted - closed. */
+    /**
+     * Transport connections open after the jobs, by the transport's own counts: opened + accepted - closed, where
+     * closed counts accepted connections only (a connection this side opened and closed is not subtracted): right
+     * while no connection is closed before the application ends, which a bound on peer connections breaks.
+     */
     long openConnections() {
       long closed = 0;
       for (Map.Entry<String, Long> e : sluice.entrySet()) {
@@ -52,6 +62,11 @@ final class ScaleFigures {
         }
       }
       return sluice.getOrDefault("connections.opened", 0L) + sluice.getOrDefault("connections.accepted", 0L) - closed;
+    }
+
+    /** One of the executor's {@code sluice} gauges, 0 where not reported. */
+    double gauge(String name) {
+      return sluice.getOrDefault(name, 0L);
     }
 
     /** Authenticated connections made and taken, and handshakes that failed. */
@@ -74,7 +89,7 @@ final class ScaleFigures {
       List<Executor> executorFigures, Driver driver) {}
 
   /**
-   * Which established connections of {@code pid} go to or come from another of the sampled
+   * The most established connections {@code pid} had at once (in one sample) to or from another of the sampled
    * executors: a connection between two of them shows in both, with the endpoints swapped.
    */
   static int peerConnections(long pid, Map<Long, ProcSampler.Peaks> executors) {
@@ -84,13 +99,17 @@ final class ScaleFigures {
         peaks.links().forEach(l -> othersLocal.add(l.local()));
       }
     });
-    int n = 0;
-    for (ProcSampler.Link l : executors.get(pid).links()) {
-      if (othersLocal.contains(l.remote())) {
-        n++;
+    int most = 0;
+    for (Set<ProcSampler.Link> sample : executors.get(pid).linkSamples()) {
+      int n = 0;
+      for (ProcSampler.Link l : sample) {
+        if (othersLocal.contains(l.remote())) {
+          n++;
+        }
       }
+      most = Math.max(most, n);
     }
-    return n;
+    return most;
   }
 
   /**
@@ -117,8 +136,12 @@ final class ScaleFigures {
     byN.forEach((n, list) -> {
       List<App> rdma = list.stream().filter(a -> a.manager().equals(RDMA)).toList();
       List<App> sort = list.stream().filter(a -> a.manager().equals(SORT)).toList();
+      List<App> bounded = list.stream().filter(a -> a.manager().equals(BOUNDED)).toList();
       if (!rdma.isEmpty() && !sort.isEmpty()) {
         out.addAll(forN(n, rdma, sort));
+        if (!bounded.isEmpty()) {
+          out.addAll(bounded(n, bounded, rdma, sort));
+        }
       }
     });
     return out;
@@ -195,6 +218,45 @@ final class ScaleFigures {
       out.add(new Measurement(p + "transport.first_connect.max", "ms", max(opened, Executor::firstConnectMaxMs), job,
           coldMs));
     }
+    return out;
+  }
+
+  /**
+   * RdmaShuffleManager with a bound ({@code scale.n<N>.bounded.*}) beside the same manager without one: the curve
+   * after the change beside the curve before it, from the same run.
+   */
+  private static List<Measurement> bounded(int n, List<App> bounded, List<App> rdma, List<App> sort) {
+    String p = "scale.n" + n + ".bounded.";
+    String b = "scale.n" + n + ".";
+    List<Executor> be = executors(bounded);
+    List<Executor> re = executors(rdma);
+    List<Measurement> out = new ArrayList<>();
+    spread(out, p, b, "peer_connections", "count", be, re, e -> e.peerConnections());
+    spread(out, p, b, "tcp_connections", "count", be, re, e -> e.peaks().tcpEstablished());
+    spread(out, p, b, "fds", "count", be, re, e -> e.peaks().fds());
+    spread(out, p, b, "threads", "count", be, re, e -> e.peaks().threads());
+    spread(out, p, b, "transport.threads", "count", be, re, e -> e.transportThreads());
+    spread(out, p, b, "transport.handshake_cpu", "ms", be, re, e -> e.handshakeCpuMs());
+    spread(out, p, b, "transport.opened_at_once", "count", be, re, e -> e.gauge(PEAK));
+    spread(out, p, b, "transport.waits", "count", be, re, e -> e.gauge(WAITS));
+    spread(out, p, b, "transport.evictions", "count", be, re, e -> e.gauge(EVICTIONS));
+    List<Executor> reported = be.stream().filter(e -> !e.sluice().isEmpty()).toList();
+    List<Executor> reportedBefore = re.stream().filter(e -> !e.sluice().isEmpty()).toList();
+    if (!reported.isEmpty() && !reportedBefore.isEmpty()) {
+      out.add(new Measurement(p + "transport.handshakes.median", "count", median(reported, e -> e.handshakes()),
+          b + "transport.handshakes.median", median(reportedBefore, e -> e.handshakes())));
+    }
+    double bCold = Median.of(bounded.stream().mapToDouble(App::coldSeconds).toArray());
+    double bWarm = Median.of(bounded.stream().mapToDouble(App::warmSeconds).toArray());
+    double rCold = Median.of(rdma.stream().mapToDouble(App::coldSeconds).toArray());
+    double rWarm = Median.of(rdma.stream().mapToDouble(App::warmSeconds).toArray());
+    double sCold = Median.of(sort.stream().mapToDouble(App::coldSeconds).toArray());
+    double sWarm = Median.of(sort.stream().mapToDouble(App::warmSeconds).toArray());
+    out.add(new Measurement(p + "job.cold", "s", bCold, b + "job.cold", rCold));
+    out.add(new Measurement(p + "job.warm", "s", bWarm, b + "job.warm", rWarm));
+    // Against the sort shuffle, beside the unbounded manager's ratio.
+    out.add(new Measurement(p + "job.cold_ratio", "x", bCold / sCold, b + "job.cold_ratio", rCold / sCold));
+    out.add(new Measurement(p + "job.warm_ratio", "x", bWarm / sWarm, b + "job.warm_ratio", rWarm / sWarm));
     return out;
   }
 

@@ -20,6 +20,8 @@ class ScaleBenchOptionsTest {
     ScaleBench.Options some = ScaleBench.Options.parse(new String[] {"--executors", "2,6", "--rounds", "3"});
     assertEquals(List.of(2, 6), some.executors());
     assertEquals(3, some.rounds());
+    assertEquals(0, some.maxPeerConnections(), "no bounded run unless asked");
+    assertEquals(8, ScaleBench.Options.parse(new String[] {"--max-peer-connections", "8"}).maxPeerConnections());
   }
 
   @Test
@@ -39,6 +41,7 @@ class ScaleBenchOptionsTest {
     assertTrue(message("--rounds", "0").contains("--rounds"));
     assertTrue(message("--executor-memory", "lots").contains("--executor-memory"));
     assertTrue(message("--sample-ms", "-5").contains("--sample-ms"));
+    assertTrue(message("--max-peer-connections", "-1").contains("--max-peer-connections"));
   }
 
   @Test
@@ -46,7 +49,7 @@ class ScaleBenchOptionsTest {
     String usage = assertThrows(Cli.HelpRequested.class, () -> ScaleBench.Options.parse(new String[] {"--help"}))
         .usage();
     for (String option : List.of("--quick", "--executors", "--rounds", "--partitions-per-executor", "--rows-per-block",
-        "--value-bytes", "--executor-memory", "--start-timeout-s", "--job-timeout-s", "--sample-ms", "--out")) {
+        "--value-bytes", "--executor-memory", "--start-timeout-s", "--job-timeout-s", "--sample-ms", "--max-peer-connections", "--out")) {
       assertTrue(usage.contains(option), option + " in " + usage);
     }
   }

@@ -37,6 +37,20 @@ class ScaleFiguresTest {
   }
 
   @Test
+  void peerConnectionsAreTheMostAtOnceNotEveryOneSeen() {
+    ProcSampler.Link aToB = new ProcSampler.Link("10.77.0.11:50000", "10.77.0.12:40000");
+    ProcSampler.Link aToC = new ProcSampler.Link("10.77.0.11:50001", "10.77.0.13:40000");
+    ProcSampler.Link bFromA = new ProcSampler.Link("10.77.0.12:40000", "10.77.0.11:50000");
+    ProcSampler.Link cFromA = new ProcSampler.Link("10.77.0.13:40000", "10.77.0.11:50001");
+    // A held one connection to B, closed it, then opened one to C: at most one at once.
+    ProcSampler.Peaks a = new ProcSampler.Peaks(1, 2, 200, 10, 1, 40, 1, 0, 0, 0, Set.of(aToB, aToC),
+        List.of(Set.of(aToB), Set.of(aToC)));
+    Map<Long, ProcSampler.Peaks> all = Map.of(1L, a, 2L, peaks(2, 40, Set.of(bFromA)), 3L, peaks(3, 40,
+        Set.of(cFromA)));
+    assertEquals(1, ScaleFigures.peerConnections(1, all));
+  }
+
+  @Test
   void transportCountsFromTheMetrics() {
     ScaleFigures.Executor e = executor("1", 6, 50, Map.of("connections.opened", 3L, "connections.accepted", 3L,
         "connections.closed.peerClosed", 1L, "handshake.failed.timeout", 2L));
@@ -70,5 +84,41 @@ class ScaleFiguresTest {
     assertEquals(-1, byName.get("scale.n4.memlock_limit").value(), "unlimited");
     assertEquals("sort_shuffle.scale.n4.threads.median", byName.get("scale.n4.threads.median").baselineName());
     assertTrue(m.get(0).name().startsWith("scale.n4."));
+  }
+
+  @Test
+  void theBoundedManagerBesideTheUnboundedOneAndTheSortShuffle() {
+    Map<String, Long> open = Map.of("connections.opened", 7L, "connections.accepted", 7L);
+    Map<String, Long> bound = Map.of("connections.opened", 9L, "connections.accepted", 9L,
+        "connections.closed.evicted", 14L, ScaleFigures.PEAK, 2L, ScaleFigures.WAITS, 3L, ScaleFigures.EVICTIONS, 7L);
+    ScaleFigures.Driver driver = new ScaleFigures.Driver(peaks(9, 70, Set.of()), 8);
+    List<ScaleFigures.Executor> unbounded = List.of(executor("0", 14, 60, open), executor("1", 14, 61, open));
+    List<ScaleFigures.Executor> withBound = List.of(executor("0", 4, 55, bound), executor("1", 4, 56, bound));
+    List<ScaleFigures.Executor> sort = List.of(executor("0", 7, 50, Map.of()), executor("1", 7, 50, Map.of()));
+    List<Measurement> m = ScaleFigures.measurements(List.of(
+        new ScaleFigures.App(8, ScaleFigures.BOUNDED, 0, 6.0, 1.5, withBound, driver),
+        new ScaleFigures.App(8, ScaleFigures.RDMA, 0, 4.0, 1.0, unbounded, driver),
+        new ScaleFigures.App(8, ScaleFigures.SORT, 0, 5.0, 2.0, sort, driver)));
+    Map<String, Measurement> byName = m.stream().collect(Collectors.toMap(Measurement::name, x -> x));
+    Measurement peers = byName.get("scale.n8.bounded.peer_connections.median");
+    assertEquals(4, peers.value());
+    assertEquals(14, peers.baselineValue(), "the unbounded manager's");
+    assertEquals("scale.n8.peer_connections.median", peers.baselineName());
+    assertEquals(18, byName.get("scale.n8.bounded.transport.handshakes.median").value());
+    assertEquals(2, byName.get("scale.n8.bounded.transport.opened_at_once.max").value());
+    assertEquals(7, byName.get("scale.n8.bounded.transport.evictions.median").value());
+    Measurement ratio = byName.get("scale.n8.bounded.job.cold_ratio");
+    assertEquals(1.2, ratio.value(), 1e-9);
+    assertEquals(0.8, ratio.baselineValue(), 1e-9);
+    assertEquals(14, byName.get("scale.n8.peer_connections.median").value(), "the unbounded figures stay");
+  }
+
+  @Test
+  void withoutTheSortShuffleTheBoundedRunIsLeftOutToo() {
+    ScaleFigures.Driver driver = new ScaleFigures.Driver(peaks(9, 70, Set.of()), 2);
+    List<Measurement> m = ScaleFigures.measurements(List.of(
+        new ScaleFigures.App(2, ScaleFigures.BOUNDED, 0, 6.0, 1.5, List.of(executor("0", 1, 55, Map.of())), driver),
+        new ScaleFigures.App(2, ScaleFigures.RDMA, 0, 4.0, 1.0, List.of(executor("0", 1, 55, Map.of())), driver)));
+    assertTrue(m.isEmpty());
   }
 }
