@@ -49,7 +49,8 @@ public final class ScaleBench {
   private ScaleBench() {}
 
   record Options(List<Integer> executors, int rounds, int partitionsPerExecutor, int rowsPerBlock, int valueBytes,
-      String executorMemory, int startTimeoutS, int jobTimeoutS, long sampleMs, int maxPeerConnections, Path out) {
+      String executorMemory, int startTimeoutS, int jobTimeoutS, long sampleMs, int maxPeerConnections,
+      Map<String, String> rdmaConf, Path out) {
     static final Cli.Command COMMAND = new Cli.Command("scale-bench", "scale",
         "Per-executor connections, sockets, file descriptors, threads and memory as the number of executors N"
             + " grows, under RdmaShuffleManager and Spark's sort shuffle, with an all-to-all shuffle of tiny data.",
@@ -95,6 +96,11 @@ public final class ScaleBench {
               + " curve with a bound beside the one without (default: not run).")
       int maxPeerConnections;
 
+      @Option(names = "--conf", paramLabel = "KEY=VALUE",
+          description = "A Spark setting for RdmaShuffleManager's applications (bounded or not), such as a longer"
+              + " spark.shuffle.rdma.transport.connectTimeoutMs where many executors share few cores; repeatable.")
+      List<String> conf = new ArrayList<>();
+
       @Option(names = "--sample-ms", paramLabel = "MS",
           description = "Shortest wait between two /proc samples; longer when a sample takes long (default 200).")
       long sampleMs = 200;
@@ -127,8 +133,21 @@ public final class ScaleBench {
       if (!f.executorMemory.matches("[0-9]+[kmgKMG]?")) {
         throw new IllegalArgumentException("--executor-memory: a size such as 384m, got '" + f.executorMemory + "'");
       }
+      Map<String, String> rdmaConf = new TreeMap<>();
+      for (String kv : f.conf) {
+        int eq = kv.indexOf('=');
+        if (eq <= 0 || !kv.startsWith("spark.")) {
+          throw new IllegalArgumentException("--conf takes a Spark setting as spark.KEY=VALUE, got '" + kv + "'");
+        }
+        String key = kv.substring(0, eq);
+        if (key.equals("spark.shuffle.manager") || key.equals("spark.shuffle.rdma.maxPeerConnections")) {
+          throw new IllegalArgumentException("--conf: " + key + " is the benchmark's to set (--max-peer-connections"
+              + " for the bound)");
+        }
+        rdmaConf.put(key, kv.substring(eq + 1));
+      }
       return new Options(executors, rounds, f.partitionsPerExecutor, f.rowsPerBlock, f.valueBytes, f.executorMemory,
-          f.startTimeoutS, f.jobTimeoutS, f.sampleMs, f.maxPeerConnections, line.out());
+          f.startTimeoutS, f.jobTimeoutS, f.sampleMs, f.maxPeerConnections, Map.copyOf(rdmaConf), line.out());
     }
   }
 
@@ -141,6 +160,9 @@ public final class ScaleBench {
         + " of %d B per block, executors of 1 core and %s%s%n", o.executors(), o.rounds(), o.partitionsPerExecutor(),
         o.rowsPerBlock(), o.valueBytes(), o.executorMemory(), o.maxPeerConnections() > 0
             ? "; RdmaShuffleManager also with at most " + o.maxPeerConnections() + " connections to peers" : "");
+    if (!o.rdmaConf().isEmpty()) {
+      System.out.println("[scale] RdmaShuffleManager's applications also set " + new TreeMap<>(o.rdmaConf()));
+    }
     List<String> managers = new ArrayList<>(List.of(ScaleFigures.SORT, ScaleFigures.RDMA));
     if (o.maxPeerConnections() > 0) {
       managers.add(ScaleFigures.BOUNDED);
@@ -159,10 +181,11 @@ public final class ScaleBench {
             apps.add(runApp(o, n, manager, round));
           }
         }
-      } catch (IOException | TimeoutException | RuntimeException e) {
-        // A larger N is unlikely to fit where this one did not: what ran so far is the result.
-        failures.add("N=" + n + ": " + e);
-        System.out.println("[scale] N=" + n + " FAILED, no larger N is tried: " + e);
+      } catch (Exception e) {
+        // A larger N is unlikely to fit where this one did not: what ran so far is the result. Spark's own
+        // exceptions (a job aborted after its stage failed too often) are checked ones that Scala throws unchecked.
+        failures.add("N=" + n + ": " + firstLine(e));
+        System.out.println("[scale] N=" + n + " FAILED, no larger N is tried: " + firstLine(e));
         break;
       }
       // Written after every N, so a run cut short keeps what it measured.
@@ -174,6 +197,13 @@ public final class ScaleBench {
       return 1;
     }
     return 0;
+  }
+
+  /** An exception's class and the first line of its message (Spark's carry whole stack traces in them). */
+  private static String firstLine(Exception e) {
+    String m = String.valueOf(e.getMessage());
+    int nl = m.indexOf('\n');
+    return e.getClass().getName() + ": " + (nl < 0 ? m : m.substring(0, nl));
   }
 
   private static void write(Options o, List<Measurement> results, boolean last) throws IOException {
@@ -210,6 +240,7 @@ public final class ScaleBench {
         .set("spark.shuffle.manager", manager.equals(ScaleFigures.SORT) ? "sort" : RDMA_MANAGER);
     if (!manager.equals(ScaleFigures.SORT)) {
       conf.set("spark.shuffle.rdma.transport.shm.enabled", "false");
+      o.rdmaConf().forEach(conf::set);
     }
     if (manager.equals(ScaleFigures.BOUNDED)) {
       conf.set("spark.shuffle.rdma.maxPeerConnections", String.valueOf(o.maxPeerConnections()));

@@ -168,10 +168,10 @@ final class ScaleFigures {
     out.add(new Measurement(p + "pinned.max", "kB", max(re, e -> e.peaks().pinnedKb()), b + "pinned.max",
         max(se, e -> e.peaks().pinnedKb())));
 
-    double rCold = Median.of(rdma.stream().mapToDouble(App::coldSeconds).toArray());
-    double sCold = Median.of(sort.stream().mapToDouble(App::coldSeconds).toArray());
-    double rWarm = Median.of(rdma.stream().mapToDouble(App::warmSeconds).toArray());
-    double sWarm = Median.of(sort.stream().mapToDouble(App::warmSeconds).toArray());
+    double rCold = overRounds(rdma, App::coldSeconds);
+    double sCold = overRounds(sort, App::coldSeconds);
+    double rWarm = overRounds(rdma, App::warmSeconds);
+    double sWarm = overRounds(sort, App::warmSeconds);
     out.add(new Measurement(p + "job.cold", "s", rCold, b + "job.cold", sCold));
     out.add(new Measurement(p + "job.warm", "s", rWarm, b + "job.warm", sWarm));
     out.add(new Measurement(p + "job.cold_ratio", "x", rCold / sCold, b + "job.cold_ratio", 1.0));
@@ -246,18 +246,23 @@ final class ScaleFigures {
       out.add(new Measurement(p + "transport.handshakes.median", "count", median(reported, e -> e.handshakes()),
           b + "transport.handshakes.median", median(reportedBefore, e -> e.handshakes())));
     }
-    double bCold = Median.of(bounded.stream().mapToDouble(App::coldSeconds).toArray());
-    double bWarm = Median.of(bounded.stream().mapToDouble(App::warmSeconds).toArray());
-    double rCold = Median.of(rdma.stream().mapToDouble(App::coldSeconds).toArray());
-    double rWarm = Median.of(rdma.stream().mapToDouble(App::warmSeconds).toArray());
-    double sCold = Median.of(sort.stream().mapToDouble(App::coldSeconds).toArray());
-    double sWarm = Median.of(sort.stream().mapToDouble(App::warmSeconds).toArray());
+    double bCold = overRounds(bounded, App::coldSeconds);
+    double bWarm = overRounds(bounded, App::warmSeconds);
+    double rCold = overRounds(rdma, App::coldSeconds);
+    double rWarm = overRounds(rdma, App::warmSeconds);
+    double sCold = overRounds(sort, App::coldSeconds);
+    double sWarm = overRounds(sort, App::warmSeconds);
     out.add(new Measurement(p + "job.cold", "s", bCold, b + "job.cold", rCold));
     out.add(new Measurement(p + "job.warm", "s", bWarm, b + "job.warm", rWarm));
     // Against the sort shuffle, beside the unbounded manager's ratio.
     out.add(new Measurement(p + "job.cold_ratio", "x", bCold / sCold, b + "job.cold_ratio", rCold / sCold));
     out.add(new Measurement(p + "job.warm_ratio", "x", bWarm / sWarm, b + "job.warm_ratio", rWarm / sWarm));
     return out;
+  }
+
+  /** The median over rounds of one application figure. */
+  private static double overRounds(List<App> apps, ToDoubleFunction<App> f) {
+    return Median.of(apps.stream().mapToDouble(f).toArray());
   }
 
   private static List<Executor> executors(List<App> apps) {

@@ -22,6 +22,10 @@ class ScaleBenchOptionsTest {
     assertEquals(3, some.rounds());
     assertEquals(0, some.maxPeerConnections(), "no bounded run unless asked");
     assertEquals(8, ScaleBench.Options.parse(new String[] {"--max-peer-connections", "8"}).maxPeerConnections());
+    assertEquals(java.util.Map.of(), some.rdmaConf());
+    assertEquals(java.util.Map.of("spark.shuffle.rdma.transport.connectTimeoutMs", "60000", "spark.a", "b=c"),
+        ScaleBench.Options.parse(new String[] {"--conf", "spark.shuffle.rdma.transport.connectTimeoutMs=60000",
+            "--conf", "spark.a=b=c"}).rdmaConf());
   }
 
   @Test
@@ -42,6 +46,8 @@ class ScaleBenchOptionsTest {
     assertTrue(message("--executor-memory", "lots").contains("--executor-memory"));
     assertTrue(message("--sample-ms", "-5").contains("--sample-ms"));
     assertTrue(message("--max-peer-connections", "-1").contains("--max-peer-connections"));
+    assertTrue(message("--conf", "connectTimeoutMs=1").contains("spark.KEY=VALUE"));
+    assertTrue(message("--conf", "spark.shuffle.manager=sort").contains("the benchmark's to set"));
   }
 
   @Test
@@ -49,7 +55,7 @@ class ScaleBenchOptionsTest {
     String usage = assertThrows(Cli.HelpRequested.class, () -> ScaleBench.Options.parse(new String[] {"--help"}))
         .usage();
     for (String option : List.of("--quick", "--executors", "--rounds", "--partitions-per-executor", "--rows-per-block",
-        "--value-bytes", "--executor-memory", "--start-timeout-s", "--job-timeout-s", "--sample-ms", "--max-peer-connections", "--out")) {
+        "--value-bytes", "--executor-memory", "--start-timeout-s", "--job-timeout-s", "--sample-ms", "--max-peer-connections", "--conf", "--out")) {
       assertTrue(usage.contains(option), option + " in " + usage);
     }
   }
