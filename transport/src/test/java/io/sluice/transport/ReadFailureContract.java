@@ -26,6 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * READs that must fail, each with its own exception type: out of bounds, unknown key, revoked
@@ -245,10 +246,13 @@ public interface ReadFailureContract extends TransportContractFixture {
    * As {@link #readsRacingRegionAndPeerClosesLandWholeOrFailWithTheirCause}, with READs of 1 B to
    * 4 KiB (short ones across page boundaries among them), each thread keeping at most 64 in
    * flight: 4,000 READs, or {@code -Dsluice.contract.stressReads} (the lab runs 100,000 on each
-   * device, enough to show a fault that comes once in a hundred thousand READs).
+   * device, enough to show a fault that comes once in a hundred thousand READs). Its deadline is
+   * the suite's two minutes times five: the lab's 100,000 READs take half a minute on an emulated
+   * device on a quiet machine and past two minutes where the emulation runs three times slower.
    */
   @Test
   @Tag(TransportTestSupport.READ_STRESS)
+  @Timeout(600)
   default void manySmallReadsRacingRegionAndPeerClosesLandWholeOrFailWithTheirCause() throws Exception {
     int reads = Integer.getInteger("sluice.contract.stressReads", 4000);
     raceReadsAgainstCloses(0x51C3_0003L, Math.max(1, reads / 8), 12, 64);
