@@ -78,6 +78,9 @@ def spark():
         .config("spark.sluice.tables.transport.bindHost", "127.0.0.1")
         .config("spark.sluice.tables.memory", BUDGET)
         .config("spark.sql.shuffle.partitions", "2")
+        # Short-lived test JVMs: the client compiler alone, as the Java tests run them.
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+        .config("spark.executor.defaultJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
         .getOrCreate()
     )
     try:

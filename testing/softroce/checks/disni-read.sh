@@ -7,7 +7,7 @@
 # RdmaNode READ path, and a hostile requester against a message channel (malformed frame,
 # credit exceeded, staged request of unregistered memory).
 java_cmd() {
-  java -Xmx512m -XX:+UseSerialGC --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
+  java -Xmx512m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
     -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
     -cp '/payload/lib/*' io.sluice.transport.verbs.nativelib.DisniCheck "$@"
 }

@@ -10,7 +10,7 @@ junit_check() {
   shift 2
   cp=/payload/test-classes:/payload/lab-test-classes
   for jar in /payload/lib/*.jar /payload/test-lib/*.jar; do cp="$cp:$jar"; done
-  if java -Xmx512m --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Dsluice.rdma.address="$address" \
+  if java -Xmx512m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Dsluice.rdma.address="$address" \
        -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
        -jar /payload/junit/junit-platform-console-standalone-*.jar execute \
        --class-path "$cp" "$@" --details=tree --disable-banner --disable-ansi-colors; then

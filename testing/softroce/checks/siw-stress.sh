@@ -16,7 +16,7 @@ for address in 10.77.1.1 10.77.0.1; do
     failed=0
     i=1
     while [ "$i" -le "$rounds" ]; do
-      if java -Xmx768m --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Dsluice.rdma.address="$address" \
+      if java -Xmx768m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Dsluice.rdma.address="$address" \
            -Dsluice.contract.stressReads=100000 \
            -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
            -cp "$cp" org.junit.platform.console.ConsoleLauncher execute \

@@ -14,7 +14,7 @@ name=${2:-verbs-contract}
 cp=/payload/test-classes
 for jar in /payload/lib/*.jar /payload/test-lib/*.jar; do cp="$cp:$jar"; done
 cp="$cp:$(ls /payload/junit/junit-platform-console-standalone-*.jar)"
-if java -Xmx768m --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Dsluice.rdma.address="$address" \
+if java -Xmx768m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Dsluice.rdma.address="$address" \
      -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.io.sluice.transport.verbs.rc.RdmaNode=info \
      -Dsluice.contract.stressReads=100000 \
      -cp "$cp" org.junit.platform.console.ConsoleLauncher execute \

@@ -22,8 +22,8 @@ import scala.Tuple2;
 /**
  * An all-to-all shuffle among three executor JVMs ({@code local-cluster[3,1,1024]}) with at most one
  * connection to peers per executor: every block crosses the transport over tcp (no local reads, no
- * shm), so each reduce task reads three executors (its own included) through one connection,
- * closed and reopened between peers. The answer is right, no task fails to fetch, and no executor
+ * shm), so each reduce task reads every executor that ran map tasks (its own included) through one
+ * connection, closed and reopened between peers. The answer is right, no task fails to fetch, and no executor
  * ever had more than one connection open.
  */
 class PeerConnectionBoundTest {
@@ -47,7 +47,7 @@ class PeerConnectionBoundTest {
           }
         }
       });
-      // Map tasks that take a moment, so that each of the three single-core executors runs some.
+      // Map tasks that take a moment, so that the single-core executors share them.
       Map<Integer, Long> sums = new TreeMap<>(sc.parallelize(SharedJobs.range(ROWS), 12)
           .mapPartitionsToPair(PeerConnectionBoundTest::slowly)
           .reduceByKey(Long::sum, 6)
@@ -60,16 +60,20 @@ class PeerConnectionBoundTest {
 
       List<TransportReport> reports = TransportReports.collect(sc);
       assertEquals(EXECUTORS, reports.size(), reports.toString());
+      // The scheduler spreads the map tasks but does not promise each executor one: at least two
+      // executors hold map output, so every reduce task reads two peers or more through its one
+      // connection.
+      assertTrue(reports.stream().filter(r -> r.registeredMapOutputs() >= 1).count() >= 2,
+          "map output on fewer than two executors: " + reports);
       long evictions = 0;
       for (TransportReport r : reports) {
-        assertTrue(r.registeredMapOutputs() >= 1, "every executor holds map output, so reducers read all three: " + r);
         assertTrue(r.bytesRead() > 0, r.toString());
         assertEquals(1, r.maxPeerConnections(), r.toString());
         assertTrue(r.peerConnectionsPeak() <= 1, "more than one connection to peers at once: " + r);
         assertEquals(0, r.peerConnectionWaitTimeouts(), r.toString());
         evictions += r.peerConnectionEvictions();
       }
-      // A reduce task that reads three executors through one connection closes it for the next peer.
+      // A reduce task that reads several executors through one connection closes it for the next peer.
       assertTrue(evictions >= 2, reports.toString());
     }
   }
