@@ -28,6 +28,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -47,8 +48,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threads: one acceptor; {@code ioThreads} selector loops that serve every connection,
  * accepted (handshake, READs, requests) or made (answers), however many; a pool for message
- * handlers; a pool that runs outgoing handshakes (one thread per connect in progress, idle
- * threads end after a minute); {@link #PROOF_THREADS} threads that do the public-key work of
+ * handlers; {@link #CONNECT_THREADS} threads that run outgoing connects and handshakes (idle ones
+ * end after a minute); {@link #PROOF_THREADS} threads that do the public-key work of
  * incoming handshakes (idle ones end after a minute); {@link #SETUP_THREADS}
  * threads for the requests of control services that may block (idem); one timer that enforces
  * every deadline. Accepted connections that have not authenticated are bounded by {@link
@@ -74,6 +75,13 @@ public final class Carrier implements AutoCloseable {
    * the message handlers, which an application may keep busy for as long as it likes.
    */
   public static final int SETUP_THREADS = 2;
+  /**
+   * Threads that run outgoing connects, handshakes and upgrades, however many peers this side
+   * connects to at once: further connects queue, and their deadline counts from the call, queue
+   * included, so a connect that waited too long for a thread fails as one that took too long.
+   * The threads of an executor that reads from hundreds of peers stay flat.
+   */
+  public static final int CONNECT_THREADS = 8;
 
   /**
    * What a transport makes of a new authenticated connection before it is handed out (it asks
@@ -175,7 +183,7 @@ public final class Carrier implements AutoCloseable {
     // Formatter, whose locale set-up costs a cold JVM more than the rest of this constructor.
     String tag = HexFormat.of().toHexDigits((short) identity.nodeId());
     this.handlerPool = Executors.newFixedThreadPool(settings.handlerThreads(), daemon("sluice-handler-" + tag));
-    this.connectPool = Executors.newCachedThreadPool(daemon("sluice-connect-" + tag));
+    this.connectPool = growingPool(CONNECT_THREADS, "sluice-connect-" + tag);
     this.proofPool = idlingPool(PROOF_THREADS, "sluice-proof-" + tag);
     this.setupPool = idlingPool(SETUP_THREADS, "sluice-setup-" + tag);
     this.timer = Executors.newSingleThreadScheduledExecutor(daemon("sluice-timer-" + tag));
@@ -224,6 +232,30 @@ public final class Carrier implements AutoCloseable {
         new LinkedBlockingQueue<>(), daemon(prefix));
     pool.allowCoreThreadTimeOut(true);
     return pool;
+  }
+
+  /**
+   * At most {@code threads} threads, a new one only when no idle one can take the work (as a
+   * cached pool, which reuses an idle thread first); past the bound, work queues. Idle threads
+   * end after a minute.
+   */
+  private static ExecutorService growingPool(int threads, String prefix) {
+    // offer() hands work only to an idle thread, so the pool grows instead of queueing; once it
+    // has all its threads, the executor refuses the work and the handler queues it.
+    LinkedTransferQueue<Runnable> queue = new LinkedTransferQueue<>() {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      public boolean offer(Runnable work) {
+        return tryTransfer(work);
+      }
+    };
+    return new ThreadPoolExecutor(0, threads, 1, TimeUnit.MINUTES, queue, daemon(prefix), (work, pool) -> {
+      if (pool.isShutdown()) {
+        throw new RejectedExecutionException("pool is shut down");
+      }
+      queue.add(work);
+    });
   }
 
   private static ThreadFactory daemon(String prefix) {
@@ -314,10 +346,11 @@ public final class Carrier implements AutoCloseable {
           "transport takes no new connections: " + dead.get().getMessage(), dead.get()));
     }
     CompletableFuture<T> result = new CompletableFuture<>();
+    long deadline = System.nanoTime() + settings.connectTimeoutNanos();
     try {
       connectPool.execute(() -> {
         try {
-          result.complete(connectWithRetries(peer, upgrade));
+          result.complete(connectWithRetries(peer, upgrade, deadline));
         } catch (TransportException e) {
           result.completeExceptionally(e);
         } catch (IOException | RuntimeException e) {
@@ -337,9 +370,9 @@ public final class Carrier implements AutoCloseable {
    * long as the connect deadline leaves time. A refused connect (nothing listens), a failed
    * authentication, a protocol violation and the deadline end it at once.
    */
-  private <T> T connectWithRetries(NodeAddress peer, Upgrade<T> upgrade) throws IOException {
+  private <T> T connectWithRetries(NodeAddress peer, Upgrade<T> upgrade, long deadline) throws IOException {
     try {
-      T connected = retryConnect(peer, upgrade);
+      T connected = retryConnect(peer, upgrade, deadline);
       metrics.connectionOpened();
       return connected;
     } catch (IOException | RuntimeException e) {
@@ -348,8 +381,12 @@ public final class Carrier implements AutoCloseable {
     }
   }
 
-  private <T> T retryConnect(NodeAddress peer, Upgrade<T> upgrade) throws IOException {
-    long deadline = System.nanoTime() + settings.connectTimeoutNanos();
+  private <T> T retryConnect(NodeAddress peer, Upgrade<T> upgrade, long deadline) throws IOException {
+    if (deadline - System.nanoTime() <= 0) {
+      throw new TransportTimeoutException("connecting to " + peer + " took longer than "
+          + TimeUnit.NANOSECONDS.toMillis(settings.connectTimeoutNanos()) + " ms (it waited for one of "
+          + CONNECT_THREADS + " connect threads that long)");
+    }
     long waitMs = FIRST_RETRY_WAIT_MS;
     for (int attempt = 1; ; attempt++) {
       try {

@@ -24,8 +24,10 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -88,6 +90,32 @@ class ConnectRetryTest {
           () -> "a connect reset again and again failed with " + TransportTestSupport.describe(e));
       // Counted when the front gets round to accepting it, which may be after the client gave up.
       Eventually.holds("a second attempt within the deadline", () -> front.accepted.get() > 1);
+    }
+  }
+
+  @Test
+  void connectsBeyondTheConnectThreadsQueueAndKeepTheirDeadline() throws Exception {
+    Transport server = peers.open(false, Map.of());
+    Transport client = peers.open(false, Map.of(TransportOption.CONNECT_TIMEOUT_MS.key(), "1500"));
+    // Listens and never accepts: the kernel completes each connect and the handshake waits for an
+    // answer that never comes, holding its thread until the deadline.
+    try (ServerSocket silent = new ServerSocket(0, 64, InetAddress.getLoopbackAddress())) {
+      NodeAddress address = new NodeAddress("127.0.0.1", silent.getLocalPort());
+      List<CompletableFuture<Connection>> stuck = new ArrayList<>();
+      for (int i = 0; i < Carrier.CONNECT_THREADS + 4; i++) {
+        stuck.add(client.connect(address));
+      }
+      List<Thread> connectThreads = TransportTestSupport.carrierThreads(client).stream()
+          .filter(t -> t.getName().startsWith("sluice-connect-")).toList();
+      assertTrue(connectThreads.size() <= Carrier.CONNECT_THREADS,
+          () -> stuck.size() + " connects at once started " + connectThreads.size() + " threads");
+      // Those that waited for a thread fail at their deadline too, counted from the call.
+      for (CompletableFuture<Connection> f : stuck) {
+        assertFailsWith(TransportTimeoutException.class, f);
+      }
+    }
+    try (Connection c = await(client.connect(server.localAddress()))) {
+      assertEquals("ok:after the queue", text(await(c.request(message("after the queue")))));
     }
   }
 
