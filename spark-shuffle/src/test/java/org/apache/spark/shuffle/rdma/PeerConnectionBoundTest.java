@@ -9,11 +9,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import org.apache.spark.FetchFailed;
 import org.apache.spark.SparkConf;
-import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -38,15 +34,7 @@ class PeerConnectionBoundTest {
         .set(RdmaShuffleOption.LOCAL_READS.key(), "false")
         .set("spark.shuffle.rdma.transport.shm.enabled", "false");
     try (JavaSparkContext sc = LocalCluster.start(conf, EXECUTORS)) {
-      ConcurrentLinkedQueue<String> fetchFailures = new ConcurrentLinkedQueue<>();
-      sc.sc().addSparkListener(new SparkListener() {
-        @Override
-        public void onTaskEnd(SparkListenerTaskEnd end) {
-          if (end.reason() instanceof FetchFailed f) {
-            fetchFailures.add(f.message());
-          }
-        }
-      });
+      FetchFailures fetchFailures = FetchFailures.of(sc);
       // Map tasks that take a moment, so that the single-core executors share them.
       Map<Integer, Long> sums = new TreeMap<>(sc.parallelize(SharedJobs.range(ROWS), 12)
           .mapPartitionsToPair(PeerConnectionBoundTest::slowly)
@@ -56,7 +44,7 @@ class PeerConnectionBoundTest {
       SharedJobs.range(ROWS).forEach(i -> expected.merge(i % 1000, (long) i, Long::sum));
       assertEquals(expected, sums);
       sc.sc().listenerBus().waitUntilEmpty(10_000);
-      assertEquals(List.of(), List.copyOf(fetchFailures), "fetch failures");
+      assertEquals(List.of(), fetchFailures.messages(), "fetch failures");
 
       List<TransportReport> reports = TransportReports.collect(sc);
       assertEquals(EXECUTORS, reports.size(), reports.toString());

@@ -19,17 +19,13 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
-import org.apache.spark.FetchFailed;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -56,15 +52,7 @@ class ReadIntegrityTest {
         .set(RdmaShuffleOption.LOCAL_READS.key(), Boolean.toString(local))
         .set("spark.shuffle.rdma.transport.shm.enabled", Boolean.toString(!path.equals("tcp")));
     try (JavaSparkContext sc = LocalCluster.start(conf)) {
-      ConcurrentLinkedQueue<String> fetchFailures = new ConcurrentLinkedQueue<>();
-      sc.sc().addSparkListener(new SparkListener() {
-        @Override
-        public void onTaskEnd(SparkListenerTaskEnd end) {
-          if (end.reason() instanceof FetchFailed f) {
-            fetchFailures.add(f.message());
-          }
-        }
-      });
+      FetchFailures fetchFailures = FetchFailures.of(sc);
       JavaPairRDD<Integer, Long> sums = sc.parallelize(SharedJobs.range(ROWS), 4)
           .mapToPair(i -> new Tuple2<>(i % 1000, (long) i))
           .reduceByKey(Long::sum, 4);
@@ -75,7 +63,7 @@ class ReadIntegrityTest {
       // commit, and reads them intact.
       assertEquals(expected, new TreeMap<>(sums.collectAsMap()));
       sc.sc().listenerBus().waitUntilEmpty(10_000);
-      assertEquals(List.of(), List.copyOf(fetchFailures), "fetch failures before anything was corrupted");
+      assertEquals(List.of(), fetchFailures.messages(), "fetch failures before anything was corrupted");
 
       int shuffleId = ((ShuffleDependency<?, ?, ?>) sums.rdd().dependencies().head()).shuffleId();
       List<Path> files = dataFiles(sc, shuffleId);
@@ -99,16 +87,16 @@ class ReadIntegrityTest {
       sc.sc().listenerBus().waitUntilEmpty(10_000);
       String mapId = data.getFileName().toString().split("_")[2];
       if (local) {
-        List<String> changed = fetchFailures.stream().filter(m -> m.contains("local shuffle block")).toList();
-        assertFalse(changed.isEmpty(), "no fetch failure named a changed local block; fetch failures: " + fetchFailures);
+        List<String> changed = fetchFailures.messages().stream().filter(m -> m.contains("local shuffle block")).toList();
+        assertFalse(changed.isEmpty(), "no fetch failure named a changed local block; fetch failures: " + fetchFailures.messages());
         String first = changed.get(0);
         assertTrue(first.contains("does not match the CRC32C taken when its map output was registered")
             && first.contains(" is corrupted due to DISK_ISSUE"), first);
         return;
       }
-      List<String> corrupt = fetchFailures.stream().filter(m -> m.contains("corrupt READ")).toList();
+      List<String> corrupt = fetchFailures.messages().stream().filter(m -> m.contains("corrupt READ")).toList();
       assertFalse(corrupt.isEmpty(), "no fetch failure named a corrupt READ of " + data + " (byte " + at
-          + " was " + before + "); fetch failures: " + fetchFailures);
+          + " was " + before + "); fetch failures: " + fetchFailures.messages());
       String first = corrupt.get(0);
       assertTrue(first.contains("corrupt READ of block shuffle_" + shuffleId + "_") && first.contains("of region ")
           && first.contains("the owner published") && first.contains(" from "), first);
