@@ -6,6 +6,7 @@ import io.sluice.transport.PeerClosedException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -20,6 +21,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
+import java.util.function.Predicate;
 
 /**
  * This executor's connections to its peer executors, shared by every reduce task, at most {@code
@@ -263,25 +265,18 @@ public final class PeerConnections implements AutoCloseable {
       draining++;
     }
     while (draining > waiters.size()) {
-      Slot latest = null;
-      for (Slot s : slots.values()) {
-        if (s.draining && (latest == null || s.lastUsed > latest.lastUsed)) {
-          latest = s;
-        }
-      }
-      latest.draining = false;
+      first(s -> s.draining, Comparator.comparingLong((Slot x) -> x.lastUsed).reversed()).draining = false;
       draining--;
     }
   }
 
-  private Slot leastRecentlyUsed(java.util.function.Predicate<Slot> which) {
-    Slot oldest = null;
-    for (Slot s : slots.values()) {
-      if (which.test(s) && (oldest == null || s.lastUsed < oldest.lastUsed)) {
-        oldest = s;
-      }
-    }
-    return oldest;
+  private Slot leastRecentlyUsed(Predicate<Slot> which) {
+    return first(which, Comparator.comparingLong(x -> x.lastUsed));
+  }
+
+  /** The first slot in {@code order} among those {@code which} accepts, or null. */
+  private Slot first(Predicate<Slot> which, Comparator<Slot> order) {
+    return slots.values().stream().filter(which).min(order).orElse(null);
   }
 
   private void grant(Waiter w, Slot s, List<Runnable> after) {
