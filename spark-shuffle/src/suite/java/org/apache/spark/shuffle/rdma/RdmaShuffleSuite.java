@@ -40,6 +40,7 @@ public class RdmaShuffleSuite extends ShuffleSuite {
       "sort with Java non serializable class - Java");
 
   private static final String TESTING = "spark.testing";
+  private static final String EXECUTOR_OPTIONS = "spark.executor.defaultJavaOptions";
 
   /** Whether every test runs, not only the quick set. */
   static final String FULL = "sluice.shuffleSuite.full";
@@ -52,6 +53,12 @@ public class RdmaShuffleSuite extends ShuffleSuite {
     testingBefore = System.getProperty(TESTING);
     super.beforeAll();
     conf().set("spark.shuffle.manager", RdmaShuffleManager.class.getName());
+    // The suite's conf does not load system properties: the executor JVM options the build gives
+    // every other test's executors (the poms' sluice.test.executorJavaOptions) are passed on here.
+    String executorOptions = System.getProperty(EXECUTOR_OPTIONS);
+    if (executorOptions != null) {
+      conf().set(EXECUTOR_OPTIONS, executorOptions);
+    }
   }
 
   @Override

@@ -34,7 +34,7 @@ class PeerConnectionBoundTest {
         .set(RdmaShuffleOption.LOCAL_READS.key(), "false")
         .set("spark.shuffle.rdma.transport.shm.enabled", "false");
     try (JavaSparkContext sc = LocalCluster.start(conf, EXECUTORS)) {
-      FetchFailures fetchFailures = FetchFailures.of(sc);
+      FetchFailureMessages fetchFailures = FetchFailureMessages.of(sc);
       // Map tasks that take a moment, so that the single-core executors share them.
       Map<Integer, Long> sums = new TreeMap<>(sc.parallelize(SharedJobs.range(ROWS), 12)
           .mapPartitionsToPair(PeerConnectionBoundTest::slowly)

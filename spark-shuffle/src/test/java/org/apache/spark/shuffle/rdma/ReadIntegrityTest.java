@@ -52,7 +52,7 @@ class ReadIntegrityTest {
         .set(RdmaShuffleOption.LOCAL_READS.key(), Boolean.toString(local))
         .set("spark.shuffle.rdma.transport.shm.enabled", Boolean.toString(!path.equals("tcp")));
     try (JavaSparkContext sc = LocalCluster.start(conf)) {
-      FetchFailures fetchFailures = FetchFailures.of(sc);
+      FetchFailureMessages fetchFailures = FetchFailureMessages.of(sc);
       JavaPairRDD<Integer, Long> sums = sc.parallelize(SharedJobs.range(ROWS), 4)
           .mapToPair(i -> new Tuple2<>(i % 1000, (long) i))
           .reduceByKey(Long::sum, 4);

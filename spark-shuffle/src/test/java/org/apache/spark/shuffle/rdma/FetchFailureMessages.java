@@ -8,14 +8,14 @@ import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 
 /** The messages of the tasks that ended in a fetch failure, as the driver saw them. Thread safe. */
-final class FetchFailures extends SparkListener {
+final class FetchFailureMessages extends SparkListener {
   private final ConcurrentLinkedQueue<String> messages = new ConcurrentLinkedQueue<>();
 
-  private FetchFailures() {}
+  private FetchFailureMessages() {}
 
   /** A listener added to {@code sc}'s listener bus. */
-  static FetchFailures of(JavaSparkContext sc) {
-    FetchFailures f = new FetchFailures();
+  static FetchFailureMessages of(JavaSparkContext sc) {
+    FetchFailureMessages f = new FetchFailureMessages();
     sc.sc().addSparkListener(f);
     return f;
   }
