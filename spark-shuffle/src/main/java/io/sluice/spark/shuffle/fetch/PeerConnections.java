@@ -32,11 +32,18 @@ import java.util.function.Predicate;
  * <p>A connection is only ever used through {@link #use}, which holds a lease on it for exactly
  * one transport operation (a range request, a batch of READs, a view) and gives the lease back
  * when that operation's future completes; a connection without leases is idle. When a peer needs
- * a connection and the bound is reached, the least recently used idle connection is closed for
- * it; if every connection is in use, the use waits in line (first come, first served) and the
- * connection used least recently stops taking new leases so that it becomes idle as its
- * operations end (one such draining connection per waiting use). A wait ends after {@code
- * waitDeadlineMs} with a {@link PeerConnectionsBusyException}.
+ * a connection and the bound is reached, an idle connection is closed for it; if every connection
+ * is in use, the use waits in line (first come, first served) and one connection stops taking new
+ * leases so that it becomes idle as its operations end (one such draining connection per waiting
+ * use). A wait ends after {@code waitDeadlineMs} with a {@link PeerConnectionsBusyException}.
+ *
+ * <p>Which connection is closed or drained: one to a peer no task {@linkplain #expect expects} to
+ * use again soon, the least recently used of those; only when every candidate is expected, the
+ * least recently used expected one. A reduce task expects the peers whose range answers it asked
+ * for and whose READs it has not issued yet, so a connection it opened for a range request is
+ * still there for that peer's READs; least recently used alone would close exactly those, since a
+ * task that reads its peers in turn touches the peer it reads next least recently. An expectation
+ * only orders the choice: it holds no lease and makes no one wait.
  *
  * <p>Why no wait lasts forever: a lease is held by an operation, never by a task waiting for
  * another lease, and every transport operation ends within the transport's own deadlines (connect,
@@ -101,6 +108,14 @@ public final class PeerConnections implements AutoCloseable {
   private final Set<NodeAddress> connectedOnce = ConcurrentHashMap.newKeySet();
   // Everything below is guarded by this.
   private final Map<NodeAddress, Slot> slots = new HashMap<>();
+  /** How many expectations are open per peer, whether or not it has a connection now. */
+  private final Map<NodeAddress, Integer> expected = new HashMap<>();
+  /**
+   * The order in which connections are given up for others: those no task expects first, then the
+   * least recently used. Used under the lock.
+   */
+  private final Comparator<Slot> closingOrder =
+      Comparator.comparing((Slot s) -> expected.containsKey(s.peer)).thenComparingLong(s -> s.lastUsed);
   private final Deque<Waiter> waiters = new ArrayDeque<>();
   private ScheduledThreadPoolExecutor deadlines; // made for the first wait
   private long clock;
@@ -238,7 +253,7 @@ public final class PeerConnections implements AutoCloseable {
         continue;
       }
       if (slots.size() >= maxConnections) {
-        Slot idle = leastRecentlyUsed(Slot::idle);
+        Slot idle = first(Slot::idle, closingOrder);
         if (idle == null) {
           break;
         }
@@ -257,7 +272,7 @@ public final class PeerConnections implements AutoCloseable {
     assert Thread.holdsLock(this);
     long draining = slots.values().stream().filter(s -> s.draining).count();
     while (draining < waiters.size()) {
-      Slot s = leastRecentlyUsed(x -> !x.draining);
+      Slot s = first(x -> !x.draining, closingOrder);
       if (s == null) {
         return;
       }
@@ -265,13 +280,9 @@ public final class PeerConnections implements AutoCloseable {
       draining++;
     }
     while (draining > waiters.size()) {
-      first(s -> s.draining, Comparator.comparingLong((Slot x) -> x.lastUsed).reversed()).draining = false;
+      first(s -> s.draining, closingOrder.reversed()).draining = false;
       draining--;
     }
-  }
-
-  private Slot leastRecentlyUsed(Predicate<Slot> which) {
-    return first(which, Comparator.comparingLong(x -> x.lastUsed));
   }
 
   /** The first slot in {@code order} among those {@code which} accepts, or null. */
@@ -372,6 +383,45 @@ public final class PeerConnections implements AutoCloseable {
     }
     after.forEach(Runnable::run);
     return started;
+  }
+
+  /**
+   * Says that a task will use {@code peer} again soon, until the returned expectation is closed
+   * (once; closing it again does nothing): while it is open, a connection to the peer is closed or
+   * drained for another peer only if every other candidate is expected too.
+   */
+  public Expectation expect(NodeAddress peer) {
+    synchronized (this) {
+      expected.merge(peer, 1, Integer::sum);
+    }
+    return new Expectation(peer);
+  }
+
+  /** A task's word that it will use a peer soon; see {@link #expect}. Closing it is idempotent. */
+  public final class Expectation implements AutoCloseable {
+    private final NodeAddress peer;
+    private boolean closed;
+
+    private Expectation(NodeAddress peer) {
+      this.peer = peer;
+    }
+
+    @Override
+    public void close() {
+      synchronized (PeerConnections.this) {
+        if (closed) {
+          return;
+        }
+        closed = true;
+        expected.computeIfPresent(peer, (p, n) -> n == 1 ? null : n - 1);
+      }
+    }
+  }
+
+  /** Whether the peer has a connection open or being opened (not one known to have failed). */
+  public synchronized boolean connected(NodeAddress peer) {
+    Slot s = slots.get(peer);
+    return s != null && !s.dead();
   }
 
   /**

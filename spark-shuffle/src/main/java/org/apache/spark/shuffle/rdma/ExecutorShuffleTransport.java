@@ -33,6 +33,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
@@ -67,6 +68,8 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   private final long waitDeadlineMs;
   private final RegisteredAllocator destinations;
   private final PeerConnections connections;
+  /** Reduce tasks reading from peers now, among which the bound on connections is shared. */
+  private final AtomicInteger readers = new AtomicInteger();
   private final Map<String, LongAdder> bytesReadByPath = new ConcurrentHashMap<>();
   private final LongAdder bytesViewed = new LongAdder();
   private final AtomicLong viewsHeld = new AtomicLong();
@@ -221,6 +224,30 @@ final class ExecutorShuffleTransport implements AutoCloseable {
       addressBook.known(id).ifPresent(e -> known.add(e.address()));
     }
     connections.connectAhead(known, MAX_CONNECTS_AHEAD);
+  }
+
+  /**
+   * A reduce task starts reading from peers: how many of them it may have asked for ranges and
+   * not yet READ at once, its share of the bound on connections among the tasks reading now (at
+   * least one), so that the connections its range requests open are still there for its READs.
+   * It calls {@link #stopReading} once when done.
+   */
+  int startReading() {
+    return Math.max(1, connections.stats().bound() / readers.incrementAndGet());
+  }
+
+  void stopReading() {
+    readers.decrementAndGet();
+  }
+
+  /** See {@link PeerConnections#expect}. */
+  PeerConnections.Expectation expect(NodeAddress peer) {
+    return connections.expect(peer);
+  }
+
+  /** Whether this executor has a connection to the peer open or being opened. */
+  boolean connected(NodeAddress peer) {
+    return connections.connected(peer);
   }
 
   /** Forgets a connection that failed, so the next task reconnects. */

@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.fetch.PeerConnections;
 import io.sluice.spark.shuffle.fetch.ReadPlanner;
 import io.sluice.spark.shuffle.protocol.RangeProtocol;
 import io.sluice.spark.shuffle.registry.RangeService;
@@ -24,10 +25,10 @@ import org.apache.spark.storage.ShuffleBlockId;
 
 /**
  * Fetches the remote part of a {@link FetchPlan} with one-sided READs: one range request per
- * executor (sent at once, answered by that executor's {@link RangeService}), then one READ range
- * per map output (split into chunks of at most the READ size, issued as one batch), in plan
- * order, keeping at most {@code maxBytesInFlight} bytes requested and not yet consumed (always at
- * least one range). How requests and READ ranges are cut is the {@link ReadPlanner}'s. Ranges are
+ * executor (answered by that executor's {@link RangeService}), then one READ range per map output
+ * (split into chunks of at most the READ size, issued as one batch), executor by executor,
+ * keeping at most {@code maxBytesInFlight} bytes requested and not yet consumed (always at least
+ * one range). How requests and READ ranges are cut is the {@link ReadPlanner}'s. Ranges are
  * handed out as {@link Fetched} units whose memory the consumer releases. Unless told not to, it
  * checks each block of a range against the CRC32C the owner sent with the range answer before
  * handing the range out: a READ body carries no tag of its own on verbs, so this is what keeps a
@@ -45,7 +46,16 @@ import org.apache.spark.storage.ShuffleBlockId;
  * range whose bytes span two registration windows, or that the connection READs over its carrier,
  * is READ as elsewhere.
  *
- * <p>Sends the range requests when constructed and issues READs from {@link #start}. Not thread
+ * <p>Range requests go out ahead of the READs, to at most as many executors as the task's share
+ * of the executor's bound on peer connections ({@link ExecutorShuffleTransport#startReading}): all
+ * of them at once unless the bound is smaller than the number of peers the task reads. Then each
+ * executor whose READs are all issued makes room for the next request, the task {@linkplain
+ * PeerConnections#expect expects} the executors it asked and has not READ yet (so their
+ * connections are the last to be closed for others), and it reads first the executors it has a
+ * connection to already. A task that reads more peers than the bound thus opens each at most once
+ * and reuses what the task before it left open.
+ *
+ * <p>Sends the first range requests when constructed and issues READs from {@link #start}. Not thread
  * safe: one reduce task drives it. Owns every destination region until it hands the unit out;
  * {@link #close} releases whatever is left, waiting for nothing (a region still being read is
  * released when its READ completes).
@@ -93,7 +103,12 @@ final class RemoteFetcher implements AutoCloseable {
   private static final class Source {
     final FetchPlan.Remote remote;
     final NodeAddress peer;
+    /** The range answers; null until the request is sent. */
     CompletableFuture<List<RangeProtocol.Answer>> ranges;
+    /** Held from the range request until the last READ range is issued; null outside that time. */
+    PeerConnections.Expectation expectation;
+    /** READ ranges not yet issued once the answers are known; -1 before. */
+    int unitsLeft = -1;
     /** The connection of the latest operation issued (set on the transport's threads); null before. */
     volatile Connection connection;
 
@@ -157,6 +172,13 @@ final class RemoteFetcher implements AutoCloseable {
   private final List<Source> sources = new ArrayList<>();
   private final Deque<Unit> unissued = new ArrayDeque<>();
   private final Deque<InFlight> issued = new ArrayDeque<>();
+  private final int maxRequestBytes;
+  /** Executors asked for ranges and not yet READ, at most. */
+  private final int window;
+  /** Sources whose range request was sent: the first {@code requested}. */
+  private int requested;
+  /** Sources whose READ ranges are all issued. */
+  private int finished;
   private int nextSource;
   private long bytesInFlight;
   private boolean closed;
@@ -173,14 +195,38 @@ final class RemoteFetcher implements AutoCloseable {
     this.maxBytesInFlight = maxBytesInFlight;
     this.readChunkBytes = readChunkBytes;
     this.maxRangeBytes = maxRangeBytes;
+    this.maxRequestBytes = maxRequestBytes;
     for (FetchPlan.Remote remote : plan.remote()) {
       NodeAddress peer = transport.addressOf(remote.location().executorId()).orElseThrow(
           () -> new IllegalStateException("executor " + remote.location().executorId() + " has no transport"));
-      List<RangeProtocol.Query> queries = remote.maps().stream().map(FetchPlan.MapRange::query).toList();
-      Source source = new Source(remote, peer);
-      source.ranges = transport.use(peer, c -> requestRanges(source.on(c), queries, maxRequestBytes));
-      sources.add(source);
+      sources.add(new Source(remote, peer));
     }
+    this.window = transport.startReading();
+    if (sources.size() > window) {
+      // Those with a connection first, in plan order: their range requests and READs open nothing.
+      List<Source> unconnected = new ArrayList<>();
+      sources.removeIf(s -> !transport.connected(s.peer) && unconnected.add(s));
+      sources.addAll(unconnected);
+    }
+    requestAhead();
+  }
+
+  /** Sends range requests while fewer than {@code window} executors are asked and not yet READ. */
+  private void requestAhead() {
+    while (requested < sources.size() && requested - finished < window) {
+      Source source = sources.get(requested++);
+      List<RangeProtocol.Query> queries = source.remote.maps().stream().map(FetchPlan.MapRange::query).toList();
+      source.expectation = transport.expect(source.peer);
+      source.ranges = transport.use(source.peer, c -> requestRanges(source.on(c), queries, maxRequestBytes));
+    }
+  }
+
+  /** A source's READ ranges are all issued: its connection may go, and the next request may be sent. */
+  private void finished(Source s) {
+    s.expectation.close();
+    s.expectation = null;
+    finished++;
+    requestAhead();
   }
 
   /**
@@ -372,6 +418,7 @@ final class RemoteFetcher implements AutoCloseable {
       FetchPlan.MapRange first = s.remote.maps().get(0);
       throw failed(s, first, first.startPartition(), "range request failed", t);
     }
+    int added = 0;
     for (int i = 0; i < answers.size(); i++) {
       FetchPlan.MapRange map = s.remote.maps().get(i);
       RangeProtocol.Answer a = answers.get(i);
@@ -388,11 +435,24 @@ final class RemoteFetcher implements AutoCloseable {
               a.checksum(b.partition() - map.startPartition())));
         }
         unissued.add(new Unit(s, map, a, unit.start(), unit.length(), slices));
+        added++;
       }
+    }
+    s.unitsLeft = added;
+    if (added == 0) {
+      finished(s);
     }
   }
 
   private void issue(Unit u) {
+    Source s = u.source();
+    issueRange(u);
+    if (--s.unitsLeft == 0) {
+      finished(s);
+    }
+  }
+
+  private void issueRange(Unit u) {
     Source s = u.source();
     // Set: its range answer arrived over it. The data path is the peer's, whichever connection comes next.
     if (sameHostViews && s.connection.dataPath().equals("shm") && u.length() <= Integer.MAX_VALUE) {
@@ -452,6 +512,13 @@ final class RemoteFetcher implements AutoCloseable {
       return;
     }
     closed = true;
+    transport.stopReading();
+    for (Source s : sources) {
+      if (s.expectation != null) {
+        s.expectation.close();
+        s.expectation = null;
+      }
+    }
     for (InFlight f : issued) {
       f.abandon(transport);
     }

@@ -228,6 +228,56 @@ class PeerConnectionsTest {
   }
 
   @Test
+  void anExpectedPeersConnectionIsClosedForAnotherOnlyWhenEveryIdleOneIsExpected() {
+    NodeAddress c3 = new NodeAddress("10.0.0.3", 7003);
+    NodeAddress d4 = new NodeAddress("10.0.0.4", 7004);
+    try (PeerConnections c = connections(true, 2)) {
+      Connection a = connection(c, A).join();
+      Connection b = connection(c, B).join();
+      PeerConnections.Expectation expectA = c.expect(A);
+      assertTrue(c.connected(A) && c.connected(B));
+      Connection third = connection(c, c3).join();
+      assertTrue(a.isOpen(), "A is the least recently used, but expected");
+      assertFalse(b.isOpen(), "B is closed for C");
+      assertFalse(c.connected(B));
+      PeerConnections.Expectation expectC = c.expect(c3);
+      connection(c, d4).join();
+      assertFalse(a.isOpen(), "every idle one expected: the least recently used goes");
+      assertTrue(third.isOpen());
+      expectA.close();
+      expectC.close();
+      expectC.close(); // closing twice counts once
+      PeerConnections.Expectation again = c.expect(c3);
+      connection(c, B).join();
+      assertTrue(third.isOpen(), "expected once more");
+      again.close();
+      assertEquals(3, c.stats().evictions());
+    }
+  }
+
+  @Test
+  void anExpectedPeersConnectionIsTheLastToDrain() {
+    NodeAddress c3 = new NodeAddress("10.0.0.3", 7003);
+    try (PeerConnections c = connections(true, 2)) {
+      CompletableFuture<Void> onA = new CompletableFuture<>();
+      CompletableFuture<Void> onB = new CompletableFuture<>();
+      Connection a = connection(c, A).join();
+      Connection b = connection(c, B).join();
+      c.use(A, x -> onA); // A is the least recently used of the two in use
+      c.use(B, x -> onB);
+      c.expect(A);
+      CompletableFuture<Connection> waiting = connection(c, c3);
+      assertFalse(waiting.isDone(), "both connections are in use");
+      assertTrue(connection(c, A).isDone(), "A still takes new uses");
+      assertFalse(connection(c, B).isDone(), "B drains for C");
+      onB.complete(null);
+      assertTrue(waiting.isDone(), "B was closed for C once its use ended");
+      assertFalse(b.isOpen());
+      assertTrue(a.isOpen());
+    }
+  }
+
+  @Test
   void aBoundBelowOneIsRefused() {
     assertThrows(IllegalArgumentException.class, () -> connections(true, 0));
   }

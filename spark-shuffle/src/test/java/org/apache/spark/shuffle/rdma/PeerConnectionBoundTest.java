@@ -4,12 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.spark.shuffle.TransportReport;
+import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.spark.SparkConf;
+import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -19,12 +21,13 @@ import scala.Tuple2;
  * An all-to-all shuffle among three executor JVMs ({@code local-cluster[3,1,1024]}) with at most one
  * connection to peers per executor: every block crosses the transport over tcp (no local reads, no
  * shm), so each reduce task reads every executor that ran map tasks (its own included) through one
- * connection, closed and reopened between peers. The answer is right, no task fails to fetch, and no executor
- * ever had more than one connection open.
+ * connection, closed and reopened between peers. The answer is right, no task fails to fetch, no executor
+ * ever had more than one connection open, and no task opened a peer twice.
  */
 class PeerConnectionBoundTest {
   private static final int EXECUTORS = 3;
   private static final int ROWS = 60_000;
+  private static final int REDUCE_TASKS = 6;
 
   @Test
   @Timeout(600)
@@ -36,10 +39,10 @@ class PeerConnectionBoundTest {
     try (JavaSparkContext sc = LocalCluster.start(conf, EXECUTORS)) {
       FetchFailureMessages fetchFailures = FetchFailureMessages.of(sc);
       // Map tasks that take a moment, so that the single-core executors share them.
-      Map<Integer, Long> sums = new TreeMap<>(sc.parallelize(SharedJobs.range(ROWS), 12)
+      JavaPairRDD<Integer, Long> reduced = sc.parallelize(SharedJobs.range(ROWS), 12)
           .mapPartitionsToPair(PeerConnectionBoundTest::slowly)
-          .reduceByKey(Long::sum, 6)
-          .collectAsMap());
+          .reduceByKey(Long::sum, REDUCE_TASKS);
+      Map<Integer, Long> sums = new TreeMap<>(reduced.collectAsMap());
       Map<Integer, Long> expected = new TreeMap<>();
       SharedJobs.range(ROWS).forEach(i -> expected.merge(i % 1000, (long) i, Long::sum));
       assertEquals(expected, sums);
@@ -61,8 +64,14 @@ class PeerConnectionBoundTest {
         assertEquals(0, r.peerConnectionWaitTimeouts(), r.toString());
         evictions += r.peerConnectionEvictions();
       }
-      // A reduce task that reads several executors through one connection closes it for the next peer.
+      // A reduce task that reads several executors through one connection closes it for the next
+      // peer, but opens each peer once: it asks the next executor for ranges only when the one before
+      // is READ, and starts with the peer the task before it left connected.
       assertTrue(evictions >= 2, reports.toString());
+      assertTrue(evictions <= (long) REDUCE_TASKS * (EXECUTORS - 1), evictions + " evictions: " + reports);
+      // Until here the shuffle stays reachable, so that Spark's cleaner cannot remove it (and the
+      // executors' registered map outputs with it) before the reports are taken.
+      Reference.reachabilityFence(reduced);
     }
   }
 
