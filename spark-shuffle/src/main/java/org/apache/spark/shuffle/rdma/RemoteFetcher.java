@@ -47,7 +47,7 @@ import org.apache.spark.storage.ShuffleBlockId;
  * is READ as elsewhere.
  *
  * <p>Range requests go out ahead of the READs, to at most as many executors as the task's share
- * of the executor's bound on peer connections ({@link ExecutorShuffleTransport#startReading}): all
+ * of the executor's bound on peer connections allows ({@link ExecutorShuffleTransport#startReading}): all
  * of them at once unless the bound is smaller than the number of peers the task reads. Then each
  * executor whose READs are all issued makes room for the next request, the task {@linkplain
  * PeerConnections#expect expects} the executors it asked and has not READ yet (so their
