@@ -228,13 +228,12 @@ final class ExecutorShuffleTransport implements AutoCloseable {
 
   /**
    * A reduce task starts reading from peers: how many of them it may have asked for ranges and
-   * not yet READ at once. That is its share of the bound on connections among the tasks reading
-   * now, less one for the peer whose READs are still in flight when the next request goes out (at
-   * least one), so that the connections its range requests open are still there for its READs.
-   * It calls {@link #stopReading} once when done.
+   * not finished reading at once, its share of the bound on connections among the tasks reading
+   * now (at least one), so that the connections its range requests open are still there for its
+   * READs. It calls {@link #stopReading} once when done.
    */
   int startReading() {
-    return Math.max(1, connections.stats().bound() / readers.incrementAndGet() - 1);
+    return Math.max(1, connections.stats().bound() / readers.incrementAndGet());
   }
 
   void stopReading() {

@@ -49,10 +49,10 @@ import org.apache.spark.storage.ShuffleBlockId;
  * <p>Range requests go out ahead of the READs, to at most as many executors as the task's share
  * of the executor's bound on peer connections allows ({@link ExecutorShuffleTransport#startReading}): all
  * of them at once unless the bound is smaller than the number of peers the task reads. Then each
- * executor whose READs are all issued makes room for the next request, the task {@linkplain
- * PeerConnections#expect expects} the executors it asked and has not READ yet (so their
- * connections are the last to be closed for others), and it reads first the executors it has a
- * connection to already. A task that reads more peers than the bound thus opens each at most once
+ * executor whose ranges are all handed out (READ, nothing in flight) makes room for the next
+ * request, the task {@linkplain PeerConnections#expect expects} the executors it asked and has not
+ * finished reading (so their connections are the last to be closed for others), and it reads
+ * first the executors it has a connection to already. A task that reads more peers than the bound thus opens each at most once
  * and reuses what the task before it left open.
  *
  * <p>Sends the first range requests when constructed and issues READs from {@link #start}. Not thread
@@ -105,9 +105,9 @@ final class RemoteFetcher implements AutoCloseable {
     final NodeAddress peer;
     /** The range answers; null until the request is sent. */
     CompletableFuture<List<RangeProtocol.Answer>> ranges;
-    /** Held from the range request until the last READ range is issued; null outside that time. */
+    /** Held from the range request until the last range is handed out; null outside that time. */
     PeerConnections.Expectation expectation;
-    /** READ ranges not yet issued once the answers are known; -1 before. */
+    /** Ranges not yet handed out, once the answers are known; -1 before. */
     int unitsLeft = -1;
     /** The connection of the latest operation issued (set on the transport's threads); null before. */
     volatile Connection connection;
@@ -173,11 +173,11 @@ final class RemoteFetcher implements AutoCloseable {
   private final Deque<Unit> unissued = new ArrayDeque<>();
   private final Deque<InFlight> issued = new ArrayDeque<>();
   private final int maxRequestBytes;
-  /** Executors asked for ranges and not yet READ, at most. */
+  /** Executors asked for ranges and not yet finished, at most. */
   private final int window;
   /** Sources whose range request was sent: the first {@code requested}. */
   private int requested;
-  /** Sources whose READ ranges are all issued. */
+  /** Sources whose ranges are all handed out. */
   private int finished;
   private int nextSource;
   private long bytesInFlight;
@@ -211,7 +211,7 @@ final class RemoteFetcher implements AutoCloseable {
     requestAhead();
   }
 
-  /** Sends range requests while fewer than {@code window} executors are asked and not yet READ. */
+  /** Sends range requests while fewer than {@code window} executors are asked and not yet finished. */
   private void requestAhead() {
     while (requested < sources.size() && requested - finished < window) {
       Source source = sources.get(requested++);
@@ -221,7 +221,17 @@ final class RemoteFetcher implements AutoCloseable {
     }
   }
 
-  /** A source's READ ranges are all issued: its connection may go, and the next request may be sent. */
+  /** A range was handed out; after a source's last one, see {@link #finished}. */
+  private void handedOut(Unit u) {
+    if (--u.source().unitsLeft == 0) {
+      finished(u.source());
+    }
+  }
+
+  /**
+   * A source's ranges are all handed out, so nothing of it is in flight: its connection may go,
+   * and the next request may be sent.
+   */
   private void finished(Source s) {
     s.expectation.close();
     s.expectation = null;
@@ -303,6 +313,7 @@ final class RemoteFetcher implements AutoCloseable {
     }
     metrics.incRemoteBytesRead(u.length());
     metrics.incRemoteBlocksFetched(u.slices().size());
+    handedOut(u);
     return Optional.of(new Fetched(destination.buffer(), u.slices(), () -> {
       transport.destinations().release(destination);
       consumed(u);
@@ -330,6 +341,7 @@ final class RemoteFetcher implements AutoCloseable {
     transport.recordViewed(u.source().connection.dataPath(), u.length());
     metrics.incRemoteBytesRead(u.length());
     metrics.incRemoteBlocksFetched(u.slices().size());
+    handedOut(u);
     return Optional.of(new Fetched(bytes, u.slices(), () -> {
       v.close();
       consumed(u);
@@ -394,6 +406,9 @@ final class RemoteFetcher implements AutoCloseable {
           return;
         }
         Source s = sources.get(nextSource);
+        if (s.ranges == null) {
+          return; // not asked yet: ranges in flight come first (see requestAhead)
+        }
         if (!s.ranges.isDone() && (!mayBlock || !issued.isEmpty())) {
           return; // never block for an answer while there is data to consume
         }
@@ -445,14 +460,6 @@ final class RemoteFetcher implements AutoCloseable {
   }
 
   private void issue(Unit u) {
-    Source s = u.source();
-    issueRange(u);
-    if (--s.unitsLeft == 0) {
-      finished(s);
-    }
-  }
-
-  private void issueRange(Unit u) {
     Source s = u.source();
     // Set: its range answer arrived over it. The data path is the peer's, whichever connection comes next.
     if (sameHostViews && s.connection.dataPath().equals("shm") && u.length() <= Integer.MAX_VALUE) {
