@@ -39,9 +39,9 @@ import java.util.function.Predicate;
  *
  * <p>Which connection is closed or drained: one to a peer no task {@linkplain #expect expects} to
  * use again soon, the least recently used of those; only when every candidate is expected, the
- * least recently used expected one. A reduce task expects the peers whose range answers it asked
- * for and whose READs it has not issued yet, so a connection it opened for a range request is
- * still there for that peer's READs; least recently used alone would close exactly those, since a
+ * least recently used expected one. A reduce task expects the peers it has asked for ranges and
+ * not finished reading, so a connection it opened for a range request is still there for that
+ * peer's READs; least recently used alone would close exactly those, since a
  * task that reads its peers in turn touches the peer it reads next least recently. An expectation
  * only orders the choice: it holds no lease and makes no one wait.
  *

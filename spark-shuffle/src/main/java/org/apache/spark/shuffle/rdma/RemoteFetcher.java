@@ -47,16 +47,17 @@ import org.apache.spark.storage.ShuffleBlockId;
  * is READ as elsewhere.
  *
  * <p>Range requests go out ahead of the READs, to at most as many executors as the task's share
- * of the executor's bound on peer connections allows ({@link ExecutorShuffleTransport#startReading}): all
- * of them at once unless the bound is smaller than the number of peers the task reads. Then each
- * executor whose ranges are all handed out (READ, nothing in flight) makes room for the next
- * request, the task {@linkplain PeerConnections#expect expects} the executors it asked and has not
- * finished reading (so their connections are the last to be closed for others), and it reads
- * first the executors it has a connection to already. A task that reads more peers than the bound thus opens each at most once
- * and reuses what the task before it left open.
+ * of the executor's bound on peer connections allows ({@link
+ * ExecutorShuffleTransport#startReading}): all of them at once unless the bound is smaller than
+ * the number of peers the task reads. Then each executor whose ranges are all handed out (READ,
+ * nothing in flight) makes room for the next request, the task {@linkplain PeerConnections#expect
+ * expects} the executors it asked and has not finished reading (so their connections are the last
+ * to be closed for others), and it reads first the executors it has a connection to already. A
+ * task that reads more peers than the bound thus opens each at most once and reuses what the
+ * task before it left open.
  *
- * <p>Sends the first range requests when constructed and issues READs from {@link #start}. Not thread
- * safe: one reduce task drives it. Owns every destination region until it hands the unit out;
+ * <p>Sends the first range requests when constructed and issues READs from {@link #start}. Not
+ * thread safe: one reduce task drives it. Owns every destination region until it hands the unit out;
  * {@link #close} releases whatever is left, waiting for nothing (a region still being read is
  * released when its READ completes).
  */
@@ -115,6 +116,14 @@ final class RemoteFetcher implements AutoCloseable {
     Source(FetchPlan.Remote remote, NodeAddress peer) {
       this.remote = remote;
       this.peer = peer;
+    }
+
+    /** Lets go of the expectation, if it holds one (finished, or the fetcher closed). */
+    void stopExpecting() {
+      if (expectation != null) {
+        expectation.close();
+        expectation = null;
+      }
     }
 
     /** Notes the connection an operation runs on, for the data path and for discarding it after a failure. */
@@ -233,8 +242,7 @@ final class RemoteFetcher implements AutoCloseable {
    * and the next request may be sent.
    */
   private void finished(Source s) {
-    s.expectation.close();
-    s.expectation = null;
+    s.stopExpecting();
     finished++;
     requestAhead();
   }
@@ -520,12 +528,7 @@ final class RemoteFetcher implements AutoCloseable {
     }
     closed = true;
     transport.stopReading();
-    for (Source s : sources) {
-      if (s.expectation != null) {
-        s.expectation.close();
-        s.expectation = null;
-      }
-    }
+    sources.forEach(Source::stopExpecting);
     for (InFlight f : issued) {
       f.abandon(transport);
     }

@@ -244,12 +244,12 @@ class PeerConnectionsTest {
       connection(c, d4).join();
       assertFalse(a.isOpen(), "every idle one expected: the least recently used goes");
       assertTrue(third.isOpen());
+      PeerConnections.Expectation again = c.expect(c3); // C expected twice
       expectA.close();
       expectC.close();
-      expectC.close(); // closing twice counts once
-      PeerConnections.Expectation again = c.expect(c3);
+      expectC.close(); // closing twice counts once: C is still expected
       connection(c, B).join();
-      assertTrue(third.isOpen(), "expected once more");
+      assertTrue(third.isOpen(), "C is still expected; D goes for B");
       again.close();
       assertEquals(3, c.stats().evictions());
     }
