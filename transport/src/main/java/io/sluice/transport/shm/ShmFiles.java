@@ -1,6 +1,7 @@
 package io.sluice.transport.shm;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
@@ -24,7 +25,8 @@ import java.util.Set;
  * files of its own user readable by nobody else, named directly in that folder and opened without
  * following links. Beyond the arena, a reader opens a peer's registered file only below a root it
  * was configured to trust ({@link #openUnderRoot}). A peer that names anything else is refused,
- * whatever the file would contain. Stateless; thread safe.
+ * whatever the file would contain. A reader reads a peer's files with positional reads ({@link
+ * #readAt}), never through a mapping of them. Stateless; thread safe.
  */
 final class ShmFiles {
   static final Set<PosixFilePermission> FOLDER_MODE = PosixFilePermissions.fromString("rwx------");
@@ -162,6 +164,48 @@ final class ShmFiles {
     } catch (IOException e) {
       ch.close();
       throw e;
+    }
+  }
+
+  /**
+   * Reads bytes of {@code file} from {@code position} into {@code dst} until it is full or the file
+   * ends, with positional reads: a file that another process shortened ends the read early, where
+   * a mapping of it would fault (a SIGBUS, which the JVM reports as an {@code InternalError} some
+   * time after the access, once the copy has returned other bytes). The channel is shared by every
+   * reader of the file and an interrupt during a read closes it, so the caller's interrupt status
+   * is set aside for the read and restored after it; only an interrupt that arrives during the
+   * system call itself still closes the channel.
+   *
+   * @return the bytes read: {@code dst}'s remaining bytes, or fewer where the file ends first
+   */
+  static int readAt(FileChannel file, long position, ByteBuffer dst) throws IOException {
+    boolean interrupted = Thread.interrupted();
+    try {
+      int read = 0;
+      while (dst.hasRemaining()) {
+        int n = file.read(dst, position + read);
+        if (n <= 0) {
+          break;
+        }
+        read += n;
+      }
+      return read;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** The size of {@code file} now, with the caller's interrupt status set aside as {@link #readAt} does. */
+  static long sizeOf(FileChannel file) throws IOException {
+    boolean interrupted = Thread.interrupted();
+    try {
+      return file.size();
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 

@@ -1,5 +1,7 @@
 package io.sluice.transport.shm;
 
+import io.sluice.transport.NodeAddress;
+import io.sluice.transport.RegionTruncatedException;
 import io.sluice.transport.region.DirectMemory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -7,14 +9,20 @@ import java.nio.channels.FileChannel;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A reader's mapping of one region of a same-host peer. Copies hold it with {@link #tryAcquire()}
- * and {@link #release()}; once {@link #drop()} is called (the region was revoked or the connection
- * closed), the last holder unmaps it and closes the file, so memory and disk space of freed peer
- * regions come back at once and no copy can touch unmapped memory. Thread safe.
+ * A reader's mapping of one region of a same-host peer, with the file it maps kept open. The
+ * transport itself reads the region with positional reads of that file ({@link #read}), which a
+ * file shortened under it ends early instead of faulting; only the bytes it hands out as views
+ * ({@link #bytes()}) are read through the mapping, by their user. Copies and views hold it with
+ * {@link #tryAcquire()} and {@link #release()}; once {@link #drop()} is called (the region was
+ * revoked, the connection closed, or the file became unreadable), the last holder unmaps it and
+ * closes the file, so memory and disk space of freed peer regions come back at once and no read
+ * can touch unmapped memory. Thread safe.
  */
 final class ShmMapping {
   private final ByteBuffer bytes;
   private final FileChannel file;
+  private final String path;
+  private final NodeAddress peer;
   private final long fileOffset;
   private final long length;
   private final int slot;
@@ -23,9 +31,12 @@ final class ShmMapping {
   private final AtomicInteger users = new AtomicInteger();
   private volatile boolean dropped;
 
-  ShmMapping(ByteBuffer bytes, FileChannel file, long fileOffset, long length, int slot, long key) {
+  ShmMapping(ByteBuffer bytes, FileChannel file, String path, NodeAddress peer, long fileOffset, long length, int slot,
+      long key) {
     this.bytes = bytes;
     this.file = file;
+    this.path = path;
+    this.peer = peer;
     this.fileOffset = fileOffset;
     this.length = length;
     this.slot = slot;
@@ -44,14 +55,54 @@ final class ShmMapping {
     return key;
   }
 
-  /** A view of the mapped bytes; valid only while acquired. */
+  /** A view of the mapped bytes; valid only while acquired. Touching them faults if the file is shortened. */
   ByteBuffer bytes() {
     return bytes.duplicate();
   }
 
-  /** Whether the backing file still covers {@code end} bytes of the region (it may have shrunk). */
-  boolean fileCovers(long end) throws IOException {
-    return file.size() >= fileOffset + end;
+  /**
+   * Checks that the backing file still covers the whole region, before a read of its bytes
+   * {@code [offset, offset + count)} begins.
+   *
+   * @throws RegionTruncatedException if something shortened it
+   * @throws IOException if its size cannot be read (the file was closed: see {@link #isReadable})
+   */
+  void checkCovers(long offset, long count) throws IOException {
+    long size = ShmFiles.sizeOf(file);
+    if (size < fileOffset + length) {
+      throw truncated(offset, count, size);
+    }
+  }
+
+  /**
+   * Copies bytes {@code [offset, offset + dst.remaining())} of the region into {@code dst}'s
+   * remaining bytes with positional reads of the backing file (see {@link ShmFiles#readAt}), once
+   * the file's size is checked ({@link #checkCovers}); valid only while acquired.
+   *
+   * @throws RegionTruncatedException if the file does not cover the region, or ends before the
+   *     bytes asked for when it is cut during the read; {@code dst}'s position then says how many
+   *     arrived
+   * @throws IOException if the file cannot be read (it was closed: see {@link #isReadable})
+   */
+  void read(long offset, ByteBuffer dst) throws IOException {
+    int wanted = dst.remaining();
+    checkCovers(offset, wanted);
+    if (ShmFiles.readAt(file, fileOffset + offset, dst) < wanted) {
+      throw truncated(offset, wanted, ShmFiles.sizeOf(file));
+    }
+  }
+
+  /**
+   * Whether the backing file is still open: an interrupt that arrives while a reader's thread is in
+   * a read of it closes it, and then no read of this mapping can succeed; the reader drops it, and
+   * the next READ maps the region afresh.
+   */
+  boolean isReadable() {
+    return file.isOpen();
+  }
+
+  private RegionTruncatedException truncated(long offset, long count, long size) {
+    return new RegionTruncatedException(peer, key, path, fileOffset + length, offset, count, size);
   }
 
   boolean tryAcquire() {

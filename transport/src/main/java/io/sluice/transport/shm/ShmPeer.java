@@ -5,6 +5,7 @@ import io.sluice.transport.ProtocolException;
 import io.sluice.transport.ReadOutOfBoundsException;
 import io.sluice.transport.ReadRequest;
 import io.sluice.transport.RegionRevokedException;
+import io.sluice.transport.RegionTruncatedException;
 import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.RemoteView;
 import io.sluice.transport.TransportException;
@@ -15,7 +16,8 @@ import io.sluice.transport.carrier.PeerPath;
 import io.sluice.transport.region.Region;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
@@ -35,14 +37,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * READs from a same-host peer through shared memory: the peer's backing file of a key is mapped
- * once (asked for over the carrier connection, an OPEN of {@link ShmMessages}), then each READ is a bounds check, a check
- * of the peer's revocation slot, a copy, and the slot check again. The peer's threads do nothing
- * per READ. A file in the peer's arena is mapped only as {@link ShmFiles#openInArena} allows (a
- * peer that names anything else there fails the READ); a registered file elsewhere only as {@link
+ * READs from a same-host peer through shared memory: the peer's backing file of a key is opened
+ * and mapped once (asked for over the carrier connection, an OPEN of {@link ShmMessages}), then
+ * each READ is a bounds check, a check of the peer's revocation slot and of the file's size, a
+ * positional read of the file, and the slot check again. The peer's threads do nothing per READ.
+ *
+ * <p>Nothing here reads through a mapping: any process of the same user may shorten the peer's
+ * files, and a read of a mapping past its file's end faults (the JVM reports it as an {@code
+ * InternalError}, late), where a positional read ends early and fails the READ with a {@link
+ * RegionTruncatedException}. The revocation slots are read from the table's file the same way.
+ * Only a view's {@link RemoteView#buffer()} is the mapping, touched by the view's user.
+ *
+ * <p>A file in the peer's arena is mapped only as {@link ShmFiles#openInArena} allows (a peer
+ * that names anything else there fails the READ); a registered file elsewhere only as {@link
  * ShmFiles#openUnderRoot} allows below this side's trusted roots, and is otherwise READ over the
- * carrier, where the peer serves its own mapping. Mappings of revoked regions are released by {@link #sweep()} (run by the transport's
- * timer) and all of them when the connection closes ({@link #close()}). Thread safe.
+ * carrier, where the peer serves its own mapping. Mappings of revoked regions are released by
+ * {@link #sweep()} (run by the transport's timer) and all of them when the connection closes
+ * ({@link #close()}). Thread safe.
  */
 public final class ShmPeer implements PeerPath {
   private static final Logger LOG = LoggerFactory.getLogger(ShmPeer.class);
@@ -50,13 +61,14 @@ public final class ShmPeer implements PeerPath {
   private final CarrierConnection connection;
   private final Path arena;
   private final List<Path> trustedFileRoots;
-  private final MappedByteBuffer slots;
+  /** The revocation table's file, read at each check; opened again if an interrupt closed it. */
+  private volatile FileChannel slots;
   /** Per key: its mapping, or empty when the peer serves it over the carrier only. */
   private final Map<Long, CompletableFuture<Optional<ShmMapping>>> mappings = new ConcurrentHashMap<>();
   private final AtomicBoolean refusalLogged = new AtomicBoolean();
   private volatile boolean closed;
 
-  private ShmPeer(CarrierConnection connection, Path arena, List<Path> trustedFileRoots, MappedByteBuffer slots) {
+  private ShmPeer(CarrierConnection connection, Path arena, List<Path> trustedFileRoots, FileChannel slots) {
     this.connection = connection;
     this.arena = arena;
     this.trustedFileRoots = List.copyOf(trustedFileRoots);
@@ -98,12 +110,12 @@ public final class ShmPeer implements PeerPath {
           return Optional.empty();
         }
       }
-      try (FileChannel ch = ShmFiles.openInArena(dir, dir.resolve(ShmArena.SLOTS_FILE))) {
-        if (ch.size() != (long) ShmArena.SLOTS * 8) {
-          return Optional.empty();
-        }
-        return Optional.of(new ShmPeer(connection, dir, trustedFileRoots, ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size())));
+      FileChannel slots = ShmFiles.openInArena(dir, dir.resolve(ShmArena.SLOTS_FILE));
+      if (slots.size() != (long) ShmArena.SLOTS * 8) {
+        slots.close();
+        return Optional.empty();
       }
+      return Optional.of(new ShmPeer(connection, dir, trustedFileRoots, slots));
     } catch (IOException | InvalidPathException | SecurityException e) {
       return Optional.empty(); // another host, or not ours to trust: READs stay on the carrier
     }
@@ -119,9 +131,10 @@ public final class ShmPeer implements PeerPath {
   }
 
   /**
-   * A read-only slice of the peer's mapped region: the view holds the mapping (it is unmapped only
-   * after the view closes, even when the region is revoked or the connection closes). Empty for a
-   * region this side READs over the carrier.
+   * A read-only slice of the peer's mapped region: the view holds the mapping and its file (they
+   * are let go only after the view closes, even when the region is revoked or the connection
+   * closes). The file must cover the range when the view is taken; each {@link RemoteView#read}
+   * is a positional read of it. Empty for a region this side READs over the carrier.
    */
   @Override
   public CompletableFuture<Optional<RemoteView>> view(RemoteDescriptor remote, long remoteOffset, long length) {
@@ -164,38 +177,52 @@ public final class ShmPeer implements PeerPath {
       }
       try {
         checkLive(m);
-        if (!m.fileCovers(end)) {
-          drop(m);
-          throw new RegionRevokedException("the peer's backing file shrank below the registered region");
-        }
+        checkCovers(m, offset, length);
       } catch (TransportException | RuntimeException e) {
         m.release();
         throw e;
-      } catch (IOException e) {
-        m.release();
-        throw new TransportException("cannot check the peer's backing file: " + e.getMessage(), e);
       }
       ByteBuffer bytes = m.bytes().limit((int) end).position((int) offset).slice().asReadOnlyBuffer();
-      return CompletableFuture.completedFuture(Optional.of(new MappedView(bytes, m)));
+      return CompletableFuture.completedFuture(Optional.of(new MappedView(bytes, m, offset)));
     } catch (TransportException | RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
   }
 
   /** A view holding one acquisition of its mapping until closed. */
-  private static final class MappedView implements RemoteView {
+  private final class MappedView implements RemoteView {
     private final ByteBuffer bytes;
     private final ShmMapping mapping;
-    private final java.util.concurrent.atomic.AtomicBoolean open = new java.util.concurrent.atomic.AtomicBoolean(true);
+    /** Where the view starts in the region. */
+    private final long start;
+    private final AtomicBoolean open = new AtomicBoolean(true);
 
-    MappedView(ByteBuffer bytes, ShmMapping mapping) {
+    MappedView(ByteBuffer bytes, ShmMapping mapping, long start) {
       this.bytes = bytes;
       this.mapping = mapping;
+      this.start = start;
     }
 
     @Override
     public ByteBuffer buffer() {
       return bytes.duplicate();
+    }
+
+    @Override
+    public long length() {
+      return bytes.capacity();
+    }
+
+    @Override
+    public void read(long offset, ByteBuffer dst) throws TransportException {
+      if (!open.get()) {
+        throw new IllegalStateException("the view is closed");
+      }
+      if (offset < 0 || offset + dst.remaining() > bytes.capacity()) {
+        throw new ReadOutOfBoundsException("read [" + offset + ", +" + dst.remaining() + ") outside a view of "
+            + bytes.capacity() + " bytes");
+      }
+      readFile(mapping, start + offset, dst);
     }
 
     @Override
@@ -310,10 +337,20 @@ public final class ShmPeer implements PeerPath {
     }
   }
 
+  /** Maps the opened file's region, which the file must cover now. */
   private ShmMapping mapOpened(FileChannel ch, ShmArena.Location region, long key) throws TransportException {
     try {
+      long size = ShmFiles.sizeOf(ch);
+      if (size < region.fileOffset() + region.length()) {
+        throw new RegionTruncatedException(connection.peer(), key, region.path(),
+            region.fileOffset() + region.length(), 0, region.length(), size);
+      }
       ByteBuffer bytes = ch.map(FileChannel.MapMode.READ_ONLY, region.fileOffset(), region.length());
-      return new ShmMapping(bytes, ch, region.fileOffset(), region.length(), region.slot(), key);
+      return new ShmMapping(bytes, ch, region.path(), connection.peer(), region.fileOffset(), region.length(),
+          region.slot(), key);
+    } catch (RegionTruncatedException e) {
+      closeQuietly(ch);
+      throw e;
     } catch (IOException e) {
       closeQuietly(ch);
       if (!connection.isOpen()) {
@@ -359,38 +396,91 @@ public final class ShmPeer implements PeerPath {
       throw new ReadOutOfBoundsException("READ [" + r.remoteOffset() + ", +" + r.length()
           + ") outside region of " + m.length() + " bytes");
     }
-    try {
-      if (!m.fileCovers(end)) {
-        drop(m);
-        throw new RegionRevokedException("the peer's backing file shrank below the registered region");
-      }
-    } catch (IOException e) {
-      throw new TransportException("cannot check the peer's backing file: " + e.getMessage(), e);
-    }
     if (!(r.local() instanceof Region local) || !local.tryRetain()) {
       throw new IllegalArgumentException("destination is not a live region of this transport");
     }
     try {
       ByteBuffer dst = local.buffer();
       dst.limit((int) (r.localOffset() + r.length())).position((int) r.localOffset());
-      ByteBuffer src = m.bytes();
-      src.limit((int) end).position((int) r.remoteOffset());
-      dst.put(src);
+      readFile(m, r.remoteOffset(), dst);
     } finally {
       local.release();
     }
     checkLive(m);
   }
 
-  private void checkLive(ShmMapping m) throws RegionRevokedException {
+  /** Fails if the file no longer covers the region, for a read of {@code [offset, +count)}; dropping the mapping if so. */
+  private void checkCovers(ShmMapping m, long offset, long count) throws TransportException {
+    try {
+      m.checkCovers(offset, count);
+    } catch (RegionTruncatedException e) {
+      drop(m);
+      throw e;
+    } catch (IOException e) {
+      throw unreadable(m, e);
+    }
+  }
+
+  /** Reads the region's bytes from {@code offset} into {@code dst} from the acquired mapping's file, once its size is checked. */
+  private void readFile(ShmMapping m, long offset, ByteBuffer dst) throws TransportException {
+    try {
+      m.read(offset, dst);
+    } catch (RegionTruncatedException e) {
+      drop(m);
+      throw e;
+    } catch (IOException e) {
+      throw unreadable(m, e);
+    }
+  }
+
+  /** The failure of a read or size check of a mapping's file; one that is closed is dropped, so the next READ maps it again. */
+  private TransportException unreadable(ShmMapping m, IOException e) {
+    if (!m.isReadable()) {
+      drop(m);
+    }
+    return new TransportException("cannot read the backing file of region " + Long.toHexString(m.key()) + " from "
+        + connection.peer() + ": " + e, e);
+  }
+
+  private void checkLive(ShmMapping m) throws TransportException {
     if (!isLive(m)) {
       drop(m);
       throw new RegionRevokedException("region was revoked by its owner");
     }
   }
 
-  private boolean isLive(ShmMapping m) {
-    return (long) ShmArena.LONGS.getVolatile(slots, m.slot() * 8) == m.key();
+  /** Whether the mapping's revocation slot still holds its key, read from the table's file. */
+  private boolean isLive(ShmMapping m) throws TransportException {
+    ByteBuffer slot = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
+    try {
+      if (ShmFiles.readAt(slotsFile(), m.slot() * 8L, slot) < 8) {
+        throw new ProtocolException("the peer's slot table in " + arena + " was cut short (slot " + m.slot()
+            + " is past its end)");
+      }
+    } catch (ClosedChannelException e) {
+      throw new PeerClosedException("connection to " + connection.peer() + " is closed");
+    } catch (IOException e) {
+      throw e instanceof TransportException te ? te
+          : new TransportException("cannot read the peer's slot table in " + arena + ": " + e, e);
+    }
+    return slot.getLong(0) == m.key();
+  }
+
+  /**
+   * The revocation table's file, opened again (as {@link #attach} opened it) when an interrupt of a
+   * reader's thread closed it while the peer is still attached.
+   */
+  private FileChannel slotsFile() throws IOException {
+    FileChannel ch = slots;
+    if (ch.isOpen() || closed) {
+      return ch;
+    }
+    synchronized (this) {
+      if (!slots.isOpen() && !closed) {
+        slots = ShmFiles.openInArena(arena, arena.resolve(ShmArena.SLOTS_FILE));
+      }
+      return slots;
+    }
   }
 
   private void drop(ShmMapping m) {
@@ -401,15 +491,28 @@ public final class ShmPeer implements PeerPath {
     m.drop();
   }
 
-  /** Releases the mappings of regions the peer has revoked since they were mapped. */
+  /**
+   * Releases the mappings of regions the peer has revoked since they were mapped, and of those
+   * whose slot cannot be read.
+   */
   @Override
   public void sweep() {
     for (CompletableFuture<Optional<ShmMapping>> f : mappings.values()) {
-      f.getNow(Optional.empty()).filter(m -> !isLive(m)).ifPresent(this::drop);
+      f.getNow(Optional.empty()).filter(m -> !isLiveOrUnknown(m)).ifPresent(this::drop);
     }
   }
 
-  /** Releases every mapping; later READs fail because the connection is closed. */
+  private boolean isLiveOrUnknown(ShmMapping m) {
+    try {
+      return isLive(m);
+    } catch (PeerClosedException e) {
+      return true; // close() lets go of everything
+    } catch (TransportException e) {
+      return false;
+    }
+  }
+
+  /** Releases every mapping and the slot table's file; later READs fail because the connection is closed. */
   @Override
   public void close() {
     closed = true;
@@ -417,6 +520,6 @@ public final class ShmPeer implements PeerPath {
       f.getNow(Optional.empty()).ifPresent(ShmMapping::drop);
     }
     mappings.clear();
-    // The slot table stays mapped until collected: a copy racing this close may still read it.
+    closeQuietly(slots); // a READ racing this fails with PeerClosedException
   }
 }

@@ -283,6 +283,16 @@ final class ExecutorShuffleTransport implements AutoCloseable {
       }
 
       @Override
+      public long length() {
+        return view.length();
+      }
+
+      @Override
+      public void read(long offset, ByteBuffer dst) throws TransportException {
+        view.read(offset, dst);
+      }
+
+      @Override
       public void close() {
         if (open.compareAndSet(true, false)) {
           view.close();
