@@ -87,7 +87,7 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
     if (current.isPresent()) {
       RemoteFetcher.Fetched f = current.get();
       RemoteFetcher.Slice s = f.slices.get(nextSlice++);
-      return new BlockStream(s.id(), new RegionInputStream(f.view(s)));
+      return new BlockStream(s.id(), f.stream(s));
     }
     remote.progress();
     FetchPlan.Block b = local.poll();

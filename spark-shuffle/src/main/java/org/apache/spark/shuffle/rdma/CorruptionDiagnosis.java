@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.rdma;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.zip.Checksum;
 import org.apache.spark.SparkConf;
@@ -37,19 +38,31 @@ final class CorruptionDiagnosis {
         conf.get("spark.shuffle.checksum.algorithm", "ADLER32"));
   }
 
+  /** A block's bytes as the reader got them, handed to a checksum piece by piece. */
+  interface BlockBytes {
+    void feed(Checksum checksum) throws IOException;
+  }
+
   /**
    * Spark's diagnosis of {@code block}, whose bytes as this reader got them are {@code bytes},
    * asked of the executor at {@code owner} (this executor's own block manager when it is the
    * owner); empty text when Spark's checksums are off.
    */
   String diagnose(ShuffleBlockId block, ByteBuffer bytes, BlockManagerId owner) {
+    return diagnose(block, c -> c.update(bytes.duplicate()), owner);
+  }
+
+  /** As {@link #diagnose(ShuffleBlockId, ByteBuffer, BlockManagerId)}, for bytes read in pieces; unknown if they cannot be read. */
+  String diagnose(ShuffleBlockId block, BlockBytes bytes, BlockManagerId owner) {
     if (!enabled) {
       return "";
     }
     long started = System.nanoTime();
     Cause cause;
     try {
-      long checksum = checksum(algorithm, bytes);
+      Checksum c = ShuffleChecksumHelper.getChecksumByAlgorithm(algorithm);
+      bytes.feed(c);
+      long checksum = c.getValue();
       SparkEnv env = SparkEnv.get();
       if (owner.executorId().equals(env.executorId())) {
         cause = env.blockManager().diagnoseShuffleBlockCorruption(block, checksum, algorithm);
@@ -57,20 +70,13 @@ final class CorruptionDiagnosis {
         cause = env.blockManager().blockStoreClient().diagnoseCorruption(owner.host(), owner.port(),
             owner.executorId(), block.shuffleId(), block.mapId(), block.reduceId(), checksum, algorithm);
       }
-    } catch (RuntimeException e) {
+    } catch (IOException | RuntimeException e) {
       LOG.warn("Could not diagnose the corruption of {} read from {}", block, owner, e);
       cause = Cause.UNKNOWN_ISSUE;
     }
     String diagnosis = words(block, cause, algorithm);
     LOG.info("Diagnosed a corrupted block in {} ms: {}", (System.nanoTime() - started) / 1_000_000, diagnosis);
     return diagnosis;
-  }
-
-  /** The checksum Spark's map task computed for a partition's bytes, with {@code algorithm}. */
-  static long checksum(String algorithm, ByteBuffer bytes) {
-    Checksum c = ShuffleChecksumHelper.getChecksumByAlgorithm(algorithm);
-    c.update(bytes.duplicate());
-    return c.getValue();
   }
 
   /** The diagnosis in the words of Spark's shuffle reader. */

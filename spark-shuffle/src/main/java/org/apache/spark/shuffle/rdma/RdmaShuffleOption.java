@@ -36,9 +36,9 @@ public final class RdmaShuffleOption {
       "Check every block a reduce task READ against the CRC32C its owner computed when it registered the map"
           + " output; a mismatch is a fetch failure, never data.", Parsers.bool());
   public static final ConfigKey<Boolean> SAME_HOST_VIEWS = ConfigKey.of("spark.shuffle.rdma.sameHostViews", "true",
-      "Deserialize blocks of executors on the same host (shm) straight from read-only views of their registered"
-          + " files, held until the task's iterator moves past them, instead of copying them into READ"
-          + " destinations.", Parsers.bool());
+      "Deserialize blocks of executors on the same host (shm) from views of their registered files, read where"
+          + " they lie with positional reads and held until the task's iterator moves past them, instead of"
+          + " copying them into READ destinations.", Parsers.bool());
   public static final ConfigKey<Integer> MAX_PEER_CONNECTIONS = ConfigKey.of(
       "spark.shuffle.rdma.maxPeerConnections", "256",
       "Connections an executor keeps open (or opening) to peer executors at once, however many it reads from;"

@@ -1,5 +1,7 @@
 package org.apache.spark.shuffle.rdma;
 
+import io.sluice.spark.shuffle.RegionInputStream;
+import io.sluice.spark.shuffle.ViewInputStream;
 import io.sluice.spark.shuffle.fetch.PeerConnections;
 import io.sluice.spark.shuffle.fetch.ReadPlanner;
 import io.sluice.spark.shuffle.protocol.RangeProtocol;
@@ -12,6 +14,7 @@ import io.sluice.transport.ReadRequest;
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.RemoteView;
 import io.sluice.transport.TransportException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -20,6 +23,9 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.zip.CRC32C;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.storage.ShuffleBlockId;
 
@@ -37,14 +43,18 @@ import org.apache.spark.storage.ShuffleBlockId;
  * ({@link CorruptionDiagnosis}).
  *
  * <p>Where the connection maps the owner's memory (shm: an executor on the same host) and {@code
- * sameHostViews} is on, a range is not READ at all: it is handed out as a read-only view of the
- * owner's registered data file ({@link Connection#view}), checked the same way, and deserialized
- * where it lies. Such a range costs no destination memory; its view is held until the consumer
- * closes the unit (the iterator moved past its last block) or the fetcher closes (the task ended,
- * failed or was killed). A view outlives its owner's revocation and the connection, so a peer
- * that frees the file or goes away while a view is held does not change the bytes being read. A
- * range whose bytes span two registration windows, or that the connection READs over its carrier,
- * is READ as elsewhere.
+ * sameHostViews} is on, a range is not READ into a destination: it is handed out as a read-only
+ * view of the owner's registered data file ({@link Connection#view}), checked the same way, and
+ * deserialized from streams that read the file where it lies ({@link ViewInputStream}), a chunk
+ * at a time, with positional reads rather than through the mapping: anything of the executors'
+ * user can shorten the file, and a read of the mapping past its new end would fault, which the
+ * JVM reports as an {@code InternalError} that ends the executor, where a positional read fails
+ * the block as a fetch failure. Such a range costs no destination memory; its view is held until
+ * the consumer closes the unit (the iterator moved past its last block) or the fetcher closes
+ * (the task ended, failed or was killed). A view outlives its owner's revocation and the
+ * connection, so a peer that frees the file or goes away while a view is held does not change the
+ * bytes being read. A range whose bytes span two registration windows, or that the connection
+ * READs over its carrier, is READ as elsewhere.
  *
  * <p>Range requests go out ahead of the READs, to at most as many executors as the task's share
  * of the executor's bound on peer connections allows ({@link
@@ -65,24 +75,28 @@ final class RemoteFetcher implements AutoCloseable {
   /** One slice of a fetched range: a block's bytes, and the CRC32C its owner published for them. */
   record Slice(ShuffleBlockId id, long offset, long length, int checksum) {}
 
+  /** The size of the buffer in which a viewed block is read, a chunk at a time, for its checks. */
+  private static final int CHECK_CHUNK = 64 << 10;
+
   /**
    * A fetched range, in local memory (READ) or viewed where the owner keeps it (same host), with
-   * the blocks it holds. The consumer closes it.
+   * the blocks it holds. The consumer reads their streams and closes it.
    */
   static final class Fetched implements AutoCloseable {
-    private final ByteBuffer bytes;
+    private final Function<Slice, InputStream> streams;
     final List<Slice> slices;
     private final Runnable onClose;
     private boolean closed;
 
-    private Fetched(ByteBuffer bytes, List<Slice> slices, Runnable onClose) {
-      this.bytes = bytes;
+    private Fetched(Function<Slice, InputStream> streams, List<Slice> slices, Runnable onClose) {
+      this.streams = streams;
       this.slices = slices;
       this.onClose = onClose;
     }
 
-    ByteBuffer view(Slice s) {
-      return bytes.duplicate().position((int) s.offset()).limit((int) (s.offset() + s.length())).slice();
+    /** The bytes of block {@code s}, valid until the range is closed. */
+    InputStream stream(Slice s) {
+      return streams.apply(s);
     }
 
     @Override
@@ -182,6 +196,8 @@ final class RemoteFetcher implements AutoCloseable {
   private final Deque<Unit> unissued = new ArrayDeque<>();
   private final Deque<InFlight> issued = new ArrayDeque<>();
   private final int maxRequestBytes;
+  /** Where viewed blocks are read for their checks; made at the first. */
+  private ByteBuffer checkChunk;
   /** Executors asked for ranges and not yet finished, at most. */
   private final int window;
   /** Sources whose range request was sent: the first {@code requested}. */
@@ -313,8 +329,9 @@ final class RemoteFetcher implements AutoCloseable {
     }
     Unit u = f.unit();
     RegisteredRegion destination = f.destination();
+    ByteBuffer bytes = destination.buffer();
     if (verifyReads) {
-      verify(destination.buffer(), u, () -> transport.destinations().release(destination));
+      verify(u, inMemory(bytes), () -> transport.destinations().release(destination));
     }
     for (ReadRequest r : f.reads()) {
       transport.recordRead(c.dataPath(r.remote()), r.length());
@@ -322,7 +339,7 @@ final class RemoteFetcher implements AutoCloseable {
     metrics.incRemoteBytesRead(u.length());
     metrics.incRemoteBlocksFetched(u.slices().size());
     handedOut(u);
-    return Optional.of(new Fetched(destination.buffer(), u.slices(), () -> {
+    return Optional.of(new Fetched(s -> new RegionInputStream(slice(bytes, s)), u.slices(), () -> {
       transport.destinations().release(destination);
       consumed(u);
     }));
@@ -342,18 +359,74 @@ final class RemoteFetcher implements AutoCloseable {
       return Optional.empty(); // still in flight: the caller READs it
     }
     RemoteView v = view.get();
-    ByteBuffer bytes = v.buffer();
     if (verifyReads) {
-      verify(bytes, u, v::close);
+      verify(u, viewed(v), v::close);
     }
     transport.recordViewed(u.source().connection.dataPath(), u.length());
     metrics.incRemoteBytesRead(u.length());
     metrics.incRemoteBlocksFetched(u.slices().size());
     handedOut(u);
-    return Optional.of(new Fetched(bytes, u.slices(), () -> {
+    Function<Slice, InputStream> streams = s -> new ViewInputStream(v, s.offset(), s.length(),
+        e -> failure(u.source(), u.map(), s.id().reduceId(), "read of the view of block " + s.id() + " failed", e));
+    return Optional.of(new Fetched(streams, u.slices(), () -> {
       v.close();
       consumed(u);
     }));
+  }
+
+  private static ByteBuffer slice(ByteBuffer bytes, Slice s) {
+    return bytes.duplicate().position((int) s.offset()).limit((int) (s.offset() + s.length())).slice();
+  }
+
+  /** A fetched range's blocks as its checks read them. */
+  private interface CheckedBytes {
+    int crc32c(Slice s) throws TransportException;
+
+    CorruptionDiagnosis.BlockBytes bytes(Slice s);
+  }
+
+  private static CheckedBytes inMemory(ByteBuffer bytes) {
+    return new CheckedBytes() {
+      @Override
+      public int crc32c(Slice s) {
+        return Checksums.crc32c(slice(bytes, s));
+      }
+
+      @Override
+      public CorruptionDiagnosis.BlockBytes bytes(Slice s) {
+        return c -> c.update(slice(bytes, s));
+      }
+    };
+  }
+
+  /** A view's blocks, read a chunk at a time with the view's positional reads, never through its mapping. */
+  private CheckedBytes viewed(RemoteView v) {
+    return new CheckedBytes() {
+      @Override
+      public int crc32c(Slice s) throws TransportException {
+        CRC32C crc = new CRC32C();
+        readChunks(v, s, crc::update);
+        return (int) crc.getValue();
+      }
+
+      @Override
+      public CorruptionDiagnosis.BlockBytes bytes(Slice s) {
+        return c -> readChunks(v, s, c::update);
+      }
+    };
+  }
+
+  /** Hands block {@code s} of a view to {@code sink} in chunks of this fetcher's check buffer. */
+  private void readChunks(RemoteView v, Slice s, Consumer<ByteBuffer> sink) throws TransportException {
+    if (checkChunk == null) {
+      checkChunk = ByteBuffer.allocateDirect(CHECK_CHUNK);
+    }
+    long end = s.offset() + s.length();
+    for (long at = s.offset(); at < end; at += CHECK_CHUNK) {
+      checkChunk.clear().limit((int) Math.min(CHECK_CHUNK, end - at));
+      v.read(at, checkChunk);
+      sink.accept(checkChunk.flip());
+    }
   }
 
   /** A consumed range no longer counts as in flight: more may be issued. */
@@ -368,20 +441,26 @@ final class RemoteFetcher implements AutoCloseable {
    * Checks each block of a range READ into, or viewed as, {@code read} against its owner's
    * checksum.
    *
-   * @param giveBack lets go of {@code read} when a block differs
+   * @param giveBack lets go of {@code read} when a block differs or cannot be read
    * @throws org.apache.spark.shuffle.FetchFailedException (unchecked) for the first block that
-   *     differs, after giving the memory back
+   *     differs, after giving the memory back, or that cannot be read (a view of a file cut short)
    */
-  private void verify(ByteBuffer read, Unit u, Runnable giveBack) {
+  private void verify(Unit u, CheckedBytes read, Runnable giveBack) {
     for (Slice s : u.slices()) {
       long at = u.start() + s.offset(); // in the owner's data file
+      int actual;
       try {
-        Checksums.verify(read.duplicate().limit((int) (s.offset() + s.length())).position((int) s.offset()),
-            s.checksum(), u.source().peer, u.file().windowAt(at), u.file().offsetInWindow(at),
+        actual = read.crc32c(s);
+      } catch (TransportException e) {
+        giveBack.run();
+        bytesInFlight -= u.length();
+        throw failure(u.source(), u.map(), s.id().reduceId(), "view failed", e);
+      }
+      if (actual != s.checksum()) {
+        ReadIntegrityException e = new ReadIntegrityException(u.source().peer, u.file().windowAt(at),
+            u.file().offsetInWindow(at), s.length(), s.checksum(), actual,
             "block " + s.id() + " (bytes [" + at + ", " + (at + s.length()) + ") of its data file)");
-      } catch (ReadIntegrityException e) {
-        String why = diagnosis.diagnose(s.id(), read.duplicate().limit((int) (s.offset() + s.length()))
-            .position((int) s.offset()).slice(), u.source().remote.location());
+        String why = diagnosis.diagnose(s.id(), read.bytes(s), u.source().remote.location());
         giveBack.run(); // the READ is complete (or the view taken): nothing writes to it any more
         bytesInFlight -= u.length();
         throw failed(u.source(), u.map(), s.id().reduceId(),
@@ -510,11 +589,17 @@ final class RemoteFetcher implements AutoCloseable {
     return u.slices().get(0).id().reduceId();
   }
 
+  /** A fetch failure of {@code map}'s output on {@code s}, whose connection is discarded. */
   private RuntimeException failed(Source s, FetchPlan.MapRange map, int reduceId, String what, Throwable cause) {
     Connection used = s.connection;
     if (used != null) {
       transport.discard(s.peer, used);
     }
+    return failure(s, map, reduceId, what, cause);
+  }
+
+  /** A fetch failure of {@code map}'s output on {@code s} that says nothing against the connection. */
+  private RuntimeException failure(Source s, FetchPlan.MapRange map, int reduceId, String what, Throwable cause) {
     String message = what + " from executor " + s.remote.location().executorId() + " at " + s.peer
         + " (shuffle " + shuffleId + ", map " + map.mapId() + ", reduce " + reduceId + ")"
         + (cause == null ? "" : ": " + cause);

@@ -6,30 +6,40 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sluice.spark.shuffle.TransportReport;
 import io.sluice.transport.Eventually;
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import scala.Tuple2;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Blocks of an executor on the same host are deserialized from read-only views of its registered
  * data files ({@code spark.shuffle.rdma.sameHostViews}), not copied: no READ destination is ever
  * made, and every view is let go when the task's iterator moves past it, when the task fails in
  * the middle of its input, or when it stops reading early. A view held while its owner executor is
- * killed and its files are deleted still reads the owner's bytes. Local reads are off, so every
- * block, the reducer's own executor's too, goes through the transport.
+ * killed and its files are deleted still reads the owner's bytes; one whose owner's file is cut
+ * short under it fails the fetch, and the executor lives. Local reads are off, so every block, the
+ * reducer's own executor's too, goes through the transport.
  */
 class SameHostViewsTest {
   private static final int ROWS = 60_000;
@@ -156,6 +166,115 @@ class SameHostViewsTest {
       assertTrue(verdict.get(0).startsWith("read map ") && verdict.get(0).endsWith(" of executor " + killed + " whole"),
           verdict.get(0));
       assertNoViewHeld(sc);
+    }
+  }
+
+  /**
+   * One reduce task reads until its current block comes from the other executor, so that it holds
+   * a view of that executor's data file and has read the first chunk of the block from it; it then
+   * cuts every data file of that executor to nothing, as any process of the executors' user may,
+   * and reads on. The rest of the block (or the next one checked) is a fetch failure naming the cut
+   * file, where a read through the mapping would fault and end the reader's executor: no executor
+   * is lost, the stage that wrote the cut outputs runs again, and the job counts every record.
+   */
+  @Test
+  @Timeout(300)
+  void aFileCutUnderAViewIsAFetchFailureAndNoExecutorIsLost(@TempDir Path signals) throws Exception {
+    int maps = 8;
+    int perMap = 3_000;
+    try (JavaSparkContext sc = LocalCluster.start(conf("views-cut"))) {
+      FetchFailureMessages fetchFailures = FetchFailureMessages.of(sc);
+      ExecutorsRemoved removed = new ExecutorsRemoved();
+      sc.sc().addSparkListener(removed);
+      Set<String> executors = executorIds(sc);
+      Map<String, List<String>> dirs = localDirs(sc);
+      String dir = signals.toString();
+      // Each record carries the executor that wrote it and 100 random letters, so that each map
+      // output's one block spans several of the reader's chunks.
+      JavaPairRDD<Integer, String> tagged = sc.parallelize(SharedJobs.range(maps * perMap), maps)
+          .mapPartitionsWithIndex((p, it) -> {
+            String self = SparkEnv.get().executorId();
+            FileSignals.signal(Path.of(dir), "map-" + self, self);
+            FileSignals.await(Path.of(dir), "map-", LocalCluster.EXECUTORS, 120);
+            List<Tuple2<Integer, String>> out = new ArrayList<>();
+            it.forEachRemaining(i -> out.add(new Tuple2<>(i, self + "/" + letters(new Random(i), 100))));
+            return out.iterator();
+          }, true)
+          .mapToPair(t -> t)
+          .partitionBy(new org.apache.spark.HashPartitioner(1));
+      long records = tagged.mapPartitions(it -> {
+        String self = SparkEnv.get().executorId();
+        long n = 0;
+        while (it.hasNext()) {
+          String owner = it.next()._2().split("/")[0];
+          n++;
+          if (!owner.equals(self) && claim(Path.of(dir), "cut-claimed")) {
+            FileSignals.signal(Path.of(dir), "cut", owner + " " + cutDataFiles(dirs.getOrDefault(owner, List.of())));
+          }
+        }
+        return List.of(n).iterator();
+      }).reduce(Long::sum);
+      assertEquals((long) maps * perMap, records);
+      assertTrue(Files.exists(signals.resolve("cut")), "no data file was cut");
+      sc.sc().listenerBus().waitUntilEmpty(10_000);
+      assertEquals(List.of(), removed.ids(), "executors lost");
+      assertEquals(executors, executorIds(sc));
+      List<String> failures = fetchFailures.messages();
+      assertTrue(!failures.isEmpty() && failures.get(0).contains("was cut to 0 bytes"),
+          "the cut (" + FileSignals.read(signals, "cut") + ") was not a fetch failure naming it: " + failures);
+      assertNoViewHeld(sc);
+    }
+  }
+
+  private static String letters(Random random, int n) {
+    StringBuilder b = new StringBuilder(n);
+    for (int i = 0; i < n; i++) {
+      b.append((char) ('a' + random.nextInt(26)));
+    }
+    return b.toString();
+  }
+
+  /** Whether this call created {@code name} in {@code folder}: true for exactly one caller. */
+  private static boolean claim(Path folder, String name) throws IOException {
+    try {
+      Files.createFile(folder.resolve(name));
+      return true;
+    } catch (FileAlreadyExistsException e) {
+      return false;
+    }
+  }
+
+  /** Cuts every shuffle data file below {@code dirs} to 0 bytes; how many it cut. */
+  private static int cutDataFiles(List<String> dirs) throws IOException {
+    int cut = 0;
+    for (String d : dirs) {
+      try (var walk = Files.walk(Path.of(d))) {
+        for (Path p : walk.filter(p -> p.getFileName().toString().endsWith(".data")).toList()) {
+          try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
+            ch.truncate(0);
+            cut++;
+          }
+        }
+      }
+    }
+    return cut;
+  }
+
+  private static Set<String> executorIds(JavaSparkContext sc) {
+    return new TreeSet<>(CollectionConverters.asJava(sc.sc().getExecutorIds()));
+  }
+
+  /** The executors the driver saw removed. Thread safe. */
+  private static final class ExecutorsRemoved extends SparkListener {
+    private final List<String> ids = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    @Override
+    public void onExecutorRemoved(SparkListenerExecutorRemoved removed) {
+      ids.add(removed.executorId() + " (" + removed.reason() + ")");
+    }
+
+    List<String> ids() {
+      return List.copyOf(ids);
     }
   }
 
