@@ -289,13 +289,14 @@ def test_a_client_with_the_secret_presents_renewing_tokens(served_table):
 
 CUT_READER = """
 import sys
-from sluice.flight import SluiceFlightClient
+from sluice.flight import DataPlaneOptions, SluiceFlightClient
 
 def mapped_arena_files():
     with open("/proc/self/maps") as maps:
         return sorted({line.split()[5] for line in maps if len(line.split()) >= 6 and "/sluice-" in line.split()[5]})
 
-with SluiceFlightClient(sys.argv[1], sys.argv[2], secret=sys.argv[3], timeout=60) as client:
+options = DataPlaneOptions(zero_copy=sys.argv[4] == "views")
+with SluiceFlightClient(sys.argv[1], sys.argv[2], secret=sys.argv[3], timeout=60, data_plane_options=options) as client:
     with client.open("t.s00") as reader:
         rows = sum(b.num_rows for b in reader.read_all())
     print("mapped", client.decision.data_path, rows, *mapped_arena_files(), flush=True)
@@ -309,10 +310,11 @@ with SluiceFlightClient(sys.argv[1], sys.argv[2], secret=sys.argv[3], timeout=60
 """
 
 
+@pytest.mark.parametrize("bodies", ["views", "copies"])
 @pytest.mark.parametrize("cut", ["region", "slots"])
-def test_an_arena_file_cut_short_is_an_exception(java, cut):
+def test_an_arena_file_cut_short_is_an_exception(java, cut, bodies):
     with serve(java, "shm", shards=1) as table:
-        child = subprocess.Popen([sys.executable, "-c", CUT_READER, table.location, table.token, table.secret],
+        child = subprocess.Popen([sys.executable, "-c", CUT_READER, table.location, table.token, table.secret, bodies],
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         try:
             lines = PipeLines(child.stdout, "the reader child")
@@ -333,6 +335,64 @@ def test_an_arena_file_cut_short_is_an_exception(java, cut):
             child.stdin.close()
         assert said is not None and said.startswith("raised "), said
         assert ("was cut to 0 bytes" if cut == "region" else "was cut short") in said, said
+
+
+CUT_COPIER = """
+import os, struct, sys
+from sluice.errors import RegionTruncatedException
+from sluice.transport import _shm as shm
+
+arena, region, length = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+class Server:
+    # Answers the shm OPEN of any key with the whole file, revocation slot 0.
+    def control(self, service, payload, timeout=None):
+        path = region.encode()
+        return struct.pack(">H", len(path)) + path + struct.pack(">qqi", 0, length, 0)
+
+peer = shm.ShmPeer(Server(), arena, shm._open_in_arena(arena, os.path.join(arena, shm.SLOTS_FILE)))
+into = bytearray(length)
+source = peer.positional(0x5EED, 0, length)
+print("checked", flush=True)
+sys.stdin.readline()  # the test cuts the file
+try:
+    source.read_into(memoryview(into))
+    print("read", flush=True)
+except RegionTruncatedException as e:
+    half = open(region, "rb").read() == bytes(into[: length // 2])
+    print("raised", "first-half-" + ("kept" if half else "lost"), e, flush=True)
+"""
+
+
+def test_a_file_cut_during_a_positional_copy_ends_it_with_an_exception(tmp_path):
+    # The file is cut after the copy's checks passed: its positional reads come short, where a copy
+    # from the mapping would be a SIGBUS.
+    arena = tmp_path / "arena"
+    arena.mkdir(mode=0o700)
+    slots = bytearray(shm.SLOTS * 8)
+    struct.pack_into("=q", slots, 0, 0x5EED)
+    region = arena / "region-0"
+    length = 4 << 20
+    for path, data in ((arena / shm.SLOTS_FILE, slots), (region, os.urandom(length))):
+        path.write_bytes(data)
+        path.chmod(0o600)
+    child = subprocess.Popen([sys.executable, "-c", CUT_COPIER, str(arena), str(region), str(length)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        lines = PipeLines(child.stdout, "the copying child")
+        assert lines.next_line("the copying child to check the region", 120) == "checked"
+        os.truncate(region, length // 2)
+        child.stdin.write("cut\n")
+        child.stdin.flush()
+        said = lines.next_line("the copying child to copy", 120)
+        assert child.wait(timeout=DEADLINE) == 0, f"the copying child ended with {child.returncode} after {said!r}"
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=DEADLINE)
+        child.stdin.close()
+    assert said is not None and said.startswith("raised first-half-kept "), said
+    assert f"was cut to {length // 2} bytes" in said and str(region) in said and "region 5eed" in said, said
 
 
 # ---- 6. every wait has a deadline

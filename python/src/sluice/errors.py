@@ -7,7 +7,7 @@ from __future__ import annotations
 __all__ = [
     "SluiceException", "ShardReadException", "UnsupportedColumnException", "TransportException",
     "ProtocolException", "AuthenticationFailedException", "UnknownKeyException", "RegionRevokedException",
-    "ReadOutOfBoundsException", "RemoteHandlerException", "MessageTooLargeException",
+    "RegionTruncatedException", "ReadOutOfBoundsException", "RemoteHandlerException", "MessageTooLargeException",
     "TransportUnavailableException", "TransportTimeoutException", "PeerClosedException", "ReadIntegrityException",
     "TableError", "TableMemoryError", "LostShardsError", "UnsupportedColumnError",
 ]
@@ -52,6 +52,12 @@ class UnknownKeyException(TransportException):
 
 class RegionRevokedException(TransportException):
     """The region was revoked by its owner."""
+
+
+class RegionTruncatedException(TransportException):
+    """The file behind a same-host region was cut short under the reader (any process of the same
+    user may): its bytes cannot be read, and nothing stands in for them. The message names the
+    region, its file and the file's size."""
 
 
 class ReadOutOfBoundsException(TransportException):

@@ -6,7 +6,10 @@ transport connection (a pull also acknowledges the bodies taken so far), one pul
 time and sent while earlier announcements are still being read. Up to ``stream_window`` bodies
 are being READ at once, each in one batched READ (ranges of at most ``read_chunk_bytes``) straight
 into landing memory; on shm a body is not READ at all but taken as a read-only view of the
-server's memory. Each body is checked against its CRC32C before Arrow sees it. Arrow's own IPC
+server's memory, or, with ``zero_copy`` off, copied into landing memory with positional reads of
+the server's file (``os.preadv``), never through the mapping, so that a file cut short under the
+reader is an exception rather than a SIGBUS. Each body is checked against its CRC32C before Arrow
+sees it. Arrow's own IPC
 stream reader then builds the batches: it reads the encapsulated messages from
 :class:`_IpcMessages`, which hands it each body as the very memoryview the bytes lie in, so the
 arrays' buffers point into the landing memory or the mapping (no copy after the READ).
@@ -127,11 +130,13 @@ class ViewLease:
 
 @dataclass
 class _Body:
-    """A body on its way: READ into ``into`` (under ``reads``), or viewed where it lies."""
+    """A body on its way: READ into ``into`` (under ``reads``, or with positional reads of the
+    server's file when ``positional``), or viewed where it lies."""
 
     frame: BodyFrame
     into: Optional[memoryview] = None
     reads: List[int] = field(default_factory=list)
+    positional: bool = False
     view: Optional[memoryview] = None
     lease: Optional[weakref.finalize] = None
 
@@ -402,6 +407,9 @@ class DataPlaneTableReader(TableReader):
             self._reading.append(body)
             body.into = self._session.landing.acquire(f.length)
             self._ahead_bytes += f.length
+            if self._session.shm is not None and self._reaches(f.key):
+                body.positional = True  # copied from the server's file when its turn comes
+                continue
             ranges = [
                 ReadRange(f.key, f.offset + at, min(self._chunk, f.length - at), body.into[at : at + min(self._chunk, f.length - at)])
                 for at in range(0, f.length, self._chunk)
@@ -427,6 +435,10 @@ class DataPlaneTableReader(TableReader):
                 with self._session.shm_lock:
                     body.view = self._session.shm.view(f.key, f.offset, f.length, self._timeout)
                 body.lease = self.views.hold(body.view)
+            elif body.positional:
+                with self._session.shm_lock:
+                    source = self._session.shm.positional(f.key, f.offset, f.length, self._timeout)
+                source.read_into(body.into)  # outside the lock: the copy holds descriptors of its own
         except TransportException as e:
             self._give_back(body)
             if isinstance(e, (UnknownKeyException, RegionRevokedException)):

@@ -41,7 +41,9 @@ class DataPlaneOptions:
     * ``unsigned_fallback`` (``sluice.flight.unsignedFallback``): take plain Flight on a "no" the
       server did not sign (a server without the secret); otherwise such a "no" fails the stream.
     * ``shm`` (the shm provider): view a same-host server's memory instead of READing over tcp.
-    * ``zero_copy`` (``sluice.flight.zeroCopy``): on shm, take bodies as views (False: READ them).
+    * ``zero_copy`` (``sluice.flight.zeroCopy``): on shm, take bodies as views (False: copy them into
+      landing memory with positional reads of the server's files, which a file cut short fails
+      with an exception where a view faults).
     * ``verify_reads`` (``sluice.flight.verifyReads``): check each body's CRC32C before Arrow sees it.
     * ``stream_window`` (``sluice.flight.streamWindow``): bodies one get keeps READs in flight for.
     * ``read_chunk_bytes`` (``sluice.flight.readChunkBytes``): largest range of a body's batched READ.

@@ -2,20 +2,25 @@
 ``ShmFiles``): the shm control service names the server's arena and its token; the arena is
 trusted only if it is a folder of this OS user with mode 0700 reached without links, holding a
 ``token`` file with that token and a ``slots`` revocation table. Each key's backing file is then
-mapped once (read-only, ``mmap``) and handed out as read-only memoryviews: no copy. A region
-whose file lies outside the arena (a registered file) is not mapped: this side trusts no file
-roots, so it is READ over the connection, as the Java reader does with no trusted roots.
+opened and mapped once (read-only, ``mmap``), and its bytes are handed out as read-only
+memoryviews (:meth:`ShmPeer.view`: no copy) or copied out with positional reads
+(:meth:`ShmPeer.positional`). A region whose file lies outside the arena (a registered file) is
+not mapped: this side trusts no file roots, so it is READ over the connection, as the Java reader
+does with no trusted roots.
 
 A view keeps its mapping alive (the mmap is unmapped when the last view of it goes); a view is
 handed out only while the region's revocation slot still holds its key. Not thread safe.
 
 A same-user peer can truncate its files, and a read of a mapping past its file's end is a SIGBUS
 that kills the process. So this module never reads a mapping itself: the slots table is read with
-``os.pread`` on a descriptor kept open (a short read raises), and each region keeps its file's
-descriptor, whose size (``os.fstat``) must still cover the region every time a view is handed
-out. A view already handed to the application reads the mapping directly, so a truncation after
-that check still faults there: only memory the server seals against shrinking closes that, which
-is the protocol's to add, not this reader's.
+``os.pread`` on a descriptor kept open (a short read raises), a copy is ``os.preadv`` of the
+region's file (a short read raises :class:`RegionTruncatedException`), and each region keeps its
+file's descriptor, whose size (``os.fstat``) must still cover the region every time a view is
+handed out or a copy begins. A view already handed to the application reads the mapping directly,
+so a truncation after that check still faults there, in the reader's checksum of the body or in
+the application: only memory the server seals against shrinking closes that, which is the
+protocol's to add, not this reader's. A reader that must survive such a truncation copies
+(``DataPlaneOptions(zero_copy=False)``).
 """
 
 from __future__ import annotations
@@ -34,12 +39,13 @@ from ..errors import (
     ProtocolException,
     ReadOutOfBoundsException,
     RegionRevokedException,
+    RegionTruncatedException,
     TransportUnavailableException,
 )
 from . import _frames as frames
 from ._connection import Connection
 
-__all__ = ["ShmPeer", "attach"]
+__all__ = ["FileRange", "ShmPeer", "attach"]
 
 _log = logging.getLogger("sluice.transport._shm")
 
@@ -116,7 +122,28 @@ class ShmPeer:
     def view(self, key: int, offset: int, length: int, timeout: Optional[float] = None) -> memoryview:
         """A read-only view of ``length`` bytes of region ``key`` from ``offset``; it keeps the
         mapping alive. Raises RegionRevokedException once the server revoked the region,
-        ProtocolException when its file no longer covers it or the slots table was cut short."""
+        RegionTruncatedException when its file no longer covers it, ProtocolException when the
+        slots table was cut short."""
+        m = self._checked(key, offset, length, timeout)
+        return m.view[offset : offset + length]
+
+    def positional(self, key: int, offset: int, length: int, timeout: Optional[float] = None) -> "FileRange":
+        """``length`` bytes of region ``key`` from ``offset``, to be copied with positional reads of
+        its file (:meth:`FileRange.read_into`) outside whatever lock guards this peer. Checked as a
+        view is; the range holds descriptors of its own, so closing this peer does not pull its file
+        from under the copy."""
+        m = self._checked(key, offset, length, timeout)
+        fd = os.dup(m.fd)
+        try:
+            slots = os.dup(self._slots_fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        return FileRange(m, offset, length, fd, slots, os.path.join(self.arena, SLOTS_FILE))
+
+    def _checked(self, key: int, offset: int, length: int, timeout: Optional[float]) -> "_Mapping":
+        """Region ``key``'s mapping, once ``[offset, +length)`` lies in it, its slot holds its key and
+        its file covers it."""
         m = self._mapping(key, timeout)
         if m.view is None:
             raise TransportUnavailableException(f"region {key:x} is not mapped here; READ it")
@@ -128,21 +155,14 @@ class ShmPeer:
         size = os.fstat(m.fd).st_size
         if size < m.end:  # while the region is live: the peer broke it
             self._forget(key)
-            raise ProtocolException(
-                f"the peer's backing file {m.path} was cut to {size} bytes, short of its live region's end at {m.end}")
-        return m.view[offset : offset + length]
+            raise RegionTruncatedException(_cut(m, offset, length, size))
+        return m
 
     def is_live(self, key: int, slot: int) -> bool:
         """Whether revocation slot ``slot`` still holds ``key``, read from the file (never a mapping)."""
         if self._slots_fd < 0:
             raise PeerClosedException(f"the shm peer of arena {self.arena} is closed")
-        if not 0 <= slot < SLOTS:
-            raise ValueError(f"slot {slot} outside 0..{SLOTS - 1}")
-        raw = os.pread(self._slots_fd, _SLOT.size, slot * _SLOT.size)
-        if len(raw) != _SLOT.size:
-            raise ProtocolException(
-                f"the peer's slot table {os.path.join(self.arena, SLOTS_FILE)} was cut short (slot {slot} is past its end)")
-        return _SLOT.unpack(raw)[0] == key
+        return _slot_holds(self._slots_fd, os.path.join(self.arena, SLOTS_FILE), slot, key)
 
     def _mapping(self, key: int, timeout: Optional[float]) -> _Mapping:
         if self._slots_fd < 0:
@@ -198,6 +218,65 @@ class ShmPeer:
         if self._slots_fd >= 0:
             os.close(self._slots_fd)
             self._slots_fd = -1
+
+
+def _slot_holds(slots_fd: int, slots_path: str, slot: int, key: int) -> bool:
+    if not 0 <= slot < SLOTS:
+        raise ValueError(f"slot {slot} outside 0..{SLOTS - 1}")
+    raw = os.pread(slots_fd, _SLOT.size, slot * _SLOT.size)
+    if len(raw) != _SLOT.size:
+        raise ProtocolException(f"the peer's slot table {slots_path} was cut short (slot {slot} is past its end)")
+    return _SLOT.unpack(raw)[0] == key
+
+
+def _cut(m: "_Mapping", offset: int, length: int, size: int) -> str:
+    return (f"bytes [{offset}, {offset + length}) of region {m.key & (2**64 - 1):x} cannot be read: the peer's backing"
+            f" file {m.path} was cut to {size} bytes, short of the region's end at {m.end}")
+
+
+class FileRange:
+    """A checked range of a mapped region (:meth:`ShmPeer.positional`), copied with positional reads
+    of the region's file, never through the mapping. Holds its own descriptors of the file and of
+    the slots table until :meth:`read_into` has run. Used by one thread."""
+
+    def __init__(self, mapping: _Mapping, offset: int, length: int, fd: int, slots_fd: int, slots_path: str) -> None:
+        self._m = mapping
+        self._offset = offset
+        self.length = length
+        self._fd = fd
+        self._slots_fd = slots_fd
+        self._slots_path = slots_path
+
+    def read_into(self, into: memoryview) -> None:
+        """Fills ``into`` (``length`` writable bytes) from the file, then checks that the region's
+        slot still holds its key (the server did not revoke it during the copy), and closes the
+        descriptors. Raises RegionTruncatedException when the file ends before the range (``into``
+        then holds what it still had), RegionRevokedException when the region was revoked."""
+        m = self._m
+        try:
+            if self._fd < 0:
+                raise ValueError("the range was read already")
+            into = memoryview(into).cast("B")
+            if len(into) != self.length:
+                raise ValueError(f"{len(into)} bytes to fill, the range has {self.length}")
+            at = m.end - m.length + self._offset  # in the file
+            got = 0
+            while got < self.length:
+                n = os.preadv(self._fd, [into[got:]], at + got)
+                if n == 0:
+                    raise RegionTruncatedException(_cut(m, self._offset, self.length, os.fstat(self._fd).st_size))
+                got += n
+            if not _slot_holds(self._slots_fd, self._slots_path, m.slot, m.key):
+                raise RegionRevokedException("region was revoked by its owner")
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Closes the descriptors (once); :meth:`read_into` does."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            os.close(self._slots_fd)
+            self._fd = self._slots_fd = -1
 
 
 def attach(connection: Connection, timeout: Optional[float] = None) -> Tuple[Optional[ShmPeer], str]:
