@@ -16,7 +16,7 @@ import java.nio.charset.StandardCharsets;
  */
 public final class Frames {
   /** Protocol version spoken in HELLO and CHALLENGE. */
-  public static final int VERSION = 6;
+  public static final int VERSION = 7;
   /** Length of the nonces. */
   public static final int NONCE_LENGTH = 32;
   /** HELLO/CHALLENGE flag: this side asks for an encrypted connection; no other flag is defined. */
@@ -79,7 +79,7 @@ public final class Frames {
 
   /**
    * AUTH, client to server: the client's finished value, HMAC-SHA256(client finished key, th),
-   * then its Ed25519 signature of "sluice/6 client signature" | th.
+   * then its Ed25519 signature of "sluice/7 client signature" | th.
    */
   public record Auth(byte[] finished, byte[] signature) {
     public static final int LENGTH = Hkdf.HASH_LENGTH + NodeIdentity.SIGNATURE_LENGTH;
@@ -95,7 +95,7 @@ public final class Frames {
   }
 
   /**
-   * AUTH_OK, the first protected frame from the server: its Ed25519 signature of "sluice/6 server
+   * AUTH_OK, the first protected frame from the server: its Ed25519 signature of "sluice/7 server
    * signature" | th | the client's finished value. The server signs only for a client that has
    * proven the secret, so no one without it can make the server spend a signature.
    */

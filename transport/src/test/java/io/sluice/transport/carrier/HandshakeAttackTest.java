@@ -744,7 +744,7 @@ class HandshakeAttackTest {
     Handshake.Server server = new Handshake(SECRET).server(ScriptedServer.IDENTITY, 0,
         Frames.Hello.decode(ByteBuffer.wrap(hello)));
     String keys = server.keys() + " " + server.keys().sessionKeys();
-    assertFalse(keys.contains(java.util.HexFormat.of().formatHex(server.keys().clientToServer())), keys);
+    assertFalse(keys.contains(java.util.HexFormat.of().formatHex(server.keys().clientToServerSecret())), keys);
     assertFalse(ScriptedServer.IDENTITY.toString().contains("PrivateKey"));
     Settings s = new Settings(SECRET, "127.0.0.1", "", 0, 1, 1, 1, 1, 1, 1, java.nio.file.Path.of("/tmp"), false,
         List.of(), 1, 1, 1, 1, 1, 1, false, "auto");
