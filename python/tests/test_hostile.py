@@ -6,6 +6,8 @@ side of the handshake) and the real Java program, here with files the test cuts 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import os
 import queue
 import socket
@@ -395,3 +397,89 @@ def test_a_name_is_looked_up_and_its_addresses_tried_within_the_deadline():
     with listener(serves_one_request) as port:
         with connect("localhost", port, SECRET, connect_timeout=DEADLINE) as conn:
             assert conn.request(b"ping", timeout=DEADLINE) == b"pong"
+
+
+# ---- 7. protocol 7: every byte of a READ is authenticated; version 6 is refused, and says so
+
+
+def answers_a_read_with(alter: Callable[[Carrier, int, bytes], bytes], body: bytes) -> Callable[[socket.socket], None]:
+    """A server that answers the first READ with ``alter(carrier, correlation, body)``, the frame as
+    it reaches the client."""
+    def serve_one(sock: socket.socket) -> None:
+        c = Carrier(sock, secret=SECRET)
+        h, _ = c.next()
+        sock.sendall(alter(c, h.correlation, body))
+        c.wait_for_hang_up()
+    return serve_one
+
+
+def flipped_on_the_path(c: Carrier, correlation: int, body: bytes) -> bytes:
+    frame = bytearray(c.sealer.seal(FrameType.READ_RESPONSE, correlation, body))
+    frame[-5] ^= 0x20
+    return bytes(frame)
+
+
+def tagged_as_version_6(c: Carrier, correlation: int, body: bytes) -> bytes:
+    # Version 6 tagged a READ_RESPONSE's header only, so that anybody on the path could change its
+    # body: here a changed body with that tag, made with this connection's own key.
+    altered = bytearray(body)
+    altered[-5] ^= 0x20
+    header = Header(FrameType.READ_RESPONSE, len(altered), correlation).encode()
+    seq = c.sealer.seq
+    c.sealer.seq = seq + 1
+    key = records.record_key(c.keys.s2c_secret, False)
+    tag = hmac.new(key, struct.pack(">Q", seq) + header, hashlib.sha256).digest()[:records.TAG_LENGTH]
+    return header + tag + bytes(altered)
+
+
+@pytest.mark.parametrize("alter", [flipped_on_the_path, tagged_as_version_6])
+def test_a_read_body_changed_on_the_path_fails_the_read_and_closes_the_connection(alter):
+    body = b"registered bytes, " * 1000
+    into = bytearray(len(body))
+    with listener(answers_a_read_with(alter, body)) as port:
+        with connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE) as conn:
+            with pytest.raises(ProtocolException, match="READ_RESPONSE frame 1 failed authentication"):
+                conn.read(7, 0, memoryview(into), timeout=DEADLINE)
+            assert not conn.is_open
+
+
+def test_a_read_body_checks_out_where_it_landed():
+    body = bytes(range(256)) * 4096
+    into = bytearray(len(body))
+    sealed = lambda c, correlation, b: c.sealer.seal(FrameType.READ_RESPONSE, correlation, b)  # noqa: E731
+    with listener(answers_a_read_with(sealed, body)) as port:
+        with connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE) as conn:
+            conn.read(7, 0, memoryview(into), timeout=DEADLINE)
+    assert into == body
+
+
+def test_a_challenge_of_version_6_is_refused():
+    def speaks_6(sock):
+        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
+        challenge = ServerHandshake(SECRET, NodeIdentity(), False, _exactly(sock, h.length)).challenge
+        sock.sendall(_bare(FrameType.CHALLENGE, struct.pack(">H", 6) + challenge[2:]))
+        while sock.recv(4096):
+            pass
+
+    with listener(speaks_6) as port:
+        with pytest.raises(AuthenticationFailedException, match="server speaks protocol version 6; this side speaks 7"):
+            connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE)
+
+
+def test_a_version_6_servers_refusal_is_reported_as_it_said():
+    said = b"unsupported protocol version 7; this side speaks 6"
+    frame = _bare(FrameType.ERROR, _error_payload(ErrorCode.PROTOCOL, said))
+    with listener(answers_hello_with(frame)) as port:
+        with pytest.raises(ProtocolException, match="^peer: unsupported protocol version 7; this side speaks 6$"):
+            connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE)
+    with listener(answers_hello_with(frame)) as port, OfferingServer(_offer(port)) as flight_server:
+        with SluiceFlightClient(flight_server.location, "a-token", secret=SECRET, timeout=CALL_SECONDS) as client:
+            assert said.decode() in client.decision.reason
+            assert not client.decision.authenticated
+
+
+def test_a_hello_of_version_6_is_refused_whatever_its_length():
+    hello = ClientHandshake(SECRET, NodeIdentity(), False).hello
+    for other in (struct.pack(">H", 6) + hello[2:], struct.pack(">H", 6)):
+        with pytest.raises(AuthenticationFailedException, match="^unsupported protocol version 6; this side speaks 7$"):
+            ServerHandshake(SECRET, NodeIdentity(), False, other)

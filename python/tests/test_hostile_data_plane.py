@@ -74,6 +74,22 @@ def test_an_error_answering_a_read_fails_the_stream():
             finishes_within(HANG_SECONDS, lambda: read_table(client))
 
 
+def test_a_read_body_changed_on_the_path_fails_the_stream_without_crc_checks():
+    # mac mode's tag covers every byte of a READ: a body changed after the server tagged it fails
+    # its READ even where nobody checks the CRC32C the server announced.
+    def changes_a_body(fake, carrier, correlation, read):
+        _, offset, length = read
+        frame = bytearray(carrier.sealer.seal(FrameType.READ_RESPONSE, correlation, fake.table.region[offset:offset + length]))
+        frame[-1] ^= 0x01
+        carrier.sock.sendall(frame)
+        return True
+
+    with FakeDataPlane(handlers={"read": changes_a_body}) as fake:
+        client = fake.client(io_timeout=IO_SECONDS, verify_reads=False)
+        with pytest.raises(SluiceException, match="READ_RESPONSE frame [0-9]+ failed authentication"):
+            finishes_within(HANG_SECONDS, lambda: read_table(client))
+
+
 # ---- calls that answer at once wait at most the I/O timeout
 
 

@@ -1,4 +1,4 @@
-"""The one definition, on the Python side, of the carrier's frames (docs/protocol.md, protocol 6;
+"""The one definition, on the Python side, of the carrier's frames (docs/protocol.md, protocol 7;
 ``io.sluice.transport.wire.FrameHeader``, ``Frames``, ``shm.ShmMessages``): the 16-byte header, every
 control payload, and the shm control service's messages. Integers are big-endian; strings are a
 u16 byte count and UTF-8. Every decoder refuses anything not exactly well formed with a
@@ -26,7 +26,7 @@ from ..errors import (
     UnknownKeyException,
 )
 
-VERSION = 6
+VERSION = 7
 MAGIC = 0x5C
 HEADER_LENGTH = 16
 #: The most any frame's payload may be (its i32 length); each kind has its own, lower bound.
