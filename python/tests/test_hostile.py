@@ -29,6 +29,7 @@ from sluice.errors import (
     RemoteHandlerException,
     TransportTimeoutException,
     TransportUnavailableException,
+    UnknownKeyException,
 )
 from sluice.flight import DataPlaneOptions, SluiceFlightClient, call_token, open_reader
 from sluice.flight import _data_plane as data_plane
@@ -108,6 +109,46 @@ def test_an_error_text_that_is_not_utf8_is_the_errors_exception():
                 conn.request(b"hello", timeout=DEADLINE)
 
 
+@pytest.mark.parametrize("raw, text", [
+    (b"\xff\xfe\xc3(", "\ufffd\ufffd\ufffd("),  # two bytes never in UTF-8, a lead byte cut short
+    (b"a\xe2\x82z", "a\ufffdz"),  # a maximal subpart of a 3-byte sequence is one U+FFFD
+    (b"\xed\xa0\x80", "\ufffd\ufffd\ufffd"),  # a surrogate's encoding is ill-formed throughout
+    (b"\xf0\x80\x80\x80", "\ufffd" * 4),  # so is an overlong one
+    ("\u00e9".encode() * 1500, "\u00e9" * frames.MAX_ERROR_TEXT),  # 1024 code points kept, not bytes
+    (b"\xff" * 1100, "\ufffd" * frames.MAX_ERROR_TEXT),
+])
+def test_an_error_text_is_decoded_by_maximal_subparts_and_cut_at_1024_code_points(raw, text):
+    assert frames.decode_error(_error_payload(ErrorCode.UNKNOWN_KEY, raw)) == (ErrorCode.UNKNOWN_KEY, text)
+
+
+def test_an_error_is_handled_by_its_code_whatever_its_text():
+    def refuses_a_read(sock):
+        c = Carrier(sock, secret=SECRET)
+        c.answer_next(FrameType.ERROR, _error_payload(ErrorCode.UNKNOWN_KEY, b"REGION_REVOKED: ok \xc3"))
+        c.answer_next(FrameType.RESPONSE, b"still open")
+        c.wait_for_hang_up()
+
+    with listener(refuses_a_read) as port:
+        with connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE) as conn:
+            with pytest.raises(UnknownKeyException, match="peer: REGION_REVOKED: ok \ufffd$"):
+                conn.read(7, 0, memoryview(bytearray(8)), timeout=DEADLINE)
+            assert conn.request(b"next", timeout=DEADLINE) == b"still open"
+
+
+@pytest.mark.parametrize("n", [0, 4, 6])
+def test_an_error_whose_length_disagrees_with_its_payload_is_a_protocol_error(n):
+    def answers_a_bad_error(sock):
+        c = Carrier(sock, secret=SECRET)
+        c.answer_next(FrameType.ERROR, bytes([ErrorCode.HANDLER_FAILED]) + struct.pack(">H", n) + b"12345")
+        c.wait_for_hang_up()
+
+    with listener(answers_a_bad_error) as port:
+        with connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE) as conn:
+            with pytest.raises(ProtocolException, match=f"ERROR text of {n} bytes in a payload of 8"):
+                conn.request(b"hello", timeout=DEADLINE)
+            assert not conn.is_open
+
+
 def test_a_name_that_is_not_utf8_is_a_protocol_error():
     def names_its_arena_badly(sock):
         c = Carrier(sock, secret=SECRET)
@@ -151,13 +192,35 @@ def _offer(port: int, node: int = 1) -> bytes:
         + struct.pack(">i", len(provider)) + provider
 
 
-def test_a_transport_that_answers_garbage_is_no_authenticated_refusal():
-    frame = _bare(FrameType.ERROR, _error_payload(ErrorCode.PROTOCOL, NOT_UTF8))
-    with listener(answers_hello_with(frame)) as port, OfferingServer(_offer(port)) as flight_server:
-        with SluiceFlightClient(flight_server.location, "a-token", secret=SECRET, timeout=CALL_SECONDS) as client:
+def answers_auth_with(frame: bytes) -> Callable[[socket.socket], None]:
+    """A server that takes HELLO, answers a CHALLENGE of its own, and answers AUTH with ``frame``."""
+    def serve_one(sock: socket.socket) -> None:
+        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
+        server = ServerHandshake(SECRET, NodeIdentity(), False, _exactly(sock, h.length))
+        sock.sendall(_bare(FrameType.CHALLENGE, server.challenge))
+        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
+        _exactly(sock, h.length)
+        sock.sendall(frame)
+        while sock.recv(4096):
+            pass
+    return serve_one
+
+
+@pytest.mark.parametrize("instead_of", ["CHALLENGE", "AUTH_OK"])
+@pytest.mark.parametrize("code", [ErrorCode.PROTOCOL, ErrorCode.AUTHENTICATION_FAILED])
+@pytest.mark.parametrize("encrypt", [False, True])
+def test_a_transport_that_answers_garbage_is_no_authenticated_refusal(instead_of, code, encrypt):
+    # An ERROR instead of CHALLENGE or AUTH_OK fails the connect whatever its text: no plain Flight
+    # (unless asked for by unsigned_fallback), never plaintext for a client that asked for encryption.
+    frame = _bare(FrameType.ERROR, _error_payload(code, NOT_UTF8))
+    serve_one = answers_hello_with(frame) if instead_of == "CHALLENGE" else answers_auth_with(frame)
+    with listener(serve_one) as port, OfferingServer(_offer(port)) as flight_server:
+        with SluiceFlightClient(flight_server.location, "a-token", secret=SECRET, timeout=CALL_SECONDS,
+                                data_plane_options=DataPlaneOptions(encrypt=encrypt)) as client:
             assert client.decision.data_path == "grpc"
             assert not client.decision.authenticated, client.decision.reason
-            with pytest.raises(TransportUnavailableException, match="nothing authenticated that answer"):
+            assert "\ufffd\ufffd\ufffd(" in client.decision.reason
+            with pytest.raises(TransportUnavailableException, match="not falling back to"):
                 client.get_stream(b"a ticket")
 
 

@@ -3,8 +3,9 @@
 control payload, and the shm control service's messages. Integers are big-endian; strings are a
 u16 byte count and UTF-8. Every decoder refuses anything not exactly well formed with a
 :class:`~sluice.errors.ProtocolException` naming what is wrong, and raises nothing else: an
-ERROR's text, only ever shown, is decoded with replacement; a string that names something (a
-folder, a file) must be UTF-8. Stateless.
+ERROR's text, only ever shown, is decoded with replacement and cut to :data:`MAX_ERROR_TEXT`
+code points (docs/protocol.md 4.3); a string that names something (a folder, a file) must be
+UTF-8. Stateless.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ KEY_LENGTH = 32
 SIGNATURE_LENGTH = 64
 HASH_LENGTH = 32
 MAX_CONTROL_PAYLOAD = 4096
+#: The most code points of an ERROR's text a receiver keeps (and a sender writes).
+MAX_ERROR_TEXT = 1024
 FLAG_ENCRYPT = 1
 
 _HEADER = struct.Struct(">BBHiq")
@@ -180,17 +183,19 @@ READ_REQUEST_LENGTH = _READ_REQUEST.size
 
 
 def decode_error(payload) -> Tuple[ErrorCode, str]:
-    """ERROR: u8 code, string text."""
+    """ERROR: u8 code, u16 n, n bytes of text. The text is for people: each maximal ill-formed
+    subsequence becomes U+FFFD (Python's ``errors="replace"``, as Java's decoder), and at most
+    :data:`MAX_ERROR_TEXT` code points are kept. Whoever gets the ERROR acts on its code alone."""
     if len(payload) < 3:
         raise ProtocolException(f"ERROR payload too short: {len(payload)}")
     try:
         code = ErrorCode(payload[0])
     except ValueError:
         raise ProtocolException(f"unknown error code {payload[0]}") from None
-    raw, end = _string_bytes_at(payload, 1)
-    if end != len(payload):
-        raise ProtocolException(f"ERROR payload has {len(payload) - end} trailing bytes")
-    return code, raw.decode("utf-8", errors="replace")
+    (n,) = struct.unpack_from(">H", payload, 1)
+    if n != len(payload) - 3:
+        raise ProtocolException(f"ERROR text of {n} bytes in a payload of {len(payload)}")
+    return code, bytes(payload[3:]).decode("utf-8", errors="replace")[:MAX_ERROR_TEXT]
 
 
 def encode_control(service: int, request: bytes) -> bytes:
