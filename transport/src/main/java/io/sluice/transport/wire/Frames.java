@@ -130,21 +130,39 @@ public final class Frames {
     }
   }
 
-  /** ERROR: u8 code, string message. */
+  /**
+   * ERROR: u8 code, u16 n, n bytes of UTF-8 text, n being exactly what the payload holds after
+   * them. The text is for people, and the code alone says what the error means: {@link #encode}
+   * writes well-formed UTF-8 of at most {@link #MAX_TEXT_CODE_POINTS} code points that fits a
+   * control payload, cut at a code point boundary (an unpaired surrogate becomes '?'); {@link
+   * #decode} replaces each ill-formed subsequence of a peer's text with U+FFFD and keeps at most
+   * {@link #MAX_TEXT_CODE_POINTS} code points of it.
+   */
   public record ErrorFrame(ErrorCode code, String message) {
+    /** The most code points of text an ERROR carries or is read with. */
+    public static final int MAX_TEXT_CODE_POINTS = 1024;
+    /** Bytes before the text: code and length. */
+    private static final int HEADER = 3;
+
     public ByteBuffer encode() {
-      byte[] text = truncatedUtf8(message, 1024);
-      return ByteBuffer.allocate(1 + 2 + text.length).put(code.id()).putShort((short) text.length).put(text).flip();
+      byte[] text = cutUtf8(message == null ? "" : message, MAX_TEXT_CODE_POINTS, MAX_CONTROL_PAYLOAD - HEADER);
+      return ByteBuffer.allocate(HEADER + text.length).put(code.id()).putShort((short) text.length).put(text).flip();
     }
 
+    /** @throws ProtocolException for an unknown code, or a text length other than what the payload holds */
     public static ErrorFrame decode(ByteBuffer in) throws ProtocolException {
-      if (in.remaining() < 3) {
+      if (in.remaining() < HEADER) {
         throw new ProtocolException("ERROR payload too short: " + in.remaining());
       }
       ErrorCode code = ErrorCode.fromId(in.get());
-      String text = string(in);
-      expectConsumed(FrameType.ERROR, in);
-      return new ErrorFrame(code, text);
+      int n = in.getShort() & 0xffff;
+      if (n != in.remaining()) {
+        throw new ProtocolException("ERROR text of " + n + " bytes in a payload that has " + in.remaining()
+            + " after its code and length");
+      }
+      // The String constructor replaces each maximal ill-formed subsequence with U+FFFD.
+      String text = new String(bytes(in, n), StandardCharsets.UTF_8);
+      return new ErrorFrame(code, firstCodePoints(text, MAX_TEXT_CODE_POINTS));
     }
   }
 
@@ -248,8 +266,29 @@ public final class Frames {
     return out.putShort((short) utf8.length).put(utf8);
   }
 
-  private static byte[] truncatedUtf8(String s, int maxChars) {
-    String t = s == null ? "" : s.length() > maxChars ? s.substring(0, maxChars) : s;
-    return t.getBytes(StandardCharsets.UTF_8);
+  /**
+   * The UTF-8 of the longest start of {@code s} that has at most {@code maxCodePoints} code points
+   * and encodes in at most {@code maxBytes} bytes: never half a code point, so well formed.
+   */
+  static byte[] cutUtf8(String s, int maxCodePoints, int maxBytes) {
+    int end = 0;
+    int bytes = 0;
+    for (int points = 0; end < s.length() && points < maxCodePoints; points++) {
+      int cp = s.codePointAt(end);
+      boolean unpaired = cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE;
+      int n = unpaired || cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+      if (bytes + n > maxBytes) {
+        break;
+      }
+      bytes += n;
+      end += Character.charCount(cp);
+    }
+    // The encoder writes an unpaired surrogate, which has no UTF-8 form, as '?': one byte, counted so above.
+    return s.substring(0, end).getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** The first {@code max} code points of {@code s}, or all of it if it has no more. */
+  static String firstCodePoints(String s, int max) {
+    return s.codePointCount(0, s.length()) <= max ? s : s.substring(0, s.offsetByCodePoints(0, max));
   }
 }
