@@ -17,12 +17,13 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 
 /**
- * A whole handshake and two protected frames (AUTH_OK and a READ's answer), played in memory by a throwaway identity with itself
- * while a transport opens, so that its first real connection finds the handshake's
- * classes loaded, the JCA providers set up and their code run once: on a cold JVM the first
- * X25519 agreement, Ed25519 signature and verification, HKDF and record seal cost tens of
- * milliseconds of class loading and interpretation, which would otherwise fall on the first task
- * that connects. It opens no socket, counts in no metric and keeps nothing. Stateless, thread safe.
+ * A whole handshake and two protected frames (AUTH_OK and a READ's answer), played in memory by a
+ * throwaway identity with itself while a transport opens, so that its first real connection finds
+ * the handshake's classes loaded, the JCA providers set up and their code run once: on a cold JVM
+ * the first X25519 agreement, Ed25519 signature and verification, HKDF, record seal and GMAC cost
+ * tens of milliseconds of class loading and interpretation, which would otherwise fall on the
+ * first task that connects. It opens no socket, counts in no metric and keeps nothing. Stateless,
+ * thread safe.
  */
 public final class Rehearsal {
   private static final String SECRET = "sluice/7 rehearsal, not a secret";
