@@ -1,11 +1,13 @@
 package io.sluice.transport.wire;
 
 import io.sluice.transport.ProtocolException;
+import io.sluice.transport.ResourceExhaustedException;
 import io.sluice.transport.crypto.Hkdf;
 import io.sluice.transport.crypto.NodeIdentity;
 import io.sluice.transport.crypto.X25519;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletionException;
 
 /**
  * Payload layouts of the control frames, each with its encoder and a decoder that rejects any
@@ -147,6 +149,21 @@ public final class Frames {
     public ByteBuffer encode() {
       byte[] text = cutUtf8(message == null ? "" : message, MAX_TEXT_CODE_POINTS, MAX_CONTROL_PAYLOAD - HEADER);
       return ByteBuffer.allocate(HEADER + text.length).put(code.id()).putShort((short) text.length).put(text).flip();
+    }
+
+    /**
+     * The ERROR that answers a request whose message handler failed with {@code error} (a {@link
+     * CompletionException} stands for its cause): EXHAUSTED with the message of a {@link
+     * ResourceExhaustedException}, the handler's refusal for load; HANDLER_FAILED naming anything
+     * else, another {@code TransportException} too, since what failed a handler's own work says
+     * nothing of this connection.
+     */
+    public static ErrorFrame ofHandlerFailure(Throwable error) {
+      Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+      if (cause instanceof ResourceExhaustedException) {
+        return new ErrorFrame(ErrorCode.EXHAUSTED, cause.getMessage());
+      }
+      return new ErrorFrame(ErrorCode.HANDLER_FAILED, String.valueOf(cause));
     }
 
     /** @throws ProtocolException for an unknown code, or a text length other than what the payload holds */
