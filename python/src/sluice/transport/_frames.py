@@ -22,6 +22,7 @@ from ..errors import (
     ReadOutOfBoundsException,
     RegionRevokedException,
     RemoteHandlerException,
+    ResourceExhaustedException,
     TransportException,
     TransportUnavailableException,
     UnknownKeyException,
@@ -63,7 +64,8 @@ class FrameType(enum.IntEnum):
 
 
 class ErrorCode(enum.IntEnum):
-    """Codes of ERROR frames; the value is the wire id."""
+    """Codes of ERROR frames; the value is the wire id. A requester acts on the code alone; the text
+    is for people."""
 
     UNKNOWN_KEY = 1
     REGION_REVOKED = 2
@@ -73,6 +75,8 @@ class ErrorCode(enum.IntEnum):
     AUTHENTICATION_FAILED = 6
     PROTOCOL = 7
     UNAVAILABLE = 8
+    #: The handler refused for load; the same request may succeed later.
+    EXHAUSTED = 9
 
     def to_exception(self, text: str) -> TransportException:
         """The exception a requester sees for this code and the peer's text."""
@@ -85,6 +89,7 @@ class ErrorCode(enum.IntEnum):
             ErrorCode.AUTHENTICATION_FAILED: AuthenticationFailedException,
             ErrorCode.PROTOCOL: ProtocolException,
             ErrorCode.UNAVAILABLE: TransportUnavailableException,
+            ErrorCode.EXHAUSTED: ResourceExhaustedException,
         }[self]
         return kind("peer: " + text)
 
