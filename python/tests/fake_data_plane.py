@@ -146,8 +146,9 @@ class Carrier:
         sock.sendall(bare_frame(FrameType.CHALLENGE, handshake.challenge))
         h = Header.decode(exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
         auth_ok = handshake.auth_ok(exactly(sock, h.length))
-        self.sealer = records.Sealer(handshake.keys.server_to_client, False)
-        self.opener = records.Opener(handshake.keys.client_to_server, False)
+        self.keys = handshake.keys
+        self.sealer = records.Sealer(handshake.keys.s2c_secret, False)
+        self.opener = records.Opener(handshake.keys.c2s_secret, False)
         self.send(FrameType.AUTH_OK, 0, auth_ok)
 
     def next(self) -> Tuple[Header, bytes]:

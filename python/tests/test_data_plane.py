@@ -6,14 +6,22 @@ from __future__ import annotations
 import gc
 import subprocess
 import sys
+import threading
+import time
 
 import pyarrow as pa
 import pytest
 
 from conftest import CALL_SECONDS, serve
 from eventually import PipeLines, wait_until
-from sluice.errors import AuthenticationFailedException, ReadIntegrityException, SluiceException
+from sluice.errors import (
+    AuthenticationFailedException,
+    ReadIntegrityException,
+    ResourceExhaustedException,
+    SluiceException,
+)
 from sluice.flight import DataPlaneOptions, SluiceFlightClient, open_reader
+from sluice.flight import _data_plane as data_plane
 from sluice.transport import connect
 from test_flight import crc32_of
 
@@ -188,6 +196,54 @@ def test_a_stream_left_early_frees_the_server(java):
             _wait_idle(table, "the server to free a stream its reader left early, the client still open")
             with client.open("t.s02") as reader:
                 assert len(reader.read_all()) == 2
+
+
+def test_a_get_refused_because_this_host_holds_its_share_of_get_threads_is_asked_again(java):
+    # One get thread in all: while one client holds it, the server refuses another client's get
+    # with gRPC's RESOURCE_EXHAUSTED (this host's share), whose text the client never looks at.
+    with serve(java, shards=1, settings={"sluice.flight.dataPlaneGets": "1"}) as table:
+        def client() -> SluiceFlightClient:
+            return SluiceFlightClient(table.location, table.token, secret=table.secret,
+                                      data_plane_options=DataPlaneOptions(io_timeout=CALL_SECONDS))
+
+        with client() as holder, client() as other:
+            held = holder.open("t.s00")
+            outcome = {}
+
+            def read_other() -> None:
+                try:
+                    with other.open("t.s00") as reader:
+                        outcome["rows"] = sum(b.num_rows for b in reader.read_all())
+                except BaseException as e:  # noqa: BLE001 - looked at below
+                    outcome["error"] = e
+
+            waiting = threading.Thread(target=read_other, name="the other client's get", daemon=True)
+            waiting.start()
+            waiting.join(1.0)
+            assert waiting.is_alive(), f"the other get ended while the only get thread was held: {outcome}"
+            assert sum(b.num_rows for b in held.read_all()) == 16
+            held.close()  # the call ends: the server's thread is free
+            waiting.join(CALL_SECONDS)
+            assert not waiting.is_alive(), "the other get was not asked again once the thread was free"
+            assert outcome == {"rows": 16}
+
+
+def test_a_grant_the_server_refuses_for_load_is_asked_for_again(java):
+    # Every peer on loopback is one host, and the host holds one grant at most: the hog takes it
+    # and never redeems it, so the client's grants are refused (ERROR code EXHAUSTED) until the
+    # hog's grant expires with the acknowledgement deadline.
+    settings = {"sluice.flight.grantsPerHost": "1", "sluice.flight.ackTimeoutMs": "2000"}
+    with serve(java, shards=1, settings=settings) as table:
+        host, port = _transport_address(table)
+        with connect(host, port, table.secret, connect_timeout=CALL_SECONDS) as hog:
+            hog.request(data_plane.grant_request(), CALL_SECONDS)
+            with pytest.raises(ResourceExhaustedException, match="sluice.flight.grantsPerHost"):
+                hog.request(data_plane.grant_request(), CALL_SECONDS)
+            started = time.monotonic()
+            with open_reader(table.location, "t.s00", table.token, secret=table.secret, timeout=CALL_SECONDS,
+                             data_plane_options=DataPlaneOptions(io_timeout=CALL_SECONDS)) as reader:
+                assert sum(b.num_rows for b in reader.read_all()) == 16
+            assert time.monotonic() - started > 0.5, "the client's grant came while the hog's was unexpired"
 
 
 def test_a_signed_refusal_is_honoured_only_for_the_server_it_names(java):

@@ -6,6 +6,8 @@ side of the handshake) and the real Java program, here with files the test cuts 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import os
 import queue
 import socket
@@ -27,6 +29,7 @@ from sluice.errors import (
     RemoteHandlerException,
     TransportTimeoutException,
     TransportUnavailableException,
+    UnknownKeyException,
 )
 from sluice.flight import DataPlaneOptions, SluiceFlightClient, call_token, open_reader
 from sluice.flight import _data_plane as data_plane
@@ -106,6 +109,46 @@ def test_an_error_text_that_is_not_utf8_is_the_errors_exception():
                 conn.request(b"hello", timeout=DEADLINE)
 
 
+@pytest.mark.parametrize("raw, text", [
+    (b"\xff\xfe\xc3(", "\ufffd\ufffd\ufffd("),  # two bytes never in UTF-8, a lead byte cut short
+    (b"a\xe2\x82z", "a\ufffdz"),  # a maximal subpart of a 3-byte sequence is one U+FFFD
+    (b"\xed\xa0\x80", "\ufffd\ufffd\ufffd"),  # a surrogate's encoding is ill-formed throughout
+    (b"\xf0\x80\x80\x80", "\ufffd" * 4),  # so is an overlong one
+    ("\u00e9".encode() * 1500, "\u00e9" * frames.MAX_ERROR_TEXT),  # 1024 code points kept, not bytes
+    (b"\xff" * 1100, "\ufffd" * frames.MAX_ERROR_TEXT),
+])
+def test_an_error_text_is_decoded_by_maximal_subparts_and_cut_at_1024_code_points(raw, text):
+    assert frames.decode_error(_error_payload(ErrorCode.UNKNOWN_KEY, raw)) == (ErrorCode.UNKNOWN_KEY, text)
+
+
+def test_an_error_is_handled_by_its_code_whatever_its_text():
+    def refuses_a_read(sock):
+        c = Carrier(sock, secret=SECRET)
+        c.answer_next(FrameType.ERROR, _error_payload(ErrorCode.UNKNOWN_KEY, b"REGION_REVOKED: ok \xc3"))
+        c.answer_next(FrameType.RESPONSE, b"still open")
+        c.wait_for_hang_up()
+
+    with listener(refuses_a_read) as port:
+        with connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE) as conn:
+            with pytest.raises(UnknownKeyException, match="peer: REGION_REVOKED: ok \ufffd$"):
+                conn.read(7, 0, memoryview(bytearray(8)), timeout=DEADLINE)
+            assert conn.request(b"next", timeout=DEADLINE) == b"still open"
+
+
+@pytest.mark.parametrize("n", [0, 4, 6])
+def test_an_error_whose_length_disagrees_with_its_payload_is_a_protocol_error(n):
+    def answers_a_bad_error(sock):
+        c = Carrier(sock, secret=SECRET)
+        c.answer_next(FrameType.ERROR, bytes([ErrorCode.HANDLER_FAILED]) + struct.pack(">H", n) + b"12345")
+        c.wait_for_hang_up()
+
+    with listener(answers_a_bad_error) as port:
+        with connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE) as conn:
+            with pytest.raises(ProtocolException, match=f"ERROR text of {n} bytes in a payload of 8"):
+                conn.request(b"hello", timeout=DEADLINE)
+            assert not conn.is_open
+
+
 def test_a_name_that_is_not_utf8_is_a_protocol_error():
     def names_its_arena_badly(sock):
         c = Carrier(sock, secret=SECRET)
@@ -149,13 +192,35 @@ def _offer(port: int, node: int = 1) -> bytes:
         + struct.pack(">i", len(provider)) + provider
 
 
-def test_a_transport_that_answers_garbage_is_no_authenticated_refusal():
-    frame = _bare(FrameType.ERROR, _error_payload(ErrorCode.PROTOCOL, NOT_UTF8))
-    with listener(answers_hello_with(frame)) as port, OfferingServer(_offer(port)) as flight_server:
-        with SluiceFlightClient(flight_server.location, "a-token", secret=SECRET, timeout=CALL_SECONDS) as client:
+def answers_auth_with(frame: bytes) -> Callable[[socket.socket], None]:
+    """A server that takes HELLO, answers a CHALLENGE of its own, and answers AUTH with ``frame``."""
+    def serve_one(sock: socket.socket) -> None:
+        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
+        server = ServerHandshake(SECRET, NodeIdentity(), False, _exactly(sock, h.length))
+        sock.sendall(_bare(FrameType.CHALLENGE, server.challenge))
+        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
+        _exactly(sock, h.length)
+        sock.sendall(frame)
+        while sock.recv(4096):
+            pass
+    return serve_one
+
+
+@pytest.mark.parametrize("instead_of", ["CHALLENGE", "AUTH_OK"])
+@pytest.mark.parametrize("code", [ErrorCode.PROTOCOL, ErrorCode.AUTHENTICATION_FAILED])
+@pytest.mark.parametrize("encrypt", [False, True])
+def test_a_transport_that_answers_garbage_is_no_authenticated_refusal(instead_of, code, encrypt):
+    # An ERROR instead of CHALLENGE or AUTH_OK fails the connect whatever its text: no plain Flight
+    # (unless asked for by unsigned_fallback), never plaintext for a client that asked for encryption.
+    frame = _bare(FrameType.ERROR, _error_payload(code, NOT_UTF8))
+    serve_one = answers_hello_with(frame) if instead_of == "CHALLENGE" else answers_auth_with(frame)
+    with listener(serve_one) as port, OfferingServer(_offer(port)) as flight_server:
+        with SluiceFlightClient(flight_server.location, "a-token", secret=SECRET, timeout=CALL_SECONDS,
+                                data_plane_options=DataPlaneOptions(encrypt=encrypt)) as client:
             assert client.decision.data_path == "grpc"
             assert not client.decision.authenticated, client.decision.reason
-            with pytest.raises(TransportUnavailableException, match="nothing authenticated that answer"):
+            assert "\ufffd\ufffd\ufffd(" in client.decision.reason
+            with pytest.raises(TransportUnavailableException, match="not falling back to"):
                 client.get_stream(b"a ticket")
 
 
@@ -455,3 +520,89 @@ def test_a_name_is_looked_up_and_its_addresses_tried_within_the_deadline():
     with listener(serves_one_request) as port:
         with connect("localhost", port, SECRET, connect_timeout=DEADLINE) as conn:
             assert conn.request(b"ping", timeout=DEADLINE) == b"pong"
+
+
+# ---- 7. protocol 7: every byte of a READ is authenticated; version 6 is refused, and says so
+
+
+def answers_a_read_with(alter: Callable[[Carrier, int, bytes], bytes], body: bytes) -> Callable[[socket.socket], None]:
+    """A server that answers the first READ with ``alter(carrier, correlation, body)``, the frame as
+    it reaches the client."""
+    def serve_one(sock: socket.socket) -> None:
+        c = Carrier(sock, secret=SECRET)
+        h, _ = c.next()
+        sock.sendall(alter(c, h.correlation, body))
+        c.wait_for_hang_up()
+    return serve_one
+
+
+def flipped_on_the_path(c: Carrier, correlation: int, body: bytes) -> bytes:
+    frame = bytearray(c.sealer.seal(FrameType.READ_RESPONSE, correlation, body))
+    frame[-5] ^= 0x20
+    return bytes(frame)
+
+
+def tagged_as_version_6(c: Carrier, correlation: int, body: bytes) -> bytes:
+    # Version 6 tagged a READ_RESPONSE's header only, so that anybody on the path could change its
+    # body: here a changed body with that tag, made with this connection's own key.
+    altered = bytearray(body)
+    altered[-5] ^= 0x20
+    header = Header(FrameType.READ_RESPONSE, len(altered), correlation).encode()
+    seq = c.sealer.seq
+    c.sealer.seq = seq + 1
+    key = records.record_key(c.keys.s2c_secret, False)
+    tag = hmac.new(key, struct.pack(">Q", seq) + header, hashlib.sha256).digest()[:records.TAG_LENGTH]
+    return header + tag + bytes(altered)
+
+
+@pytest.mark.parametrize("alter", [flipped_on_the_path, tagged_as_version_6])
+def test_a_read_body_changed_on_the_path_fails_the_read_and_closes_the_connection(alter):
+    body = b"registered bytes, " * 1000
+    into = bytearray(len(body))
+    with listener(answers_a_read_with(alter, body)) as port:
+        with connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE) as conn:
+            with pytest.raises(ProtocolException, match="READ_RESPONSE frame 1 failed authentication"):
+                conn.read(7, 0, memoryview(into), timeout=DEADLINE)
+            assert not conn.is_open
+
+
+def test_a_read_body_checks_out_where_it_landed():
+    body = bytes(range(256)) * 4096
+    into = bytearray(len(body))
+    sealed = lambda c, correlation, b: c.sealer.seal(FrameType.READ_RESPONSE, correlation, b)  # noqa: E731
+    with listener(answers_a_read_with(sealed, body)) as port:
+        with connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE) as conn:
+            conn.read(7, 0, memoryview(into), timeout=DEADLINE)
+    assert into == body
+
+
+def test_a_challenge_of_version_6_is_refused():
+    def speaks_6(sock):
+        h = Header.decode(_exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
+        challenge = ServerHandshake(SECRET, NodeIdentity(), False, _exactly(sock, h.length)).challenge
+        sock.sendall(_bare(FrameType.CHALLENGE, struct.pack(">H", 6) + challenge[2:]))
+        while sock.recv(4096):
+            pass
+
+    with listener(speaks_6) as port:
+        with pytest.raises(AuthenticationFailedException, match="server speaks protocol version 6; this side speaks 7"):
+            connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE)
+
+
+def test_a_version_6_servers_refusal_is_reported_as_it_said():
+    said = b"unsupported protocol version 7; this side speaks 6"
+    frame = _bare(FrameType.ERROR, _error_payload(ErrorCode.PROTOCOL, said))
+    with listener(answers_hello_with(frame)) as port:
+        with pytest.raises(ProtocolException, match="^peer: unsupported protocol version 7; this side speaks 6$"):
+            connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE)
+    with listener(answers_hello_with(frame)) as port, OfferingServer(_offer(port)) as flight_server:
+        with SluiceFlightClient(flight_server.location, "a-token", secret=SECRET, timeout=CALL_SECONDS) as client:
+            assert said.decode() in client.decision.reason
+            assert not client.decision.authenticated
+
+
+def test_a_hello_of_version_6_is_refused_whatever_its_length():
+    hello = ClientHandshake(SECRET, NodeIdentity(), False).hello
+    for other in (struct.pack(">H", 6) + hello[2:], struct.pack(">H", 6)):
+        with pytest.raises(AuthenticationFailedException, match="^unsupported protocol version 6; this side speaks 7$"):
+            ServerHandshake(SECRET, NodeIdentity(), False, other)

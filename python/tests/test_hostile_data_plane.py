@@ -14,7 +14,14 @@ import pytest
 from pyarrow import flight
 
 from fake_data_plane import SECRET, FakeDataPlane, Table, error_payload, options_of, schema_frame
-from sluice.errors import ShardReadException, SluiceException, TransportTimeoutException, TransportUnavailableException
+from sluice.errors import (
+    RemoteHandlerException,
+    ResourceExhaustedException,
+    ShardReadException,
+    SluiceException,
+    TransportTimeoutException,
+    TransportUnavailableException,
+)
 from sluice.flight import Shard
 from sluice.loader import FlightLoader
 from sluice.transport._frames import ErrorCode, FrameType
@@ -72,6 +79,85 @@ def test_an_error_answering_a_read_fails_the_stream():
         client = fake.client(io_timeout=IO_SECONDS)
         with pytest.raises(SluiceException, match="outside the region"):
             finishes_within(HANG_SECONDS, lambda: read_table(client))
+
+
+def test_a_read_body_changed_on_the_path_fails_the_stream_without_crc_checks():
+    # mac mode's tag covers every byte of a READ: a body changed after the server tagged it fails
+    # its READ even where nobody checks the CRC32C the server announced.
+    def changes_a_body(fake, carrier, correlation, read):
+        _, offset, length = read
+        frame = bytearray(carrier.sealer.seal(FrameType.READ_RESPONSE, correlation, fake.table.region[offset:offset + length]))
+        frame[-1] ^= 0x01
+        carrier.sock.sendall(frame)
+        return True
+
+    with FakeDataPlane(handlers={"read": changes_a_body}) as fake:
+        client = fake.client(io_timeout=IO_SECONDS, verify_reads=False)
+        with pytest.raises(SluiceException, match="READ_RESPONSE frame [0-9]+ failed authentication"):
+            finishes_within(HANG_SECONDS, lambda: read_table(client))
+
+
+# ---- a refusal for load is told by its code, never by its text
+
+#: A refusal whose words are all the client ever looked for before refusals had codes.
+READS_LIKE_A_REFUSAL = b"RESOURCE_EXHAUSTED: this client already holds 16 streams; every thread is busy"
+
+
+def test_a_grant_refused_for_load_is_asked_for_again_within_the_deadline():
+    asked = []
+
+    def busy_twice(fake, carrier, correlation, request):
+        asked.append(correlation)
+        if len(asked) > 2:
+            return False  # the grant, as a real server gives it
+        carrier.send(FrameType.ERROR, correlation, error_payload(ErrorCode.EXHAUSTED, b"this peer holds 1 grant"))
+        return True
+
+    with FakeDataPlane(handlers={"grant": busy_twice}) as fake:
+        client = fake.client(io_timeout=IO_SECONDS)
+        batches = finishes_within(HANG_SECONDS, lambda: read_table(client))
+        assert pa.Table.from_batches(batches).equals(pa.Table.from_batches(fake.table.record_batches))
+        assert len(asked) == 3, asked
+
+
+def test_a_grant_always_refused_for_load_fails_at_the_deadline():
+    def busy(fake, carrier, correlation, request):
+        carrier.send(FrameType.ERROR, correlation, error_payload(ErrorCode.EXHAUSTED, b"this peer holds 1 grant"))
+        return True
+
+    with FakeDataPlane(handlers={"grant": busy}) as fake:
+        client = fake.client(io_timeout=IO_SECONDS)
+        with pytest.raises(ResourceExhaustedException, match="this peer holds 1 grant"):
+            finishes_within(HANG_SECONDS, lambda: read_table(client))
+
+
+def test_a_failed_grant_whose_text_reads_like_a_refusal_for_load_is_not_asked_for_again():
+    asked = []
+
+    def fails(fake, carrier, correlation, request):
+        asked.append(correlation)
+        carrier.send(FrameType.ERROR, correlation, error_payload(ErrorCode.HANDLER_FAILED, READS_LIKE_A_REFUSAL))
+        return True
+
+    with FakeDataPlane(handlers={"grant": fails}) as fake:
+        client = fake.client(io_timeout=IO_SECONDS)
+        with pytest.raises(RemoteHandlerException, match="RESOURCE_EXHAUSTED: this client already holds"):
+            finishes_within(HANG_SECONDS, lambda: read_table(client))
+        assert len(asked) == 1, asked
+
+
+def test_a_failed_get_whose_text_reads_like_a_refusal_for_load_is_not_asked_for_again():
+    opened = []
+
+    def fails(fake, reader, writer):
+        opened.append(reader)
+        raise flight.FlightUnavailableError(READS_LIKE_A_REFUSAL.decode())
+
+    with FakeDataPlane(open_get=fails) as fake:
+        client = fake.client(io_timeout=IO_SECONDS)
+        with pytest.raises(flight.FlightUnavailableError, match="every thread is busy"):
+            finishes_within(HANG_SECONDS, lambda: read_table(client))
+        assert len(opened) == 1, opened
 
 
 # ---- calls that answer at once wait at most the I/O timeout

@@ -7,8 +7,9 @@ from __future__ import annotations
 __all__ = [
     "SluiceException", "ShardReadException", "UnsupportedColumnException", "TransportException",
     "ProtocolException", "AuthenticationFailedException", "UnknownKeyException", "RegionRevokedException",
-    "RegionTruncatedException", "ReadOutOfBoundsException", "RemoteHandlerException", "MessageTooLargeException",
-    "TransportUnavailableException", "TransportTimeoutException", "PeerClosedException", "ReadIntegrityException",
+    "RegionTruncatedException", "ReadOutOfBoundsException", "RemoteHandlerException", "ResourceExhaustedException",
+    "MessageTooLargeException", "TransportUnavailableException", "TransportTimeoutException",
+    "PeerClosedException", "ReadIntegrityException",
     "TableError", "TableMemoryError", "LostShardsError", "UnsupportedColumnError",
 ]
 
@@ -66,6 +67,12 @@ class ReadOutOfBoundsException(TransportException):
 
 class RemoteHandlerException(TransportException):
     """The peer's message handler failed."""
+
+
+class ResourceExhaustedException(TransportException):
+    """The peer's message handler refused for load (ERROR code EXHAUSTED): a bound on this peer's
+    or all peers' use is reached, and the same request may succeed later. Its class, never its
+    text, is what says so."""
 
 
 class MessageTooLargeException(TransportException):

@@ -39,6 +39,7 @@ import pyarrow as pa
 from ..errors import (
     ReadIntegrityException,
     RegionRevokedException,
+    ResourceExhaustedException,
     SluiceException,
     TransportException,
     TransportTimeoutException,
@@ -190,9 +191,22 @@ def read_frame(call, deadline: float, what: str) -> Optional[bytes]:
     return chunk.app_metadata.to_pybytes()
 
 
+#: How pyarrow begins the message of a Flight call that failed with gRPC's RESOURCE_EXHAUSTED. It
+#: has no exception class for that code: it raises ArrowInvalid, and writes this phrase ahead of
+#: the server's text, so the phrase at the start stands for the code (a Java server's text cannot
+#: put it there; an Arrow C++ server that sends an Arrow status of its own can, as it can send the
+#: code itself).
+_GRPC_RESOURCE_EXHAUSTED = "gRPC returned resource exhausted error"
+
+
 def _load_refusal(e: BaseException) -> bool:
-    """Whether a failed open is the server's refusal for load (its stream threads all busy)."""
-    return "RESOURCE_EXHAUSTED" in str(e) or "already holds" in str(e) or "every thread" in str(e)
+    """Whether a failed open is the server's refusal for load, told by its code alone, never by
+    what its text says: a grant refused with the transport's EXHAUSTED (the peer, its host or the
+    server holds as many grants as it may), or a DoExchange refused with gRPC's RESOURCE_EXHAUSTED
+    (the server's get threads all busy, or this client's or its host's share of them)."""
+    if isinstance(e, ResourceExhaustedException):
+        return True
+    return isinstance(e, pa.ArrowInvalid) and str(e).startswith(_GRPC_RESOURCE_EXHAUSTED)
 
 
 def open_get(session: DataPlaneSession, client, options, ticket: bytes, ender,
@@ -200,9 +214,10 @@ def open_get(session: DataPlaneSession, client, options, ticket: bytes, ender,
     """Opens a data-plane get of ``ticket`` over the Flight ``client`` (calls made with ``options``):
     a stream place of ``session`` (``place`` when one was reserved for it, which this takes over)
     and a connection, a grant over that connection, the DoExchange and its schema, all within the
-    session's I/O timeout. A refusal for load (the server's stream threads all busy with other
-    clients) is tried again with back-off within that deadline. ``ender`` runs the ending of
-    calls whose batches outlive the reading (:class:`Ender`)."""
+    session's I/O timeout. A refusal for load (a grant refused with the transport's EXHAUSTED, or
+    the DoExchange with gRPC's RESOURCE_EXHAUSTED: the server busy with other clients) is tried
+    again with back-off within that deadline; any other failure ends the open at once. ``ender``
+    runs the ending of calls whose batches outlive the reading (:class:`Ender`)."""
     from pyarrow import flight
 
     deadline = time.monotonic() + session.options.io_timeout
@@ -223,8 +238,7 @@ def open_get(session: DataPlaneSession, client, options, ticket: bytes, ender,
                 return DataPlaneTableReader(session, slot, writer, call, grant, schema_frame, ender, on_close)
             except BaseException as e:
                 _abandon(writer, call)
-                if not isinstance(e, (flight.FlightError, pa.ArrowException, TransportException)) or not _load_refusal(e) \
-                        or time.monotonic() + pause >= deadline:
+                if not _load_refusal(e) or time.monotonic() + pause >= deadline:
                     raise
             time.sleep(pause)
             pause = min(1.0, pause * 2)

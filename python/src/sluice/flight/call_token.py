@@ -4,7 +4,8 @@ Mirrors ``io.sluice.flight.CallToken`` (its doc comment and ``arrow-flight-rdma/
 the format; the tests check this module against tokens the Java side minted):
 
 - psk = HKDF-Extract("sluice/6/psk", UTF-8 of the secret), the transport's pre-shared key
-  (``docs/protocol.md``); key = HKDF-Expand(psk, "sluice/flight token key", 32);
+  (``docs/protocol.md``; protocol 7 kept version 6's salt, so tokens did not change);
+  key = HKDF-Expand(psk, "sluice/flight token key", 32);
 - payload = version byte 2 | expiry (epoch seconds, 8 bytes big-endian) | audience (UTF-8);
 - token = base64url(payload | HMAC-SHA256(key, payload)), unpadded.
 

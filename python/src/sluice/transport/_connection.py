@@ -3,9 +3,11 @@ blocking, on the caller's thread: the handshake, then REQUESTs, CONTROLs and REA
 
 Operations are started (``send_*``) and then waited for (:meth:`Connection.wait`), so a caller can
 keep several under way: a batched READ is its READ_REQUEST frames in one write, and its answers
-(in any order) land straight in the caller's memory: ``socket.recv_into`` the destination, or on an
-encrypted connection each 64 KiB record opened into it once its tag checks out. Every wait has a
-deadline; a connection that misses one mid-frame, or sees a bad frame, is closed.
+(in any order) land straight in the caller's memory: ``socket.recv_into`` the destination, its
+GMAC then computed over the bytes where they landed (mac mode), or on an encrypted connection each
+64 KiB record opened into it once its tag checks out. A READ is done only once its bytes checked
+out; one that does not fails, and closes the connection. Every wait has a deadline; a connection
+that misses one mid-frame, or sees a bad frame, is closed.
 
 Not thread safe: one thread uses a connection. Close it (or use it as a context manager).
 """
@@ -62,14 +64,14 @@ class _Pending:
 class Connection:
     """An authenticated connection to one server. :attr:`peer_node` is the server's node id, proven
     by its signature; :attr:`encrypted` says whether the record layer encrypts (aead) or only
-    authenticates (mac; READ bodies are then not covered)."""
+    authenticates (mac: every byte of every frame, READ bodies included, but none hidden)."""
 
-    def __init__(self, sock: socket.socket, hs: ClientHandshake, peer_node: int, io_timeout: float,
-                 max_message_bytes: int, address: Tuple[str, int]) -> None:
+    def __init__(self, sock: socket.socket, hs: ClientHandshake, opener: records.Opener, peer_node: int,
+                 io_timeout: float, max_message_bytes: int, address: Tuple[str, int]) -> None:
         keys = hs.keys
         self._sock = sock
-        self._sealer = records.Sealer(keys.client_to_server, keys.encrypted)
-        self._opener = records.Opener(keys.server_to_client, keys.encrypted)
+        self._sealer = records.Sealer(keys.c2s_secret, keys.encrypted)
+        self._opener = opener  # the server's direction, which AUTH_OK started
         self.peer_node = peer_node
         self.node_id = int.from_bytes(hs.hello[2:10], "big", signed=True)
         self.encrypted = keys.encrypted
@@ -291,12 +293,13 @@ class Connection:
         return bytes(out)
 
     def _land(self, h: Header, header_bytes: bytes, first_tag, into: memoryview, deadline: float) -> None:
-        """Receives a payload into ``into``: mac READ_RESPONSE bytes straight from the socket (the
-        tag, which does not cover them, checked first); aead records opened one by one, each
-        written only once its tag checks out."""
+        """Receives a payload into ``into``: mac READ_RESPONSE bytes straight from the socket, then
+        their GMAC computed where they landed (``first_tag`` is the caller's scratch, which nothing
+        overwrites meanwhile); aead records opened one by one, each written only once its tag
+        checks out."""
         if not self.encrypted:
-            self._opener.verify(header_bytes, h.type, first_tag, None)
             self._recv_into(into, deadline)
+            self._opener.verify(header_bytes, h.type, first_tag, into)
             return
         record = memoryview(self._record)
         tag = bytes(first_tag)
@@ -439,7 +442,7 @@ def _authenticate(sock, hs: ClientHandshake, deadline: float, address, io_timeou
         raise bare_error(h)
     if h.type != FrameType.AUTH_OK:
         raise ProtocolException(f"expected AUTH_OK, got {h.type.name}")
-    opener = records.Opener(hs.keys.server_to_client, hs.keys.encrypted)
+    opener = records.Opener(hs.keys.s2c_secret, hs.keys.encrypted)
     tag, payload = recv(TAG_LENGTH), recv(h.length)
     # The tag proves the server holds the same keys (the secret and its ephemeral key), then
     # the signature that it holds the identity key its node id derives from.
@@ -455,6 +458,4 @@ def _authenticate(sock, hs: ClientHandshake, deadline: float, address, io_timeou
         raise AuthenticationFailedException(
             f"the transport at {address[0]}:{address[1]} is node {node & (2**64 - 1):016x}, not {expected_node & (2**64 - 1):016x}"
         )
-    c = Connection(sock, hs, node, io_timeout, max_message, address)
-    c._opener.seq = opener.seq  # AUTH_OK took s2c sequence number 0
-    return c
+    return Connection(sock, hs, opener, node, io_timeout, max_message, address)

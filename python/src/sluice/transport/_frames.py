@@ -1,10 +1,11 @@
-"""The one definition, on the Python side, of the carrier's frames (docs/protocol.md, protocol 6;
+"""The one definition, on the Python side, of the carrier's frames (docs/protocol.md, protocol 7;
 ``io.sluice.transport.wire.FrameHeader``, ``Frames``, ``shm.ShmMessages``): the 16-byte header, every
 control payload, and the shm control service's messages. Integers are big-endian; strings are a
 u16 byte count and UTF-8. Every decoder refuses anything not exactly well formed with a
 :class:`~sluice.errors.ProtocolException` naming what is wrong, and raises nothing else: an
-ERROR's text, only ever shown, is decoded with replacement; a string that names something (a
-folder, a file) must be UTF-8. Stateless.
+ERROR's text, only ever shown, is decoded with replacement and cut to :data:`MAX_ERROR_TEXT`
+code points (docs/protocol.md 4.3); a string that names something (a folder, a file) must be
+UTF-8. Stateless.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from ..errors import (
     ReadOutOfBoundsException,
     RegionRevokedException,
     RemoteHandlerException,
+    ResourceExhaustedException,
     TransportException,
     TransportUnavailableException,
     UnknownKeyException,
 )
 
-VERSION = 6
+VERSION = 7
 MAGIC = 0x5C
 HEADER_LENGTH = 16
 #: The most any frame's payload may be (its i32 length); each kind has its own, lower bound.
@@ -36,6 +38,8 @@ KEY_LENGTH = 32
 SIGNATURE_LENGTH = 64
 HASH_LENGTH = 32
 MAX_CONTROL_PAYLOAD = 4096
+#: The most code points of an ERROR's text a receiver keeps (and a sender writes).
+MAX_ERROR_TEXT = 1024
 FLAG_ENCRYPT = 1
 
 _HEADER = struct.Struct(">BBHiq")
@@ -60,7 +64,8 @@ class FrameType(enum.IntEnum):
 
 
 class ErrorCode(enum.IntEnum):
-    """Codes of ERROR frames; the value is the wire id."""
+    """Codes of ERROR frames; the value is the wire id. A requester acts on the code alone; the text
+    is for people."""
 
     UNKNOWN_KEY = 1
     REGION_REVOKED = 2
@@ -70,6 +75,8 @@ class ErrorCode(enum.IntEnum):
     AUTHENTICATION_FAILED = 6
     PROTOCOL = 7
     UNAVAILABLE = 8
+    #: The handler refused for load; the same request may succeed later.
+    EXHAUSTED = 9
 
     def to_exception(self, text: str) -> TransportException:
         """The exception a requester sees for this code and the peer's text."""
@@ -82,6 +89,7 @@ class ErrorCode(enum.IntEnum):
             ErrorCode.AUTHENTICATION_FAILED: AuthenticationFailedException,
             ErrorCode.PROTOCOL: ProtocolException,
             ErrorCode.UNAVAILABLE: TransportUnavailableException,
+            ErrorCode.EXHAUSTED: ResourceExhaustedException,
         }[self]
         return kind("peer: " + text)
 
@@ -180,17 +188,19 @@ READ_REQUEST_LENGTH = _READ_REQUEST.size
 
 
 def decode_error(payload) -> Tuple[ErrorCode, str]:
-    """ERROR: u8 code, string text."""
+    """ERROR: u8 code, u16 n, n bytes of text. The text is for people: each maximal ill-formed
+    subsequence becomes U+FFFD (Python's ``errors="replace"``, as Java's decoder), and at most
+    :data:`MAX_ERROR_TEXT` code points are kept. Whoever gets the ERROR acts on its code alone."""
     if len(payload) < 3:
         raise ProtocolException(f"ERROR payload too short: {len(payload)}")
     try:
         code = ErrorCode(payload[0])
     except ValueError:
         raise ProtocolException(f"unknown error code {payload[0]}") from None
-    raw, end = _string_bytes_at(payload, 1)
-    if end != len(payload):
-        raise ProtocolException(f"ERROR payload has {len(payload) - end} trailing bytes")
-    return code, raw.decode("utf-8", errors="replace")
+    (n,) = struct.unpack_from(">H", payload, 1)
+    if n != len(payload) - 3:
+        raise ProtocolException(f"ERROR text of {n} bytes in a payload of {len(payload)}")
+    return code, bytes(payload[3:]).decode("utf-8", errors="replace")[:MAX_ERROR_TEXT]
 
 
 def encode_control(service: int, request: bytes) -> bytes:

@@ -1,6 +1,7 @@
-"""Protocol 6's handshake (docs/protocol.md section 2; ``io.sluice.transport.handshake.Handshake``,
+"""Protocol 7's handshake (docs/protocol.md section 2; ``io.sluice.transport.handshake.Handshake``,
 ``KeySchedule``, ``SecretKeys``, ``NodeIdentity``): a SIGMA-style exchange with a pre-shared key,
-X25519 for forward secrecy and Ed25519 signatures for node identity, keys from HKDF-SHA256.
+X25519 for forward secrecy and Ed25519 signatures for node identity, HKDF-SHA256 for the secret
+of each direction, where the record layer's key schedule (``_records``) starts.
 
 :class:`ClientHandshake` is the connecting side and does no I/O (``connection`` runs it on a
 socket). :class:`ServerHandshake` is the accepting side, here so that the test vectors can be
@@ -25,16 +26,15 @@ from . import _frames as frames
 from ._frames import FLAG_ENCRYPT, Greeting
 
 MIN_SECRET_BYTES = 16
+#: Version 6's salt still: psk is no record key, and Flight's call tokens derive from it.
 PSK_SALT = b"sluice/6/psk"
-TRANSCRIPT = b"sluice/6 transcript"
-CLIENT_FINISHED = b"sluice/6 client finished"
-CLIENT_TO_SERVER = b"sluice/6 c2s"
-SERVER_TO_CLIENT = b"sluice/6 s2c"
-CLIENT_SIGNATURE = b"sluice/6 client signature"
-SERVER_SIGNATURE = b"sluice/6 server signature"
+TRANSCRIPT = b"sluice/7 transcript"
+CLIENT_FINISHED = b"sluice/7 client finished"
+CLIENT_TO_SERVER = b"sluice/7 c2s"
+SERVER_TO_CLIENT = b"sluice/7 s2c"
+CLIENT_SIGNATURE = b"sluice/7 client signature"
+SERVER_SIGNATURE = b"sluice/7 server signature"
 NODE_LABEL = b"sluice/node"
-MAC_KEY_LENGTH = 32
-AES_KEY_LENGTH = 16
 _RESERVED_NODES = (0, -(1 << 63))
 
 
@@ -153,25 +153,25 @@ def agree(private: X25519PrivateKey, peer_public: bytes) -> bytes:
 
 @dataclass(frozen=True)
 class KeySchedule:
-    """Every key of one connection (docs/protocol.md section 2.3)."""
+    """What the handshake derives (docs/protocol.md section 2.3): the client finished key and the
+    secret each direction's key schedule starts from (its epoch 0; ``_records`` takes it on)."""
 
     transcript_hash: bytes
     dh: bytes
     handshake_secret: bytes
     client_finished_key: bytes
-    client_to_server: bytes
-    server_to_client: bytes
+    c2s_secret: bytes
+    s2c_secret: bytes
     encrypted: bool
 
     @staticmethod
     def derive(psk_: bytes, dh: bytes, th: bytes, encrypted: bool) -> "KeySchedule":
         hs = hmac_sha256(psk_, dh)
-        record = AES_KEY_LENGTH if encrypted else MAC_KEY_LENGTH
         return KeySchedule(
             th, dh, hs,
             hkdf_expand(hs, CLIENT_FINISHED + th, 32),
-            hkdf_expand(hs, CLIENT_TO_SERVER + th, record),
-            hkdf_expand(hs, SERVER_TO_CLIENT + th, record),
+            hkdf_expand(hs, CLIENT_TO_SERVER + th, 32),
+            hkdf_expand(hs, SERVER_TO_CLIENT + th, 32),
             encrypted,
         )
 
@@ -251,9 +251,11 @@ class ServerHandshake:
         ephemeral_private: Optional[bytes] = None,
     ) -> None:
         self._identity = identity
+        version = frames.version_of(hello_payload)  # first, whatever the length
+        if version != frames.VERSION:
+            raise AuthenticationFailedException(
+                f"unsupported protocol version {version}; this side speaks {frames.VERSION}")
         self.hello = Greeting.decode(bytes(hello_payload), "HELLO")
-        if self.hello.version != frames.VERSION:
-            raise AuthenticationFailedException(f"unsupported protocol version {self.hello.version}")
         check_claim("client", self.hello.node, self.hello.identity_key)
         flags = FLAG_ENCRYPT if encrypt else 0
         ephemeral = X25519PrivateKey.from_private_bytes(ephemeral_private) if ephemeral_private else X25519PrivateKey.generate()

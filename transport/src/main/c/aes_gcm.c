@@ -217,6 +217,51 @@ JNI_EXPORT jint JNICALL Java_io_sluice_transport_crypto_OpenSslAesGcm_finishSeal
 }
 
 /*
+ * Adds length bytes at in + in_offset to the associated data of the GMAC (AES-GCM over no plain
+ * text) that ctx is computing: an EVP update with no output, GHASHed where the bytes lie.
+ */
+JNI_EXPORT jboolean JNICALL Java_io_sluice_transport_crypto_OpenSslAesGcm_addAad(JNIEnv *env, jclass cls, jlong ctx,
+    jobject in, jint in_offset, jint length) {
+  (void) cls;
+  unsigned char *i = (*env)->GetDirectBufferAddress(env, in);
+  int pinned = i == NULL;
+  if (pinned) {
+    i = (*env)->GetPrimitiveArrayCritical(env, (jarray) in, NULL);
+    if (i == NULL) {
+      return JNI_FALSE;
+    }
+  }
+  int n = 0;
+  int ok = evp.cipher_update((EVP_CIPHER_CTX *) (intptr_t) ctx, NULL, &n, i + in_offset, length) == 1;
+  if (pinned) {
+    (*env)->ReleasePrimitiveArrayCritical(env, (jarray) in, i, JNI_ABORT);
+  }
+  return ok ? JNI_TRUE : JNI_FALSE;
+}
+
+/*
+ * Ends the GMAC that an opening ctx is computing and compares its tag with tag (16 bytes; OpenSSL
+ * compares in constant time). Returns 1 when they match, 0 when they do not, -1 when OpenSSL
+ * fails otherwise.
+ */
+JNI_EXPORT jint JNICALL Java_io_sluice_transport_crypto_OpenSslAesGcm_checkTag(JNIEnv *env, jclass cls, jlong ctx,
+    jbyteArray tag) {
+  (void) cls;
+  EVP_CIPHER_CTX *c = (EVP_CIPHER_CTX *) (intptr_t) ctx;
+  if ((*env)->GetArrayLength(env, tag) != TAG_LENGTH) {
+    return -1;
+  }
+  unsigned char t[TAG_LENGTH];
+  (*env)->GetByteArrayRegion(env, tag, 0, TAG_LENGTH, (jbyte *) t);
+  if (evp.ctx_ctrl(c, EVP_CTRL_GCM_SET_TAG, TAG_LENGTH, t) != 1) {
+    return -1;
+  }
+  unsigned char none[TAG_LENGTH]; /* no plain text comes out; room in case a version writes */
+  int n = 0;
+  return evp.cipher_final(c, none, &n) == 1 ? 1 : 0;
+}
+
+/*
  * Opens one record under key, in a context of its own that this call frees: length bytes of
  * ciphertext at in + in_offset, its tag right after. The plain
  * text goes to out + out_offset; if the tag does not check out, those bytes are zeroed before

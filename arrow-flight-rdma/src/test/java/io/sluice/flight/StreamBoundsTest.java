@@ -5,6 +5,7 @@ import static io.sluice.flight.DataPlaneGetTest.config;
 import static io.sluice.flight.DataPlaneGetTest.server;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -18,6 +19,7 @@ import io.sluice.transport.Connection;
 import io.sluice.transport.Eventually;
 import io.sluice.transport.MessageHandler;
 import io.sluice.transport.ProductThreads;
+import io.sluice.transport.ResourceExhaustedException;
 import io.sluice.transport.Transport;
 import io.sluice.transport.Transports;
 import java.time.Duration;
@@ -209,6 +211,32 @@ class StreamBoundsTest {
   }
 
   @Test
+  void aGetWhoseGrantIsRefusedForLoadIsAskedAgainUntilAGrantIsFree() throws Exception {
+    // Every peer on loopback is one host, whose one unredeemed grant the hog takes: the client's
+    // grant requests are refused for load until the hog redeems it.
+    Map<String, String> bounds = Map.of("sluice.flight.grantsPerHost", "1", "sluice.flight.ackTimeoutMs", "120000");
+    try (BufferAllocator allocator = new RootAllocator();
+         SluiceFlightServer server = server(allocator, config("tcp", SECRET, bounds));
+         Hog hog = new Hog(allocator, server);
+         SluiceFlightClient client = SluiceFlightClient.connect(allocator, server.location(), config("tcp", SECRET))) {
+      server.publish("t", TestTables.numeric(allocator, 2, 100));
+      byte[] held = hog.grant();
+      long served = metric(server, "transport.served.requests.count");
+      CompletableFuture<Long> read = CompletableFuture.supplyAsync(() -> {
+        try (TableReader r = client.getStream(SluiceFlightServer.ticket("t"), Duration.ofMinutes(1))) {
+          return rows(r);
+        }
+      });
+      Eventually.matches("grant requests the client asked again", Eventually.DEADLINE,
+          () -> metric(server, "transport.served.requests.count") - served, n -> n >= 3);
+      assertFalse(read.isDone(), "the client's get was served while the hog held its host's grant");
+      assertEquals(1, metric(server, "grants.issued"), "grants issued: the hog's alone");
+      hog.open(held, "t"); // redeemed: the host's place is free
+      assertEquals(200L, read.get(1, TimeUnit.MINUTES));
+    }
+  }
+
+  @Test
   void aGetCancelledAsSoonAsItIsAskedForEndsOnTheServerAtOnce() throws Exception {
     // An acknowledgement deadline longer than the test: only the cancellation can end the gets.
     Map<String, String> bounds = Map.of("sluice.flight.dataPlaneGetsPerClient", "64",
@@ -299,6 +327,7 @@ class StreamBoundsTest {
               hog.grant();
               granted++;
             } catch (java.util.concurrent.ExecutionException e) {
+              assertInstanceOf(ResourceExhaustedException.class, e.getCause(), "a grant refused for load");
               refusals.add(String.valueOf(e.getCause()));
             }
           }
@@ -341,6 +370,7 @@ class StreamBoundsTest {
             f.get(30, TimeUnit.SECONDS);
             granted++;
           } catch (java.util.concurrent.ExecutionException e) {
+            assertInstanceOf(ResourceExhaustedException.class, e.getCause(), "a grant refused for load");
             refusals.add(String.valueOf(e.getCause()));
           }
         }

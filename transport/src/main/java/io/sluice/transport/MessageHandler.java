@@ -8,7 +8,10 @@ import java.util.concurrent.CompletableFuture;
  * Serves two-sided request messages on the accepting side of a connection. Called from a
  * transport worker thread; long work should complete the future from elsewhere. The request
  * buffer is valid only during the call. A future completed exceptionally sends the peer an
- * error, which fails its request future with {@link RemoteHandlerException}.
+ * error, which fails its request future with {@link RemoteHandlerException}; a handler that
+ * refuses for load (a bound on the peer's use, or on all peers' use, is reached, and the same
+ * request may succeed later) fails it with {@link ResourceExhaustedException}, which the peer's
+ * future fails with in turn, so that the peer can tell it asks again by the class alone.
  *
  * <p>The transports call {@link #handle(long, InetAddress, ByteBuffer)}, which also says where the
  * peer's connection comes from; a handler that does not care implements the two-argument form

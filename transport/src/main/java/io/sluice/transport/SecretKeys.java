@@ -21,6 +21,10 @@ public final class SecretKeys {
   public static final int MIN_SECRET_BYTES = 16;
   /** The key of the secret; spelled out here because {@code TransportKeys} checks secrets with this class. */
   private static final String SECRET_KEY = "sluice.transport.secret";
+  /**
+   * Version 6's salt, kept by version 7: psk is no record key, and the Flight call tokens derive
+   * from it, so a new protocol version has no reason to change it.
+   */
   private static final byte[] PSK_SALT = "sluice/6/psk".getBytes(StandardCharsets.US_ASCII);
 
   private SecretKeys() {}
@@ -65,7 +69,7 @@ public final class SecretKeys {
 
   /**
    * A key for one purpose: HKDF-Expand(psk, ASCII {@code label}, {@code length}). Labels start
-   * with "sluice/" and name their purpose; the handshake's own labels start with "sluice/6 ".
+   * with "sluice/" and name their purpose; the handshake's own labels start with "sluice/7 ".
    */
   public static byte[] derive(String secret, String label, int length) {
     return Hkdf.expand(psk(secret), label.getBytes(StandardCharsets.US_ASCII), length);

@@ -107,7 +107,7 @@ public final class Transports {
   /**
    * Opens a transport as {@link TransportKeys#PROVIDER} says. The cryptography it needs is loaded
    * on a short-lived thread of its own ({@link Handshake#loadAlgorithms}, the AES-GCM engine's
-   * choice, and {@link Handshake#loadEncryption} when it is to encrypt with the JDK's) while the providers are probed and the
+   * choice, and {@link Handshake#loadEncryption} when that is the JDK's) while the providers are probed and the
    * transport set up, so a cold JVM does not pay for both in turn; that thread then rehearses a
    * whole handshake in memory ({@link Rehearsal#run}), so the first connection, usually a
    * task's, finds the handshake's code loaded and run once.
@@ -124,8 +124,10 @@ public final class Transports {
       } catch (IllegalArgumentException | IllegalStateException e) {
         return; // a bad value or an engine that cannot be had: the open itself refuses it, naming why
       }
-      if (encrypt && engine == AesGcmEngine.JDK) {
-        Handshake.loadEncryption(); // OpenSSL's engine was loaded by its choice
+      if (engine == AesGcmEngine.JDK) {
+        // Every connection uses it: aead records, mac mode's READ_RESPONSE GMAC. OpenSSL's engine
+        // was loaded by its choice.
+        Handshake.loadEncryption();
       }
       if (REHEARSE) {
         Rehearsal.run(engine, encrypt);

@@ -271,6 +271,38 @@ public interface MessageContract extends TransportContractFixture {
     }
   }
 
+  /**
+   * A handler's refusal for load (its future failed with a {@link ResourceExhaustedException})
+   * reaches the sender as that class, with the handler's message; every other failure of the
+   * handler, one whose text reads like a refusal or another transport failure of its own, as a
+   * {@link RemoteHandlerException}.
+   */
+  @Test
+  default void aHandlerRefusalForLoadReachesTheSenderAsItsClass() throws Exception {
+    MessageHandler refusing = (peer, request) -> {
+      switch (text(request)) {
+        case "busy":
+          return CompletableFuture.failedFuture(new ResourceExhaustedException("this peer holds 3 streams"));
+        case "reads like busy":
+          return CompletableFuture.failedFuture(new IllegalStateException("RESOURCE_EXHAUSTED: already holds 3"));
+        case "unknown key":
+          return CompletableFuture.failedFuture(new UnknownKeyException("a key of the handler's own"));
+        default:
+          return CompletableFuture.completedFuture(message("fine"));
+      }
+    };
+    Transport server = harness().open(refusing);
+    Transport client = harness().open(MessageHandler.REJECT_ALL);
+    try (Connection c = TransportHarness.connect(client, server)) {
+      ResourceExhaustedException busy = assertFailsWith(ResourceExhaustedException.class, c.request(message("busy")));
+      assertEquals("peer: this peer holds 3 streams", busy.getMessage());
+      RemoteHandlerException text = assertFailsWith(RemoteHandlerException.class, c.request(message("reads like busy")));
+      assertTrue(text.getMessage().contains("RESOURCE_EXHAUSTED: already holds 3"), text.getMessage());
+      assertFailsWith(RemoteHandlerException.class, c.request(message("unknown key")));
+      assertEquals("fine", text(await(c.request(message("other")))));
+    }
+  }
+
   @Test
   default void rejectAllHandlerFailsRequests() throws Exception {
     Transport server = harness().open(MessageHandler.REJECT_ALL);

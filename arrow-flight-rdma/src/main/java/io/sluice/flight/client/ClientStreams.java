@@ -6,6 +6,7 @@ import io.sluice.flight.TableWriter;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import io.sluice.flight.protocol.DataPlaneProtocol.OpenGet;
 import io.sluice.flight.protocol.DataPlaneProtocol.OpenPut;
+import io.sluice.transport.ResourceExhaustedException;
 import io.sluice.transport.TransportConfig;
 import java.nio.ByteBuffer;
 import java.util.concurrent.ExecutionException;
@@ -43,8 +44,9 @@ public final class ClientStreams {
    * waitNanos}: while this client holds as many gets of the server as its offer allows, the get
    * waits for one of them to end; a get the server refuses with RESOURCE_EXHAUSTED (all its get
    * threads busy, or this client's host's share of them, or this client's last get not yet let go
-   * on its side), or whose grant it refuses for load, is asked again, backing off, until the same
-   * deadline.
+   * on its side), or whose grant it refuses for load (a {@link ResourceExhaustedException}, ERROR
+   * code EXHAUSTED, whatever its text), is asked again, backing off, until the same deadline. Any
+   * other failure of the grant fails the get at once.
    *
    * @throws org.apache.arrow.flight.FlightRuntimeException TIMED_OUT naming the bound and {@link
    *     FlightOption#DATA_PLANE_GETS_PER_CLIENT} when no get of the server ended in time,
@@ -139,7 +141,7 @@ public final class ClientStreams {
     try {
       return session.grant();
     } catch (ExecutionException e) {
-      if (String.valueOf(e.getCause()).contains(DataPlaneProtocol.GRANT_REFUSED_FOR_LOAD)) {
+      if (e.getCause() instanceof ResourceExhaustedException) { // refused for load: the caller asks again
         throw CallStatus.RESOURCE_EXHAUSTED.withDescription("the server granted no data-plane stream for now: "
             + e.getCause().getMessage()).toRuntimeException();
       }

@@ -314,6 +314,12 @@ public final class DataPlaneProtocol {
 
   // ---- grants over the transport
 
+  /**
+   * A peer's request for a grant. The server answers with the grant ({@link #grantReply}), or
+   * refuses for load (the peer, or its host, holds its quota of unredeemed grants, or the server
+   * holds all it keeps) with a {@link io.sluice.transport.ResourceExhaustedException}, ERROR code
+   * EXHAUSTED on the wire: a client asks again later on that code alone.
+   */
   public static java.nio.ByteBuffer grantRequest() {
     return ByteBuffer.allocate(1).put(GRANT_REQUEST).flip();
   }
@@ -321,13 +327,6 @@ public final class DataPlaneProtocol {
   public static boolean isGrantRequest(ByteBuffer request) {
     return request.remaining() == 1 && request.get(request.position()) == GRANT_REQUEST;
   }
-
-  /**
-   * How the message of a grant request refused for load begins (the peer, or its host, holds its
-   * quota of unredeemed grants, or the server holds all it keeps): the transport carries the
-   * handler's refusal as text, and a client that finds this in it asks again later.
-   */
-  public static final String GRANT_REFUSED_FOR_LOAD = "RESOURCE_EXHAUSTED: ";
 
   /** The grant in a reply to {@link #grantRequest()}. */
   public static byte[] grantReply(ByteBuffer reply) {

@@ -6,6 +6,7 @@ import io.sluice.flight.ServerAction;
 import io.sluice.flight.protocol.DataPlaneProtocol;
 import io.sluice.flight.table.TableRegistry;
 import io.sluice.transport.MessageHandler;
+import io.sluice.transport.ResourceExhaustedException;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportException;
@@ -267,8 +268,8 @@ public final class FlightServers {
           byte[] grant = grants.issue(peer, host);
           metrics.grantIssued();
           return CompletableFuture.completedFuture(ByteBuffer.wrap(grant));
-        } catch (IllegalStateException e) {
-          return CompletableFuture.failedFuture(e);
+        } catch (ResourceExhaustedException e) {
+          return CompletableFuture.failedFuture(e); // the peer's request fails as EXHAUSTED: it asks again
         }
       }
       if (DataPlaneProtocol.isPull(request)) {

@@ -2,6 +2,7 @@ package io.sluice.flight.server;
 
 import io.sluice.flight.FlightOption;
 import io.sluice.flight.protocol.DataPlaneProtocol;
+import io.sluice.transport.ResourceExhaustedException;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.HashMap;
@@ -21,8 +22,9 @@ import java.util.Optional;
  * expiring, never to make room for another: one peer (a transport node) holds at most {@code
  * perPeer}, the peers of one host (where their connections come from, {@link HostKey}) at most
  * {@code perHost} together, and all peers at most {@link #MAX_OUTSTANDING}. A request past any of
- * them is refused, naming the bound; so a holder of the secret who mints node ids on one host takes
- * at most that host's share, and nobody's grants go.
+ * them is refused for load ({@link ResourceExhaustedException}, which the peer sees as that class
+ * and asks again later), naming the bound; so a holder of the secret who mints node ids on one host
+ * takes at most that host's share, and nobody's grants go.
  *
  * <p>Thread safe.
  */
@@ -52,22 +54,22 @@ final class Grants {
    * A fresh grant for the authenticated transport peer {@code peerNode}, whose connection comes
    * from {@code host}.
    *
-   * @throws IllegalStateException if that peer or its host holds its quota of unredeemed grants,
-   *     or the server holds as many as it keeps
+   * @throws ResourceExhaustedException naming the bound, if that peer or its host holds its quota
+   *     of unredeemed grants, or the server holds as many as it keeps
    */
-  synchronized byte[] issue(long peerNode, String host) {
+  synchronized byte[] issue(long peerNode, String host) throws ResourceExhaustedException {
     long now = System.nanoTime();
     expire(now);
     if (byPeer.getOrDefault(peerNode, 0) >= perPeer) {
-      throw new IllegalStateException(DataPlaneProtocol.GRANT_REFUSED_FOR_LOAD + "this peer holds " + perPeer
+      throw new ResourceExhaustedException("this peer holds " + perPeer
           + " unredeemed data-plane grants (" + FlightOption.GRANTS_PER_CLIENT.key() + ")");
     }
     if (byHost.getOrDefault(host, 0) >= perHost) {
-      throw new IllegalStateException(DataPlaneProtocol.GRANT_REFUSED_FOR_LOAD + "the peers of this peer's host (" + host + ") hold "
+      throw new ResourceExhaustedException("the peers of this peer's host (" + host + ") hold "
           + perHost + " unredeemed data-plane grants (" + FlightOption.GRANTS_PER_HOST.key() + ")");
     }
     if (outstanding.size() >= MAX_OUTSTANDING) {
-      throw new IllegalStateException(DataPlaneProtocol.GRANT_REFUSED_FOR_LOAD + "this server holds " + MAX_OUTSTANDING
+      throw new ResourceExhaustedException("this server holds " + MAX_OUTSTANDING
           + " unredeemed data-plane grants, the most it keeps; they are redeemed or expire within "
           + FlightOption.ACK_TIMEOUT_MS.key());
     }

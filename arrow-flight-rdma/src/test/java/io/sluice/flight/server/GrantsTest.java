@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.transport.ResourceExhaustedException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -11,19 +12,20 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Unredeemed grants are bounded per peer, per host and in all; a peer or host past its quota is
- * refused, and nobody else's grants go to make room.
+ * refused for load ({@link ResourceExhaustedException}, the class a client asks again on), and
+ * nobody else's grants go to make room.
  */
 class GrantsTest {
   private static final long MINUTE = TimeUnit.MINUTES.toNanos(1);
 
   @Test
-  void aPeerThatHoardsGrantsIsRefusedAndAnotherPeerIsNot() {
+  void aPeerThatHoardsGrantsIsRefusedAndAnotherPeerIsNot() throws Exception {
     Grants grants = new Grants(MINUTE, 8, 1024);
     List<byte[]> hoarded = new ArrayList<>();
     for (int i = 0; i < 8; i++) {
       hoarded.add(grants.issue(1, "10.0.0.1"));
     }
-    IllegalStateException e = assertThrows(IllegalStateException.class, () -> grants.issue(1, "10.0.0.1"));
+    ResourceExhaustedException e = assertThrows(ResourceExhaustedException.class, () -> grants.issue(1, "10.0.0.1"));
     assertTrue(e.getMessage().contains("sluice.flight.grantsPerClient"), e.getMessage());
     byte[] other = grants.issue(2, "10.0.0.1");
     assertEquals(new Grants.Holder(2, "10.0.0.1"), grants.redeem(other).orElseThrow());
@@ -33,7 +35,7 @@ class GrantsTest {
   }
 
   @Test
-  void peersMadeUpOnOneHostHoldAtMostItsShareAndAnotherHostIsServed() {
+  void peersMadeUpOnOneHostHoldAtMostItsShareAndAnotherHostIsServed() throws Exception {
     Grants grants = new Grants(MINUTE, 4, 16);
     byte[] honest = grants.issue(1000, "10.0.0.2");
     int issued = 0;
@@ -42,9 +44,8 @@ class GrantsTest {
         try {
           grants.issue(node, "10.0.0.1");
           issued++;
-        } catch (IllegalStateException e) {
+        } catch (ResourceExhaustedException e) {
           assertTrue(e.getMessage().contains("sluice.flight.grantsPerHost"), e.getMessage());
-          assertTrue(e.getMessage().startsWith("RESOURCE_EXHAUSTED"), e.getMessage());
         }
       }
     }
@@ -54,13 +55,13 @@ class GrantsTest {
   }
 
   @Test
-  void grantsPastTheTotalAreRefusedAndEvictNobody() {
+  void grantsPastTheTotalAreRefusedAndEvictNobody() throws Exception {
     Grants grants = new Grants(MINUTE, Long.MAX_VALUE, Long.MAX_VALUE);
     byte[] first = grants.issue(1, "10.0.0.2");
     for (int i = 1; i < Grants.MAX_OUTSTANDING; i++) {
       grants.issue(2 + i % 64, "10.0.0.1");
     }
-    IllegalStateException e = assertThrows(IllegalStateException.class, () -> grants.issue(99, "10.0.0.3"));
+    ResourceExhaustedException e = assertThrows(ResourceExhaustedException.class, () -> grants.issue(99, "10.0.0.3"));
     assertTrue(e.getMessage().contains(Grants.MAX_OUTSTANDING + " unredeemed"), e.getMessage());
     assertEquals(1, grants.redeem(first).orElseThrow().node(), "the oldest grant was evicted");
     grants.issue(99, "10.0.0.3"); // a redeemed grant frees its place

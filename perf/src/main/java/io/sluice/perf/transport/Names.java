@@ -54,6 +54,16 @@ final class Names {
     return "aes-gcm-" + engine + ".seal." + ByteSize.label(block);
   }
 
+  /** mac mode's READ body tag alone: a GMAC of each block by {@code engine}. */
+  static String gmac(String engine, int block) {
+    return "aes-gcm-" + engine + ".gmac." + ByteSize.label(block);
+  }
+
+  /** HMAC-SHA256 of each block (the JDK's), what a keyed hash of READ bodies would cost instead of a GMAC. */
+  static String hmac(int block) {
+    return "hmac-sha256.jdk." + ByteSize.label(block);
+  }
+
   static String memcpy(int block) {
     return "memcpy." + ByteSize.label(block);
   }

@@ -56,19 +56,31 @@ public final class TransportBench {
     String secret = Loopback.newSecret();
     List<Measurement> results = new ArrayList<>();
     MemcpyBaseline memcpy = new MemcpyBaseline(o.regionBytes());
-    Map<String, CipherBaseline> ciphers = new LinkedHashMap<>();
-    if (o.providers().stream().anyMatch(LoopbackTransports::encrypted)) {
+    List<CipherBaseline> ciphers = new ArrayList<>();
+    boolean sealing = o.providers().stream().anyMatch(LoopbackTransports::encrypted);
+    boolean tagging = o.providers().contains("tcp");
+    if (sealing) {
       EngineChoice auto = EngineChoice.choose(EngineChoice.AUTO);
       out.printf(Locale.ROOT, "AES-GCM: %s chooses %s (%s; %s); %s forces the JDK's%n",
           LoopbackTransports.TCP_ENCRYPTED, auto.engine().id(), auto.engine().description(), auto.reason(),
           LoopbackTransports.TCP_ENCRYPTED_JDK);
+    }
+    if (sealing || tagging) {
       for (AesGcmEngine e : AesGcmEngine.values()) {
-        if (e.unavailabilityCause().isEmpty()) {
-          ciphers.put(e.id(), new CipherBaseline(o.regionBytes(), e));
-        } else {
+        if (e.unavailabilityCause().isPresent()) {
           out.println("AES-GCM engine " + e.id() + " not measured: " + e.unavailabilityCause().get());
+          continue;
+        }
+        if (sealing) {
+          ciphers.add(new CipherBaseline(o.regionBytes(), CipherBaseline.Work.SEAL, e));
+        }
+        if (tagging) {
+          ciphers.add(new CipherBaseline(o.regionBytes(), CipherBaseline.Work.GMAC, e));
         }
       }
+    }
+    if (tagging) {
+      ciphers.add(new CipherBaseline(o.regionBytes(), CipherBaseline.Work.HMAC, null));
     }
     try (ServerProcess server = ServerProcess.start(o.regionBytes(), o.providers(), secret);
         SocketBaseline socket = new SocketBaseline(inet(server.endpoints()))) {
@@ -95,7 +107,7 @@ public final class TransportBench {
   }
 
   private static void measureThroughput(BenchOptions o, PrintStream out, MemcpyBaseline memcpy,
-      Map<String, CipherBaseline> ciphers, SocketBaseline socket, Map<String, ProviderClient> clients,
+      List<CipherBaseline> ciphers, SocketBaseline socket, Map<String, ProviderClient> clients,
       List<Measurement> results)
       throws IOException {
     Rounds rounds = new Rounds(o, out);
@@ -104,10 +116,8 @@ public final class TransportBench {
       cells.put(Names.memcpy(block), (warmup, measure) -> memcpy.gigabytesPerSecond(block, warmup, measure));
       cells.put(Names.socketStream(block),
           (warmup, measure) -> socket.streamGigabytesPerSecond(block, warmup, measure));
-      for (Map.Entry<String, CipherBaseline> c : ciphers.entrySet()) {
-        CipherBaseline cipher = c.getValue();
-        cells.put(Names.cipher(c.getKey(), block),
-            (warmup, measure) -> cipher.gigabytesPerSecond(block, warmup, measure));
+      for (CipherBaseline cipher : ciphers) {
+        cells.put(cipher.name(block), (warmup, measure) -> cipher.gigabytesPerSecond(block, warmup, measure));
       }
       for (Map.Entry<String, ProviderClient> c : clients.entrySet()) {
         ReadBench bench = c.getValue().bench();
@@ -117,9 +127,10 @@ public final class TransportBench {
         }
       }
       Map<String, Double> medians = rounds.throughput(cells);
-      for (String engine : ciphers.keySet()) {
-        results.add(new Measurement(Names.cipher(engine, block), Names.GBPS, medians.get(Names.cipher(engine, block)),
-            Names.memcpy(block), medians.get(Names.memcpy(block))));
+      for (CipherBaseline cipher : ciphers) {
+        String name = cipher.name(block);
+        results.add(new Measurement(name, Names.GBPS, medians.get(name), Names.memcpy(block),
+            medians.get(Names.memcpy(block))));
       }
       for (String provider : clients.keySet()) {
         for (int depth : o.depths()) {

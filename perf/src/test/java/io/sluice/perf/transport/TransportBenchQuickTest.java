@@ -31,14 +31,16 @@ class TransportBenchQuickTest {
   void quickRunOverTcpWritesEveryMeasurementWithItsBaseline(@TempDir Path dir) throws Exception {
     Map<String, String> expected = new LinkedHashMap<>();
     for (String size : List.of("64KiB", "1MiB", "8MiB")) {
-      // The cipher alone, the ceiling of encrypted READs, then plain tcp against the socket and
-      // encrypted tcp against plain tcp of the same block and depth.
-      // of each engine available here.
+      // The cryptography alone (each engine available here sealing, the ceiling of encrypted
+      // READs, and tagging mac mode's READ bodies by GMAC; HMAC-SHA256 beside it), then plain tcp
+      // against the socket and encrypted tcp against plain tcp of the same block and depth.
       for (AesGcmEngine e : AesGcmEngine.values()) {
         if (e.unavailabilityCause().isEmpty()) {
           expected.put("aes-gcm-" + e.id() + ".seal." + size, "memcpy." + size);
+          expected.put("aes-gcm-" + e.id() + ".gmac." + size, "memcpy." + size);
         }
       }
+      expected.put("hmac-sha256.jdk." + size, "memcpy." + size);
       for (String depth : List.of("inflight1", "inflight8")) {
         expected.put("tcp.read." + size + "." + depth, "socket.stream." + size);
       }

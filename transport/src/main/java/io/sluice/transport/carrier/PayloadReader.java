@@ -13,7 +13,9 @@ import java.nio.ByteBuffer;
  * encrypted connection the payload arrives as records (tag | ciphertext, see {@link
  * RecordLayer}): each is read into one reused direct buffer and opened into the frame's
  * destination as soon as it is whole, so a frame of any length costs at most one record of
- * scratch. Owned by one socket and used on its loop thread only.
+ * scratch. Unencrypted, a READ's bytes land in its destination and are checked there (their GMAC)
+ * before the receiver hears of them; a READ nobody waits for any more is checked piece by piece
+ * as it passes through scratch. Owned by one socket and used on its loop thread only.
  */
 final class PayloadReader {
   /** Reads from the socket, scattering into the buffers in order: bytes read, or -1 at its end. */
@@ -76,12 +78,16 @@ final class PayloadReader {
     if (sink == null) {
       body = ByteBuffer.allocate(h.payloadLength());
     } else if (discard) {
-      if (RecordLayer.macCoversPayload(h.type())) {
+      if (!RecordLayer.gmacTagged(h.type())) {
         body = ByteBuffer.allocate(h.payloadLength()); // must be whole to be checked
       } else {
+        // A READ's body is checked as it passes, however long it is: its GMAC takes it in pieces.
         discardLeft = h.payloadLength();
         if (discardScratch == null) {
           discardScratch = ByteBuffer.allocate(16 * 1024);
+        }
+        if (o != null) {
+          o.startBody(h);
         }
       }
     } else {
@@ -92,6 +98,7 @@ final class PayloadReader {
     int take = (int) Math.min(discardLeft >= 0 ? discardLeft : body.remaining(), readAhead.remaining());
     if (discardLeft >= 0) {
       discardLeft -= take;
+      passed(readAhead.slice(readAhead.position(), take));
     } else {
       body.put(readAhead.slice(readAhead.position(), take));
     }
@@ -154,6 +161,7 @@ final class PayloadReader {
         }
         discardLeft -= discardScratch.position();
         socketEmpty = discardScratch.hasRemaining();
+        passed(discardScratch.flip());
       }
       return discardLeft == 0;
     }
@@ -161,6 +169,23 @@ final class PayloadReader {
       throw new PeerClosedException("peer closed the connection mid-frame");
     }
     return !body.hasRemaining();
+  }
+
+  /** Bytes of a dropped READ body went by: they count towards its check. */
+  private void passed(ByteBuffer piece) {
+    if (opener != null) {
+      opener.bodyPiece(piece);
+    }
+  }
+
+  /**
+   * The connection closed: drops what a frame half received holds in its check (a dropped READ
+   * body's GMAC, whose engine may hold native memory until it ends). On the loop thread.
+   */
+  void abandon() {
+    if (opener != null) {
+      opener.abandon();
+    }
   }
 
   /** Reads records and opens each one that is whole; stops when the source has no more for now. */
@@ -215,7 +240,9 @@ final class PayloadReader {
     }
     if (discardLeft >= 0) {
       discardLeft = -1;
-      opener.verify(h, tag, null);
+      if (opener != null) {
+        opener.finishBody(h, tag); // checked, then dropped
+      }
       return;
     }
     if (discard) {
@@ -225,6 +252,8 @@ final class PayloadReader {
     if (intoSink) {
       ByteBuffer range = filled.duplicate().flip().position(sinkStart);
       if (opener != null) {
+        // The bytes are in their destination already; the receiver hears of them only if they
+        // are the ones the peer sent.
         opener.verify(h, tag, range);
       }
       receiver.frame(h, range);

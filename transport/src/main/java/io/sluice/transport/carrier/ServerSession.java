@@ -23,7 +23,6 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -410,8 +409,8 @@ final class ServerSession implements SessionSocket.Receiver {
       }
       socket.resumeReading();
       if (error != null) {
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        sendError(corr, ErrorCode.HANDLER_FAILED, String.valueOf(cause));
+        Frames.ErrorFrame failure = Frames.ErrorFrame.ofHandlerFailure(error);
+        sendError(corr, failure.code(), failure.message());
       } else if (response == null) {
         sendError(corr, ErrorCode.HANDLER_FAILED, "handler returned no response");
       } else if (response.remaining() > carrier.settings().maxMessageBytes()) {

@@ -626,6 +626,13 @@ final class SessionSocket {
     }
     loop.forget(this);
     loop.wakeup();
+    // A frame half received may hold native memory in its check; only the loop thread reads, so
+    // it lets go of that there, after its last read of this socket.
+    if (loop.inLoop()) {
+      payload.abandon();
+    } else {
+      loop.execute(payload::abandon);
+    }
     receiver.closed(cause);
   }
 }

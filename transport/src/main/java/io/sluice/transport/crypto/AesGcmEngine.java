@@ -53,6 +53,8 @@ public enum AesGcmEngine {
       "2c35c04e8c332b9525fdddea53249315ef8c9807bdcae67511ce93203a2e3e449607e07ca8dd9ec1"
           + "cf9265dfdf96b7433cd986227b71459a");
   private static final long SELF_CHECK_SEQ = 0x0102030405060708L;
+  /** The GMAC of the same associated data then plain text, under the same key and number. */
+  private static final byte[] SELF_CHECK_MAC = HexFormat.of().parseHex("23201e44033811bb48d85b37223fc093");
 
   abstract AesGcm create(byte[] key, boolean encrypt);
 
@@ -79,7 +81,8 @@ public enum AesGcmEngine {
 
   /**
    * Seals a known record and compares it byte for byte, opens it, and checks that a record with
-   * one bit of its tag flipped fails authentication and leaves no plain text behind.
+   * one bit of its tag flipped fails authentication and leaves no plain text behind; then makes a
+   * known GMAC, checks it, and checks that it fails for data with one bit flipped.
    *
    * @return what went wrong, if anything
    */
@@ -125,9 +128,37 @@ public enum AesGcmEngine {
           return Optional.of(id() + " left plain text of a record that failed authentication");
         }
       }
-      return Optional.empty();
+      return selfCheckMac(key, aad, in);
     } catch (RuntimeException | AEADBadTagException e) {
       return Optional.of(id() + " failed its self-check: " + e);
+    }
+  }
+
+  private Optional<String> selfCheckMac(byte[] key, byte[] aad, ByteBuffer data) throws AEADBadTagException {
+    AesGcm sealer = sealer(key);
+    sealer.startMac(SELF_CHECK_SEQ);
+    sealer.macMore(ByteBuffer.wrap(aad));
+    sealer.macMore(data.duplicate());
+    ByteBuffer tag = ByteBuffer.allocate(AesGcm.TAG_LENGTH);
+    sealer.finishMac(tag);
+    if (!tag.flip().equals(ByteBuffer.wrap(SELF_CHECK_MAC))) {
+      return Optional.of(id() + " made a known GMAC wrongly");
+    }
+    AesGcm opener = opener(key);
+    opener.startMac(SELF_CHECK_SEQ);
+    opener.macMore(ByteBuffer.wrap(aad));
+    opener.macMore(data.duplicate());
+    opener.checkMac(tag.duplicate());
+    ByteBuffer forged = ByteBuffer.allocateDirect(data.remaining()).put(data.duplicate()).flip();
+    forged.put(3, (byte) (forged.get(3) ^ 1));
+    opener.startMac(SELF_CHECK_SEQ);
+    opener.macMore(ByteBuffer.wrap(aad));
+    opener.macMore(forged);
+    try {
+      opener.checkMac(tag.duplicate());
+      return Optional.of(id() + " checked a GMAC of altered data");
+    } catch (AEADBadTagException expected) {
+      return Optional.empty();
     }
   }
 }

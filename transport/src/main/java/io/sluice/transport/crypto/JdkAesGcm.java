@@ -9,7 +9,9 @@ import javax.crypto.spec.SecretKeySpec;
 
 /**
  * AES-GCM through the JDK's {@code Cipher} ("AES/GCM/NoPadding"): present on every JVM, slow until
- * C2 has compiled it (about 10 ms of CPU per MiB before that). The engine of last resort. Not
+ * C2 has compiled it (about 10 ms of CPU per MiB before that). The engine of last resort. Its
+ * GMAC copies what it MACs: the JDK's GCM holds associated data in a heap buffer of its own until
+ * the tag, so a READ_RESPONSE's body passes through the heap here, never with OpenSSL's. Not
  * thread safe.
  */
 final class JdkAesGcm extends AesGcm {
@@ -62,6 +64,53 @@ final class JdkAesGcm extends AesGcm {
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("AES-GCM failed to seal a record", e);
     }
+  }
+
+  @Override
+  public void startMac(long seq) {
+    try {
+      cipher.init(mode, key, new GCMParameterSpec(TAG_LENGTH * 8, nonce(seq, iv)));
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("AES-GCM failed to start a GMAC", e);
+    }
+  }
+
+  @Override
+  public void macMore(ByteBuffer data) {
+    cipher.updateAAD(data);
+  }
+
+  @Override
+  public void finishMac(ByteBuffer out) {
+    if (mode != Cipher.ENCRYPT_MODE) {
+      throw new IllegalStateException("an opening AesGcm checks a GMAC, it does not make one");
+    }
+    finishSeal(EMPTY.duplicate(), out);
+  }
+
+  @Override
+  public void checkMac(ByteBuffer tag) throws AEADBadTagException {
+    if (mode != Cipher.DECRYPT_MODE) {
+      throw new IllegalStateException("a sealing AesGcm makes a GMAC, it does not check one");
+    }
+    if (tag.remaining() != TAG_LENGTH) {
+      throw new AEADBadTagException("a GMAC tag of " + tag.remaining() + " bytes");
+    }
+    byte[] t = new byte[TAG_LENGTH];
+    tag.get(t);
+    try {
+      // A record of no ciphertext: the JDK compares the tag in constant time and returns nothing.
+      cipher.doFinal(t);
+    } catch (AEADBadTagException e) {
+      throw e;
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("AES-GCM failed to check a GMAC", e);
+    }
+  }
+
+  @Override
+  public void abandon() {
+    // The Cipher holds nothing outside the heap, and its next init starts afresh.
   }
 
   @Override

@@ -17,9 +17,11 @@ import javax.crypto.AEADBadTagException;
  * by address and heap arrays pinned: nothing is copied.
  *
  * <p>No OpenSSL context outlives a record: a record is opened in one native call that makes and
- * frees its own, and a sealed record's context lives from {@link #startSeal} to {@link
- * #finishSeal}. So nothing native waits for the garbage collector, and no thread of its own is
- * needed to free it.
+ * frees its own, a sealed record's context lives from {@link #startSeal} to {@link #finishSeal},
+ * and a GMAC's from {@link #startMac} to {@link #finishMac} or {@link #checkMac} (or {@link
+ * #abandon}). So nothing native waits for the garbage collector, and no thread of its own is
+ * needed to free it. A GMAC's data goes to OpenSSL by address, as associated data: nothing of a
+ * READ_RESPONSE's body is copied.
  *
  * <p>{@link #isAvailable()} says whether the library and libcrypto loaded, {@link
  * #unavailabilityCause()} why not. {@code -Dsluice.crypto.library=/path/libsluice-crypto.so} uses
@@ -33,6 +35,8 @@ public final class OpenSslAesGcm extends AesGcm {
   private final byte[] aad = new byte[64];
   /** The context of the record being sealed, 0 between records. */
   private long sealing;
+  /** The context of the GMAC being computed, 0 between GMACs. */
+  private long macing;
 
   private OpenSslAesGcm(byte[] key, boolean encrypt) {
     this.key = key.clone();
@@ -138,6 +142,94 @@ public final class OpenSslAesGcm extends AesGcm {
       throw new IllegalStateException("OpenSSL failed to finish a record");
     }
     out.position(out.position() + TAG_LENGTH);
+  }
+
+  @Override
+  public void startMac(long seq) {
+    endMac(); // a GMAC abandoned half-way (its caller failed) leaves its context here
+    macing = newContext(key, encrypt);
+    if (macing == 0) {
+      throw new IllegalStateException("OpenSSL refused an AES-128-GCM context");
+    }
+    if (!start(macing, seq, aad, 0)) {
+      endMac();
+      throw new IllegalStateException("OpenSSL failed to start a GMAC");
+    }
+  }
+
+  private void endMac() {
+    if (macing != 0) {
+      freeContext(macing);
+      macing = 0;
+    }
+  }
+
+  private long macContext() {
+    if (macing == 0) {
+      throw new IllegalStateException("no GMAC is being computed (startMac first)");
+    }
+    return macing;
+  }
+
+  @Override
+  public void macMore(ByteBuffer data) {
+    int n = data.remaining();
+    if (n > 0 && !addAad(macContext(), memory(data), offset(data), n)) {
+      endMac();
+      throw new IllegalStateException("OpenSSL failed to take a GMAC's data");
+    }
+    data.position(data.limit());
+  }
+
+  @Override
+  public void finishMac(ByteBuffer out) {
+    if (!encrypt) {
+      throw new IllegalStateException("an opening AesGcm checks a GMAC, it does not make one");
+    }
+    if (out.remaining() < TAG_LENGTH) {
+      throw new IllegalArgumentException(out.remaining() + " bytes of room for a tag of " + TAG_LENGTH);
+    }
+    int written;
+    try {
+      written = finishSeal(macContext(), memory(out), offset(out));
+    } finally {
+      endMac();
+    }
+    if (written != TAG_LENGTH) {
+      throw new IllegalStateException("OpenSSL failed to finish a GMAC");
+    }
+    out.position(out.position() + TAG_LENGTH);
+  }
+
+  @Override
+  public void checkMac(ByteBuffer tag) throws AEADBadTagException {
+    if (encrypt) {
+      throw new IllegalStateException("a sealing AesGcm makes a GMAC, it does not check one");
+    }
+    if (tag.remaining() != TAG_LENGTH) {
+      endMac();
+      throw new AEADBadTagException("a GMAC tag of " + tag.remaining() + " bytes");
+    }
+    byte[] t = new byte[TAG_LENGTH];
+    tag.get(t);
+    int result;
+    try {
+      result = checkTag(macContext(), t);
+    } finally {
+      endMac();
+    }
+    if (result == 0) {
+      throw new AEADBadTagException("tag mismatch");
+    }
+    if (result != 1) {
+      throw new IllegalStateException("OpenSSL failed to check a GMAC");
+    }
+  }
+
+  @Override
+  public void abandon() {
+    endSealing();
+    endMac();
   }
 
   @Override
@@ -247,6 +339,10 @@ public final class OpenSslAesGcm extends AesGcm {
   private static native int update(long context, Object in, int inOffset, int length, Object out, int outOffset);
 
   private static native int finishSeal(long context, Object out, int outOffset);
+
+  private static native boolean addAad(long context, Object in, int inOffset, int length);
+
+  private static native int checkTag(long context, byte[] tag);
 
   private static native int open(byte[] key, long seq, byte[] aad, int aadLength, Object in, int inOffset,
       int length, Object out, int outOffset);

@@ -1,8 +1,9 @@
 package io.sluice.transport.crypto;
 
 /**
- * The record keys of one connection, one per direction, as the key schedule derives them: 16 bytes
- * each for AES-128-GCM when {@code encrypted}, else 32 for HMAC-SHA256. Immutable by convention:
- * nobody writes into the arrays.
+ * What the handshake hands the record layer: each direction's secret (32 bytes), from which the
+ * keys of every epoch of that direction follow ({@link KeySchedule#nextSecret}, {@link
+ * KeySchedule#recordKey}, {@link KeySchedule#bodyKey}), and whether the connection is encrypted.
+ * Immutable by convention: nobody writes into the arrays.
  */
-public record SessionKeys(byte[] clientToServer, byte[] serverToClient, boolean encrypted) {}
+public record SessionKeys(byte[] clientToServerSecret, byte[] serverToClientSecret, boolean encrypted) {}

@@ -11,15 +11,15 @@ import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 
 /**
- * Protocol 6: a SIGMA-style authenticated key exchange with a pre-shared key, shaped like TLS
+ * Protocol 7: a SIGMA-style authenticated key exchange with a pre-shared key, shaped like TLS
  * 1.3's psk_dhe_ke with signatures (docs/protocol.md defines it byte by byte):
  *
  * <pre>
  *   client                                                   server
  *   HELLO     version, node, flags, nonce, X25519 key, Ed25519 key  -->
  *             <--  CHALLENGE  version, node, flags, nonce, X25519 key, Ed25519 key
- *   AUTH      finished, signature("sluice/6 client signature" | th) -->
- *             <--  AUTH_OK (protected)  signature("sluice/6 server signature" | th | finished)
+ *   AUTH      finished, signature("sluice/7 client signature" | th) -->
+ *             <--  AUTH_OK (protected)  signature("sluice/7 server signature" | th | finished)
  * </pre>
  *
  * th hashes HELLO and CHALLENGE as sent; dh = X25519 of the two ephemeral keys; the keys come
@@ -40,8 +40,8 @@ import java.security.MessageDigest;
 public final class Handshake {
   /** HELLO/CHALLENGE flag: this side asks for an encrypted connection. */
   public static final int FLAG_ENCRYPT = Frames.FLAG_ENCRYPT;
-  public static final String CLIENT_SIGNATURE = "sluice/6 client signature";
-  public static final String SERVER_SIGNATURE = "sluice/6 server signature";
+  public static final String CLIENT_SIGNATURE = "sluice/7 client signature";
+  public static final String SERVER_SIGNATURE = "sluice/7 server signature";
   private final byte[] psk;
   private final Ephemerals ephemerals;
 
@@ -58,8 +58,8 @@ public final class Handshake {
 
   /**
    * Loads the JCA implementations a transport's identity, handshakes and record protection use
-   * (Ed25519, X25519, SHA-256, HMAC-SHA256, the strong random source), creating no key; AES-GCM,
-   * which only encrypted connections use, is {@link #loadEncryption}'s.
+   * (Ed25519, X25519, SHA-256, HMAC-SHA256, the strong random source), creating no key; the JDK's
+   * AES-GCM, which only a transport that chose the JDK's engine uses, is {@link #loadEncryption}'s.
    * On a cold JVM the first lookup of these costs tens of milliseconds of class loading; a
    * transport that is opening runs this on a thread of its own ({@link
    * io.sluice.transport.Transports#open}), so that cost overlaps its other set-up instead of
@@ -83,9 +83,9 @@ public final class Handshake {
   }
 
   /**
-   * Loads AES-GCM, as {@link #loadAlgorithms} loads the rest: for a transport configured to
-   * encrypt. One that is not loads it at its first connection with a peer that asks for
-   * encryption, rather than paying for it in every open. Thread safe.
+   * Loads the JDK's AES-GCM, as {@link #loadAlgorithms} loads the rest: for a transport whose
+   * engine is the JDK's, which every connection needs (aead records, and mac mode's READ_RESPONSE
+   * GMAC). One with OpenSSL's engine never uses it. Thread safe.
    */
   public static void loadEncryption() {
     try {

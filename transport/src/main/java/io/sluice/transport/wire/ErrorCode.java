@@ -6,14 +6,15 @@ import io.sluice.transport.ProtocolException;
 import io.sluice.transport.ReadOutOfBoundsException;
 import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.RemoteHandlerException;
+import io.sluice.transport.ResourceExhaustedException;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.UnknownKeyException;
 
 /**
  * Error codes carried by ERROR frames, each mapped to the exception the requester sees. On the
- * wire a code is its position from 1 ({@link WireIds}): UNKNOWN_KEY is 1, UNAVAILABLE 8; new
- * codes are appended.
+ * wire a code is its position from 1 ({@link WireIds}): UNKNOWN_KEY is 1, EXHAUSTED 9; new codes
+ * are appended. A requester acts on the code alone; the text is for people.
  */
 public enum ErrorCode {
   UNKNOWN_KEY,
@@ -23,7 +24,9 @@ public enum ErrorCode {
   MESSAGE_TOO_LARGE,
   AUTHENTICATION_FAILED,
   PROTOCOL,
-  UNAVAILABLE;
+  UNAVAILABLE,
+  /** The message handler refused for load; the same request may succeed later. */
+  EXHAUSTED;
 
   private static final ErrorCode[] VALUES = values();
 
@@ -47,6 +50,7 @@ public enum ErrorCode {
       case AUTHENTICATION_FAILED -> new AuthenticationFailedException(text);
       case PROTOCOL -> new ProtocolException(text);
       case UNAVAILABLE -> new TransportUnavailableException(text);
+      case EXHAUSTED -> new ResourceExhaustedException(text);
     };
   }
 
@@ -66,6 +70,8 @@ public enum ErrorCode {
       return UNAVAILABLE;
     } else if (e instanceof ProtocolException) {
       return PROTOCOL;
+    } else if (e instanceof ResourceExhaustedException) {
+      return EXHAUSTED;
     }
     return HANDLER_FAILED;
   }

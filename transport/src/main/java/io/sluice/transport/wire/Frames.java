@@ -1,11 +1,13 @@
 package io.sluice.transport.wire;
 
 import io.sluice.transport.ProtocolException;
+import io.sluice.transport.ResourceExhaustedException;
 import io.sluice.transport.crypto.Hkdf;
 import io.sluice.transport.crypto.NodeIdentity;
 import io.sluice.transport.crypto.X25519;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletionException;
 
 /**
  * Payload layouts of the control frames, each with its encoder and a decoder that rejects any
@@ -16,7 +18,7 @@ import java.nio.charset.StandardCharsets;
  */
 public final class Frames {
   /** Protocol version spoken in HELLO and CHALLENGE. */
-  public static final int VERSION = 6;
+  public static final int VERSION = 7;
   /** Length of the nonces. */
   public static final int NONCE_LENGTH = 32;
   /** HELLO/CHALLENGE flag: this side asks for an encrypted connection; no other flag is defined. */
@@ -79,7 +81,7 @@ public final class Frames {
 
   /**
    * AUTH, client to server: the client's finished value, HMAC-SHA256(client finished key, th),
-   * then its Ed25519 signature of "sluice/6 client signature" | th.
+   * then its Ed25519 signature of "sluice/7 client signature" | th.
    */
   public record Auth(byte[] finished, byte[] signature) {
     public static final int LENGTH = Hkdf.HASH_LENGTH + NodeIdentity.SIGNATURE_LENGTH;
@@ -95,7 +97,7 @@ public final class Frames {
   }
 
   /**
-   * AUTH_OK, the first protected frame from the server: its Ed25519 signature of "sluice/6 server
+   * AUTH_OK, the first protected frame from the server: its Ed25519 signature of "sluice/7 server
    * signature" | th | the client's finished value. The server signs only for a client that has
    * proven the secret, so no one without it can make the server spend a signature.
    */
@@ -130,21 +132,54 @@ public final class Frames {
     }
   }
 
-  /** ERROR: u8 code, string message. */
+  /**
+   * ERROR: u8 code, u16 n, n bytes of UTF-8 text, n being exactly what the payload holds after
+   * them. The text is for people, and the code alone says what the error means: {@link #encode}
+   * writes well-formed UTF-8 of at most {@link #MAX_TEXT_CODE_POINTS} code points that fits a
+   * control payload, cut at a code point boundary (an unpaired surrogate becomes '?'); {@link
+   * #decode} replaces each ill-formed subsequence of a peer's text with U+FFFD and keeps at most
+   * {@link #MAX_TEXT_CODE_POINTS} code points of it.
+   */
   public record ErrorFrame(ErrorCode code, String message) {
+    /** The most code points of text an ERROR carries or is read with. */
+    public static final int MAX_TEXT_CODE_POINTS = 1024;
+    /** Bytes before the text: code and length. */
+    private static final int HEADER = 3;
+
     public ByteBuffer encode() {
-      byte[] text = truncatedUtf8(message, 1024);
-      return ByteBuffer.allocate(1 + 2 + text.length).put(code.id()).putShort((short) text.length).put(text).flip();
+      byte[] text = cutUtf8(message == null ? "" : message, MAX_TEXT_CODE_POINTS, MAX_CONTROL_PAYLOAD - HEADER);
+      return ByteBuffer.allocate(HEADER + text.length).put(code.id()).putShort((short) text.length).put(text).flip();
     }
 
+    /**
+     * The ERROR that answers a request whose message handler failed with {@code error} (a {@link
+     * CompletionException} stands for its cause): EXHAUSTED with the message of a {@link
+     * ResourceExhaustedException}, the handler's refusal for load; HANDLER_FAILED naming anything
+     * else, another {@code TransportException} too, since what failed a handler's own work says
+     * nothing of this connection.
+     */
+    public static ErrorFrame ofHandlerFailure(Throwable error) {
+      Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+      if (cause instanceof ResourceExhaustedException) {
+        return new ErrorFrame(ErrorCode.EXHAUSTED, cause.getMessage());
+      }
+      return new ErrorFrame(ErrorCode.HANDLER_FAILED, String.valueOf(cause));
+    }
+
+    /** @throws ProtocolException for an unknown code, or a text length other than what the payload holds */
     public static ErrorFrame decode(ByteBuffer in) throws ProtocolException {
-      if (in.remaining() < 3) {
+      if (in.remaining() < HEADER) {
         throw new ProtocolException("ERROR payload too short: " + in.remaining());
       }
       ErrorCode code = ErrorCode.fromId(in.get());
-      String text = string(in);
-      expectConsumed(FrameType.ERROR, in);
-      return new ErrorFrame(code, text);
+      int n = in.getShort() & 0xffff;
+      if (n != in.remaining()) {
+        throw new ProtocolException("ERROR text of " + n + " bytes in a payload that has " + in.remaining()
+            + " after its code and length");
+      }
+      // The String constructor replaces each maximal ill-formed subsequence with U+FFFD.
+      String text = new String(bytes(in, n), StandardCharsets.UTF_8);
+      return new ErrorFrame(code, firstCodePoints(text, MAX_TEXT_CODE_POINTS));
     }
   }
 
@@ -248,8 +283,29 @@ public final class Frames {
     return out.putShort((short) utf8.length).put(utf8);
   }
 
-  private static byte[] truncatedUtf8(String s, int maxChars) {
-    String t = s == null ? "" : s.length() > maxChars ? s.substring(0, maxChars) : s;
-    return t.getBytes(StandardCharsets.UTF_8);
+  /**
+   * The UTF-8 of the longest start of {@code s} that has at most {@code maxCodePoints} code points
+   * and encodes in at most {@code maxBytes} bytes: never half a code point, so well formed.
+   */
+  static byte[] cutUtf8(String s, int maxCodePoints, int maxBytes) {
+    int end = 0;
+    int bytes = 0;
+    for (int points = 0; end < s.length() && points < maxCodePoints; points++) {
+      int cp = s.codePointAt(end);
+      boolean unpaired = cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE;
+      int n = unpaired || cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+      if (bytes + n > maxBytes) {
+        break;
+      }
+      bytes += n;
+      end += Character.charCount(cp);
+    }
+    // The encoder writes an unpaired surrogate, which has no UTF-8 form, as '?': one byte, counted so above.
+    return s.substring(0, end).getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** The first {@code max} code points of {@code s}, or all of it if it has no more. */
+  static String firstCodePoints(String s, int max) {
+    return s.codePointCount(0, s.length()) <= max ? s : s.substring(0, s.offsetByCodePoints(0, max));
   }
 }

@@ -37,9 +37,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A man in the middle ({@link TamperingRelay}) alters, injects and replays frames after the
- * handshake, on plain (HMAC) and encrypted (AES-GCM) connections: the side that receives the
- * forged frame kills the connection with a {@link ProtocolException}, and no READ is served on
- * a forged request.
+ * handshake, on plain (HMAC, and GMAC for READ bodies) and encrypted (AES-GCM) connections: the
+ * side that receives the forged frame kills the connection with a {@link ProtocolException}, no
+ * READ is served on a forged request, and no READ of an altered body completes.
  */
 class FrameIntegrityTest {
   private static final int SIZE = 3 * RecordLayer.RECORD_LENGTH + 100;
@@ -183,6 +183,17 @@ class FrameIntegrityTest {
     readThroughAlteringRelay(true, FrameType.READ_RESPONSE, PAYLOAD + 100, 4, 4096, (relay, dst) ->
         assertArrayEquals(new byte[4096], TransportTestSupport.bytesOf(dst, 0, 4096),
             "forged plaintext reached the destination"));
+  }
+
+  /**
+   * A READ body altered on the wire in mac mode, at its first byte, in its middle or at its last:
+   * the READ fails and the connection closes (the body's GMAC), though its bytes landed.
+   */
+  @ParameterizedTest(name = "flip at {0}")
+  @ValueSource(ints = {PAYLOAD, PAYLOAD + SIZE / 2, -1})
+  void alteredReadBodyInMacModeFailsTheReadAndClosesTheConnection(int flipAt) throws Exception {
+    readThroughAlteringRelay(false, FrameType.READ_RESPONSE, flipAt, 10, SIZE, (relay, dst) ->
+        assertEquals(1, readResponses(relay), "one answer, refused by the client"));
   }
 
   /** Where record {@code i} (its tag, then its ciphertext) starts in a whole encrypted frame. */

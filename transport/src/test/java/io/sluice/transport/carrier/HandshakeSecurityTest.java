@@ -27,7 +27,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Attacks on protocol 6 over real sockets: a party in the middle that holds the secret but no
+ * Attacks on protocol 7 over real sockets: a party in the middle that holds the secret but no
  * node's private key, replayed and reflected handshake messages, an old protocol version, and
  * ephemeral keys of small order. Each is refused, by the server or by the client, and never
  * reads or injects anything.
@@ -197,14 +197,36 @@ class HandshakeSecurityTest {
       raw.send(FrameType.HELLO, 0, v5);
       RawFrameSocket.Frame answer = raw.next().orElseThrow(() -> new AssertionError("closed without a reason"));
       assertEquals(ErrorCode.PROTOCOL, answer.errorCode());
-      assertTrue(answer.errorMessage().contains("unsupported protocol version 5; this side speaks 6"), answer.errorMessage());
+      assertTrue(answer.errorMessage().contains("unsupported protocol version 5; this side speaks 7"), answer.errorMessage());
+      raw.expectClosedWithout(FrameType.CHALLENGE, FrameType.AUTH_OK);
+    }
+  }
+
+  /**
+   * (e) A HELLO of protocol 6 (the layout of protocol 7, version 6) is refused with the text
+   * docs/protocol.md gives, and no CHALLENGE: a version 6 peer learns why, and nothing is keyed
+   * with version 6's labels.
+   */
+  @ParameterizedTest(name = "encrypted={0}")
+  @ValueSource(booleans = {false, true})
+  void aVersion6HelloIsRefused(boolean encrypted) throws Exception {
+    Transport server = peers.open(encrypted, Map.of());
+    Frames.Hello current = Frames.Hello.decode(
+        new Handshake(SECRET).client(NodeIdentity.generate(), EchoPeers.flags(encrypted)).hello());
+    ByteBuffer v6 = new Frames.Hello(6, current.node(), current.flags(), current.nonce(), current.ephemeralKey(),
+        current.identityKey()).encode();
+    try (RawFrameSocket raw = new RawFrameSocket(server.localAddress())) {
+      raw.send(FrameType.HELLO, 0, v6);
+      RawFrameSocket.Frame answer = raw.next().orElseThrow(() -> new AssertionError("closed without a reason"));
+      assertEquals(ErrorCode.PROTOCOL, answer.errorCode());
+      assertEquals("unsupported protocol version 6; this side speaks 7", answer.errorMessage());
       raw.expectClosedWithout(FrameType.CHALLENGE, FrameType.AUTH_OK);
     }
   }
 
   /** (e) The client refuses a CHALLENGE of any other version: no negotiation, so no downgrade. */
   @ParameterizedTest(name = "version={0}")
-  @ValueSource(ints = {5, 7})
+  @ValueSource(ints = {5, 6, 8})
   void theClientRefusesAChallengeOfAnotherVersion(int version) throws Exception {
     Transport client = peers.open(false, Map.of());
     try (ScriptedServer server = ScriptedServer.raw(peer -> {

@@ -25,7 +25,9 @@ import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportTestSupport;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.Transports;
+import io.sluice.transport.UnknownKeyException;
 import io.sluice.transport.handshake.Handshake;
+import io.sluice.transport.wire.ErrorCode;
 import io.sluice.transport.wire.FrameFuzzing;
 import io.sluice.transport.wire.FrameHeader;
 import io.sluice.transport.wire.FrameType;
@@ -46,6 +48,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The connecting side against a scripted server that breaks off mid-frame, sends oversized or
@@ -191,6 +195,69 @@ class TcpClientFuzzTest {
       CompletableFuture<ByteBuffer> second = c.request(message("second"));
       assertEquals("on time", text(await(second)));
       assertTrue(c.isOpen(), "the late answer closed the connection");
+    }
+  }
+
+  /**
+   * A READ's answer that comes after its deadline is read and checked as it passes (longer than the
+   * read-ahead and the scratch it passes through), then dropped: the connection goes on when it
+   * checks out, and closes as forged when a byte of its body was altered.
+   */
+  @ParameterizedTest(name = "altered={0}")
+  @ValueSource(booleans = {false, true})
+  void aLateReadAnswerIsCheckedAsItPassesAndDropped(boolean altered) throws Exception {
+    Transport impatient = harness.open(MessageHandler.REJECT_ALL, Map.of(TransportOption.IO_TIMEOUT_MS.key(), "2000"));
+    int length = 100_000;
+    CountDownLatch timedOut = new CountDownLatch(1);
+    try (RegisteredRegion late = impatient.allocate(length);
+        ScriptedServer server = ScriptedServer.authenticated(peer -> {
+          RawFrameSocket.Frame read = peer.expect(FrameType.READ_REQUEST);
+          assertTrue(timedOut.await(DEADLINE.toMillis(), TimeUnit.MILLISECONDS), "the READ never timed out");
+          byte[] answer = peer.encode(FrameType.READ_RESPONSE, read.header().correlationId(),
+              ByteBuffer.wrap(TransportTestSupport.randomBytes(new Random(5), length)));
+          if (altered) {
+            answer[answer.length - 7] ^= 1;
+          }
+          peer.sendRaw(answer);
+          if (!altered) {
+            RawFrameSocket.Frame next = peer.expect(FrameType.REQUEST);
+            peer.send(FrameType.RESPONSE, next.header().correlationId(), message("on time"));
+          }
+          drainUntilClosed(peer);
+        })) {
+      Connection c = await(impatient.connect(server.address()));
+      assertFailsWith(TransportTimeoutException.class, c.read(FAKE, 0, late, 0, length));
+      timedOut.countDown();
+      if (altered) {
+        eventually("the connection closes", DEADLINE, () -> !c.isOpen());
+        Throwable cause = ((CarrierConnection) c).closeCause().orElseThrow();
+        assertTrue(cause instanceof ProtocolException, "closed by " + TransportTestSupport.describe(cause));
+      } else {
+        assertEquals("on time", text(await(c.request(message("next")))));
+        assertTrue(c.isOpen(), "the late answer closed the connection");
+      }
+    }
+  }
+
+  /**
+   * An ERROR whose text is ill-formed UTF-8 fails the READ as its code says, with U+FFFD where the
+   * bytes were ill formed, and leaves the connection as any ERROR under an operation's id does.
+   */
+  @Test
+  void anErrorWithIllFormedTextIsReportedByItsCode() throws Exception {
+    byte[] text = {'n', 'o', ' ', (byte) 0xC3, '(', ' ', (byte) 0xF0, (byte) 0x9F, (byte) 0x98, 'k', 'e', 'y'};
+    try (ScriptedServer server = ScriptedServer.authenticated(peer -> {
+      RawFrameSocket.Frame read = peer.expect(FrameType.READ_REQUEST);
+      peer.send(FrameType.ERROR, read.header().correlationId(), ByteBuffer.allocate(3 + text.length)
+          .put(ErrorCode.UNKNOWN_KEY.id()).putShort((short) text.length).put(text).flip());
+      RawFrameSocket.Frame next = peer.expect(FrameType.REQUEST);
+      peer.send(FrameType.RESPONSE, next.header().correlationId(), message("still here"));
+      drainUntilClosed(peer);
+    })) {
+      Connection c = await(client.connect(server.address()));
+      UnknownKeyException e = assertFailsWith(UnknownKeyException.class, c.read(FAKE, 0, dst, 0, 16));
+      assertTrue(e.getMessage().contains("no \uFFFD( \uFFFDkey"), e.getMessage());
+      assertEquals("still here", text(await(c.request(message("next")))));
     }
   }
 

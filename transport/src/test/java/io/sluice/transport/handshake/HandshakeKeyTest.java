@@ -60,11 +60,13 @@ class HandshakeKeyTest {
       Run r = run(new Handshake(SECRET), new Handshake(SECRET), flags);
       SessionKeys c = r.client().keys().sessionKeys();
       SessionKeys s = r.server().keys().sessionKeys();
-      assertArrayEquals(c.clientToServer(), s.clientToServer());
-      assertArrayEquals(c.serverToClient(), s.serverToClient());
+      assertArrayEquals(c.clientToServerSecret(), s.clientToServerSecret());
+      assertArrayEquals(c.serverToClientSecret(), s.serverToClientSecret());
       assertEquals(flags != 0, c.encrypted());
-      assertEquals(flags != 0 ? 16 : 32, c.clientToServer().length, "AES-128 keys in aead mode, HMAC keys in mac");
-      assertFalse(Arrays.equals(c.clientToServer(), c.serverToClient()), "the directions share a key");
+      assertEquals(32, c.clientToServerSecret().length, "a direction's secret, whatever the mode");
+      assertEquals(flags != 0 ? 16 : 32, KeySchedule.recordKey(c.clientToServerSecret(), c.encrypted()).length,
+          "AES-128 keys in aead mode, HMAC keys in mac");
+      assertFalse(Arrays.equals(c.clientToServerSecret(), c.serverToClientSecret()), "the directions share a secret");
     }
   }
 
@@ -86,8 +88,8 @@ class HandshakeKeyTest {
     KeySchedule first = run(hs, hs, 0).client().keys();
     KeySchedule second = run(hs, hs, 0).client().keys();
     assertFalse(Arrays.equals(first.dh(), second.dh()));
-    assertFalse(Arrays.equals(first.clientToServer(), second.clientToServer()));
-    assertFalse(Arrays.equals(first.serverToClient(), second.serverToClient()));
+    assertFalse(Arrays.equals(first.clientToServerSecret(), second.clientToServerSecret()));
+    assertFalse(Arrays.equals(first.serverToClientSecret(), second.serverToClientSecret()));
     assertFalse(Arrays.equals(first.clientFinishedKey(), second.clientFinishedKey()));
   }
 
@@ -108,7 +110,7 @@ class HandshakeKeyTest {
     assertArrayEquals(real.transcriptHash(), th, "th is public: anyone who recorded the handshake has it");
 
     KeySchedule rebuilt = KeySchedule.derive(psk, real.dh(), th, false);
-    assertArrayEquals(real.clientToServer(), rebuilt.clientToServer(), "with dh, the schedule gives the keys");
+    assertArrayEquals(real.clientToServerSecret(), rebuilt.clientToServerSecret(), "with dh, the schedule gives the keys");
 
     Frames.Hello h = Frames.Hello.decode(ByteBuffer.wrap(hello));
     Frames.Challenge c = Frames.Challenge.decode(ByteBuffer.wrap(challenge));
@@ -120,16 +122,16 @@ class HandshakeKeyTest {
         psk, h.nonce(), c.nonce(), r.auth()));
     for (byte[] guess : publicGuesses) {
       KeySchedule k = KeySchedule.derive(psk, guess, th, false);
-      assertFalse(Arrays.equals(real.clientToServer(), k.clientToServer()), "c2s from public values");
-      assertFalse(Arrays.equals(real.serverToClient(), k.serverToClient()), "s2c from public values");
+      assertFalse(Arrays.equals(real.clientToServerSecret(), k.clientToServerSecret()), "c2s from public values");
+      assertFalse(Arrays.equals(real.serverToClientSecret(), k.serverToClientSecret()), "s2c from public values");
       assertFalse(Arrays.equals(real.clientFinishedKey(), k.clientFinishedKey()), "finished key from public values");
     }
     // One bit of dh changes every key.
     byte[] flipped = real.dh().clone();
     flipped[0] ^= 1;
     KeySchedule k = KeySchedule.derive(psk, flipped, th, false);
-    assertFalse(Arrays.equals(real.clientToServer(), k.clientToServer()));
-    assertFalse(Arrays.equals(real.serverToClient(), k.serverToClient()));
+    assertFalse(Arrays.equals(real.clientToServerSecret(), k.clientToServerSecret()));
+    assertFalse(Arrays.equals(real.serverToClientSecret(), k.serverToClientSecret()));
   }
 
   /** (f) A secret of 15 bytes is refused wherever it enters, naming the key and never the value. */

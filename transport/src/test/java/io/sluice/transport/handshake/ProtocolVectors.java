@@ -7,6 +7,7 @@ import io.sluice.transport.crypto.NodeIdentity;
 import io.sluice.transport.wire.FrameType;
 import io.sluice.transport.wire.Frames;
 import io.sluice.transport.wire.RecordLayer;
+import io.sluice.transport.wire.SequenceNumbers;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -21,9 +22,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * The test vectors of protocol 6 (docs/protocol-vectors.json): from fixed inputs (secret, nonces,
+ * The test vectors of protocol 7 (docs/protocol-vectors.json): from fixed inputs (secret, nonces,
  * X25519 private keys, Ed25519 seeds, flags) it runs both halves of the real handshake and the
- * record layer and writes down every value, hex. Regenerate the file with
+ * record layer, into the first step of the key schedule, and writes down every value, hex. Regenerate the file with
  * {@code mvn -pl transport test -Dtest=ProtocolVectors -Dsluice.writeVectors=true}; {@link
  * HandshakeVectorsTest} checks the implementation against the file as it is.
  */
@@ -34,17 +35,20 @@ class ProtocolVectors {
   static final String[] INPUTS = {"secret", "client_nonce", "server_nonce", "client_ephemeral_private",
       "server_ephemeral_private", "client_identity_seed", "server_identity_seed", "mac.client_flags",
       "mac.server_flags", "aead.client_flags", "aead.server_flags", "read_request", "read_response"};
-  static final String ABOUT = "Sluice protocol 6 test vectors (docs/protocol.md). Every other value is lowercase"
+  static final String ABOUT = "Sluice protocol 7 test vectors (docs/protocol.md). Every other value is lowercase"
       + " hex bytes. Inputs: " + String.join(", ", INPUTS) + "; secret is the UTF-8 of the secret text,"
       + " read_request the payload of the client's first protected frame (READ_REQUEST, correlation id 1),"
       + " read_response the payload of the server's answer (READ_RESPONSE, correlation id 1). 'mac.' values"
       + " are for an unencrypted connection, 'aead.' for an encrypted one. *_frame values are whole frames as"
-      + " they travel: header | tag | payload (aead: header | tag | ciphertext).";
+      + " they travel: header | tag | payload (aead: header | tag | ciphertext). c2s_key, s2c_key and"
+      + " s2c_body_key are epoch 0's; c2s_secret_1 and c2s_key_1 epoch 1's, and read_request_frame_1 is the"
+      + " READ_REQUEST of read_request with correlation id 2 sealed at c2s sequence number 2^20, the first of"
+      + " epoch 1.";
 
   /** The inputs the file was generated from: RFC 7748's and RFC 8032's example keys, counting nonces. */
   static Map<String, String> defaultInputs() {
     Map<String, String> in = new LinkedHashMap<>();
-    in.put("secret", HEX.formatHex("sluice protocol 6 test vector secret".getBytes(StandardCharsets.UTF_8)));
+    in.put("secret", HEX.formatHex("sluice protocol 7 test vector secret".getBytes(StandardCharsets.UTF_8)));
     in.put("client_nonce", counting(0x00, 32));
     in.put("server_nonce", counting(0x20, 32));
     in.put("client_ephemeral_private", "77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a");
@@ -116,8 +120,14 @@ class ProtocolVectors {
       out.put(p + "th", HEX.formatHex(k.transcriptHash()));
       out.put(p + "hs", HEX.formatHex(k.handshakeSecret()));
       out.put(p + "client_finished_key", HEX.formatHex(k.clientFinishedKey()));
-      out.put(p + "c2s_key", HEX.formatHex(k.clientToServer()));
-      out.put(p + "s2c_key", HEX.formatHex(k.serverToClient()));
+      out.put(p + "c2s_secret", HEX.formatHex(k.clientToServerSecret()));
+      out.put(p + "s2c_secret", HEX.formatHex(k.serverToClientSecret()));
+      boolean encrypted = k.encrypted();
+      out.put(p + "c2s_key", HEX.formatHex(KeySchedule.recordKey(k.clientToServerSecret(), encrypted)));
+      out.put(p + "s2c_key", HEX.formatHex(KeySchedule.recordKey(k.serverToClientSecret(), encrypted)));
+      if (!encrypted) {
+        out.put(p + "s2c_body_key", HEX.formatHex(KeySchedule.bodyKey(k.serverToClientSecret())));
+      }
       out.put(p + "client_finished", HEX.formatHex(k.clientFinished()));
       out.put(p + "auth", hex(auth));
       out.put(p + "auth_ok", hex(authOk));
@@ -128,6 +138,13 @@ class ProtocolVectors {
           ByteBuffer.wrap(bytes(inputs, "read_request")))));
       out.put(p + "read_response_frame", hex(serverSealer.seal(FrameType.READ_RESPONSE, 1,
           ByteBuffer.wrap(bytes(inputs, "read_response")))));
+      byte[] c2sSecret1 = KeySchedule.nextSecret(k.clientToServerSecret());
+      out.put(p + "c2s_secret_1", HEX.formatHex(c2sSecret1));
+      out.put(p + "c2s_key_1", HEX.formatHex(KeySchedule.recordKey(c2sSecret1, encrypted)));
+      // The sealer steps to epoch 1 itself: the frame tests its schedule, not the values above.
+      SequenceNumbers.skipTo(clientSealer, RecordLayer.EPOCH_LENGTH);
+      out.put(p + "read_request_frame_1", hex(clientSealer.seal(FrameType.READ_REQUEST, 2,
+          ByteBuffer.wrap(bytes(inputs, "read_request")))));
     }
     return out;
   }

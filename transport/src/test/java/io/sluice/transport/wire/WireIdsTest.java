@@ -29,14 +29,14 @@ class WireIdsTest {
   void errorCodesKeepTheirIds() throws Exception {
     List<ErrorCode> inWireOrder = List.of(ErrorCode.UNKNOWN_KEY, ErrorCode.REGION_REVOKED, ErrorCode.OUT_OF_BOUNDS,
         ErrorCode.HANDLER_FAILED, ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.AUTHENTICATION_FAILED, ErrorCode.PROTOCOL,
-        ErrorCode.UNAVAILABLE);
+        ErrorCode.UNAVAILABLE, ErrorCode.EXHAUSTED);
     assertEquals(ErrorCode.values().length, inWireOrder.size());
     for (int i = 0; i < inWireOrder.size(); i++) {
       assertEquals(i + 1, inWireOrder.get(i).id());
       assertEquals(inWireOrder.get(i), ErrorCode.fromId((byte) (i + 1)));
     }
     assertThrows(ProtocolException.class, () -> ErrorCode.fromId((byte) 0));
-    assertEquals("unknown error code 9", assertThrows(ProtocolException.class, () -> ErrorCode.fromId((byte) 9))
+    assertEquals("unknown error code 10", assertThrows(ProtocolException.class, () -> ErrorCode.fromId((byte) 10))
         .getMessage());
   }
 }

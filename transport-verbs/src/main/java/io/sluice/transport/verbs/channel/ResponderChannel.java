@@ -5,6 +5,7 @@ import io.sluice.transport.TransportException;
 import io.sluice.transport.verbs.rc.RdmaNode;
 import io.sluice.transport.verbs.rc.RdmaQueuePair;
 import io.sluice.transport.wire.ErrorCode;
+import io.sluice.transport.wire.Frames;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -12,7 +13,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.function.BiFunction;
 
 /**
@@ -123,8 +123,8 @@ public final class ResponderChannel extends MessageChannel {
         unanswered--;
       }
       if (error != null) {
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        send(ChannelFrames.error(corr, ErrorCode.HANDLER_FAILED, String.valueOf(cause)));
+        Frames.ErrorFrame failure = Frames.ErrorFrame.ofHandlerFailure(error);
+        send(ChannelFrames.error(corr, failure.code(), failure.message()));
       } else if (response == null) {
         send(ChannelFrames.error(corr, ErrorCode.HANDLER_FAILED, "handler returned no response"));
       } else if (response.remaining() > maxMessageBytes) {
