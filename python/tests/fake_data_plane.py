@@ -23,7 +23,7 @@ import pyarrow as pa
 from pyarrow import flight
 
 from sluice.flight import DataPlaneOptions, SluiceFlightClient
-from sluice.flight import _data_plane as data_plane
+from sluice.flight import _data_plane as data_plane, call_token
 from sluice.transport import _frames as frames, _records as records
 from sluice.transport._frames import ErrorCode, FrameType, Header
 from sluice.transport._handshake import NodeIdentity, ServerHandshake
@@ -31,7 +31,7 @@ from sluice.transport._handshake import NodeIdentity, ServerHandshake
 __all__ = [
     "REGION_KEY", "SECRET", "SOCKET_SECONDS", "STALL_SECONDS", "Carrier", "FakeDataPlane", "Handler", "Table",
     "announcement", "bare_frame", "body_frame", "encode_offer", "error_payload", "exactly", "options_of",
-    "sample_batches", "schema_frame",
+    "sample_batches", "schema_frame", "sign_answer",
 ]
 
 SECRET = "fake-data-plane-secret"
@@ -53,11 +53,17 @@ REGION_KEY = 7
 # ---- wire encodings the client decodes (the server's side of sluice.flight._data_plane)
 
 
-def encode_offer(port: int, node: int, host: bytes = b"127.0.0.1", provider: bytes = b"tcp",
+def encode_offer(port: int, identity_key: bytes, host: bytes = b"127.0.0.1", provider: bytes = b"tcp",
                  max_streams: int = 16) -> bytes:
-    """The data-plane action's answer offering a transport at ``host:port`` proving ``node``."""
-    return struct.pack(">bqii", data_plane.VERSION, node, port, max_streams) \
+    """The data-plane action's answer offering a transport at ``host:port`` proving ``identity_key``."""
+    return struct.pack(">b", data_plane.VERSION) + identity_key + struct.pack(">ii", port, max_streams) \
         + struct.pack(">i", len(host)) + host + struct.pack(">i", len(provider)) + provider
+
+
+def sign_answer(nonce: bytes, location: str, answer: bytes, secret: str = SECRET) -> bytes:
+    """The signature a server with ``secret`` adds to ``answer`` for a client of ``location``."""
+    return call_token.sign(secret, data_plane.SIGNATURE_LABEL, nonce, call_token.audience(location).encode("utf-8"),
+                           answer)
 
 
 def schema_frame(metadata: bytes) -> bytes:
@@ -286,7 +292,8 @@ class FakeDataPlane:
     """A Flight server with a tcp data plane, serving :attr:`table` (which a test may replace
     between streams). By default each step answers as the real server does; a test replaces:
 
-    * ``offer(fake, action)``: the data-plane action's results (default: an offer of the transport);
+    * ``offer(fake, action)``: the data-plane action's results (default: an offer of the transport,
+      signed as the real server signs it);
     * ``flight_info(fake, descriptor)``: a table's FlightInfo (default: one endpoint, ticket ``b"T"``);
     * ``plain_get(fake, ticket)``: a plain DoGet's stream (default: :attr:`table`'s batches);
     * ``open_get(fake, reader, writer)``: the DoExchange that opens a get (default: the schema
@@ -359,7 +366,12 @@ class FakeDataPlane:
     def answer_offer(self, action: flight.Action) -> List[flight.Result]:
         if self._offer is not None:
             return self._offer(self, action)
-        return [flight.Result(encode_offer(self.transport.port, self.identity.node_id))]
+        answer = self.offer_bytes()
+        return [flight.Result(answer), flight.Result(sign_answer(action.body.to_pybytes(), self.location, answer))]
+
+    def offer_bytes(self) -> bytes:
+        """The offer of this fake's transport, unsigned."""
+        return encode_offer(self.transport.port, self.identity.public_key)
 
     def flight_info(self, descriptor: flight.FlightDescriptor) -> flight.FlightInfo:
         if self._flight_info is not None:

@@ -32,13 +32,14 @@ from sluice.errors import (
     UnknownKeyException,
 )
 from sluice.flight import DataPlaneOptions, SluiceFlightClient, call_token, open_reader
-from sluice.flight import _data_plane as data_plane
 from sluice.transport import _frames as frames, _records as records, _shm as shm, connect
 from sluice.transport._frames import ErrorCode, FrameType, Header
 from sluice.transport._handshake import ClientHandshake, NodeIdentity, ServerHandshake, node_id
 from test_flight import crc32_of
 
-from fake_data_plane import Carrier, bare_frame as _bare, error_payload as _error_payload, exactly as _exactly
+from fake_data_plane import (
+    Carrier, bare_frame as _bare, encode_offer, error_payload as _error_payload, exactly as _exactly, sign_answer,
+)
 
 SECRET = "hostile-test-secret"
 NOT_UTF8 = b"\xff\xfe\xc3("
@@ -162,8 +163,8 @@ def test_a_name_that_is_not_utf8_is_a_protocol_error():
 
 
 class OfferingServer:
-    """A Flight server that answers the data-plane action with ``answer`` (and no signature),
-    counting the actions it was asked."""
+    """A Flight server that answers the data-plane action with ``answer``, signed as a server with
+    the secret signs it, counting the actions it was asked."""
 
     def __init__(self, answer: bytes) -> None:
         from pyarrow import flight
@@ -174,7 +175,8 @@ class OfferingServer:
         class Server(flight.FlightServerBase):
             def do_action(self, context, action):
                 outer.actions += 1
-                return [flight.Result(answer)]
+                return [flight.Result(answer),
+                        flight.Result(sign_answer(action.body.to_pybytes(), outer.location, answer, SECRET))]
 
         self.server = Server("grpc://127.0.0.1:0")
         self.location = f"grpc+tcp://127.0.0.1:{self.server.port}"
@@ -186,10 +188,8 @@ class OfferingServer:
         self.server.shutdown()
 
 
-def _offer(port: int, node: int = 1) -> bytes:
-    host, provider = b"127.0.0.1", b"tcp"
-    return struct.pack(">bqii", data_plane.VERSION, node, port, 16) + struct.pack(">i", len(host)) + host \
-        + struct.pack(">i", len(provider)) + provider
+def _offer(port: int) -> bytes:
+    return encode_offer(port, NodeIdentity().public_key)
 
 
 def answers_auth_with(frame: bytes) -> Callable[[socket.socket], None]:
@@ -256,7 +256,7 @@ def test_a_server_with_an_identity_key_of_small_order_is_refused():
 
     with listener(presents_a_small_order_key) as port:
         with pytest.raises(AuthenticationFailedException, match="not a canonical Ed25519 key of large order"):
-            connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE, expected_node=SmallOrderIdentity.node_id)
+            connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE, expected_identity_key=SmallOrderIdentity.public_key)
 
 
 def test_a_client_with_an_identity_key_of_small_order_is_refused():

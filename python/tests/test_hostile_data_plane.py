@@ -13,7 +13,9 @@ import pyarrow as pa
 import pytest
 from pyarrow import flight
 
-from fake_data_plane import SECRET, FakeDataPlane, Table, error_payload, options_of, schema_frame
+from fake_data_plane import (
+    SECRET, FakeDataPlane, Table, encode_offer, error_payload, options_of, sample_batches, schema_frame, sign_answer,
+)
 from sluice.errors import (
     RemoteHandlerException,
     ResourceExhaustedException,
@@ -22,8 +24,9 @@ from sluice.errors import (
     TransportTimeoutException,
     TransportUnavailableException,
 )
-from sluice.flight import Shard
+from sluice.flight import Shard, SluiceFlightClient, call_token
 from sluice.loader import FlightLoader
+from sluice.transport import _handshake as handshake
 from sluice.transport._frames import ErrorCode, FrameType
 
 #: The I/O timeout of the clients here (seconds).
@@ -219,6 +222,88 @@ def test_a_loader_names_the_shard_whose_negotiation_failed():
         with pytest.raises(ShardReadException) as failure:
             finishes_within(HANG_SECONDS, lambda: list(loader))
         assert failure.value.shard in shards
+
+
+# ---- a forged offer: unsigned, signed under another secret, or naming another transport's key
+
+
+def test_an_unsigned_offer_of_another_node_of_the_cluster_is_an_unauthenticated_no():
+    # Whoever is on the path swaps the offer for one naming another node of the cluster: that node
+    # holds the secret and passes the handshake, and serves a table of the same name. Only the
+    # server's signature, which the one on the path cannot make, says the node is the server's.
+    with FakeDataPlane(sample_batches(count=2, rows=7)) as other:
+        with FakeDataPlane(offer=lambda fake, action: [flight.Result(other.offer_bytes())]) as fake:
+            client = fake.client(io_timeout=IO_SECONDS)
+            with pytest.raises(TransportUnavailableException, match="nothing authenticated"):
+                finishes_within(HANG_SECONDS, lambda: read_table(client))
+            assert not client.decision.authenticated, client.decision.reason
+            assert "unsigned data-plane offer (no signature)" in client.decision.reason, client.decision.reason
+
+
+def test_an_offer_signed_under_another_secret_or_for_another_audience_is_an_unauthenticated_no():
+    def wrong_secret(fake, action):
+        answer = fake.offer_bytes()
+        return [flight.Result(answer),
+                flight.Result(sign_answer(action.body.to_pybytes(), fake.location, answer, secret="another-secret-of-16+"))]
+
+    def another_audience(fake, action):
+        answer = fake.offer_bytes()
+        return [flight.Result(answer), flight.Result(sign_answer(action.body.to_pybytes(), "grpc+tcp://127.0.0.1:1", answer))]
+
+    def another_nonce(fake, action):
+        answer = fake.offer_bytes()
+        return [flight.Result(answer), flight.Result(sign_answer(bytes(16), fake.location, answer))]
+
+    for forged in (wrong_secret, another_audience, another_nonce):
+        with FakeDataPlane(offer=forged) as fake:
+            client = fake.client(io_timeout=IO_SECONDS)
+            with pytest.raises(TransportUnavailableException, match="nothing authenticated"):
+                finishes_within(HANG_SECONDS, lambda: read_table(client))
+            assert "its signature does not verify" in client.decision.reason, client.decision.reason
+
+
+def test_a_signed_offer_naming_another_key_with_the_same_node_id_is_an_unauthenticated_no(monkeypatch):
+    # The server (the fake holds the secret) names its transport's address with another node's key.
+    # Here every key derives one node id, as a second key found for a real node's id would (a search
+    # of about 2^64 keys): the handshake at that address proves the fake's own key, whose node id is
+    # the one named, and the client, which compares the whole key, still refuses it.
+    monkeypatch.setattr(handshake, "node_id", lambda key: 0x5EED)
+    with FakeDataPlane() as other:
+        def names_another_key(fake, action):
+            answer = encode_offer(fake.transport.port, other.identity.public_key)
+            return [flight.Result(answer), flight.Result(sign_answer(action.body.to_pybytes(), fake.location, answer))]
+
+        with FakeDataPlane(offer=names_another_key) as fake:
+            assert fake.identity.node_id == other.identity.node_id != 0
+            client = fake.client(io_timeout=IO_SECONDS)
+            with pytest.raises(TransportUnavailableException, match="nothing authenticated"):
+                finishes_within(HANG_SECONDS, lambda: read_table(client))
+            assert not client.decision.authenticated, client.decision.reason
+            assert "proved another identity key" in client.decision.reason, client.decision.reason
+
+
+def test_the_fakes_signed_offer_is_taken():
+    # The refusals above are the signature's and the key's: the same fake, answering as the real
+    # server does, is read over its data plane.
+    with FakeDataPlane() as fake:
+        client = fake.client(io_timeout=IO_SECONDS)
+        batches = finishes_within(HANG_SECONDS, lambda: read_table(client))
+        assert client.decision.data_path == "tcp", client.decision.reason
+        assert pa.Table.from_batches(batches).equals(pa.Table.from_batches(fake.table.record_batches))
+
+
+def test_an_offer_signed_for_the_audience_of_a_given_token_is_taken():
+    # A client given one token for every server of a run (a shared audience) checks the signature
+    # against that audience, the one its calls name and the server signs for.
+    def signs_for_the_run(fake, action):
+        answer = fake.offer_bytes()
+        return [flight.Result(answer), flight.Result(sign_answer(action.body.to_pybytes(), "a-run", answer))]
+
+    with FakeDataPlane(offer=signs_for_the_run) as fake:
+        client = fake.owned(SluiceFlightClient(fake.location, call_token.mint(SECRET, "a-run"), secret=SECRET,
+                                               data_plane_options=options_of(io_timeout=IO_SECONDS)))
+        finishes_within(HANG_SECONDS, lambda: read_table(client))
+        assert client.decision.data_path == "tcp", client.decision.reason
 
 
 # ---- a garbled schema frame, a pull never answered

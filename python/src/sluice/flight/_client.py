@@ -68,6 +68,8 @@ class SluiceFlightClient:
         # stream wait at most the I/O timeout when no call timeout is given.
         self._brief = call_token.call_options(given, timeout if timeout is not None else data_plane_options.io_timeout)
         self._secret = secret
+        # The audience the server signs its data-plane answer for: the one the calls' token names.
+        self._audience = _audience_of(given, secret) or call_token.audience(location)
         self._data_plane = data_plane
         self._settings = data_plane_options
         if data_plane and data_plane_options.verify_reads:
@@ -87,7 +89,7 @@ class SluiceFlightClient:
         with self._lock:
             if self._decision is None:
                 self._decision = negotiate(self._client, self._brief, self._secret, self._data_plane, self._settings,
-                                           audience=call_token.audience(self.location), allocate=self._landing)
+                                           audience=self._audience, allocate=self._landing)
                 _log.info("%s: streams take %s: %s", self.location, self._decision.data_path, self._decision.reason)
             return self._decision
 
@@ -183,6 +185,17 @@ def _mints(token: call_token.Tokens, location: str, secret: Optional[str]) -> bo
     if isinstance(token, Mapping):
         return not (token.get(location) or token.get(call_token.audience(location)))
     return token is None
+
+
+def _audience_of(token: Optional[str], secret: Optional[str]) -> Optional[str]:
+    """The audience ``token`` names (one given, say for every server of a run), when it is a token
+    of ``secret``; None otherwise (the server refuses such calls anyway)."""
+    if token is None or not secret:
+        return None
+    try:
+        return call_token.claims(secret, token)[0]
+    except (ValueError, UnicodeError):
+        return None
 
 
 #: Clients not yet closed, closed when the interpreter exits (before its threads and C++ objects go).

@@ -1,8 +1,9 @@
 """The data-plane messages, Python side: the one module to follow when
-``io.sluice.flight.protocol.DataPlaneProtocol`` and ``DataPlaneOffer`` (version 3) change.
+``io.sluice.flight.protocol.DataPlaneProtocol`` and ``DataPlaneOffer`` (version 4) change.
 
-* the server's **offer** (the ``sluice.data-plane`` action's result), with the number of gets one
-  client may hold of that server at once;
+* the server's **offer** (the ``sluice.data-plane`` action's result): where its transport listens,
+  the identity key that transport proves, and the number of gets one client may hold of that
+  server at once;
 * the **command** of the DoExchange that opens a get (``OPEN_GET`` with the grant and the ticket);
 * **frames**, the ``app_metadata`` of the call's metadata-only messages (the schema frame);
 * over the authenticated transport connection: the **grant** request and reply, **pulls**
@@ -18,7 +19,9 @@ import struct
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-VERSION = 3
+from ..transport._handshake import node_id
+
+VERSION = 4
 ACTION = "sluice.data-plane"
 GRANT_BYTES = 32
 MAX_METADATA_BYTES = 16 << 20
@@ -32,17 +35,27 @@ _SCHEMA, _DICTIONARY, _BATCH, _ACK = 1, 2, 3, 4
 _DESCRIPTOR = struct.Struct(">qqqq")  # RemoteDescriptor: node, address, length, key
 
 
+#: Length of a transport identity key (Ed25519, raw).
+IDENTITY_KEY_BYTES = 32
+
+
 @dataclass(frozen=True)
 class Offer:
-    """Where the server's transport listens, the node id its handshake will prove, its provider,
-    and ``max_streams``: how many data-plane gets one client may hold of this server at once (its
-    share of the server's get threads; the server refuses one more with RESOURCE_EXHAUSTED)."""
+    """Where the server's transport listens, the identity key its handshake will prove (its node id
+    derives from it), its provider, and ``max_streams``: how many data-plane gets one client may
+    hold of this server at once (its share of the server's get threads; the server refuses one more
+    with RESOURCE_EXHAUSTED). A client takes an offer only signed by the server."""
 
     host: str
     port: int
-    node_id: int
+    identity_key: bytes
     provider: str
     max_streams: int
+
+    @property
+    def node_id(self) -> int:
+        """The transport node id the identity key derives."""
+        return node_id(self.identity_key)
 
 
 @dataclass(frozen=True)
@@ -108,21 +121,22 @@ def refusal_reason(answer: bytes) -> Optional[str]:
 
 
 def decode_offer(data: bytes) -> Offer:
-    """Version (1), node id (8), port (4), max streams (4, at least 1), host length (4) and UTF-8
-    host, provider length (4) and UTF-8 name."""
+    """Version (1), identity key (32), port (4), max streams (4, at least 1), host length (4) and
+    UTF-8 host, provider length (4) and UTF-8 name."""
     r = _Reader(data, "data-plane offer")
     (version,) = r.unpack(">b")
     if version != VERSION:
         raise ValueError(
             f"data-plane offer of version {version}, this client speaks {VERSION} (client and server must be the same release)"
         )
-    node, port, max_streams = r.unpack(">qii")
+    key = bytes(r.take(IDENTITY_KEY_BYTES))
+    port, max_streams = r.unpack(">ii")
     if max_streams < 1:
         raise ValueError(f"a data-plane offer of {max_streams} streams per client (at least 1)")
     host = r.sized(len(data)).decode("utf-8")
     provider = r.sized(len(data)).decode("utf-8")
     r.end()
-    return Offer(host, port, node, provider, max_streams)
+    return Offer(host, port, key, provider, max_streams)
 
 
 def encode_open_get(grant: bytes, ticket: bytes) -> bytes:

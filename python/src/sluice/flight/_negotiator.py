@@ -2,9 +2,12 @@
 
 Mirrors ``io.sluice.flight.client.Negotiator``: decided once per client and server, the reason in
 one line. The data plane needs the transport secret, a server that answers the
-``sluice.data-plane`` action, and a transport connection to the address it names that
-authenticates (mutually, with the secret) as the node it names. Any "no" is plain Flight, except
-for a client that asked for encryption: it never falls back to a plaintext gRPC location.
+``sluice.data-plane`` action with an offer signed under the secret for this client's nonce and
+audience, and a transport connection to the address it names that authenticates (mutually, with
+the secret) with the identity key it names. Any "no" is plain Flight, except for a client that
+asked for encryption: it never falls back to a plaintext gRPC location; and a "no" nothing signed
+(an unsigned offer or refusal, a transport that proved another key) fails the stream unless the
+client allows the unsigned fallback.
 """
 
 from __future__ import annotations
@@ -84,9 +87,10 @@ def negotiate(client, options, secret: Optional[str], data_plane_wanted: bool = 
     """Decides for ``client`` (a ``pyarrow.flight.FlightClient``) calling with ``options``.
 
     Asks the server for its data-plane offer only when the client could use one: the data plane is
-    wanted and the transport secret (which authenticates it, unlike the call token) is known. A
-    refusal counts as the server's only when signed over the nonce, ``audience`` (what this
-    client's token names: ``call_token.audience`` of its location) and the answer.
+    wanted and the transport secret (which authenticates it, unlike the call token) is known. An
+    offer or a refusal counts as the server's only when signed over the nonce, ``audience`` (what
+    this client's call token names: ``call_token.audience`` of its location, or the audience of the
+    token it was given) and the answer.
     """
     from pyarrow import flight
 
@@ -109,15 +113,20 @@ def negotiate(client, options, secret: Optional[str], data_plane_wanted: bool = 
         return Decision("grpc", "the server answered the data-plane action with nothing", authenticated=False)
     answer = results[0].body.to_pybytes()
     signature = results[1].body.to_pybytes() if len(results) > 1 else None
+    signed = signature is not None and hmac.compare_digest(
+        signature, call_token.sign(secret, data_plane.SIGNATURE_LABEL, nonce, audience.encode("utf-8"), answer))
     refused = data_plane.refusal_reason(answer)
     if refused is not None:
-        signed = signature is not None and hmac.compare_digest(
-            signature, call_token.sign(secret, data_plane.SIGNATURE_LABEL, nonce, audience.encode("utf-8"), answer))
         if signed:
             return Decision("grpc", f"the server (signed) offers no data plane: {refused}")
         return Decision("grpc", f"an unsigned refusal of the data plane: {refused}", authenticated=False)
+    if not signed:
+        # An offer on the path could name another node of the cluster, which holds the secret and
+        # passes the handshake: only the server's signature says the node is the server's.
+        why = "no signature" if signature is None else f"its signature does not verify under the secret for {audience}"
+        return Decision("grpc", f"an unsigned data-plane offer ({why}): anybody on the path could have sent it",
+                        authenticated=False)
     try:
-        # An offer needs no signature: the transport's handshake proves the node it names.
         offer = data_plane.decode_offer(answer)
     except ValueError as e:
         return Decision("grpc", f"the server's data-plane offer is unreadable: {e}", authenticated=False)
@@ -125,7 +134,8 @@ def negotiate(client, options, secret: Optional[str], data_plane_wanted: bool = 
     try:
         conn = transport.connect(
             offer.host, offer.port, secret, encrypt=settings.encrypt, identity=identity,
-            connect_timeout=settings.connect_timeout, io_timeout=settings.io_timeout, expected_node=offer.node_id,
+            connect_timeout=settings.connect_timeout, io_timeout=settings.io_timeout,
+            expected_identity_key=offer.identity_key,
         )
     except Exception as e:  # noqa: BLE001 (whatever failed, nothing authenticated this "no")
         return Decision("grpc", f"the transport at {offer.host}:{offer.port} refused us: {type(e).__name__}: {e}",
@@ -142,10 +152,10 @@ def negotiate(client, options, secret: Optional[str], data_plane_wanted: bool = 
             return Decision("grpc", f"the transport at {offer.host}:{offer.port} failed the shm set-up: {e}",
                             authenticated=False)
     def connect() -> transport.Connection:
-        # The stream connections: the same secret, identity and node as the one just proven.
+        # The stream connections: the same secret, identity and server key as the one just proven.
         return transport.connect(offer.host, offer.port, secret, encrypt=settings.encrypt, identity=identity,
                                  connect_timeout=settings.connect_timeout, io_timeout=settings.io_timeout,
-                                 expected_node=offer.node_id)
+                                 expected_identity_key=offer.identity_key)
 
     session = DataPlaneSession(conn, offer, peer, settings, connect, allocate)
     reason = f"the server offers a {offer.provider} data plane at {offer.host}:{offer.port}"

@@ -14,6 +14,7 @@ Not thread safe: one thread uses a connection. Close it (or use it as a context 
 
 from __future__ import annotations
 
+import hmac
 import queue
 import select
 import socket
@@ -31,7 +32,7 @@ from ..errors import (
 )
 from . import _frames as frames, _records as records
 from ._frames import FrameType, Header
-from ._handshake import ClientHandshake, NodeIdentity
+from ._handshake import ClientHandshake, NodeIdentity, node_id
 from ._records import TAG_LENGTH
 
 __all__ = ["Connection", "ReadRange", "connect"]
@@ -62,9 +63,10 @@ class _Pending:
 
 
 class Connection:
-    """An authenticated connection to one server. :attr:`peer_node` is the server's node id, proven
-    by its signature; :attr:`encrypted` says whether the record layer encrypts (aead) or only
-    authenticates (mac: every byte of every frame, READ bodies included, but none hidden)."""
+    """An authenticated connection to one server. :attr:`peer_identity_key` is the server's Ed25519
+    identity key and :attr:`peer_node` the node id it derives, both proven by its signature;
+    :attr:`encrypted` says whether the record layer encrypts (aead) or only authenticates (mac:
+    every byte of every frame, READ bodies included, but none hidden)."""
 
     def __init__(self, sock: socket.socket, hs: ClientHandshake, opener: records.Opener, peer_node: int,
                  io_timeout: float, max_message_bytes: int, address: Tuple[str, int]) -> None:
@@ -73,6 +75,7 @@ class Connection:
         self._sealer = records.Sealer(keys.c2s_secret, keys.encrypted)
         self._opener = opener  # the server's direction, which AUTH_OK started
         self.peer_node = peer_node
+        self.peer_identity_key = bytes(hs.challenge.identity_key)
         self.node_id = int.from_bytes(hs.hello[2:10], "big", signed=True)
         self.encrypted = keys.encrypted
         self.address = address
@@ -324,22 +327,22 @@ def connect(
     identity: Optional[NodeIdentity] = None,
     connect_timeout: float = 10.0,
     io_timeout: float = 30.0,
-    expected_node: Optional[int] = None,
+    expected_identity_key: Optional[bytes] = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> Connection:
     """Connects and authenticates within ``connect_timeout`` seconds (the name's look-up, each of
     its addresses tried, and the handshake together). ``encrypt`` asks for aead (the connection is
-    encrypted if either side asks). ``expected_node``: refuse a server whose proven node id is
-    another. Raises AuthenticationFailedException (another secret, an impostor),
-    TransportTimeoutException, PeerClosedException, ProtocolException (a malformed frame);
-    ValueError for a port outside 1..65535."""
+    encrypted if either side asks). ``expected_identity_key``: refuse a server that proves another
+    identity key (the whole key: another key with the same 64-bit node id is refused too). Raises
+    AuthenticationFailedException (another secret, an impostor, another key), TransportTimeoutException,
+    PeerClosedException, ProtocolException (a malformed frame); ValueError for a port outside 1..65535."""
     if not isinstance(port, int) or not 0 < port <= 0xFFFF:
         raise ValueError(f"port {port!r} outside 1..65535")
     deadline = time.monotonic() + connect_timeout
     hs = ClientHandshake(secret, identity or NodeIdentity(), encrypt)
     sock = _open_socket(host, port, deadline, connect_timeout)
     try:
-        return _authenticate(sock, hs, deadline, (host, port), io_timeout, max_message_bytes, expected_node)
+        return _authenticate(sock, hs, deadline, (host, port), io_timeout, max_message_bytes, expected_identity_key)
     except BaseException:
         sock.close()
         raise
@@ -391,7 +394,7 @@ def _resolve(host: str, port: int, deadline: float, connect_timeout: float) -> l
 
 
 def _authenticate(sock, hs: ClientHandshake, deadline: float, address, io_timeout: float, max_message: int,
-                  expected_node: Optional[int]) -> Connection:
+                  expected_identity_key: Optional[bytes]) -> Connection:
     def recv(n: int) -> bytes:
         buf = bytearray(n)
         view, got = memoryview(buf), 0
@@ -454,8 +457,9 @@ def _authenticate(sock, hs: ClientHandshake, deadline: float, address, io_timeou
     except ProtocolException as e:
         raise AuthenticationFailedException(f"AUTH_OK from {address[0]}:{address[1]} does not authenticate: {e}") from None
     node = hs.check_auth_ok(payload)
-    if expected_node is not None and node != expected_node:
+    if expected_identity_key is not None and not hmac.compare_digest(hs.challenge.identity_key, expected_identity_key):
         raise AuthenticationFailedException(
-            f"the transport at {address[0]}:{address[1]} is node {node & (2**64 - 1):016x}, not {expected_node & (2**64 - 1):016x}"
+            f"the transport at {address[0]}:{address[1]} proved another identity key (node {node & (2**64 - 1):016x})"
+            f" than the one expected (node {node_id(expected_identity_key) & (2**64 - 1):016x})"
         )
     return Connection(sock, hs, opener, node, io_timeout, max_message, address)

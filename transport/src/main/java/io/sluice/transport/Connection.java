@@ -21,6 +21,13 @@ public interface Connection extends AutoCloseable {
   /** The node id of the peer, as it appears in its descriptors; the peer proved it in the handshake. */
   long peerNode();
 
+  /**
+   * The peer's Ed25519 identity public key (32 bytes, a copy), which it proved in the handshake
+   * and which {@link #peerNode()} derives from. A node id is 64 bits of a hash: whoever must know
+   * that the peer is one particular node, and not merely one with the same id, compares this.
+   */
+  byte[] peerIdentityKey();
+
   /** Which data path READs take: "tcp", "shm" or "verbs". */
   String dataPath();
 

@@ -35,7 +35,8 @@ public interface RegisteredRegion extends AutoCloseable {
    * is closed. Meaningful for regions allocated for one reader or for {@link
    * Transport#GRANTED_ONLY} (a region every peer may read needs no grant). The check is the one
    * {@link Transport#allocateFor} describes: per READ on tcp, when the region is opened on shm, at
-   * the owner's key look-up on verbs.
+   * the owner's key look-up on verbs. Until the grant is closed, {@code peerNode} names one
+   * identity key, as for {@link Transport#allocateFor}'s reader.
    */
   ReaderGrant allowReader(long peerNode);
 

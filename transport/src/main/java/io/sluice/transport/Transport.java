@@ -23,6 +23,22 @@ public interface Transport extends AutoCloseable {
    */
   long nodeId();
 
+  /**
+   * This endpoint's Ed25519 identity public key (32 bytes, a copy), which {@link #nodeId()}
+   * derives from and the handshake proves: what a peer compares {@link Connection#peerIdentityKey()}
+   * with to know that it reached this endpoint.
+   */
+  byte[] identityKey();
+
+  /**
+   * The identity key a connection proved for the peer node id {@code node}, while a connection
+   * to or from that peer is open or a region's reader or grant names it (a copy); empty
+   * otherwise. While it is known, this endpoint refuses at the handshake any other key whose
+   * node id is {@code node}, so a node id held that long names this one key: an application that
+   * authorizes a node id for longer (a token it issued) checks here that the key is still the one.
+   */
+  java.util.Optional<byte[]> peerIdentityKey(long node);
+
   /** The address peers connect to. */
   NodeAddress localAddress();
 
@@ -38,7 +54,9 @@ public interface Transport extends AutoCloseable {
    * Allocates like {@link #allocate(int)}, but only the authenticated peer whose node id is
    * {@code reader} may READ the region (or map it through shm); to any other peer the key is
    * unknown ({@link UnknownKeyException}), so a descriptor that leaks reads nothing. {@link
-   * #ANY_PEER} lifts the restriction.
+   * #ANY_PEER} lifts the restriction. Until the region is freed, {@code reader} names one
+   * identity key: the one a connection proved for it, or if none has yet, the first to prove it
+   * ({@link #peerIdentityKey}).
    */
   RegisteredRegion allocateFor(long reader, int length) throws TransportException;
 

@@ -83,8 +83,9 @@ public final class DataPlaneSession implements AutoCloseable {
     return landing;
   }
 
+  /** The server transport's node id, which its connection proved with the key the offer named. */
   public long serverNode() {
-    return offer.nodeId();
+    return connection.peerNode();
   }
 
   /** "verbs", "tcp" or "shm". */

@@ -23,10 +23,12 @@ import org.apache.arrow.flight.Result;
 
 /**
  * Decides, for one client and server, whether streams take the data plane: the client has a
- * secret and a transport, the server answers the {@value DataPlaneOffer#ACTION} action, and the
- * transport connection to the address it names authenticates (mutually, with the shared secret)
- * as the node the server named. Any "no" yields the reason and the stream goes over plain Flight.
- * Thread safe: the client serializes calls.
+ * secret and a transport, the server answers the {@value DataPlaneOffer#ACTION} action with an
+ * offer signed under the secret for this client's nonce and audience, and the transport connection
+ * to the address it names authenticates (mutually, with the shared secret) with the identity key
+ * the offer names. Any "no" yields the reason and whether it is authenticated: one nothing signed
+ * (an unsigned offer or refusal, a transport that proved another key) fails the stream unless the
+ * client allows the unsigned fallback. Thread safe: the client serializes calls.
  */
 public final class Negotiator implements AutoCloseable {
   private static final long LANDING_IDLE_BYTES = 256L << 20;
@@ -88,7 +90,12 @@ public final class Negotiator implements AutoCloseable {
         return signed ? new Outcome(Optional.empty(), "the server (signed) offers no data plane: " + refused.get(), true)
             : none("an unsigned refusal of the data plane: " + refused.get());
       }
-      // An offer needs no signature: the transport's handshake proves the node it names.
+      // An offer on the path could name another node of the cluster, which holds the secret and
+      // passes the handshake: only the server's signature says the node is the server's.
+      if (!signed) {
+        return none("an unsigned data-plane offer (" + (signature == null ? "no signature" : "its signature does not"
+            + " verify under the secret for " + audience) + "): anybody on the path could have sent it");
+      }
       offer = DataPlaneOffer.decode(answer);
     } catch (FlightRuntimeException e) {
       return none("the server offers no data plane (" + e.status().code() + ": " + e.getMessage() + ")");
@@ -111,9 +118,11 @@ public final class Negotiator implements AutoCloseable {
       Thread.currentThread().interrupt();
       return none("interrupted");
     }
-    if (c.peerNode() != offer.nodeId()) {
+    // The whole key, not its 64-bit node id: another key with the same id proves nothing here.
+    if (!offer.names(c.peerIdentityKey())) {
       c.close();
-      return none("the transport at " + offer.address() + " is not the one the Flight server named");
+      return none(String.format("the transport at %s proved another identity key (node %016x) than the one the"
+          + " Flight server named (node %016x)", offer.address(), c.peerNode(), offer.nodeId()));
     }
     DataPlaneSession s = new DataPlaneSession(t.get(), c, LANDING_IDLE_BYTES, offer,
         ioTimeoutNanos);

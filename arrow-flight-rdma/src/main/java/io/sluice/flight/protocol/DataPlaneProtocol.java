@@ -38,9 +38,10 @@ public final class DataPlaneProtocol {
   private static final byte[] COMMAND_MAGIC = "sluice-data-plane".getBytes(StandardCharsets.US_ASCII);
   /**
    * The data plane's version. 2: every body frame and announcement carries the body's CRC32C. 3:
-   * the server's offer carries how many gets one client may hold at once.
+   * the server's offer carries how many gets one client may hold at once. 4: the offer names the
+   * transport's identity key instead of its node id, and a client takes it only signed.
    */
-  public static final byte VERSION = 3;
+  public static final byte VERSION = 4;
   /** Length of a grant token. */
   public static final int GRANT_BYTES = 32;
   /** Largest IPC metadata (schema or batch header) a frame may carry. */

@@ -67,15 +67,16 @@ final class DataPlaneStreams {
       throw CallStatus.UNAUTHENTICATED.withDescription("data-plane grant unknown, already used or expired")
           .toRuntimeException();
     }
-    long peer = redeemed.get().node();
+    Grants.Holder holder = redeemed.get();
+    long peer = holder.node();
     if (open instanceof OpenGet g) {
       // A get waits for its reader's pulls until it ends or the deadline passes: it runs on the
       // bounded get threads, within the shares of its client (the granted transport node) and of
       // the host that node's transport connection comes from, never on a gRPC thread of its own.
-      Requester who = new Requester("transport node " + Long.toHexString(peer), redeemed.get().host());
+      Requester who = new Requester("transport node " + Long.toHexString(peer), holder.host());
       state.dataPlaneGets().execute(Optional.of(who), () -> {
         try {
-          get(state, peer, g, in, out);
+          get(state, transport, holder, g, in, out);
         } catch (FlightRuntimeException e) {
           out.error(e); // off the gRPC thread, an error reaches the reader only this way
         }
@@ -84,13 +85,15 @@ final class DataPlaneStreams {
     }
     state.activeStreams().incrementAndGet();
     try {
-      put(state, transport, peer, (OpenPut) open, in, out);
+      put(state, transport, holder, (OpenPut) open, in, out);
     } finally {
       state.activeStreams().decrementAndGet();
     }
   }
 
-  private static void get(ServerState state, long peer, OpenGet open, FlightStream in, ServerStreamListener out) {
+  private static void get(ServerState state, Transport transport, Grants.Holder holder, OpenGet open,
+      FlightStream in, ServerStreamListener out) {
+    long peer = holder.node();
     String name = TableProducer.nameOf(new Ticket(open.ticket()));
     FlightTable table = state.tables().require(name);
     FrameLink link = new FrameLink(in, out, state.allocator());
@@ -118,6 +121,14 @@ final class DataPlaneStreams {
       grants = bodies.allow(peer);
       granted = true;
       state.activeGrants().incrementAndGet();
+      // The grants hold the peer's node id from here on, so the key the transport knows for it
+      // can no longer change: it must be the key the grant was issued to, or the node id now
+      // names another key (the holder's connections all closed, and another key with its id came).
+      if (!transport.peerIdentityKey(peer).map(holder::provedBy).orElse(false)) {
+        failure = CallStatus.UNAUTHENTICATED.withDescription("the data-plane grant's peer is no longer connected with"
+            + " the identity key it was issued to").toRuntimeException();
+        return;
+      }
       out.setOnCancelHandler(() -> get.cancel(new CancellationException("the client cancelled the stream")));
       if (out.isCancelled()) {
         // Cancelled before the handler was set (a reader that gave up as soon as it asked): Flight
@@ -198,8 +209,8 @@ final class DataPlaneStreams {
     }
   }
 
-  private static void put(ServerState state, Transport transport, long peer, OpenPut open, FlightStream in,
-      ServerStreamListener out) {
+  private static void put(ServerState state, Transport transport, Grants.Holder holder, OpenPut open,
+      FlightStream in, ServerStreamListener out) {
     state.checkPutsAllowed();
     String name;
     try {
@@ -210,11 +221,11 @@ final class DataPlaneStreams {
     }
     state.tables().checkPutMayStore(name);
     try (PutBudget.Put budget = state.putBudget().begin(name)) {
-      put(state, transport, peer, open, name, budget, in, out);
+      put(state, transport, holder, open, name, budget, in, out);
     }
   }
 
-  private static void put(ServerState state, Transport transport, long peer, OpenPut open, String name,
+  private static void put(ServerState state, Transport transport, Grants.Holder holder, OpenPut open, String name,
       PutBudget.Put budget, FlightStream in, ServerStreamListener out) {
     Connection connection;
     try {
@@ -227,7 +238,7 @@ final class DataPlaneStreams {
       throw CallStatus.CANCELLED.withDescription("server shutting down").toRuntimeException();
     }
     try (connection) {
-      if (connection.peerNode() != peer) {
+      if (!holder.provedBy(connection.peerIdentityKey())) {
         throw CallStatus.UNAUTHENTICATED.withDescription(
             "the transport at " + open.readFrom() + " is not the peer the grant was issued to").toRuntimeException();
       }

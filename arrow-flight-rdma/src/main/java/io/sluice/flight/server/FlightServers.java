@@ -238,9 +238,12 @@ public final class FlightServers {
       LOG.info("Flight data plane off: {} is not set; every stream is plain Flight", TransportKeys.SECRET.key());
       return Optional.empty();
     }
-    MessageHandler handler = new DataPlaneRequests(grants, gets, metrics);
+    java.util.concurrent.atomic.AtomicReference<Transport> opened = new java.util.concurrent.atomic.AtomicReference<>();
+    MessageHandler handler = new DataPlaneRequests(grants, gets, metrics, opened);
     try {
-      return Optional.of(Transports.open(config, handler));
+      Transport t = Transports.open(config, handler);
+      opened.set(t);
+      return Optional.of(t);
     } catch (TransportException | RuntimeException e) {
       LOG.warn("Flight data plane off: the transport did not start ({}); every stream is plain Flight", e.getMessage());
       return Optional.empty();
@@ -249,9 +252,11 @@ public final class FlightServers {
 
   /**
    * The requests of the data plane's transport peers: grants, and the pulls of gets being served.
-   * A grant counts against its node and the host its connection comes from.
+   * A grant counts against its node and the host its connection comes from, and is the identity
+   * key's that the node's connection proved to {@code transport} (set once it has opened).
    */
-  private record DataPlaneRequests(Grants grants, ServedGets gets, FlightMetrics metrics) implements MessageHandler {
+  private record DataPlaneRequests(Grants grants, ServedGets gets, FlightMetrics metrics,
+      java.util.concurrent.atomic.AtomicReference<Transport> transport) implements MessageHandler {
     @Override
     public CompletableFuture<ByteBuffer> handle(long peer, ByteBuffer request) {
       return serve(peer, HostKey.UNKNOWN, request); // a transport that does not say where peers are
@@ -264,8 +269,13 @@ public final class FlightServers {
 
     private CompletableFuture<ByteBuffer> serve(long peer, String host, ByteBuffer request) {
       if (DataPlaneProtocol.isGrantRequest(request)) {
+        Optional<byte[]> key = Optional.ofNullable(transport.get()).flatMap(t -> t.peerIdentityKey(peer));
+        if (key.isEmpty()) {
+          // The asking connection closed meanwhile, or the transport is still opening.
+          return CompletableFuture.failedFuture(new IllegalStateException("no connection of this peer is open"));
+        }
         try {
-          byte[] grant = grants.issue(peer, host);
+          byte[] grant = grants.issue(peer, key.get(), host);
           metrics.grantIssued();
           return CompletableFuture.completedFuture(ByteBuffer.wrap(grant));
         } catch (ResourceExhaustedException e) {

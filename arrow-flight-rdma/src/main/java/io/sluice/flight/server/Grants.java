@@ -15,8 +15,9 @@ import java.util.Optional;
  * Single-use tokens that tie a Flight call to an authenticated transport peer. A peer asks for a
  * grant over its transport connection (so only a holder of the shared secret gets one); the
  * DoExchange call that opens a data-plane stream presents it, and the stream's memory is then
- * registered for that peer alone. A grant expires after {@code ttlNanos} and can be redeemed
- * once.
+ * registered for that peer alone. A grant is the identity key's the peer's connection proved, not
+ * merely its node id's: the stream checks that the node id it registers memory for still names
+ * that key. A grant expires after {@code ttlNanos} and can be redeemed once.
  *
  * <p>Unredeemed grants are bounded three ways, and a grant leaves only by being redeemed or by
  * expiring, never to make room for another: one peer (a transport node) holds at most {@code
@@ -31,8 +32,38 @@ import java.util.Optional;
 final class Grants {
   static final int MAX_OUTSTANDING = 65_536;
 
-  /** Whom a grant was issued to: the node the handshake proved, and its host. */
-  record Holder(long node, String host) {}
+  /** Whom a grant was issued to: the node and the identity key the handshake proved, and its host. */
+  record Holder(long node, byte[] identityKey, String host) {
+    Holder {
+      identityKey = identityKey.clone();
+    }
+
+    /** Whether {@code proven}, a key a transport connection proved, is the holder's. */
+    boolean provedBy(byte[] proven) {
+      return java.security.MessageDigest.isEqual(identityKey, proven);
+    }
+
+    @Override
+    public byte[] identityKey() {
+      return identityKey.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Holder h && node == h.node && java.util.Arrays.equals(identityKey, h.identityKey)
+          && host.equals(h.host);
+    }
+
+    @Override
+    public int hashCode() {
+      return java.util.Objects.hash(node, java.util.Arrays.hashCode(identityKey), host);
+    }
+
+    @Override
+    public String toString() {
+      return "Holder[node " + Long.toHexString(node) + ", " + host + "]";
+    }
+  }
 
   private record Grant(Holder holder, long expires) {}
 
@@ -51,13 +82,13 @@ final class Grants {
   }
 
   /**
-   * A fresh grant for the authenticated transport peer {@code peerNode}, whose connection comes
-   * from {@code host}.
+   * A fresh grant for the authenticated transport peer {@code peerNode}, which proved {@code
+   * identityKey}, whose connection comes from {@code host}.
    *
    * @throws ResourceExhaustedException naming the bound, if that peer or its host holds its quota
    *     of unredeemed grants, or the server holds as many as it keeps
    */
-  synchronized byte[] issue(long peerNode, String host) throws ResourceExhaustedException {
+  synchronized byte[] issue(long peerNode, byte[] identityKey, String host) throws ResourceExhaustedException {
     long now = System.nanoTime();
     expire(now);
     if (byPeer.getOrDefault(peerNode, 0) >= perPeer) {
@@ -73,7 +104,7 @@ final class Grants {
           + " unredeemed data-plane grants, the most it keeps; they are redeemed or expire within "
           + FlightOption.ACK_TIMEOUT_MS.key());
     }
-    Holder holder = new Holder(peerNode, host);
+    Holder holder = new Holder(peerNode, identityKey, host);
     byPeer.merge(peerNode, 1, Integer::sum);
     byHost.merge(host, 1, Integer::sum);
     byte[] token = new byte[DataPlaneProtocol.GRANT_BYTES];

@@ -34,8 +34,9 @@ import org.apache.arrow.flight.Ticket;
  *       application published).
  *   <li>DoExchange: with a data-plane command, a data-plane stream; with a path {@code [name]},
  *       the table is sent back as with DoGet (the client's side may stay empty).
- *   <li>DoAction {@value DataPlaneOffer#ACTION}: where this server's transport listens, for
- *       clients that can use the data plane, and how many data-plane gets one client may hold.
+ *   <li>DoAction {@value DataPlaneOffer#ACTION}: where this server's transport listens and the
+ *       identity key it proves, for clients that can use the data plane, and how many data-plane
+ *       gets one client may hold; signed under the secret for the client's nonce and audience.
  * </ul>
  *
  * <p>Thread safe; every call runs on a gRPC executor thread.
@@ -155,13 +156,14 @@ final class TableProducer implements FlightProducer {
       answer = DataPlaneOffer.refusal("this server's transport did not start");
     } else {
       var t = state.transport().get();
-      answer = new DataPlaneOffer(t.localAddress(), t.nodeId(), t.provider(), state.dataPlaneGets().perClient())
+      answer = new DataPlaneOffer(t.localAddress(), t.identityKey(), t.provider(), state.dataPlaneGets().perClient())
           .encode();
     }
     listener.onNext(new Result(answer));
     // Signed under the call-token key over the client's nonce, the audience its token named (this
     // server, as the client knows it) and the answer, so that nobody on the path can answer "no
-    // data plane" in the server's name, nor relay another server's answer.
+    // data plane" in the server's name, point the client at another node of the cluster, nor relay
+    // another server's answer. A client takes no answer unsigned.
     byte[] nonce = action.getBody();
     String audience = context.peerIdentity();
     if (state.offerKey().isPresent() && nonce != null && nonce.length > 0 && audience != null) {

@@ -124,28 +124,47 @@ class DataPlaneProtocolTest {
         .getMessage().contains("after the end"));
   }
 
+  /** The identity key of the offer below: bytes 1 to 32 (an offer checks only its length). */
+  static final byte[] OFFER_KEY = new byte[DataPlaneOffer.IDENTITY_KEY_BYTES];
+
+  static {
+    for (int i = 0; i < OFFER_KEY.length; i++) {
+      OFFER_KEY[i] = (byte) (i + 1);
+    }
+  }
+
   /**
-   * The offer's bytes, spelled out: python/tests/test_data_plane.py decodes the same ones.
-   * Version 3, node 0x0102030405060708, port 40621, 16 gets per client, host "10.0.0.7", "tcp".
+   * The offer's bytes, spelled out: python/tests/test_offer.py decodes the same ones. Version 4,
+   * identity key {@link #OFFER_KEY} (node c82d2520f6e0b15d), port 40621, 16 gets per client, host
+   * "10.0.0.7", "tcp".
    */
-  static final String OFFER_HEX = "03" + "0102030405060708" + "00009ead" + "00000010"
-      + "00000008" + "31302e302e302e37" + "00000003" + "746370";
+  static final String OFFER_HEX = "04" + "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20"
+      + "00009ead" + "00000010" + "00000008" + "31302e302e302e37" + "00000003" + "746370";
 
   @Test
-  void anOfferCarriesTheGetsOneClientMayHold() {
-    DataPlaneOffer offer = new DataPlaneOffer(new NodeAddress("10.0.0.7", 40621), 0x0102030405060708L, "tcp", 16);
+  void anOfferNamesTheTransportsIdentityKeyAndTheGetsOneClientMayHold() {
+    DataPlaneOffer offer = new DataPlaneOffer(new NodeAddress("10.0.0.7", 40621), OFFER_KEY, "tcp", 16);
     assertEquals(OFFER_HEX, java.util.HexFormat.of().formatHex(offer.encode()));
     assertEquals(offer, DataPlaneOffer.decode(offer.encode()));
+    assertEquals(0xc82d2520f6e0b15dL, offer.nodeId());
+    assertTrue(offer.names(OFFER_KEY.clone()));
+    byte[] other = OFFER_KEY.clone();
+    other[31] ^= 1;
+    assertFalse(offer.names(other));
+    int bounds = 1 + DataPlaneOffer.IDENTITY_KEY_BYTES + 4;
     for (int bound : new int[] {0, -1}) {
       byte[] bytes = offer.encode();
-      ByteBuffer.wrap(bytes).putInt(1 + 8 + 4, bound);
+      ByteBuffer.wrap(bytes).putInt(bounds, bound);
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DataPlaneOffer.decode(bytes));
       assertTrue(e.getMessage().contains(bound + " streams per client"), e.getMessage());
     }
     assertThrows(IllegalArgumentException.class,
-        () -> new DataPlaneOffer(new NodeAddress("10.0.0.7", 1), 1, "tcp", 0));
-    byte[] truncated = Arrays.copyOf(offer.encode(), 1 + 8 + 4 + 2);
+        () -> new DataPlaneOffer(new NodeAddress("10.0.0.7", 1), OFFER_KEY, "tcp", 0));
+    assertThrows(IllegalArgumentException.class,
+        () -> new DataPlaneOffer(new NodeAddress("10.0.0.7", 1), new byte[8], "tcp", 1));
+    byte[] truncated = Arrays.copyOf(offer.encode(), bounds + 2);
     assertThrows(IllegalArgumentException.class, () -> DataPlaneOffer.decode(truncated));
+    assertThrows(IllegalArgumentException.class, () -> DataPlaneOffer.decode(Arrays.copyOf(offer.encode(), 1 + 8)));
   }
 
   @Test
@@ -157,7 +176,7 @@ class DataPlaneProtocolTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DataPlaneProtocol.decodeCommand(cmd));
     assertTrue(e.getMessage().contains("version 1") && e.getMessage().contains("speaks " + DataPlaneProtocol.VERSION),
         e.getMessage());
-    byte[] offer = new DataPlaneOffer(new NodeAddress("127.0.0.1", 1), 5, "tcp", 4).encode();
+    byte[] offer = new DataPlaneOffer(new NodeAddress("127.0.0.1", 1), OFFER_KEY, "tcp", 4).encode();
     offer[0] = 2;
     assertTrue(assertThrows(IllegalArgumentException.class, () -> DataPlaneOffer.decode(offer)).getMessage()
         .contains("version 2"));

@@ -10,6 +10,7 @@ import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.crypto.AesGcmEngine;
 import io.sluice.transport.crypto.EngineChoice;
 import io.sluice.transport.crypto.NodeIdentity;
+import io.sluice.transport.crypto.PeerIdentities;
 import io.sluice.transport.handshake.Handshake;
 import io.sluice.transport.metrics.TransportMetrics;
 import java.io.IOException;
@@ -94,6 +95,9 @@ public final class Carrier implements AutoCloseable {
 
   private final Settings settings;
   private final NodeIdentity identity;
+  /** The key behind each peer node id in use: a connection holds its peer's id while it is open. */
+  private final PeerIdentities peers;
+  private final PeerIdentities.Hold selfHold;
   private final MessageHandler handler;
   private final ControlServices services;
   private final Optional<ReadService> reads;
@@ -138,27 +142,34 @@ public final class Carrier implements AutoCloseable {
    */
   public Carrier(Settings settings, NodeIdentity identity, MessageHandler handler, ControlServices services,
       Optional<ReadService> reads) throws TransportException {
-    this(settings, identity, handler, services, reads, new TransportMetrics());
+    this(settings, identity, new PeerIdentities(), handler, services, reads, new TransportMetrics());
   }
 
-  /** As above, counting into {@code metrics}: the owning transport's. */
-  public Carrier(Settings settings, NodeIdentity identity, MessageHandler handler, ControlServices services,
-      Optional<ReadService> reads, TransportMetrics metrics) throws TransportException {
-    this(settings, identity, handler, services, reads, metrics, SelectorProvider.provider());
+  /**
+   * As above, counting into {@code metrics} and binding peers' node ids to their keys in {@code
+   * peers}: the owning transport's, which its regions' readers and grants hold too.
+   */
+  public Carrier(Settings settings, NodeIdentity identity, PeerIdentities peers, MessageHandler handler,
+      ControlServices services, Optional<ReadService> reads, TransportMetrics metrics) throws TransportException {
+    this(settings, identity, peers, handler, services, reads, metrics, SelectorProvider.provider());
   }
 
   /** As the public constructor, with the selector loops' selectors opened by {@code selectors}. */
   Carrier(Settings settings, NodeIdentity identity, MessageHandler handler, ControlServices services,
       Optional<ReadService> reads, SelectorProvider selectors) throws TransportException {
-    this(settings, identity, handler, services, reads, new TransportMetrics(), selectors);
+    this(settings, identity, new PeerIdentities(), handler, services, reads, new TransportMetrics(), selectors);
   }
 
-  private Carrier(Settings settings, NodeIdentity identity, MessageHandler handler, ControlServices services,
-      Optional<ReadService> reads, TransportMetrics metrics, SelectorProvider selectors) throws TransportException {
+  private Carrier(Settings settings, NodeIdentity identity, PeerIdentities peers, MessageHandler handler,
+      ControlServices services, Optional<ReadService> reads, TransportMetrics metrics, SelectorProvider selectors)
+      throws TransportException {
     this.settings = settings;
     this.requestMemory = new SharedRequestMemory<>(settings.maxQueuedRequestBytes(), s -> s.socket().resumeReading());
     this.metrics = metrics;
     this.identity = identity;
+    this.peers = peers;
+    // This side's own id names this side's key for as long as the carrier lives.
+    this.selfHold = peers.prove(identity.nodeId(), identity.publicKey());
     this.handler = handler;
     this.services = services;
     this.reads = reads;
@@ -287,6 +298,10 @@ public final class Carrier implements AutoCloseable {
 
   NodeIdentity identity() {
     return identity;
+  }
+
+  PeerIdentities peers() {
+    return peers;
   }
 
   /** The address peers connect to. */
@@ -431,7 +446,7 @@ public final class Carrier implements AutoCloseable {
       channel.close();
     }, leftNanos, TimeUnit.NANOSECONDS);
     try {
-      long peerNode;
+      Handshake.Client proven;
       try {
         try {
           socket.socket().connect(new InetSocketAddress(peer.host(), peer.port()),
@@ -440,7 +455,7 @@ public final class Carrier implements AutoCloseable {
           throw new TransportTimeoutException("connecting to " + peer + " took longer than " + timeoutMs + " ms", e);
         }
         socket.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
-        peerNode = ClientHandshake.authenticate(channel, handshake, identity,
+        proven = ClientHandshake.authenticate(channel, handshake, identity,
             settings.encryption() ? Handshake.FLAG_ENCRYPT : 0, engine.engine());
       } catch (java.net.ConnectException e) {
         throw e; // nothing listens there: no use trying again
@@ -453,8 +468,16 @@ public final class Carrier implements AutoCloseable {
         throw new RefusedBeforeHandshake(e instanceof TransportException ? e
             : new PeerClosedException("cannot connect to " + peer + ": " + e, e));
       }
-      CarrierConnection conn = new CarrierConnection(this, socket, channel.sealer(), channel.opener(), nextLoop(),
-          peer, peerNode);
+      // Refused here, once the server proved its key, if its node id is held for another key.
+      PeerIdentities.Hold hold = peers.prove(proven.serverNode(), proven.serverIdentityKey());
+      CarrierConnection conn;
+      try {
+        conn = new CarrierConnection(this, socket, channel.sealer(), channel.opener(), nextLoop(), peer,
+            proven.serverNode(), proven.serverIdentityKey(), hold);
+      } catch (IOException | RuntimeException e) {
+        hold.close();
+        throw e;
+      }
       connections.add(conn);
       conn.start();
       T upgraded;
@@ -788,6 +811,7 @@ public final class Carrier implements AutoCloseable {
       proofPool.shutdownNow();
       setupPool.shutdownNow();
       timer.shutdownNow();
+      selfHold.close();
     }
   }
 

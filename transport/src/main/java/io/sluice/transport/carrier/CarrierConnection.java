@@ -67,6 +67,9 @@ public final class CarrierConnection implements Connection {
   private Pending currentRead;
   private final NodeAddress peer;
   private final long peerNode;
+  private final byte[] peerIdentityKey;
+  /** Holds the peer's node id for its key in the carrier's {@code PeerIdentities} until this closes. */
+  private final io.sluice.transport.crypto.PeerIdentities.Hold peerHold;
   private final boolean encrypted;
   private final AtomicLong nextCorr = new AtomicLong(1);
   private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
@@ -83,10 +86,12 @@ public final class CarrierConnection implements Connection {
 
   /**
    * Takes over an authenticated socket (non-blocking from here on) with the record protection
-   * its handshake set up; {@link #start} hands it to {@code loop}.
+   * its handshake set up; {@link #start} hands it to {@code loop}. Takes over {@code peerHold},
+   * released when the connection closes.
    */
   CarrierConnection(Carrier carrier, java.nio.channels.SocketChannel channel, RecordLayer.Sealer sealer,
-      RecordLayer.Opener opener, IoLoop loop, NodeAddress peer, long peerNode) throws IOException {
+      RecordLayer.Opener opener, IoLoop loop, NodeAddress peer, long peerNode, byte[] peerIdentityKey,
+      io.sluice.transport.crypto.PeerIdentities.Hold peerHold) throws IOException {
     this.carrier = carrier;
     this.channel = channel;
     this.loop = loop;
@@ -96,6 +101,8 @@ public final class CarrierConnection implements Connection {
     this.encrypted = sealer.encrypted();
     this.peer = peer;
     this.peerNode = peerNode;
+    this.peerIdentityKey = peerIdentityKey.clone();
+    this.peerHold = peerHold;
     this.credits = carrier.settings().maxRequestsInFlight();
   }
 
@@ -122,6 +129,11 @@ public final class CarrierConnection implements Connection {
   @Override
   public long peerNode() {
     return peerNode;
+  }
+
+  @Override
+  public byte[] peerIdentityKey() {
+    return peerIdentityKey.clone();
   }
 
   @Override
@@ -540,6 +552,7 @@ public final class CarrierConnection implements Connection {
     if (memory != null) {
       memory.close();
     }
+    peerHold.close();
     carrier.connectionClosed(this);
   }
 

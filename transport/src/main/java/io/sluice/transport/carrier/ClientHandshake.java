@@ -29,11 +29,11 @@ final class ClientHandshake {
    * @param self who this side is
    * @param flags {@link Handshake#FLAG_ENCRYPT} to ask for encryption, else 0
    * @param engine what seals and opens records if the connection is encrypted
-   * @return the peer's node id, proven by its signature
+   * @return the client half, whose server node id and identity key its signature proved
    * @throws AuthenticationFailedException naming what was wrong if the server's version, node id,
    *     keys or signature is not right
    */
-  static long authenticate(FrameChannel channel, Handshake hs, NodeIdentity self, int flags, AesGcmEngine engine)
+  static Handshake.Client authenticate(FrameChannel channel, Handshake hs, NodeIdentity self, int flags, AesGcmEngine engine)
       throws IOException {
     ByteBuffer scratch = ByteBuffer.allocate(FrameHeader.LENGTH + RecordLayer.TAG_LENGTH);
     Handshake.Client client = hs.client(self, flags);
@@ -61,6 +61,6 @@ final class ClientHandshake {
     // Checks AUTH_OK's tag (the server holds the same keys), then its signature (the server
     // holds the private key of the node id it claimed).
     client.checkAuthOk(Frames.AuthOk.decode(channel.readBody(h)));
-    return client.serverNode();
+    return client;
   }
 }

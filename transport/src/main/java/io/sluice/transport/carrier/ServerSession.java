@@ -9,6 +9,7 @@ import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.UnknownKeyException;
 import io.sluice.transport.crypto.NodeIdentity;
+import io.sluice.transport.crypto.PeerIdentities;
 import io.sluice.transport.crypto.SessionKeys;
 import io.sluice.transport.handshake.Handshake;
 import io.sluice.transport.metrics.TransportMetrics;
@@ -80,6 +81,14 @@ final class ServerSession implements SessionSocket.Receiver {
   boolean admitted;
   private Handshake.Server handshake;
   private long peerNode;
+  /**
+   * Holds the client's node id for the key it proved, from the end of the handshake until the
+   * session closes: while it is open, no other key with that id is admitted. {@link #RELEASED}
+   * once the session closed, which may happen on any thread.
+   */
+  private final java.util.concurrent.atomic.AtomicReference<PeerIdentities.Hold> peerHold =
+      new java.util.concurrent.atomic.AtomicReference<>();
+  private static final PeerIdentities.Hold RELEASED = () -> { };
 
   ServerSession(Carrier carrier, SocketChannel channel, IoLoop loop, InetSocketAddress remoteSocket) {
     this.carrier = carrier;
@@ -282,11 +291,22 @@ final class ServerSession implements SessionSocket.Receiver {
     if (!socket.isOpen()) {
       return; // closed meanwhile: the handshake deadline, an eviction or the transport's close
     }
+    PeerIdentities.Hold hold;
+    try {
+      hold = carrier.peers().prove(server.clientNode(), server.clientIdentityKey());
+    } catch (AuthenticationFailedException e) {
+      refuse(e);
+      return;
+    }
     if (!carrier.admitAuthenticated(this)) {
+      hold.close();
       sendError(0, ErrorCode.UNAVAILABLE, "this endpoint holds " + carrier.settings().maxConnections()
           + " authenticated connections, none idle for long enough to make room");
       socket.close(new TransportUnavailableException("refused at the connection bound"));
       return;
+    }
+    if (!peerHold.compareAndSet(null, hold)) {
+      hold.close(); // the session closed meanwhile
     }
     SessionKeys keys = server.keys().sessionKeys();
     socket.protect(RecordLayer.serverSealer(keys, carrier.engine()), RecordLayer.serverOpener(keys, carrier.engine()));
@@ -449,6 +469,10 @@ final class ServerSession implements SessionSocket.Receiver {
     long unrun = admittedBytes.getAndSet(0);
     if (unrun > 0) {
       carrier.returnRequestBytes(unrun);
+    }
+    PeerIdentities.Hold hold = peerHold.getAndSet(RELEASED);
+    if (hold != null) {
+      hold.close();
     }
     carrier.sessionClosed(this);
   }

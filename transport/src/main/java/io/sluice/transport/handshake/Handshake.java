@@ -199,6 +199,11 @@ public final class Handshake {
       return challenge.node();
     }
 
+    /** The server's identity key, as its CHALLENGE sent it (proven once {@link #checkAuthOk} passed); a copy. */
+    public byte[] serverIdentityKey() {
+      return challenge.identityKey().clone();
+    }
+
     public KeySchedule keys() {
       return keys;
     }
@@ -250,6 +255,11 @@ public final class Handshake {
     /** The client's node id, as its HELLO claimed it (proven once {@link #authOk} returned). */
     public long clientNode() {
       return hello.node();
+    }
+
+    /** The client's identity key, as its HELLO sent it (proven once {@link #authOk} returned); a copy. */
+    public byte[] clientIdentityKey() {
+      return hello.identityKey().clone();
     }
 
     public KeySchedule keys() {

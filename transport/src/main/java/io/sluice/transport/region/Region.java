@@ -2,6 +2,7 @@ package io.sluice.transport.region;
 
 import io.sluice.transport.RegisteredRegion;
 import io.sluice.transport.RemoteDescriptor;
+import io.sluice.transport.crypto.PeerIdentities;
 import io.sluice.transport.memory.AbstractReferenceCounted;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -26,22 +27,21 @@ public final class Region extends AbstractReferenceCounted implements Registered
   private final ShmLocation shm;
   private final Runnable revoke;
   private final Runnable free;
+  private final PeerIdentities peers;
   private final AtomicBoolean open = new AtomicBoolean(true);
   /** Peers granted access besides {@code reader}, with how many grants each holds. */
   private final java.util.concurrent.ConcurrentHashMap<Long, Integer> granted = new java.util.concurrent.ConcurrentHashMap<>();
   /** Told the node id of a peer whose last grant was withdrawn; set once by a provider that enforces grants itself. */
   private volatile java.util.function.LongConsumer withdrawn = peer -> { };
 
-  public Region(RemoteDescriptor descriptor, ByteBuffer memory, ShmLocation shm, Runnable revoke, Runnable free) {
-    this(descriptor, io.sluice.transport.Transport.ANY_PEER, memory, shm, revoke, free);
-  }
-
   /**
    * A region that only the peer with node id {@code reader} may READ, or every authenticated peer
-   * when it is {@link io.sluice.transport.Transport#ANY_PEER}.
+   * when it is {@link io.sluice.transport.Transport#ANY_PEER}. The reader's id, and each granted
+   * peer's, is held in {@code peers} (the transport's) until the region is freed or the grant
+   * closed, so that it names one identity key meanwhile.
    */
   public Region(RemoteDescriptor descriptor, long reader, ByteBuffer memory, ShmLocation shm, Runnable revoke,
-      Runnable free) {
+      Runnable free, PeerIdentities peers) {
     if (memory.capacity() != descriptor.length()) {
       throw new IllegalArgumentException("buffer capacity " + memory.capacity() + " != " + descriptor.length());
     }
@@ -50,7 +50,12 @@ public final class Region extends AbstractReferenceCounted implements Registered
     this.memory = memory;
     this.shm = shm;
     this.revoke = revoke;
-    this.free = free;
+    this.peers = peers;
+    PeerIdentities.Hold readerHold = peers.name(reader);
+    this.free = () -> {
+      readerHold.close();
+      free.run();
+    };
   }
 
   @Override
@@ -66,6 +71,7 @@ public final class Region extends AbstractReferenceCounted implements Registered
 
   @Override
   public io.sluice.transport.ReaderGrant allowReader(long peerNode) {
+    PeerIdentities.Hold hold = peers.name(peerNode);
     granted.merge(peerNode, 1, Integer::sum);
     AtomicBoolean closed = new AtomicBoolean();
     return () -> {
@@ -74,6 +80,7 @@ public final class Region extends AbstractReferenceCounted implements Registered
         if (!readableBy(peerNode)) {
           withdrawn.accept(peerNode);
         }
+        hold.close();
       }
     };
   }

@@ -8,6 +8,7 @@ import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.Transport;
 import io.sluice.transport.TransportException;
 import io.sluice.transport.crypto.NodeIdentity;
+import io.sluice.transport.crypto.PeerIdentities;
 import io.sluice.transport.metrics.TransportMetrics;
 import io.sluice.transport.region.Region;
 import io.sluice.transport.region.RegionTable;
@@ -37,6 +38,7 @@ public abstract class AbstractTransport implements Transport {
   private static final Logger LOG = LoggerFactory.getLogger(AbstractTransport.class);
 
   private final NodeIdentity identity = NodeIdentity.generate();
+  private final PeerIdentities peers = new PeerIdentities();
   private final RegionTable regions = new RegionTable();
   private final AtomicInteger liveRegions = new AtomicInteger();
   private final TransportMetrics metrics = new TransportMetrics();
@@ -49,6 +51,16 @@ public abstract class AbstractTransport implements Transport {
   }
 
   @Override
+  public final byte[] identityKey() {
+    return identity.publicKey();
+  }
+
+  @Override
+  public final java.util.Optional<byte[]> peerIdentityKey(long node) {
+    return peers.keyOf(node);
+  }
+
+  @Override
   public final TransportMetrics metrics() {
     return metrics;
   }
@@ -56,6 +68,14 @@ public abstract class AbstractTransport implements Transport {
   /** Who this transport is, for the carrier that proves it to peers. */
   protected final NodeIdentity identity() {
     return identity;
+  }
+
+  /**
+   * The key behind each peer node id in use, which the provider's carrier binds at each handshake
+   * and its regions' readers and grants hold.
+   */
+  protected final PeerIdentities peers() {
+    return peers;
   }
 
   /** The regions peers may READ, by key. */
@@ -139,7 +159,7 @@ public abstract class AbstractTransport implements Transport {
       free.run();
       liveRegions.decrementAndGet();
       metrics.regionFreed(bytes);
-    });
+    }, peers);
     liveRegions.incrementAndGet();
     metrics.regionRegistered(bytes);
     return region;

@@ -48,8 +48,8 @@ final class TcpTransport extends AbstractTransport {
     ControlServices services = path.map(p -> ControlServices.of(p.serviceId(), p.controlService(regions())))
         .orElse(ControlServices.none());
     try {
-      this.carrier = new Carrier(settings, identity(), handler, services, Optional.of(new RegionReads(regions())),
-          metrics());
+      this.carrier = new Carrier(settings, identity(), peers(), handler, services,
+          Optional.of(new RegionReads(regions())), metrics());
     } catch (TransportException | RuntimeException e) {
       path.ifPresent(DataPath::close);
       throw e;

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sluice.transport.ReaderGrant;
 import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.Transport;
+import io.sluice.transport.crypto.PeerIdentities;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,7 +19,7 @@ class RegionGrantTest {
   @Test
   void theLastWithdrawnGrantOfAPeerIsReported() {
     Region region = new Region(new RemoteDescriptor(1, 0, 16, 99), Transport.GRANTED_ONLY, ByteBuffer.allocateDirect(16),
-        null, () -> { }, () -> { });
+        null, () -> { }, () -> { }, new PeerIdentities());
     List<Long> withdrawn = new ArrayList<>();
     region.onGrantWithdrawn(withdrawn::add);
     ReaderGrant first = region.allowReader(5);
@@ -40,7 +41,7 @@ class RegionGrantTest {
   @Test
   void theDesignatedReaderKeepsAccessWhenItsExtraGrantGoes() {
     Region region = new Region(new RemoteDescriptor(1, 0, 16, 98), 5, ByteBuffer.allocateDirect(16), null, () -> { },
-        () -> { });
+        () -> { }, new PeerIdentities());
     List<Long> withdrawn = new ArrayList<>();
     region.onGrantWithdrawn(withdrawn::add);
     region.allowReader(5).close();

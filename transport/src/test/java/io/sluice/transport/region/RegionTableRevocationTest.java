@@ -8,6 +8,7 @@ import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.Transport;
 import io.sluice.transport.UnknownKeyException;
+import io.sluice.transport.crypto.PeerIdentities;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -33,7 +34,7 @@ class RegionTableRevocationTest {
     for (int round = 0; round < ROUNDS && problem.get() == null; round++) {
       long key = table.newKey();
       Region region = new Region(new RemoteDescriptor(1, 0, 64, key), Transport.ANY_PEER,
-          ByteBuffer.allocateDirect(64), null, () -> table.revoke(key), () -> { });
+          ByteBuffer.allocateDirect(64), null, () -> table.revoke(key), () -> { }, new PeerIdentities());
       table.add(region);
       CountDownLatch spinning = new CountDownLatch(1);
       int thisRound = round;
@@ -86,7 +87,7 @@ class RegionTableRevocationTest {
             Thread.currentThread().interrupt();
           }
           table.revoke(key);
-        }, () -> { });
+        }, () -> { }, new PeerIdentities());
     table.add(region);
     Thread closer = new Thread(region::close, "revocation-closer");
     closer.start();

@@ -8,6 +8,7 @@ import io.sluice.transport.RegionRevokedException;
 import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.UnknownKeyException;
 import io.sluice.transport.carrier.ReadService;
+import io.sluice.transport.crypto.PeerIdentities;
 import io.sluice.transport.region.Region;
 import io.sluice.transport.region.RegionTable;
 import java.nio.ByteBuffer;
@@ -27,7 +28,7 @@ class RegionReadsTest {
     }
     long key = table.newKey();
     Region r = new Region(new RemoteDescriptor(1, 0, length, key), reader, memory, null, () -> table.revoke(key),
-        () -> { });
+        () -> { }, new PeerIdentities());
     table.add(r);
     return r;
   }

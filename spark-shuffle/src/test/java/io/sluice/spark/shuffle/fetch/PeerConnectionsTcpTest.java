@@ -293,6 +293,11 @@ class PeerConnectionsTcpTest {
     }
 
     @Override
+    public byte[] peerIdentityKey() {
+      return c.peerIdentityKey();
+    }
+
+    @Override
     public String dataPath() {
       return c.dataPath();
     }

@@ -49,6 +49,11 @@ class PeerConnectionsTest {
     }
 
     @Override
+    public byte[] peerIdentityKey() {
+      return new byte[32];
+    }
+
+    @Override
     public String dataPath() {
       return "tcp";
     }

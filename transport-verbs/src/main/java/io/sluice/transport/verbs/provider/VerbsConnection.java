@@ -184,6 +184,11 @@ final class VerbsConnection implements Connection {
   }
 
   @Override
+  public byte[] peerIdentityKey() {
+    return tcp.peerIdentityKey();
+  }
+
+  @Override
   public String dataPath() {
     return "verbs";
   }

@@ -98,8 +98,8 @@ final class VerbsTransport extends AbstractTransport implements ControlService {
     timerPool.setRemoveOnCancelPolicy(true); // connect and request deadlines, cancelled when met
     this.timer = timerPool;
     try {
-      this.tcp = new Carrier(Settings.from(config), identity(), handler, ControlServices.of(SetupMessages.SERVICE, this),
-          Optional.empty(), metrics());
+      this.tcp = new Carrier(Settings.from(config), identity(), peers(), handler,
+          ControlServices.of(SetupMessages.SERVICE, this), Optional.empty(), metrics());
     } catch (TransportException | RuntimeException e) {
       timer.shutdownNow();
       throw e;
