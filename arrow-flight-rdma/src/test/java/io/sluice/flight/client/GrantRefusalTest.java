@@ -73,7 +73,7 @@ class GrantRefusalTest {
          Transport client = Transports.open(CONFIG, MessageHandler.REJECT_ALL);
          FlightClient flight = FlightClient.builder(allocator, Location.forGrpcInsecure("127.0.0.1", 1)).build()) {
       Connection connection = client.connect(server.localAddress()).get(30, TimeUnit.SECONDS);
-      DataPlaneOffer offer = new DataPlaneOffer(server.localAddress(), server.nodeId(), "tcp", 4);
+      DataPlaneOffer offer = new DataPlaneOffer(server.localAddress(), server.identityKey(), "tcp", 4);
       try (DataPlaneSession session = new DataPlaneSession(client, connection, 0, offer, TimeUnit.SECONDS.toNanos(30))) {
         return assertThrows(FlightRuntimeException.class, () -> ClientStreams.dataPlaneGet(flight, session, allocator,
             new Ticket(new byte[0]), CONFIG, wait.toNanos()).close());

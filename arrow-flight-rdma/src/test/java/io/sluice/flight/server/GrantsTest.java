@@ -83,7 +83,7 @@ class GrantsTest {
   }
 
   @Test
-  void aGrantIsItsHoldersKeysNotMerelyItsNodeIds() {
+  void aGrantIsItsHoldersKeysNotMerelyItsNodeIds() throws Exception {
     Grants grants = new Grants(MINUTE, 8, 8);
     Grants.Holder holder = grants.redeem(grants.issue(1, KEY, "10.0.0.1")).orElseThrow();
     byte[] sameNode = KEY.clone(); // stands for another key with node 1's id: the node is not compared
