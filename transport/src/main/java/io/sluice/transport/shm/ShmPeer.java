@@ -46,7 +46,9 @@ import org.slf4j.LoggerFactory;
  * files, and a read of a mapping past its file's end faults (the JVM reports it as an {@code
  * InternalError}, late), where a positional read ends early and fails the READ with a {@link
  * RegionTruncatedException}. The revocation slots are read from the table's file the same way.
- * Only a view's {@link RemoteView#buffer()} is the mapping, touched by the view's user.
+ * Only a view's {@link RemoteView#buffer()} is the mapping, touched by the view's user: safe when
+ * the region is a sealed memfd (the peer's allocations where its kernel and library allow: no
+ * process can shorten it), exposed to such a cut when it is a file.
  *
  * <p>A file in the peer's arena is mapped only as {@link ShmFiles#openInArena} allows (a peer
  * that names anything else there fails the READ); a registered file elsewhere only as {@link
@@ -60,6 +62,10 @@ public final class ShmPeer implements PeerPath {
 
   private final CarrierConnection connection;
   private final Path arena;
+  /** The arena owner's pid, whose /proc descriptors name its sealed regions. */
+  private final long ownerPid;
+  /** What the names of the arena's memfds start with (its token). */
+  private final String memfdNamePrefix;
   private final List<Path> trustedFileRoots;
   /** The revocation table's file, read at each check; opened again if an interrupt closed it. */
   private volatile FileChannel slots;
@@ -68,9 +74,12 @@ public final class ShmPeer implements PeerPath {
   private final AtomicBoolean refusalLogged = new AtomicBoolean();
   private volatile boolean closed;
 
-  private ShmPeer(CarrierConnection connection, Path arena, List<Path> trustedFileRoots, FileChannel slots) {
+  private ShmPeer(CarrierConnection connection, Path arena, String memfdNamePrefix, List<Path> trustedFileRoots,
+      FileChannel slots) {
     this.connection = connection;
     this.arena = arena;
+    this.ownerPid = ShmArena.ownerPid(arena);
+    this.memfdNamePrefix = memfdNamePrefix;
     this.trustedFileRoots = List.copyOf(trustedFileRoots);
     this.slots = slots;
   }
@@ -115,7 +124,8 @@ public final class ShmPeer implements PeerPath {
         slots.close();
         return Optional.empty();
       }
-      return Optional.of(new ShmPeer(connection, dir, trustedFileRoots, slots));
+      return Optional.of(new ShmPeer(connection, dir, ShmArena.memfdNamePrefix(info.token()), trustedFileRoots,
+          slots));
     } catch (IOException | InvalidPathException | SecurityException e) {
       return Optional.empty(); // another host, or not ours to trust: READs stay on the carrier
     }
@@ -299,9 +309,12 @@ public final class ShmPeer implements PeerPath {
     } catch (InvalidPathException e) {
       throw new ProtocolException("refused the peer's shm region: " + e.getMessage());
     }
+    if (ShmFiles.isProcDescriptor(file)) {
+      return Optional.of(mapSealed(file, region, key));
+    }
     if (!arena.equals(file.getParent())) {
       Optional<FileChannel> registered = openRegisteredFile(file);
-      return registered.isEmpty() ? Optional.empty() : Optional.of(mapOpened(registered.get(), region, key));
+      return registered.isEmpty() ? Optional.empty() : Optional.of(mapOpened(registered.get(), region, key, false));
     }
     FileChannel ch;
     try {
@@ -314,7 +327,26 @@ public final class ShmPeer implements PeerPath {
     } catch (IOException e) {
       throw new ProtocolException("refused the peer's shm region: " + e.getMessage());
     }
-    return Optional.of(mapOpened(ch, region, key));
+    return Optional.of(mapOpened(ch, region, key, false));
+  }
+
+  /**
+   * Maps a region the peer allocated as a sealed memfd, which it names by its {@code /proc/<pid>/fd/<n>}
+   * entry: opened as {@link ShmFiles#openMemfd} allows, refused if its seals let it shrink.
+   */
+  private ShmMapping mapSealed(Path file, ShmArena.Location region, long key) throws TransportException {
+    ShmFiles.Opened opened;
+    try {
+      opened = ShmFiles.openMemfd(file, ownerPid, memfdNamePrefix);
+    } catch (NoSuchFileException e) {
+      if (!connection.isOpen()) {
+        throw new PeerClosedException("connection to " + connection.peer() + " closed while mapping a region");
+      }
+      throw new RegionRevokedException("the peer's memfd is gone: " + region.path());
+    } catch (IOException e) {
+      throw new ProtocolException("refused the peer's shm region: " + e.getMessage());
+    }
+    return mapOpened(opened.channel(), region, key, opened.sealed());
   }
 
   /**
@@ -337,8 +369,9 @@ public final class ShmPeer implements PeerPath {
     }
   }
 
-  /** Maps the opened file's region, which the file must cover now. */
-  private ShmMapping mapOpened(FileChannel ch, ShmArena.Location region, long key) throws TransportException {
+  /** Maps the opened file's region, which the file must cover now; {@code sealed}: its size cannot change. */
+  private ShmMapping mapOpened(FileChannel ch, ShmArena.Location region, long key, boolean sealed)
+      throws TransportException {
     try {
       long size = ShmFiles.sizeOf(ch);
       if (size < region.fileOffset() + region.length()) {
@@ -347,7 +380,7 @@ public final class ShmPeer implements PeerPath {
       }
       ByteBuffer bytes = ch.map(FileChannel.MapMode.READ_ONLY, region.fileOffset(), region.length());
       return new ShmMapping(bytes, ch, region.path(), connection.peer(), region.fileOffset(), region.length(),
-          region.slot(), key);
+          region.slot(), key, sealed);
     } catch (RegionTruncatedException e) {
       closeQuietly(ch);
       throw e;
