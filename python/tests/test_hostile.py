@@ -6,6 +6,7 @@ side of the handshake) and the real Java program, here with files the test cuts 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import queue
 import socket
@@ -313,7 +314,9 @@ with SluiceFlightClient(sys.argv[1], sys.argv[2], secret=sys.argv[3], timeout=60
 @pytest.mark.parametrize("bodies", ["views", "copies"])
 @pytest.mark.parametrize("cut", ["region", "slots"])
 def test_an_arena_file_cut_short_is_an_exception(java, cut, bodies):
-    with serve(java, "shm", shards=1) as table:
+    # Regions as files, which a process of the user can cut: the reader copies their bodies even
+    # when it was asked for views, and fails with an exception; the slot table is a file always.
+    with serve(java, "shm", shards=1, settings={"sluice.transport.shm.sealed": "false"}) as table:
         child = subprocess.Popen([sys.executable, "-c", CUT_READER, table.location, table.token, table.secret, bodies],
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         try:
@@ -335,6 +338,106 @@ def test_an_arena_file_cut_short_is_an_exception(java, cut, bodies):
             child.stdin.close()
         assert said is not None and said.startswith("raised "), said
         assert ("was cut to 0 bytes" if cut == "region" else "was cut short") in said, said
+
+
+SEALED_READER = """
+import os, sys, zlib
+from sluice.flight import SluiceFlightClient
+
+def checksum(batches):
+    return sum(zlib.crc32(b) for batch in batches for c in batch.columns for b in c.buffers() if b is not None)
+
+def held_memfds():
+    held = []
+    for n in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{n}").startswith("/memfd:sluice-"):
+                held.append(f"/proc/{os.getpid()}/fd/{n}")
+        except OSError:
+            pass  # the listing's own descriptor, gone
+    return held
+
+with SluiceFlightClient(sys.argv[1], sys.argv[2], secret=sys.argv[3], timeout=60) as client:
+    with client.open("t.s00") as reader:
+        batches = reader.read_all()  # views of the server's memory, kept across the cut
+    with open("/proc/self/maps") as maps:
+        viewed = sum("/memfd:sluice-" in line for line in maps)
+    before = checksum(batches)
+    rows = sum(b.num_rows for b in batches)
+    print("viewing", client.decision.data_path, rows, viewed > 0, *held_memfds(), flush=True)
+    sys.stdin.readline()  # the test tries to cut the regions
+    print("read", checksum(batches) == before, flush=True)
+"""
+
+
+def _sealed_memfds(pid: int) -> List[str]:
+    paths = []
+    for n in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{n}").startswith("/memfd:sluice-"):
+                paths.append(f"/proc/{pid}/fd/{n}")
+        except OSError:
+            pass
+    return paths
+
+
+def test_a_sealed_region_cannot_be_cut_under_a_view(java):
+    # Regions are sealed memfds: the same user reopening one, through the reader's descriptor or the
+    # server's, cannot shorten it (EPERM), and the views the reader holds keep their bytes.
+    with serve(java, "shm", shards=1) as table:
+        child = subprocess.Popen([sys.executable, "-c", SEALED_READER, table.location, table.token, table.secret],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            lines = PipeLines(child.stdout, "the reader child")
+            words = (lines.next_line("the reader child to view its shard", 120) or "").split()
+            assert words[:4] == ["viewing", "shm", "16", "True"], f"the child said {words}"
+            paths = words[4:] + _sealed_memfds(table.program.process.pid)
+            assert words[4:], "the reader holds no sealed memfd of the server"
+            for path in paths:
+                with pytest.raises(PermissionError):
+                    os.truncate(path, 0)
+                fd = os.open(path, os.O_RDWR)
+                try:
+                    assert fcntl.fcntl(fd, fcntl.F_GET_SEALS) & fcntl.F_SEAL_SHRINK
+                    with pytest.raises(PermissionError):
+                        os.ftruncate(fd, 1)
+                finally:
+                    os.close(fd)
+            child.stdin.write("cut\n")
+            child.stdin.flush()
+            said = lines.next_line("the reader child to read its views again", 120)
+            assert child.wait(timeout=DEADLINE) == 0, f"the reader child ended with {child.returncode} after {said!r}"
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait(timeout=DEADLINE)
+            child.stdin.close()
+        assert said == "read True", said
+
+
+def test_a_memfd_is_opened_only_if_sealed_and_the_arenas():
+    token = bytes(range(16))
+    prefix = shm.memfd_name_prefix(token)
+    pid = os.getpid()
+    loose = os.memfd_create(prefix + "region-0", os.MFD_ALLOW_SEALING)
+    sealed = os.memfd_create(prefix + "region-1", os.MFD_ALLOW_SEALING)
+    other = os.memfd_create("sluice-" + bytes(16).hex() + "-region-0", os.MFD_ALLOW_SEALING)
+    try:
+        for fd in (sealed, other):
+            os.ftruncate(fd, 4096)
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+        opened = shm._open_memfd(f"/proc/{pid}/fd/{sealed}", pid, prefix)
+        assert os.fstat(opened).st_size == 4096
+        os.close(opened)
+        with pytest.raises(OSError, match="may be shortened"):
+            shm._open_memfd(f"/proc/{pid}/fd/{loose}", pid, prefix)
+        with pytest.raises(OSError, match="not a memfd of the server's arena"):
+            shm._open_memfd(f"/proc/{pid}/fd/{other}", pid, prefix)
+        with pytest.raises(OSError, match="not a descriptor of the arena's owner"):
+            shm._open_memfd(f"/proc/{pid}/fd/{sealed}", pid + 1, prefix)
+    finally:
+        for fd in (loose, sealed, other):
+            os.close(fd)
 
 
 CUT_COPIER = """
