@@ -19,6 +19,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -52,10 +53,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A file in the peer's arena is mapped only as {@link ShmFiles#openInArena} allows (a peer
  * that names anything else there fails the READ); a registered file elsewhere only as {@link
- * ShmFiles#openUnderRoot} allows below this side's trusted roots, and is otherwise READ over the
- * carrier, where the peer serves its own mapping. Mappings of revoked regions are released by
- * {@link #sweep()} (run by the transport's timer) and all of them when the connection closes
- * ({@link #close()}). Thread safe.
+ * ShmFiles#openUnderRoot} allows below this side's trusted roots, and a sealed memfd only as {@link
+ * ShmFiles#openMemfd} allows; a registered file or memfd refused so is READ over the carrier, where
+ * the peer serves its own mapping. Mappings of revoked regions are released by {@link #sweep()}
+ * (run by the transport's timer) and all of them when the connection closes ({@link #close()}).
+ * Thread safe.
  */
 public final class ShmPeer implements PeerPath {
   private static final Logger LOG = LoggerFactory.getLogger(ShmPeer.class);
@@ -71,7 +73,8 @@ public final class ShmPeer implements PeerPath {
   private volatile FileChannel slots;
   /** Per key: its mapping, or empty when the peer serves it over the carrier only. */
   private final Map<Long, CompletableFuture<Optional<ShmMapping>>> mappings = new ConcurrentHashMap<>();
-  private final AtomicBoolean refusalLogged = new AtomicBoolean();
+  private final AtomicBoolean fileRefusalLogged = new AtomicBoolean();
+  private final AtomicBoolean memfdRefusalLogged = new AtomicBoolean();
   private volatile boolean closed;
 
   private ShmPeer(CarrierConnection connection, Path arena, String memfdNamePrefix, List<Path> trustedFileRoots,
@@ -310,7 +313,7 @@ public final class ShmPeer implements PeerPath {
       throw new ProtocolException("refused the peer's shm region: " + e.getMessage());
     }
     if (ShmFiles.isProcDescriptor(file)) {
-      return Optional.of(mapSealed(file, region, key));
+      return mapSealed(file, region, key);
     }
     if (!arena.equals(file.getParent())) {
       Optional<FileChannel> registered = openRegisteredFile(file);
@@ -332,21 +335,40 @@ public final class ShmPeer implements PeerPath {
 
   /**
    * Maps a region the peer allocated as a sealed memfd, which it names by its {@code /proc/<pid>/fd/<n>}
-   * entry: opened as {@link ShmFiles#openMemfd} allows, refused if its seals let it shrink.
+   * entry, if {@link ShmFiles#openMemfd} allows; empty (READs of it go over the carrier) when the
+   * entry is not there or not this side's to open (a reader in another pid namespace, or one that may
+   * not read the peer's descriptors), or is not a memfd of the arena sealed against shrinking. The
+   * carrier loses nothing: the peer serves its own bytes, and answers a READ of a region it revoked
+   * as revoked. The first such refusal is logged.
    */
-  private ShmMapping mapSealed(Path file, ShmArena.Location region, long key) throws TransportException {
+  private Optional<ShmMapping> mapSealed(Path file, ShmArena.Location region, long key) throws TransportException {
     ShmFiles.Opened opened;
     try {
       opened = ShmFiles.openMemfd(file, ownerPid, memfdNamePrefix);
-    } catch (NoSuchFileException e) {
+    } catch (IOException e) {
       if (!connection.isOpen()) {
         throw new PeerClosedException("connection to " + connection.peer() + " closed while mapping a region");
       }
-      throw new RegionRevokedException("the peer's memfd is gone: " + region.path());
-    } catch (IOException e) {
-      throw new ProtocolException("refused the peer's shm region: " + e.getMessage());
+      if (memfdRefusalLogged.compareAndSet(false, true)) {
+        LOG.warn("Not mapping a memfd of {}, READing it over the carrier: {} (logged once per connection)",
+            connection.peer(), describe(e));
+      } else {
+        LOG.debug("Not mapping a memfd of {}: {}", connection.peer(), describe(e));
+      }
+      return Optional.empty();
     }
-    return mapOpened(opened.channel(), region, key, opened.sealed());
+    return Optional.of(mapOpened(opened.channel(), region, key, opened.sealed()));
+  }
+
+  /** What went wrong opening a peer's file: the JDK's file exceptions name the file, not the failure. */
+  private static String describe(IOException e) {
+    if (e instanceof NoSuchFileException) {
+      return e.getMessage() + " is not there";
+    }
+    if (e instanceof AccessDeniedException) {
+      return e.getMessage() + " may not be opened by this process";
+    }
+    return e.getMessage();
   }
 
   /**
@@ -359,7 +381,7 @@ public final class ShmPeer implements PeerPath {
     try {
       return ShmFiles.openUnderRoot(trustedFileRoots, file);
     } catch (IOException e) {
-      if (refusalLogged.compareAndSet(false, true)) {
+      if (fileRefusalLogged.compareAndSet(false, true)) {
         LOG.warn("Not mapping a file registered by {}, READing it over the carrier: {} (logged once per connection)",
             connection.peer(), e.getMessage());
       } else {
