@@ -7,9 +7,10 @@ memoryviews (:meth:`ShmPeer.view`: no copy) or copied out with positional reads
 (:meth:`ShmPeer.positional`). A region the server allocated as a sealed memfd is named by the
 server's ``/proc/<pid>/fd/<n>`` entry: it is opened through it only if the pid is the arena's owner,
 it reaches a regular file of this user whose memfd name carries the arena's token, and its seals
-(``F_GET_SEALS``) include ``F_SEAL_SHRINK``. A region whose file lies outside the arena (a registered file) is
-not mapped: this side trusts no file roots, so it is READ over the connection, as the Java reader
-does with no trusted roots.
+(``F_GET_SEALS``) include ``F_SEAL_SHRINK``; one that is not there (a reader in another pid
+namespace), not this process's to open, or fails a check is READ over the connection. A region
+whose file lies outside the arena (a registered file) is not mapped: this side trusts no file
+roots, so it is READ over the connection, as the Java reader does with no trusted roots.
 
 A view keeps its mapping alive (the mmap is unmapped when the last view of it goes); a view is
 handed out only while the region's revocation slot still holds its key. Not thread safe.
@@ -154,6 +155,7 @@ class ShmPeer:
         self._memfd_prefix = memfd_prefix
         self._slots_fd = slots_fd
         self._mappings: Dict[int, _Mapping] = {}
+        self._memfd_refusal_logged = False
 
     def reaches(self, key: int, timeout: Optional[float] = None) -> bool:
         """Whether region ``key`` is mapped (asking the server where it lives the first time);
@@ -235,15 +237,18 @@ class ShmPeer:
         if not sealed and os.path.dirname(where.path) != self.arena:
             _log.debug("region %x lies in %s, outside the arena: READ over the connection", key, where.path)
             return _Mapping(key, where.slot, where.length, None)
-        try:
-            if sealed:
+        if sealed:
+            try:
                 fd = _open_memfd(where.path, self._owner_pid, self._memfd_prefix)
-            else:
+            except OSError as e:
+                return self._unmapped_memfd(key, where, e)
+        else:
+            try:
                 fd = _open_in_arena(self.arena, where.path)
-        except FileNotFoundError:
-            raise RegionRevokedException(f"the peer's backing file is gone: {where.path}") from None
-        except OSError as e:
-            raise ProtocolException(f"refused the peer's shm region: {e}") from None
+            except FileNotFoundError:
+                raise RegionRevokedException(f"the peer's backing file is gone: {where.path}") from None
+            except OSError as e:
+                raise ProtocolException(f"refused the peer's shm region: {e}") from None
         end = where.file_offset + where.length
         try:
             if os.fstat(fd).st_size < end:
@@ -259,6 +264,22 @@ class ShmPeer:
             os.close(fd)
             raise
         return _Mapping(key, where.slot, where.length, view, where.path, fd, end, sealed)
+
+    def _unmapped_memfd(self, key: int, where: frames.ShmLocation, why: OSError) -> _Mapping:
+        """Region ``key`` whose memfd this process cannot or will not open (not there, as for a reader
+        in another pid namespace; not its to open; not a sealed memfd of the arena), to be READ over
+        the connection, where the server serves its own bytes and answers for a region it revoked.
+        The first refusal of this peer is logged as a warning."""
+        if not self._connection.is_open:
+            raise PeerClosedException(f"the connection closed while region {key & (2**64 - 1):x} was being mapped")
+        reason = f"{where.path}: {why.strerror}" if why.strerror else str(why)
+        if not self._memfd_refusal_logged:
+            self._memfd_refusal_logged = True
+            _log.warning("not mapping a memfd of the server, READing it over the connection: %s"
+                         " (logged once per connection)", reason)
+        else:
+            _log.debug("not mapping a memfd of the server: %s", reason)
+        return _Mapping(key, where.slot, where.length, None)
 
     def close(self) -> None:
         """Forgets every mapping and closes the descriptors; each mapping is unmapped once no view
