@@ -6,6 +6,7 @@ side of the handshake) and the real Java program, here with files the test cuts 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import hmac
 import os
@@ -21,10 +22,11 @@ from typing import Callable, Iterator, List, Tuple
 
 import pytest
 
-from conftest import CALL_SECONDS, serve
+from conftest import CALL_SECONDS, ROWS, serve
 from eventually import DEADLINE, PipeLines
 from sluice.errors import (
     AuthenticationFailedException,
+    PeerClosedException,
     ProtocolException,
     RemoteHandlerException,
     TransportTimeoutException,
@@ -378,7 +380,9 @@ with SluiceFlightClient(sys.argv[1], sys.argv[2], secret=sys.argv[3], timeout=60
 @pytest.mark.parametrize("bodies", ["views", "copies"])
 @pytest.mark.parametrize("cut", ["region", "slots"])
 def test_an_arena_file_cut_short_is_an_exception(java, cut, bodies):
-    with serve(java, "shm", shards=1) as table:
+    # Regions as files, which a process of the user can cut: the reader copies their bodies even
+    # when it was asked for views, and fails with an exception; the slot table is a file always.
+    with serve(java, "shm", shards=1, settings={"sluice.transport.shm.sealed": "false"}) as table:
         child = subprocess.Popen([sys.executable, "-c", CUT_READER, table.location, table.token, table.secret, bodies],
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         try:
@@ -400,6 +404,178 @@ def test_an_arena_file_cut_short_is_an_exception(java, cut, bodies):
             child.stdin.close()
         assert said is not None and said.startswith("raised "), said
         assert ("was cut to 0 bytes" if cut == "region" else "was cut short") in said, said
+
+
+SEALED_READER = """
+import os, sys, zlib
+from sluice.flight import SluiceFlightClient
+
+def checksum(batches):
+    return sum(zlib.crc32(b) for batch in batches for c in batch.columns for b in c.buffers() if b is not None)
+
+def held_memfds():
+    held = []
+    for n in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{n}").startswith("/memfd:sluice-"):
+                held.append(f"/proc/{os.getpid()}/fd/{n}")
+        except OSError:
+            pass  # the listing's own descriptor, gone
+    return held
+
+with SluiceFlightClient(sys.argv[1], sys.argv[2], secret=sys.argv[3], timeout=60) as client:
+    with client.open("t.s00") as reader:
+        batches = reader.read_all()  # views of the server's memory, kept across the cut
+    with open("/proc/self/maps") as maps:
+        viewed = sum("/memfd:sluice-" in line for line in maps)
+    before = checksum(batches)
+    rows = sum(b.num_rows for b in batches)
+    print("viewing", client.decision.data_path, rows, viewed > 0, *held_memfds(), flush=True)
+    sys.stdin.readline()  # the test tries to cut the regions
+    print("read", checksum(batches) == before, flush=True)
+"""
+
+
+def _sealed_memfds(pid: int) -> List[str]:
+    paths = []
+    for n in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{n}").startswith("/memfd:sluice-"):
+                paths.append(f"/proc/{pid}/fd/{n}")
+        except OSError:
+            pass
+    return paths
+
+
+def test_a_sealed_region_cannot_be_cut_under_a_view(java):
+    # Regions are sealed memfds: the same user reopening one, through the reader's descriptor or the
+    # server's, cannot shorten it (EPERM), and the views the reader holds keep their bytes.
+    with serve(java, "shm", shards=1) as table:
+        child = subprocess.Popen([sys.executable, "-c", SEALED_READER, table.location, table.token, table.secret],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            lines = PipeLines(child.stdout, "the reader child")
+            words = (lines.next_line("the reader child to view its shard", 120) or "").split()
+            assert words[:4] == ["viewing", "shm", "16", "True"], f"the child said {words}"
+            paths = words[4:] + _sealed_memfds(table.program.process.pid)
+            assert words[4:], "the reader holds no sealed memfd of the server"
+            for path in paths:
+                with pytest.raises(PermissionError):
+                    os.truncate(path, 0)
+                fd = os.open(path, os.O_RDWR)
+                try:
+                    assert fcntl.fcntl(fd, fcntl.F_GET_SEALS) & fcntl.F_SEAL_SHRINK
+                    with pytest.raises(PermissionError):
+                        os.ftruncate(fd, 1)
+                finally:
+                    os.close(fd)
+            child.stdin.write("cut\n")
+            child.stdin.flush()
+            said = lines.next_line("the reader child to read its views again", 120)
+            assert child.wait(timeout=DEADLINE) == 0, f"the reader child ended with {child.returncode} after {said!r}"
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait(timeout=DEADLINE)
+            child.stdin.close()
+        assert said == "read True", said
+
+
+class _NamingServer:
+    """The server's side of the shm OPEN, answering each key with the path the test names for it."""
+
+    def __init__(self, paths):
+        self.paths = paths
+        self.open = True
+
+    def control(self, service, payload, timeout=None):
+        path = self.paths[struct.unpack(">bq", payload)[1]].encode()
+        return struct.pack(">H", len(path)) + path + struct.pack(">qqi", 0, 4096, 0)
+
+    @property
+    def is_open(self):
+        return self.open
+
+
+def test_a_memfd_is_mapped_only_if_sealed_and_the_arenas_else_read_over_the_connection(tmp_path, caplog):
+    # A memfd the reader cannot open or will not trust is never mapped: its region is READ over the
+    # connection, where the server serves its own bytes and answers for a region it revoked.
+    token = bytes(range(16))
+    prefix = shm.memfd_name_prefix(token)
+    pid = os.getpid()
+    arena = tmp_path / f"sluice-{pid}-{token.hex()}"
+    arena.mkdir(mode=0o700)
+    (arena / shm.SLOTS_FILE).write_bytes(bytes(shm.SLOTS * 8))
+    (arena / shm.SLOTS_FILE).chmod(0o600)
+    loose = os.memfd_create(prefix + "region-0", os.MFD_ALLOW_SEALING)
+    sealed = os.memfd_create(prefix + "region-1", os.MFD_ALLOW_SEALING)
+    other = os.memfd_create("sluice-" + bytes(16).hex() + "-region-0", os.MFD_ALLOW_SEALING)
+    peer = None
+    try:
+        os.ftruncate(loose, 4096)
+        for fd in (sealed, other):
+            os.ftruncate(fd, 4096)
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+        opened = shm._open_memfd(f"/proc/{pid}/fd/{sealed}", pid, prefix)
+        assert os.fstat(opened).st_size == 4096
+        os.close(opened)
+        with pytest.raises(OSError, match="may be shortened"):
+            shm._open_memfd(f"/proc/{pid}/fd/{loose}", pid, prefix)
+        with pytest.raises(OSError, match="not a memfd of the server's arena"):
+            shm._open_memfd(f"/proc/{pid}/fd/{other}", pid, prefix)
+        with pytest.raises(OSError, match="not a descriptor of the arena's owner"):
+            shm._open_memfd(f"/proc/{pid}/fd/{sealed}", pid + 1, prefix)
+
+        server = _NamingServer({
+            1: f"/proc/{pid}/fd/{sealed}",
+            2: f"/proc/{pid}/fd/{loose}",  # not sealed
+            3: f"/proc/{pid}/fd/{other}",  # another arena's
+            4: f"/proc/{pid}/fd/2147483647",  # not there, as to a reader in another pid namespace
+            5: "/proc/1/fd/0",  # not the arena owner's
+            6: f"/proc/{pid}/fd/2147483647",
+        })
+        peer = shm.ShmPeer(server, str(arena), shm._open_in_arena(str(arena), str(arena / shm.SLOTS_FILE)), prefix)
+        with caplog.at_level("DEBUG", logger="sluice.transport._shm"):
+            assert peer.reaches(1) and peer.sealed(1)
+            for key in (2, 3, 4, 5):
+                assert not peer.reaches(key) and not peer.sealed(key), key
+                with pytest.raises(TransportUnavailableException, match="READ it"):
+                    peer.view(key, 0, 16)
+        warned = [r for r in caplog.records if r.levelname == "WARNING"]
+        assert len(warned) == 1 and "may be shortened" in warned[0].getMessage(), [r.getMessage() for r in warned]
+        assert sum("not mapping a memfd" in r.getMessage() for r in caplog.records) == 4
+        server.open = False
+        with pytest.raises(PeerClosedException):
+            peer.reaches(6)  # the connection closed while its memfd was being opened
+    finally:
+        if peer is not None:
+            peer.close()
+        for fd in (loose, sealed, other):
+            os.close(fd)
+
+
+def test_a_reader_that_cannot_open_the_servers_memfds_reads_over_the_connection(java, monkeypatch, caplog):
+    # A reader in another pid namespace than the server's finds nothing at /proc/<server pid>/fd/<n>:
+    # it still reads every row, over the connection.
+    decode = frames.decode_shm_location
+    named = []
+
+    def elsewhere(reply):
+        where = decode(reply)
+        named.append(where.path)
+        return frames.ShmLocation(os.path.dirname(where.path) + "/2147483647", where.file_offset, where.length,
+                                  where.slot)
+
+    monkeypatch.setattr(frames, "decode_shm_location", elsewhere)
+    with serve(java, "shm", shards=1) as table, caplog.at_level("WARNING", logger="sluice.transport._shm"):
+        with open_reader(table.location, "t.s00", table.token, secret=table.secret, timeout=CALL_SECONDS) as reader:
+            assert reader.data_path == "shm"
+            batches = reader.read_all()
+        assert named and all(path.startswith(f"/proc/{table.program.process.pid}/fd/") for path in named), named
+    assert sum(b.num_rows for b in batches) == ROWS
+    assert batches[0].column("id")[0].as_py() == 0
+    warned = [r.getMessage() for r in caplog.records if "not mapping a memfd" in r.getMessage()]
+    assert len(warned) == 1 and "2147483647" in warned[0], warned
 
 
 CUT_COPIER = """

@@ -408,7 +408,7 @@ class DataPlaneTableReader(TableReader):
     def _start_reads(self) -> None:
         while len(self._reading) < self._depth and self._announced:
             f = self._announced[0]
-            if f.length == 0 or self._view_bodies and self._reaches(f.key):
+            if f.length == 0 or self._view_bodies and self._sealed(f.key):
                 self._reading.append(_Body(self._announced.popleft()))
                 continue  # viewed where it lies when its turn comes
             if f.length > self._landing_bytes:
@@ -433,6 +433,12 @@ class DataPlaneTableReader(TableReader):
     def _reaches(self, key: int) -> bool:
         with self._session.shm_lock:
             return self._session.shm.reaches(key, self._timeout)
+
+    def _sealed(self, key: int) -> bool:
+        """Whether region ``key`` is mapped and sealed against shrinking: only such bodies are
+        viewed; a region that is a file may be cut under a view, so its bodies are copied."""
+        with self._session.shm_lock:
+            return self._session.shm.sealed(key, self._timeout)
 
     def _complete(self, body: _Body) -> Optional[memoryview]:
         """Waits for the body's READ (or takes its view), checks its CRC32C; the next pull

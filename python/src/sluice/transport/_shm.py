@@ -4,9 +4,13 @@ trusted only if it is a folder of this OS user with mode 0700 reached without li
 ``token`` file with that token and a ``slots`` revocation table. Each key's backing file is then
 opened and mapped once (read-only, ``mmap``), and its bytes are handed out as read-only
 memoryviews (:meth:`ShmPeer.view`: no copy) or copied out with positional reads
-(:meth:`ShmPeer.positional`). A region whose file lies outside the arena (a registered file) is
-not mapped: this side trusts no file roots, so it is READ over the connection, as the Java reader
-does with no trusted roots.
+(:meth:`ShmPeer.positional`). A region the server allocated as a sealed memfd is named by the
+server's ``/proc/<pid>/fd/<n>`` entry: it is opened through it only if the pid is the arena's owner,
+it reaches a regular file of this user whose memfd name carries the arena's token, and its seals
+(``F_GET_SEALS``) include ``F_SEAL_SHRINK``; one that is not there (a reader in another pid
+namespace), not this process's to open, or fails a check is READ over the connection. A region
+whose file lies outside the arena (a registered file) is not mapped: this side trusts no file
+roots, so it is READ over the connection, as the Java reader does with no trusted roots.
 
 A view keeps its mapping alive (the mmap is unmapped when the last view of it goes); a view is
 handed out only while the region's revocation slot still holds its key. Not thread safe.
@@ -17,17 +21,18 @@ that kills the process. So this module never reads a mapping itself: the slots t
 region's file (a short read raises :class:`RegionTruncatedException`), and each region keeps its
 file's descriptor, whose size (``os.fstat``) must still cover the region every time a view is
 handed out or a copy begins. A view already handed to the application reads the mapping directly,
-so a truncation after that check still faults there, in the reader's checksum of the body or in
-the application: only memory the server seals against shrinking closes that, which is the
-protocol's to add, not this reader's. A reader that must survive such a truncation copies
-(``DataPlaneOptions(zero_copy=False)``).
+where a truncation after that check would fault; so views are handed out only of sealed memfds,
+which no process can shrink (:meth:`ShmPeer.sealed`), and the Flight reader copies bodies of
+regions that are files even with ``zero_copy`` on.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import mmap
 import os
+import re
 import stat
 import struct
 import sys
@@ -53,6 +58,39 @@ SLOTS = 1 << 17
 TOKEN_FILE = "token"
 SLOTS_FILE = "slots"
 _SLOT = struct.Struct("<q" if sys.byteorder == "little" else ">q")  # the owner writes native order
+_PROC_FD = re.compile(r"/proc/(\d+)/fd/(\d+)")
+_ARENA = re.compile(r"sluice-(\d+)-[0-9a-f]+")
+
+
+def memfd_name_prefix(token: bytes) -> str:
+    """What the names of an arena's memfds start with (ShmArena.memfdNamePrefix)."""
+    return "sluice-" + token.hex() + "-"
+
+
+def _open_memfd(path: str, owner_pid: int, name_prefix: str) -> int:
+    """Opens the memfd a server names as ``/proc/<pid>/fd/<n>`` (ShmFiles.openMemfd): the pid must be
+    the arena owner's, what it reaches a regular file of this user named ``memfd:<name_prefix>...``,
+    sealed with F_SEAL_SHRINK. Raises OSError naming what is wrong."""
+    m = _PROC_FD.fullmatch(path)
+    if m is None or int(m.group(1)) != owner_pid:
+        raise OSError(f"{path} is not a descriptor of the arena's owner, process {owner_pid}")
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        if st.st_uid != os.getuid():
+            raise OSError(f"{path} belongs to user {st.st_uid}, not to this process's user {os.getuid()}")
+        name = os.readlink(f"/proc/self/fd/{fd}")
+        if not name.startswith("/memfd:" + name_prefix):
+            raise OSError(f"{path} reaches {name}, not a memfd of the server's arena")
+        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        if not seals & fcntl.F_SEAL_SHRINK:
+            raise OSError(f"{path} is a memfd that may be shortened (seals {seals:#x})")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _check_arena(directory: str) -> None:
@@ -102,22 +140,32 @@ class _Mapping:
     path: str = ""
     fd: int = -1
     end: int = 0  # where the region ends in its file
+    sealed: bool = False  # a memfd that no process can shorten
 
 
 class ShmPeer:
     """The server's arena as this process sees it; made by :func:`attach`. Holds descriptors
     (the slots table's, each mapped region's) until :meth:`close`."""
 
-    def __init__(self, connection: Connection, arena: str, slots_fd: int) -> None:
+    def __init__(self, connection: Connection, arena: str, slots_fd: int, memfd_prefix: str = "") -> None:
         self._connection = connection
         self.arena = arena
+        m = _ARENA.fullmatch(os.path.basename(arena))
+        self._owner_pid = int(m.group(1)) if m else -1
+        self._memfd_prefix = memfd_prefix
         self._slots_fd = slots_fd
         self._mappings: Dict[int, _Mapping] = {}
+        self._memfd_refusal_logged = False
 
     def reaches(self, key: int, timeout: Optional[float] = None) -> bool:
         """Whether region ``key`` is mapped (asking the server where it lives the first time);
         False when it is to be READ over the connection."""
         return self._mapping(key, timeout).view is not None
+
+    def sealed(self, key: int, timeout: Optional[float] = None) -> bool:
+        """Whether region ``key`` is mapped and is a sealed memfd: views of it cannot be cut short
+        by anyone. False for a file in the arena and for a region READ over the connection."""
+        return self._mapping(key, timeout).sealed
 
     def view(self, key: int, offset: int, length: int, timeout: Optional[float] = None) -> memoryview:
         """A read-only view of ``length`` bytes of region ``key`` from ``offset``; it keeps the
@@ -185,15 +233,22 @@ class ShmPeer:
             return _Mapping(key, 0, 0, None)
         if where.slot >= SLOTS or where.length > 0x7FFFFFFF:
             raise ProtocolException("shm REGION out of range")
-        if os.path.dirname(where.path) != self.arena:
+        sealed = _PROC_FD.fullmatch(where.path) is not None
+        if not sealed and os.path.dirname(where.path) != self.arena:
             _log.debug("region %x lies in %s, outside the arena: READ over the connection", key, where.path)
             return _Mapping(key, where.slot, where.length, None)
-        try:
-            fd = _open_in_arena(self.arena, where.path)
-        except FileNotFoundError:
-            raise RegionRevokedException(f"the peer's backing file is gone: {where.path}") from None
-        except OSError as e:
-            raise ProtocolException(f"refused the peer's shm region: {e}") from None
+        if sealed:
+            try:
+                fd = _open_memfd(where.path, self._owner_pid, self._memfd_prefix)
+            except OSError as e:
+                return self._unmapped_memfd(key, where, e)
+        else:
+            try:
+                fd = _open_in_arena(self.arena, where.path)
+            except FileNotFoundError:
+                raise RegionRevokedException(f"the peer's backing file is gone: {where.path}") from None
+            except OSError as e:
+                raise ProtocolException(f"refused the peer's shm region: {e}") from None
         end = where.file_offset + where.length
         try:
             if os.fstat(fd).st_size < end:
@@ -208,7 +263,23 @@ class ShmPeer:
         except BaseException:
             os.close(fd)
             raise
-        return _Mapping(key, where.slot, where.length, view, where.path, fd, end)
+        return _Mapping(key, where.slot, where.length, view, where.path, fd, end, sealed)
+
+    def _unmapped_memfd(self, key: int, where: frames.ShmLocation, why: OSError) -> _Mapping:
+        """Region ``key`` whose memfd this process cannot or will not open (not there, as for a reader
+        in another pid namespace; not its to open; not a sealed memfd of the arena), to be READ over
+        the connection, where the server serves its own bytes and answers for a region it revoked.
+        The first refusal of this peer is logged as a warning."""
+        if not self._connection.is_open:
+            raise PeerClosedException(f"the connection closed while region {key & (2**64 - 1):x} was being mapped")
+        reason = f"{where.path}: {why.strerror}" if why.strerror else str(why)
+        if not self._memfd_refusal_logged:
+            self._memfd_refusal_logged = True
+            _log.warning("not mapping a memfd of the server, READing it over the connection: %s"
+                         " (logged once per connection)", reason)
+        else:
+            _log.debug("not mapping a memfd of the server: %s", reason)
+        return _Mapping(key, where.slot, where.length, None)
 
     def close(self) -> None:
         """Forgets every mapping and closes the descriptors; each mapping is unmapped once no view
@@ -302,4 +373,4 @@ def attach(connection: Connection, timeout: Optional[float] = None) -> Tuple[Opt
             return None, f"the server's slot table in {info.directory} has the wrong size"
     except (OSError, ValueError) as e:
         return None, f"the server's shm arena is not this process's to trust: {e}"
-    return ShmPeer(connection, info.directory, slots), ""
+    return ShmPeer(connection, info.directory, slots, memfd_name_prefix(info.token)), ""

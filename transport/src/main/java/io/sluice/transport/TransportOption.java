@@ -34,6 +34,7 @@ public enum TransportOption {
   DATA_ENCRYPTED_AT_REST(TransportKeys.DATA_ENCRYPTED_AT_REST),
   SHM_DIR(TransportKeys.SHM_DIR),
   SHM_ENABLED(TransportKeys.SHM_ENABLED),
+  SHM_SEALED(TransportKeys.SHM_SEALED),
   SHM_TRUSTED_FILE_ROOTS(TransportKeys.SHM_TRUSTED_FILE_ROOTS);
 
   private final ConfigKey<?> declaration;

@@ -34,7 +34,8 @@ final class AllocationBench implements AutoCloseable {
   double reservedGigabytesPerSecond(int block, Duration warmup, Duration measure) throws IOException {
     return loop(block, warmup, measure, source -> {
       ShmArena.Allocation a = arena.allocate(block);
-      fillAndFree(a.buffer(), source, a.file());
+      fill(a.buffer(), source);
+      arena.discard(a);
     });
   }
 
@@ -49,7 +50,8 @@ final class AllocationBench implements AutoCloseable {
         ch.write(ByteBuffer.allocate(1), block - 1L);
         mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, block);
       }
-      fillAndFree(mapped, source, file);
+      fill(mapped, source);
+      Files.delete(file);
     });
   }
 
@@ -74,10 +76,10 @@ final class AllocationBench implements AutoCloseable {
     return bytes / (double) (System.nanoTime() - start);
   }
 
-  private static void fillAndFree(MappedByteBuffer mapped, ByteBuffer source, Path file) throws IOException {
+  /** Fills the mapping and unmaps it. */
+  private static void fill(MappedByteBuffer mapped, ByteBuffer source) {
     mapped.put(source.duplicate().clear());
     DirectMemory.free(mapped);
-    Files.delete(file);
   }
 
   @Override

@@ -20,6 +20,7 @@ public record Settings(
     int handlerThreads,
     Path shmDir,
     boolean shmEnabled,
+    boolean shmSealed,
     List<Path> shmTrustedFileRoots,
     int ioThreads,
     int maxConnections,
@@ -45,6 +46,7 @@ public record Settings(
         c.value(TransportKeys.HANDLER_THREADS),
         Path.of(c.value(TransportKeys.SHM_DIR)),
         c.value(TransportKeys.SHM_ENABLED),
+        c.value(TransportKeys.SHM_SEALED),
         c.value(TransportKeys.SHM_TRUSTED_FILE_ROOTS),
         c.value(TransportKeys.IO_THREADS),
         c.value(TransportKeys.MAX_CONNECTIONS),
@@ -69,7 +71,7 @@ public record Settings(
     return "Settings[secret=<hidden>, bindHost=" + bindHost + ", advertiseHost=" + advertiseHost + ", port=" + port
         + ", connectTimeoutNanos=" + connectTimeoutNanos + ", ioTimeoutNanos=" + ioTimeoutNanos + ", maxMessageBytes="
         + maxMessageBytes + ", maxQueuedRequestBytes=" + maxQueuedRequestBytes + ", maxRequestsInFlight=" + maxRequestsInFlight + ", handlerThreads=" + handlerThreads
-        + ", shmDir=" + shmDir + ", shmEnabled=" + shmEnabled + ", shmTrustedFileRoots=" + shmTrustedFileRoots
+        + ", shmDir=" + shmDir + ", shmEnabled=" + shmEnabled + ", shmSealed=" + shmSealed + ", shmTrustedFileRoots=" + shmTrustedFileRoots
         + ", ioThreads=" + ioThreads + ", maxConnections=" + maxConnections + ", idleTimeoutNanos=" + idleTimeoutNanos
         + ", handshakeTimeoutNanos="
         + handshakeTimeoutNanos + ", maxUnauthenticated=" + maxUnauthenticated + ", maxUnauthenticatedPerAddress="

@@ -92,6 +92,9 @@ public final class TransportKeys {
       Parsers.string());
   public static final ConfigKey<Boolean> SHM_ENABLED = ConfigKey.of(PREFIX + "shm.enabled", "true",
       "With provider auto: read same-host peers through shared memory.", Parsers.bool());
+  public static final ConfigKey<Boolean> SHM_SEALED = ConfigKey.of(PREFIX + "shm.sealed", "true",
+      "Allocated shm regions are sealed memfds, which no process can shorten under a reader, where libsluice-shm.so"
+          + " loads and the kernel makes them; false, or where not: files in shm.dir.", Parsers.bool());
   public static final ConfigKey<List<Path>> SHM_TRUSTED_FILE_ROOTS = ConfigKey.of(PREFIX + "shm.trustedFileRoots",
       "", "Folders (comma-separated) below which peers' registered files are mapped too: a file is mapped only if it"
           + " is a regular file of this user, reached without links through folders of this user that nobody else"
@@ -101,7 +104,7 @@ public final class TransportKeys {
   private static final List<ConfigKey<?>> ALL = List.of(PROVIDER, SECRET, BIND_HOST, ADVERTISE_HOST, PORT,
       CONNECT_TIMEOUT_MS, IO_TIMEOUT_MS, MAX_MESSAGE_BYTES, MAX_QUEUED_REQUEST_BYTES, MAX_REQUESTS_IN_FLIGHT, HANDLER_THREADS, IO_THREADS,
       MAX_CONNECTIONS, IDLE_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS, MAX_UNAUTHENTICATED, MAX_UNAUTHENTICATED_PER_ADDRESS, ENCRYPTION,
-      ENCRYPTION_ENGINE, DATA_ENCRYPTED_AT_REST, SHM_DIR, SHM_ENABLED, SHM_TRUSTED_FILE_ROOTS);
+      ENCRYPTION_ENGINE, DATA_ENCRYPTED_AT_REST, SHM_DIR, SHM_ENABLED, SHM_SEALED, SHM_TRUSTED_FILE_ROOTS);
 
   private TransportKeys() {}
 

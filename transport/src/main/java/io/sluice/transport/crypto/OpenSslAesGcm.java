@@ -1,12 +1,7 @@
 package io.sluice.transport.crypto;
 
-import java.io.IOException;
-import java.io.InputStream;
+import io.sluice.transport.natives.NativeLibraries;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.util.Locale;
 import java.util.Optional;
 import javax.crypto.AEADBadTagException;
 
@@ -280,49 +275,15 @@ public final class OpenSslAesGcm extends AesGcm {
     static final String CAUSE = load();
 
     private static String load() {
+      Optional<String> missing = NativeLibraries.load("libsluice-crypto.so", LIBRARY_PROPERTY);
+      if (missing.isPresent()) {
+        return missing.get();
+      }
       try {
-        String path = System.getProperty(LIBRARY_PROPERTY);
-        if (path != null && !path.isEmpty()) {
-          System.load(Path.of(path).toAbsolutePath().toString());
-        } else {
-          Optional<String> missing = loadFromJar();
-          if (missing.isPresent()) {
-            return missing.get();
-          }
-        }
         return bind();
-      } catch (IOException | LinkageError | SecurityException e) {
-        return "cannot load libsluice-crypto.so: " + e;
+      } catch (LinkageError e) {
+        return "cannot bind libsluice-crypto.so: " + e;
       }
-    }
-
-    private static Optional<String> loadFromJar() throws IOException {
-      String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
-      String arch = System.getProperty("os.arch", "");
-      String platform;
-      if (!os.startsWith("linux")) {
-        return Optional.of("libsluice-crypto is built for Linux only, not " + os);
-      } else if (arch.equals("amd64") || arch.equals("x86_64")) {
-        platform = "linux-x86_64";
-      } else if (arch.equals("aarch64")) {
-        platform = "linux-aarch64";
-      } else {
-        return Optional.of("libsluice-crypto is not built for " + arch);
-      }
-      String resource = "/native/" + platform + "/libsluice-crypto.so";
-      try (InputStream in = OpenSslAesGcm.class.getResourceAsStream(resource)) {
-        if (in == null) {
-          return Optional.of("this build carries no " + resource + " (built without gcc or JNI headers)");
-        }
-        Path dir = Files.createTempDirectory("sluice-crypto");
-        Path file = dir.resolve("libsluice-crypto.so");
-        Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
-        System.load(file.toString());
-        // Loaded libraries stay mapped; the file's name is no longer needed.
-        Files.deleteIfExists(file);
-        Files.deleteIfExists(dir);
-      }
-      return Optional.empty();
     }
   }
 

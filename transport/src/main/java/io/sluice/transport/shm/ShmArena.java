@@ -43,7 +43,9 @@ import org.slf4j.LoggerFactory;
  * This process's shared-memory area: a folder {@code sluice-<pid>-<node>} under the shm
  * directory holding one file per allocated region, a {@code token} file that lets a peer prove it
  * sees the same folder, an {@code owner} file locked by this process for the arena's life, and a
- * {@code slots} file: the revocation table. Each registered region
+ * {@code slots} file: the revocation table. Where {@link SealedMemory} is available (and the
+ * transport does not ask for files), a region is a sealed memfd instead of a file: readers reopen
+ * it through {@code /proc/<pid>/fd/<n>}, and no process can cut it short under their mappings. Each registered region
  * (allocated or file-backed) owns one 8-byte slot holding its key while it is open and 0 once it
  * is revoked; same-host readers check the slot before and after each copy, so revocation takes
  * effect at once without any work by this process per READ.
@@ -68,8 +70,17 @@ public final class ShmArena implements AutoCloseable {
   /** Entries the clean-up looks at in the shm directory, and in one stale arena (its files and a few more). */
   static final int MAX_RECLAIM_ENTRIES = SLOTS + 16;
 
-  /** An allocated region's file and mapping. */
-  public record Allocation(Path file, MappedByteBuffer buffer) {}
+  /**
+   * An allocated region: the path a reader opens ({@code /proc/<pid>/fd/<n>} of a sealed memfd, or
+   * a file in the folder), its mapping, and the memfd's descriptor in this process ({@code -1} for a
+   * file). Given back with {@link #discard}.
+   */
+  public record Allocation(String path, MappedByteBuffer buffer, int memfd) {
+    /** Whether no process can change the region's size. */
+    public boolean sealed() {
+      return memfd >= 0;
+    }
+  }
 
   /** Where an arena lives and the token that proves a reader sees the same folder. */
   public record Info(String directory, byte[] token) {}
@@ -79,6 +90,9 @@ public final class ShmArena implements AutoCloseable {
 
   private final Path dir;
   private final byte[] token;
+  /** The prefix of every memfd's name: the token in hex, which a reader checks through /proc. */
+  private final String memfdName;
+  private final boolean sealed;
   private final MappedByteBuffer slots;
   /** Held for the arena's life: the clean-up of other processes takes it as proof we are alive. */
   private final FileLock ownerLock;
@@ -90,16 +104,30 @@ public final class ShmArena implements AutoCloseable {
   private long nextFile;
 
   private ShmArena(Path dir, byte[] token, MappedByteBuffer slots, FileLock ownerLock,
-      CompletableFuture<Void> reclaimed) {
+      CompletableFuture<Void> reclaimed, boolean sealed) {
     this.reclaimed = reclaimed;
     this.dir = dir;
     this.token = token;
+    this.memfdName = memfdNamePrefix(token);
+    this.sealed = sealed;
     this.slots = slots;
     this.ownerLock = ownerLock;
   }
 
-  /** Opens the arena of node {@code node} under {@code shmDir}, after reclaiming stale ones. */
+  /**
+   * Opens the arena of node {@code node} under {@code shmDir}, after reclaiming stale ones; its
+   * regions are sealed memfds where {@link SealedMemory} is available.
+   */
   public static ShmArena open(Path shmDir, long node) throws TransportException {
+    return open(shmDir, node, true);
+  }
+
+  /**
+   * Opens the arena of node {@code node} under {@code shmDir}, after reclaiming stale ones; with
+   * {@code sealed} its regions are sealed memfds where {@link SealedMemory} is available, files in
+   * the folder otherwise.
+   */
+  public static ShmArena open(Path shmDir, long node, boolean sealed) throws TransportException {
     if (!Files.isDirectory(shmDir) || !Files.isWritable(shmDir)) {
       throw new TransportUnavailableException("shm directory " + shmDir + " is missing or not writable");
     }
@@ -127,7 +155,7 @@ public final class ShmArena implements AutoCloseable {
         slots = ch.map(FileChannel.MapMode.READ_WRITE, 0, (long) SLOTS * 8);
       }
       Files.move(building, dir, StandardCopyOption.ATOMIC_MOVE);
-      return new ShmArena(dir, token, slots, lock, reclaimed);
+      return new ShmArena(dir, token, slots, lock, reclaimed, sealed && SealedMemory.isAvailable());
     } catch (IOException e) {
       if (slots != null) {
         DirectMemory.free(slots);
@@ -157,18 +185,56 @@ public final class ShmArena implements AutoCloseable {
     return dir;
   }
 
+  /** The pid of the process that owns the arena folder {@code dir}, by its name; -1 if it is not an arena's name. */
+  static long ownerPid(Path dir) {
+    Matcher m = FOLDER.matcher(String.valueOf(dir.getFileName()));
+    return m.matches() ? Long.parseLong(m.group(1)) : -1;
+  }
+
+  /** Whether regions are sealed memfds ({@link SealedMemory}) rather than files. */
+  public boolean sealed() {
+    return sealed;
+  }
+
+  /** What the name of each of this arena's memfds starts with: {@code sluice-<token in hex>-}. */
+  static String memfdNamePrefix(byte[] token) {
+    return "sluice-" + HexFormat.of().formatHex(token) + "-";
+  }
+
   /**
-   * Creates a zeroed file of {@code length} bytes and maps it read-write. Every page is written
-   * here, so the file system has given them all (a sparse file would only fail on first touch,
-   * when a full tmpfs turns the write into a fault far from here); it costs one pass of zeros.
+   * Creates a zeroed region of {@code length} bytes and maps it read-write: a sealed memfd, or a
+   * file in the folder (see {@link #sealed()}). Every page is given here (a sparse file would only
+   * fail on first touch, when a full tmpfs turns the write into a fault far from here): the memfd's
+   * by {@code fallocate}, the file's by one pass of zeros.
    *
-   * @throws IOException when the folder cannot hold the region (nothing is left behind)
+   * @throws IOException when the region cannot be had (nothing is left behind)
    */
   public Allocation allocate(int length) throws IOException {
-    Path file;
+    long n;
     synchronized (this) {
-      file = dir.resolve("region-" + (nextFile++));
+      n = nextFile++;
     }
+    return sealed ? allocateSealed(n, length) : allocateFile(dir.resolve("region-" + n), length);
+  }
+
+  /**
+   * A sealed memfd named {@code sluice-<token>-region-<n>}, mapped through this process's own
+   * {@code /proc/self/fd} entry; its descriptor stays open, and named by {@code /proc/<pid>/fd}, for
+   * readers to reopen, until {@link #discard}.
+   */
+  private Allocation allocateSealed(long n, int length) throws IOException {
+    int fd = SealedMemory.create(memfdName + "region-" + n, length);
+    try (FileChannel ch = FileChannel.open(SealedMemory.procPath(ProcessHandle.current().pid(), fd),
+        StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      MappedByteBuffer mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, length);
+      return new Allocation(SealedMemory.procPath(ProcessHandle.current().pid(), fd).toString(), mapped, fd);
+    } catch (IOException | RuntimeException e) {
+      SealedMemory.close(fd);
+      throw e;
+    }
+  }
+
+  private static Allocation allocateFile(Path file, int length) throws IOException {
     try (FileChannel ch = createFile(file)) {
       long at = 0;
       while (at < length) {
@@ -176,10 +242,28 @@ public final class ShmArena implements AutoCloseable {
         zeros.limit((int) Math.min(zeros.capacity(), length - at));
         at += ch.write(zeros, at);
       }
-      return new Allocation(file, ch.map(FileChannel.MapMode.READ_WRITE, 0, length));
+      return new Allocation(file.toString(), ch.map(FileChannel.MapMode.READ_WRITE, 0, length), -1);
     } catch (IOException e) {
       Files.deleteIfExists(file);
       throw e;
+    }
+  }
+
+  /**
+   * Lets go of an allocation's backing once its mapping is freed: closes the memfd's descriptor
+   * (its memory comes back when no reader holds it either) or deletes the file. A reader that
+   * reopens the path after this reaches nothing, or whatever reuses the descriptor's number; its
+   * slot check refuses that, as the key is no longer in the slot.
+   */
+  public void discard(Allocation a) {
+    try {
+      if (a.sealed()) {
+        SealedMemory.close(a.memfd());
+      } else {
+        Files.deleteIfExists(Path.of(a.path()));
+      }
+    } catch (IOException e) {
+      LOG.warn("Could not let go of shm region {}: {}", a.path(), e.getMessage());
     }
   }
 

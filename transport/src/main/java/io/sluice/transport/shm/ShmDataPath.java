@@ -10,7 +10,6 @@ import io.sluice.transport.region.Region;
 import io.sluice.transport.region.RegionTable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -64,13 +63,13 @@ final class ShmDataPath implements DataPath {
       slot = arena.takeSlot(key);
     } catch (TransportException e) {
       DirectMemory.free(a.buffer());
-      deleteQuietly(a.file());
+      arena.discard(a);
       throw e;
     }
-    return new Published(a.buffer(), new Region.ShmLocation(a.file().toString(), 0, slot),
+    return new Published(a.buffer(), new Region.ShmLocation(a.path(), 0, slot),
         () -> arena.revokeSlot(slot), () -> {
           arena.freeSlot(slot);
-          deleteQuietly(a.file());
+          arena.discard(a);
         });
   }
 
@@ -101,14 +100,6 @@ final class ShmDataPath implements DataPath {
       return ByteBuffer.allocateDirect(length);
     } catch (OutOfMemoryError e) {
       throw new TransportException("cannot allocate " + length + " bytes of direct memory: " + e.getMessage(), e);
-    }
-  }
-
-  private static void deleteQuietly(Path file) {
-    try {
-      Files.deleteIfExists(file);
-    } catch (IOException e) {
-      LOG.warn("Could not delete {}: {}", file, e.getMessage());
     }
   }
 

@@ -18,13 +18,17 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * How arena folders and files are created and how a reader opens a peer's: the shm trust model is
  * one OS user, so a reader accepts only a folder of its own user with mode 0700, holding regular
  * files of its own user readable by nobody else, named directly in that folder and opened without
  * following links. Beyond the arena, a reader opens a peer's registered file only below a root it
- * was configured to trust ({@link #openUnderRoot}). A peer that names anything else is refused,
+ * was configured to trust ({@link #openUnderRoot}). A region the peer allocated as a sealed memfd
+ * is reopened through the peer's {@code /proc/<pid>/fd/<n>} entry, named for the peer's arena, and
+ * its seals are checked ({@link #openMemfd}). A peer that names anything else is refused,
  * whatever the file would contain. A reader reads a peer's files with positional reads ({@link
  * #readAt}), never through a mapping of them. Stateless; thread safe.
  */
@@ -35,7 +39,85 @@ final class ShmFiles {
       PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE,
       PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
 
+  private static final Pattern PROC_FD = Pattern.compile("/proc/(\\d+)/fd/(\\d+)");
+
+  /** A peer's memfd opened for reading, and whether its size is sealed ({@code F_SEAL_SHRINK}) as far as this side can tell. */
+  record Opened(FileChannel channel, boolean sealed) {}
+
   private ShmFiles() {}
+
+  /** Whether {@code file} names a descriptor through /proc ({@code /proc/<pid>/fd/<n>}), as sealed regions are named. */
+  static boolean isProcDescriptor(Path file) {
+    return PROC_FD.matcher(file.toString()).matches();
+  }
+
+  /**
+   * Opens the memfd a peer named as {@code /proc/<pid>/fd/<n>}: {@code pid} must be the arena
+   * owner's {@code ownerPid}, and what the path reaches a regular file of this user whose memfd
+   * name starts with {@code namePrefix} (the arena's token, so a descriptor reused by anything
+   * else, or a pid of another namespace, is refused). With {@link SealedMemory} the descriptor is
+   * opened once, its seals must include {@code F_SEAL_SHRINK}, and the channel reopens that very
+   * descriptor; without it the seals cannot be read, and the region counts as not sealed.
+   *
+   * @throws IOException naming what is wrong ({@link NoSuchFileException} if the descriptor is gone)
+   */
+  static Opened openMemfd(Path file, long ownerPid, String namePrefix) throws IOException {
+    Matcher m = PROC_FD.matcher(file.toString());
+    if (!m.matches() || !m.group(1).equals(Long.toString(ownerPid))) {
+      throw new IOException(file + " is not a descriptor of the arena's owner, process " + ownerPid);
+    }
+    String expected = SealedMemory.PROC_NAME_PREFIX + namePrefix;
+    if (!SealedMemory.isAvailable()) {
+      PosixFileAttributes before = checkMemfd(file, expected);
+      FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
+      try {
+        if (!before.fileKey().equals(checkMemfd(file, expected).fileKey())) {
+          throw new IOException(file + " was replaced while it was opened");
+        }
+        return new Opened(ch, false);
+      } catch (IOException | RuntimeException e) {
+        ch.close();
+        throw e;
+      }
+    }
+    int fd;
+    try {
+      fd = SealedMemory.openForReading(file);
+    } catch (IOException e) {
+      if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+        throw new NoSuchFileException(file.toString());
+      }
+      throw e;
+    }
+    try {
+      Path mine = SealedMemory.procPath(ProcessHandle.current().pid(), fd);
+      checkMemfd(mine, expected);
+      int seals = SealedMemory.seals(fd);
+      if ((seals & SealedMemory.F_SEAL_SHRINK) == 0) {
+        throw new IOException(file + " is a memfd that may be shortened (seals " + Integer.toHexString(seals) + ")");
+      }
+      return new Opened(FileChannel.open(mine, StandardOpenOption.READ), true);
+    } finally {
+      SealedMemory.close(fd);
+    }
+  }
+
+  /** Checks that the /proc entry {@code fd} reaches a regular file of this user whose name starts with {@code expected}; returns its attributes. */
+  private static PosixFileAttributes checkMemfd(Path fd, String expected) throws IOException {
+    String target = Files.readSymbolicLink(fd).toString();
+    if (!target.startsWith(expected)) {
+      throw new IOException(fd + " reaches " + target + ", not a memfd of the peer's arena");
+    }
+    PosixFileAttributes a = Files.readAttributes(fd, PosixFileAttributes.class);
+    if (!a.isRegularFile()) {
+      throw new IOException(fd + " is not a regular file");
+    }
+    int owner = (Integer) Files.getAttribute(fd, "unix:uid");
+    if (owner != currentUid()) {
+      throw new IOException(fd + " belongs to user " + owner + ", not to this process's user " + currentUid());
+    }
+    return a;
+  }
 
   static FileAttribute<Set<PosixFilePermission>> folderMode() {
     return PosixFilePermissions.asFileAttribute(FOLDER_MODE);

@@ -27,13 +27,16 @@ final class ShmMapping {
   private final long length;
   private final int slot;
   private final long key;
+  /** Whether the backing memfd's size is sealed: no process can shorten it, so neither reads nor views can fault. */
+  private final boolean sealed;
   /** Holders; -1 once unmapped. */
   private final AtomicInteger users = new AtomicInteger();
   private volatile boolean dropped;
 
   ShmMapping(ByteBuffer bytes, FileChannel file, String path, NodeAddress peer, long fileOffset, long length, int slot,
-      long key) {
+      long key, boolean sealed) {
     this.bytes = bytes;
+    this.sealed = sealed;
     this.file = file;
     this.path = path;
     this.peer = peer;
@@ -55,7 +58,14 @@ final class ShmMapping {
     return key;
   }
 
-  /** A view of the mapped bytes; valid only while acquired. Touching them faults if the file is shortened. */
+  boolean sealed() {
+    return sealed;
+  }
+
+  /**
+   * A view of the mapped bytes; valid only while acquired. Touching them faults if the file is
+   * shortened, which a sealed memfd cannot be.
+   */
   ByteBuffer bytes() {
     return bytes.duplicate();
   }
@@ -68,6 +78,9 @@ final class ShmMapping {
    * @throws IOException if its size cannot be read (the file was closed: see {@link #isReadable})
    */
   void checkCovers(long offset, long count) throws IOException {
+    if (sealed) {
+      return; // its size was checked when it was mapped and cannot change
+    }
     long size = ShmFiles.sizeOf(file);
     if (size < fileOffset + length) {
       throw truncated(offset, count, size);

@@ -19,6 +19,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -46,31 +47,42 @@ import org.slf4j.LoggerFactory;
  * files, and a read of a mapping past its file's end faults (the JVM reports it as an {@code
  * InternalError}, late), where a positional read ends early and fails the READ with a {@link
  * RegionTruncatedException}. The revocation slots are read from the table's file the same way.
- * Only a view's {@link RemoteView#buffer()} is the mapping, touched by the view's user.
+ * Only a view's {@link RemoteView#buffer()} is the mapping, touched by the view's user: safe when
+ * the region is a sealed memfd (the peer's allocations where its kernel and library allow: no
+ * process can shorten it), exposed to such a cut when it is a file.
  *
  * <p>A file in the peer's arena is mapped only as {@link ShmFiles#openInArena} allows (a peer
  * that names anything else there fails the READ); a registered file elsewhere only as {@link
- * ShmFiles#openUnderRoot} allows below this side's trusted roots, and is otherwise READ over the
- * carrier, where the peer serves its own mapping. Mappings of revoked regions are released by
- * {@link #sweep()} (run by the transport's timer) and all of them when the connection closes
- * ({@link #close()}). Thread safe.
+ * ShmFiles#openUnderRoot} allows below this side's trusted roots, and a sealed memfd only as {@link
+ * ShmFiles#openMemfd} allows; a registered file or memfd refused so is READ over the carrier, where
+ * the peer serves its own mapping. Mappings of revoked regions are released by {@link #sweep()}
+ * (run by the transport's timer) and all of them when the connection closes ({@link #close()}).
+ * Thread safe.
  */
 public final class ShmPeer implements PeerPath {
   private static final Logger LOG = LoggerFactory.getLogger(ShmPeer.class);
 
   private final CarrierConnection connection;
   private final Path arena;
+  /** The arena owner's pid, whose /proc descriptors name its sealed regions. */
+  private final long ownerPid;
+  /** What the names of the arena's memfds start with (its token). */
+  private final String memfdNamePrefix;
   private final List<Path> trustedFileRoots;
   /** The revocation table's file, read at each check; opened again if an interrupt closed it. */
   private volatile FileChannel slots;
   /** Per key: its mapping, or empty when the peer serves it over the carrier only. */
   private final Map<Long, CompletableFuture<Optional<ShmMapping>>> mappings = new ConcurrentHashMap<>();
-  private final AtomicBoolean refusalLogged = new AtomicBoolean();
+  private final AtomicBoolean fileRefusalLogged = new AtomicBoolean();
+  private final AtomicBoolean memfdRefusalLogged = new AtomicBoolean();
   private volatile boolean closed;
 
-  private ShmPeer(CarrierConnection connection, Path arena, List<Path> trustedFileRoots, FileChannel slots) {
+  private ShmPeer(CarrierConnection connection, Path arena, String memfdNamePrefix, List<Path> trustedFileRoots,
+      FileChannel slots) {
     this.connection = connection;
     this.arena = arena;
+    this.ownerPid = ShmArena.ownerPid(arena);
+    this.memfdNamePrefix = memfdNamePrefix;
     this.trustedFileRoots = List.copyOf(trustedFileRoots);
     this.slots = slots;
   }
@@ -115,7 +127,8 @@ public final class ShmPeer implements PeerPath {
         slots.close();
         return Optional.empty();
       }
-      return Optional.of(new ShmPeer(connection, dir, trustedFileRoots, slots));
+      return Optional.of(new ShmPeer(connection, dir, ShmArena.memfdNamePrefix(info.token()), trustedFileRoots,
+          slots));
     } catch (IOException | InvalidPathException | SecurityException e) {
       return Optional.empty(); // another host, or not ours to trust: READs stay on the carrier
     }
@@ -299,9 +312,12 @@ public final class ShmPeer implements PeerPath {
     } catch (InvalidPathException e) {
       throw new ProtocolException("refused the peer's shm region: " + e.getMessage());
     }
+    if (ShmFiles.isProcDescriptor(file)) {
+      return mapSealed(file, region, key);
+    }
     if (!arena.equals(file.getParent())) {
       Optional<FileChannel> registered = openRegisteredFile(file);
-      return registered.isEmpty() ? Optional.empty() : Optional.of(mapOpened(registered.get(), region, key));
+      return registered.isEmpty() ? Optional.empty() : Optional.of(mapOpened(registered.get(), region, key, false));
     }
     FileChannel ch;
     try {
@@ -314,7 +330,45 @@ public final class ShmPeer implements PeerPath {
     } catch (IOException e) {
       throw new ProtocolException("refused the peer's shm region: " + e.getMessage());
     }
-    return Optional.of(mapOpened(ch, region, key));
+    return Optional.of(mapOpened(ch, region, key, false));
+  }
+
+  /**
+   * Maps a region the peer allocated as a sealed memfd, which it names by its {@code /proc/<pid>/fd/<n>}
+   * entry, if {@link ShmFiles#openMemfd} allows; empty (READs of it go over the carrier) when the
+   * entry is not there or not this side's to open (a reader in another pid namespace, or one that may
+   * not read the peer's descriptors), or is not a memfd of the arena sealed against shrinking. The
+   * carrier loses nothing: the peer serves its own bytes, and answers a READ of a region it revoked
+   * as revoked. The first such refusal is logged.
+   */
+  private Optional<ShmMapping> mapSealed(Path file, ShmArena.Location region, long key) throws TransportException {
+    ShmFiles.Opened opened;
+    try {
+      opened = ShmFiles.openMemfd(file, ownerPid, memfdNamePrefix);
+    } catch (IOException e) {
+      if (!connection.isOpen()) {
+        throw new PeerClosedException("connection to " + connection.peer() + " closed while mapping a region");
+      }
+      if (memfdRefusalLogged.compareAndSet(false, true)) {
+        LOG.warn("Not mapping a memfd of {}, READing it over the carrier: {} (logged once per connection)",
+            connection.peer(), describe(e));
+      } else {
+        LOG.debug("Not mapping a memfd of {}: {}", connection.peer(), describe(e));
+      }
+      return Optional.empty();
+    }
+    return Optional.of(mapOpened(opened.channel(), region, key, opened.sealed()));
+  }
+
+  /** What went wrong opening a peer's file: the JDK's file exceptions name the file, not the failure. */
+  private static String describe(IOException e) {
+    if (e instanceof NoSuchFileException) {
+      return e.getMessage() + " is not there";
+    }
+    if (e instanceof AccessDeniedException) {
+      return e.getMessage() + " may not be opened by this process";
+    }
+    return e.getMessage();
   }
 
   /**
@@ -327,7 +381,7 @@ public final class ShmPeer implements PeerPath {
     try {
       return ShmFiles.openUnderRoot(trustedFileRoots, file);
     } catch (IOException e) {
-      if (refusalLogged.compareAndSet(false, true)) {
+      if (fileRefusalLogged.compareAndSet(false, true)) {
         LOG.warn("Not mapping a file registered by {}, READing it over the carrier: {} (logged once per connection)",
             connection.peer(), e.getMessage());
       } else {
@@ -337,8 +391,9 @@ public final class ShmPeer implements PeerPath {
     }
   }
 
-  /** Maps the opened file's region, which the file must cover now. */
-  private ShmMapping mapOpened(FileChannel ch, ShmArena.Location region, long key) throws TransportException {
+  /** Maps the opened file's region, which the file must cover now; {@code sealed}: its size cannot change. */
+  private ShmMapping mapOpened(FileChannel ch, ShmArena.Location region, long key, boolean sealed)
+      throws TransportException {
     try {
       long size = ShmFiles.sizeOf(ch);
       if (size < region.fileOffset() + region.length()) {
@@ -347,7 +402,7 @@ public final class ShmPeer implements PeerPath {
       }
       ByteBuffer bytes = ch.map(FileChannel.MapMode.READ_ONLY, region.fileOffset(), region.length());
       return new ShmMapping(bytes, ch, region.path(), connection.peer(), region.fileOffset(), region.length(),
-          region.slot(), key);
+          region.slot(), key, sealed);
     } catch (RegionTruncatedException e) {
       closeQuietly(ch);
       throw e;

@@ -762,7 +762,7 @@ class HandshakeAttackTest {
     String keys = server.keys() + " " + server.keys().sessionKeys();
     assertFalse(keys.contains(java.util.HexFormat.of().formatHex(server.keys().clientToServerSecret())), keys);
     assertFalse(ScriptedServer.IDENTITY.toString().contains("PrivateKey"));
-    Settings s = new Settings(SECRET, "127.0.0.1", "", 0, 1, 1, 1, 1, 1, 1, java.nio.file.Path.of("/tmp"), false,
+    Settings s = new Settings(SECRET, "127.0.0.1", "", 0, 1, 1, 1, 1, 1, 1, java.nio.file.Path.of("/tmp"), false, false,
         List.of(), 1, 1, 1, 1, 1, 1, false, "auto");
     assertFalse(s.toString().contains(SECRET), "Settings.toString() shows the secret: " + s);
   }

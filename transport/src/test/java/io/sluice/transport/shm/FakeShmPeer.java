@@ -6,6 +6,7 @@ import io.sluice.transport.ProtocolException;
 import io.sluice.transport.RemoteDescriptor;
 import io.sluice.transport.TransportHarness;
 import io.sluice.transport.TransportTestSupport;
+import io.sluice.transport.wire.ErrorCode;
 import io.sluice.transport.wire.FrameType;
 import io.sluice.transport.wire.Frames;
 import io.sluice.transport.wire.RawFrameSocket;
@@ -13,18 +14,22 @@ import io.sluice.transport.wire.ScriptedServer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.Random;
 
 /**
- * A same-host peer played by a script: a fake arena as a real one would publish it (token,
+ * A same-host peer played by a script: a fake arena as a real one of this process would publish
+ * it (named for this pid, so its {@code /proc/<pid>/fd} entries count as the owner's; token,
  * revocation slots with {@link #KEY} live in slot 0, one region file {@code region-0} holding
  * {@link #content()}), and a server that offers the arena, answers every shm OPEN with the
- * location it is given and every READ frame with {@link #carrierBytes()}, so a test tells from
- * the bytes which way a READ went.
+ * location it is given and every READ frame with {@link #carrierBytes()} (an ERROR of
+ * REGION_REVOKED once {@link #revoke()} ran), so a test tells from the bytes which way a READ went.
  */
 final class FakeShmPeer {
   static final long KEY = 0x1234_5678_9abcL;
@@ -35,11 +40,15 @@ final class FakeShmPeer {
   private final byte[] token;
   private final byte[] content;
   private final byte[] carrierBytes;
+  private volatile boolean revoked;
 
   FakeShmPeer(TransportHarness harness) throws IOException {
     this.harness = harness;
-    arena = Files.setPosixFilePermissions(harness.scratchShmDir("fake-arena"), PosixFilePermissions.fromString("rwx------"));
     token = TransportTestSupport.randomBytes(new Random(1), ShmArena.TOKEN_LENGTH);
+    Path folder = harness.scratchShmDir("fake-arena")
+        .resolve("sluice-" + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(token));
+    arena = Files.createDirectory(folder,
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
     writeOwnerOnly(arena.resolve(ShmArena.TOKEN_FILE), token);
     ByteBuffer slots = ByteBuffer.allocate(ShmArena.SLOTS * 8).order(ByteOrder.nativeOrder());
     slots.putLong(0, KEY);
@@ -51,6 +60,19 @@ final class FakeShmPeer {
 
   Path arena() {
     return arena;
+  }
+
+  /** What the names of the memfds of this arena start with. */
+  String memfdNamePrefix() {
+    return ShmArena.memfdNamePrefix(token);
+  }
+
+  /** Revokes {@link #KEY} as its owner would: its slot is cleared and READs of it are answered REGION_REVOKED. */
+  void revoke() throws IOException {
+    revoked = true;
+    try (FileChannel slots = FileChannel.open(arena.resolve(ShmArena.SLOTS_FILE), StandardOpenOption.WRITE)) {
+      slots.write(ByteBuffer.allocate(8), 0);
+    }
   }
 
   /** What {@code region-0} of the arena holds. */
@@ -96,7 +118,12 @@ final class FakeShmPeer {
           peer.send(FrameType.CONTROL_REPLY, f.header().correlationId(), ShmMessages.encode(region));
         } else if (f.type() == FrameType.READ_REQUEST) {
           Frames.ReadRequestFrame r = Frames.ReadRequestFrame.decode(ByteBuffer.wrap(f.payload()));
-          peer.send(FrameType.READ_RESPONSE, f.header().correlationId(), ByteBuffer.wrap(carrierBytes, 0, r.length()));
+          if (revoked) {
+            peer.send(FrameType.ERROR, f.header().correlationId(),
+                new Frames.ErrorFrame(ErrorCode.REGION_REVOKED, "region was revoked by its owner").encode());
+          } else {
+            peer.send(FrameType.READ_RESPONSE, f.header().correlationId(), ByteBuffer.wrap(carrierBytes, 0, r.length()));
+          }
         }
       }
     });

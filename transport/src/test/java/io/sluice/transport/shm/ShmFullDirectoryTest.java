@@ -70,7 +70,9 @@ class ShmFullDirectoryTest {
 
   @Test
   void regionThatDoesNotFitLivesInDirectMemoryAndIsReadable() throws Exception {
-    Transport server = harness.open(MessageHandler.REJECT_ALL, Map.of(TransportOption.SHM_DIR.key(), mount.toString()));
+    // Files in the small folder: a sealed memfd would not live there.
+    Transport server = harness.open(MessageHandler.REJECT_ALL, Map.of(TransportOption.SHM_DIR.key(), mount.toString(),
+        TransportOption.SHM_SEALED.key(), "false"));
     Transport client = harness.open(MessageHandler.REJECT_ALL);
     try (RegisteredRegion src = server.allocate(REGION_BYTES);
         RegisteredRegion dst = client.allocate(REGION_BYTES);
