@@ -189,7 +189,7 @@ READ_REQUEST_LENGTH = _READ_REQUEST.size
 
 def decode_error(payload) -> Tuple[ErrorCode, str]:
     """ERROR: u8 code, u16 n, n bytes of text. The text is for people: each maximal ill-formed
-    subsequence becomes U+FFFD (Python's ``errors="replace"``, as Java's decoder), and at most
+    subsequence becomes U+FFFD (Python's ``errors="replace"``; Java's decoder may put fewer), and at most
     :data:`MAX_ERROR_TEXT` code points are kept. Whoever gets the ERROR acts on its code alone."""
     if len(payload) < 3:
         raise ProtocolException(f"ERROR payload too short: {len(payload)}")

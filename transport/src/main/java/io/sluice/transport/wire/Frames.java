@@ -177,7 +177,8 @@ public final class Frames {
         throw new ProtocolException("ERROR text of " + n + " bytes in a payload that has " + in.remaining()
             + " after its code and length");
       }
-      // The String constructor replaces each maximal ill-formed subsequence with U+FFFD.
+      // The String constructor replaces ill-formed bytes with U+FFFD (one for a whole encoded
+      // surrogate, where Python puts one per byte: docs/protocol.md allows either).
       String text = new String(bytes(in, n), StandardCharsets.UTF_8);
       return new ErrorFrame(code, firstCodePoints(text, MAX_TEXT_CODE_POINTS));
     }
