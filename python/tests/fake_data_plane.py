@@ -142,26 +142,30 @@ def bare_frame(kind: FrameType, payload: bytes) -> bytes:
 
 
 class Carrier:
-    """The server side of one authenticated transport connection in mac mode: the handshake (in
-    the constructor), then frames. Not thread safe: one thread serves one connection."""
+    """The server side of one authenticated transport connection, in mac mode unless either side
+    asks to encrypt: the handshake (in the constructor), then frames. Not thread safe: one thread
+    serves one connection."""
 
-    def __init__(self, sock: socket.socket, identity: Optional[NodeIdentity] = None, secret: str = SECRET) -> None:
+    def __init__(self, sock: socket.socket, identity: Optional[NodeIdentity] = None, secret: str = SECRET,
+                 encrypt: bool = False) -> None:
         self.sock = sock
         h = Header.decode(exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
-        handshake = ServerHandshake(secret, identity or NodeIdentity(), False, exactly(sock, h.length))
+        handshake = ServerHandshake(secret, identity or NodeIdentity(), encrypt, exactly(sock, h.length))
         sock.sendall(bare_frame(FrameType.CHALLENGE, handshake.challenge))
         h = Header.decode(exactly(sock, frames.HEADER_LENGTH), frames.MAX_CONTROL_PAYLOAD)
         auth_ok = handshake.auth_ok(exactly(sock, h.length))
         self.keys = handshake.keys
-        self.sealer = records.Sealer(handshake.keys.s2c_secret, False)
-        self.opener = records.Opener(handshake.keys.c2s_secret, False)
+        self.sealer = records.Sealer(handshake.keys.s2c_secret, handshake.keys.encrypted)
+        self.opener = records.Opener(handshake.keys.c2s_secret, handshake.keys.encrypted)
         self.send(FrameType.AUTH_OK, 0, auth_ok)
 
     def next(self) -> Tuple[Header, bytes]:
-        """The client's next frame, its MAC checked."""
+        """The client's next frame, its MAC checked (or, encrypted, its one record opened)."""
         header = exactly(self.sock, frames.HEADER_LENGTH)
         h = Header.decode(header, frames.MAX_FRAME_PAYLOAD)
         tag, payload = exactly(self.sock, records.TAG_LENGTH), exactly(self.sock, h.length)
+        if self.keys.encrypted:
+            return h, self.opener.open_record(header, h.type, payload + tag)
         self.opener.verify(header, h.type, tag, payload)
         return h, payload
 

@@ -701,11 +701,12 @@ def test_a_name_is_looked_up_and_its_addresses_tried_within_the_deadline():
 # ---- 7. protocol 7: every byte of a READ is authenticated; version 6 is refused, and says so
 
 
-def answers_a_read_with(alter: Callable[[Carrier, int, bytes], bytes], body: bytes) -> Callable[[socket.socket], None]:
+def answers_a_read_with(alter: Callable[[Carrier, int, bytes], bytes], body: bytes,
+                        encrypt: bool = False) -> Callable[[socket.socket], None]:
     """A server that answers the first READ with ``alter(carrier, correlation, body)``, the frame as
     it reaches the client."""
     def serve_one(sock: socket.socket) -> None:
-        c = Carrier(sock, secret=SECRET)
+        c = Carrier(sock, secret=SECRET, encrypt=encrypt)
         h, _ = c.next()
         sock.sendall(alter(c, h.correlation, body))
         c.wait_for_hang_up()
@@ -734,12 +735,62 @@ def tagged_as_version_6(c: Carrier, correlation: int, body: bytes) -> bytes:
 @pytest.mark.parametrize("alter", [flipped_on_the_path, tagged_as_version_6])
 def test_a_read_body_changed_on_the_path_fails_the_read_and_closes_the_connection(alter):
     body = b"registered bytes, " * 1000
-    into = bytearray(len(body))
+    into = bytearray(b"\xa5" * len(body))  # a reused buffer: it held other bytes
     with listener(answers_a_read_with(alter, body)) as port:
         with connect("127.0.0.1", port, SECRET, connect_timeout=DEADLINE) as conn:
             with pytest.raises(ProtocolException, match="READ_RESPONSE frame 1 failed authentication"):
                 conn.read(7, 0, memoryview(into), timeout=DEADLINE)
             assert not conn.is_open
+    assert into == bytes(len(body)), "bytes of a READ that failed its check stayed in its destination"
+
+
+def record_at(i: int) -> int:
+    """Where record ``i`` of an encrypted frame (its tag, then its ciphertext) starts."""
+    return frames.HEADER_LENGTH + i * (records.TAG_LENGTH + records.RECORD_LENGTH)
+
+
+def test_a_later_record_changed_on_the_path_leaves_no_record_of_the_read():
+    body = bytes(range(256)) * (3 * records.RECORD_LENGTH // 256) + b"tail"
+
+    def third_record_flipped(c: Carrier, correlation: int, b: bytes) -> bytes:
+        frame = bytearray(c.sealer.seal(FrameType.READ_RESPONSE, correlation, b))
+        frame[record_at(2) + records.TAG_LENGTH + 7] ^= 0x01
+        return bytes(frame)
+
+    into = bytearray(b"\xa5" * len(body))
+    with listener(answers_a_read_with(third_record_flipped, body, encrypt=True)) as port:
+        with connect("127.0.0.1", port, SECRET, encrypt=True, connect_timeout=DEADLINE) as conn:
+            with pytest.raises(ProtocolException, match="failed authentication"):
+                conn.read(7, 0, memoryview(into), timeout=DEADLINE)
+            assert not conn.is_open
+    assert into == bytes(len(body)), "records opened before the one that failed stayed in the destination"
+
+
+@pytest.mark.parametrize("encrypt", [False, True], ids=["mac", "aead"])
+@pytest.mark.parametrize("cut", ["closed", "stalled"])
+def test_a_read_cut_mid_body_leaves_zeros_in_its_destination(cut, encrypt):
+    body = bytes(range(256)) * (3 * records.RECORD_LENGTH // 256)
+    # Past two records' worth of body: in either mode those bytes landed before the cut.
+    if encrypt:
+        cut_at = record_at(2) + records.TAG_LENGTH + 100
+    else:
+        cut_at = frames.HEADER_LENGTH + records.TAG_LENGTH + 2 * records.RECORD_LENGTH + 100
+
+    def half_then(sock: socket.socket) -> None:
+        c = Carrier(sock, secret=SECRET, encrypt=encrypt)
+        h, _ = c.next()
+        sock.sendall(c.sealer.seal(FrameType.READ_RESPONSE, h.correlation, body)[:cut_at])
+        if cut == "stalled":
+            c.wait_for_hang_up()
+
+    into = bytearray(b"\xa5" * len(body))
+    with listener(half_then) as port:
+        with connect("127.0.0.1", port, SECRET, encrypt=encrypt, connect_timeout=DEADLINE) as conn:
+            failure = TransportTimeoutException if cut == "stalled" else PeerClosedException
+            with pytest.raises(failure):
+                conn.read(7, 0, memoryview(into), timeout=1.0 if cut == "stalled" else DEADLINE)
+            assert not conn.is_open
+    assert into == bytes(len(body)), "bytes of a READ cut short stayed in its destination"
 
 
 def test_a_read_body_checks_out_where_it_landed():

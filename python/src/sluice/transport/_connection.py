@@ -6,8 +6,10 @@ keep several under way: a batched READ is its READ_REQUEST frames in one write, 
 (in any order) land straight in the caller's memory: ``socket.recv_into`` the destination, its
 GMAC then computed over the bytes where they landed (mac mode), or on an encrypted connection each
 64 KiB record opened into it once its tag checks out. A READ is done only once its bytes checked
-out; one that does not fails, and closes the connection. Every wait has a deadline; a connection
-that misses one mid-frame, or sees a bad frame, is closed.
+out; one that does not fails, and closes the connection. A READ that fails once its answer began
+to land (its check, the connection closing or a deadline passing mid-body) leaves zeros over its
+destination, never bytes of that answer. Every wait has a deadline; a connection that misses one
+mid-frame, or sees a bad frame, is closed.
 
 Not thread safe: one thread uses a connection. Close it (or use it as a context manager).
 """
@@ -38,6 +40,9 @@ from ._records import TAG_LENGTH
 __all__ = ["Connection", "ReadRange", "connect"]
 
 DEFAULT_MAX_MESSAGE_BYTES = 16 << 20
+
+#: What the destination of a failed READ is overwritten with, a piece at a time.
+_ZEROS = memoryview(bytes(1 << 20))
 
 
 @dataclass(frozen=True)
@@ -299,7 +304,17 @@ class Connection:
         """Receives a payload into ``into``: mac READ_RESPONSE bytes straight from the socket, then
         their GMAC computed where they landed (``first_tag`` is the caller's scratch, which nothing
         overwrites meanwhile); aead records opened one by one, each written only once its tag
-        checks out."""
+        checks out. If anything fails on the way, ``into`` is zeroed before the failure goes up:
+        the caller's memory, reused or read after a failure it may not look at, keeps no byte of
+        an answer that did not check out, nor of one cut short (nor of the records before one that
+        failed)."""
+        try:
+            self._land_unchecked(h, header_bytes, first_tag, into, deadline)
+        except BaseException:
+            _zero(into)
+            raise
+
+    def _land_unchecked(self, h: Header, header_bytes: bytes, first_tag, into: memoryview, deadline: float) -> None:
         if not self.encrypted:
             self._recv_into(into, deadline)
             self._opener.verify(header_bytes, h.type, first_tag, into)
@@ -316,6 +331,14 @@ class Connection:
             plain = self._opener.open_record(header_bytes, h.type, record[: n + TAG_LENGTH])
             at = i * records.RECORD_LENGTH
             into[at : at + n] = plain
+
+
+def _zero(view: memoryview) -> None:
+    """Overwrites ``view`` (writable, contiguous) with zeros, at most a megabyte per copy."""
+    flat = view if view.format == "B" and view.ndim == 1 else view.cast("B")
+    for at in range(0, len(flat), len(_ZEROS)):
+        n = min(len(_ZEROS), len(flat) - at)
+        flat[at : at + n] = _ZEROS[:n]
 
 
 def connect(

@@ -387,7 +387,8 @@ public final class CarrierConnection implements Connection {
           : new PeerClosedException("connection to " + peer + " closed: " + cause.getMessage(), cause));
     }
     // The READ being received is failed on the selector thread, after it stopped writing into
-    // the destination: a destination is never written after its future failed.
+    // the destination and zeroed what landed there (the socket's PayloadReader.abandon, queued
+    // first): a destination is never written after its future failed, nor left holding a part.
     if (loop.inLoop()) {
       failCurrentRead();
     } else {

@@ -1,10 +1,12 @@
 package io.sluice.transport.carrier;
 
 import io.sluice.transport.PeerClosedException;
+import io.sluice.transport.ProtocolException;
 import io.sluice.transport.wire.FrameHeader;
 import io.sluice.transport.wire.RecordLayer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
 /**
  * Receives one frame's payload at a time for a {@link SessionSocket}: into a new heap buffer,
@@ -15,7 +17,10 @@ import java.nio.ByteBuffer;
  * destination as soon as it is whole, so a frame of any length costs at most one record of
  * scratch. Unencrypted, a READ's bytes land in its destination and are checked there (their GMAC)
  * before the receiver hears of them; a READ nobody waits for any more is checked piece by piece
- * as it passes through scratch. Owned by one socket and used on its loop thread only.
+ * as it passes through scratch. A READ that fails once bytes of it landed in its destination (its
+ * check, or the connection closing mid-body) leaves zeros over its range, never those bytes: the
+ * destination is the caller's memory, reused or read after a failure the caller may not look at.
+ * Owned by one socket and used on its loop thread only.
  */
 final class PayloadReader {
   /** Reads from the socket, scattering into the buffers in order: bytes read, or -1 at its end. */
@@ -24,13 +29,19 @@ final class PayloadReader {
     long read(ByteBuffer... dsts) throws IOException;
   }
 
+  /** What the range of a failed READ is overwritten with, a piece at a time. */
+  private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(64 * 1024).asReadOnlyBuffer();
+
   private final ByteBuffer tag = ByteBuffer.allocate(RecordLayer.TAG_LENGTH);
   private FrameHeader header;
   private RecordLayer.Opener opener;
   private boolean complete;
   /** Where the payload is being read: a heap buffer or the receiver's sink (plain payloads). */
   private ByteBuffer body;
-  /** Where the payload starts in the buffer it is read or opened into, and whether that is the receiver's sink. */
+  /**
+   * Where the payload starts in the buffer it is read or opened into, and whether that is the
+   * receiver's sink (then its range there is zeroed if the frame fails before it is delivered).
+   */
   private int sinkStart;
   private boolean intoSink;
   private boolean discard;
@@ -137,6 +148,7 @@ final class PayloadReader {
     } else {
       plainOut = sink;
       sinkStart = sink.position();
+      intoSink = true;
     }
     records = RecordLayer.records(h.payloadLength());
     recordIndex = 0;
@@ -179,10 +191,15 @@ final class PayloadReader {
   }
 
   /**
-   * The connection closed: drops what a frame half received holds in its check (a dropped READ
-   * body's GMAC, whose engine may hold native memory until it ends). On the loop thread.
+   * The connection closed: zeroes the range of a READ half received in its destination, and drops
+   * what a frame half received holds in its check (a dropped READ body's GMAC, whose engine may
+   * hold native memory until it ends). On the loop thread, after its last read of the socket and
+   * before the READ's failure is reported.
    */
   void abandon() {
+    if (header != null) {
+      zeroDestination(wanted != null ? plainOut : body);
+    }
     if (opener != null) {
       opener.abandon();
     }
@@ -213,7 +230,12 @@ final class PayloadReader {
     int n = record.position();
     record.limit(n + RecordLayer.TAG_LENGTH).put(n, recordTag, recordTag.position(), RecordLayer.TAG_LENGTH);
     record.position(0);
-    opener.openRecord(header, record, plainOut != null ? plainOut : discardScratch.clear());
+    try {
+      opener.openRecord(header, record, plainOut != null ? plainOut : discardScratch.clear());
+    } catch (ProtocolException e) {
+      zeroDestination(plainOut); // the records before this one were checked, but the READ fails
+      throw e;
+    }
     if (++recordIndex == records) {
       complete = true;
       return;
@@ -253,13 +275,42 @@ final class PayloadReader {
       ByteBuffer range = filled.duplicate().flip().position(sinkStart);
       if (opener != null) {
         // The bytes are in their destination already; the receiver hears of them only if they
-        // are the ones the peer sent.
-        opener.verify(h, tag, range);
+        // are the ones the peer sent, and otherwise they do not stay there.
+        try {
+          opener.verify(h, tag, range);
+        } catch (ProtocolException e) {
+          zeroDestination(filled);
+          throw e;
+        }
       }
       receiver.frame(h, range);
       return;
     }
     ByteBuffer payload = filled.flip();
     receiver.frame(h, opener != null ? opener.open(h, tag, payload) : payload);
+  }
+
+  /**
+   * Zeroes the READ's whole range of {@code dst}, {@code [sinkStart, limit)}, if it is the
+   * receiver's sink; once per frame. The whole range and not only what landed: a failed READ then
+   * leaves the same thing wherever it was cut.
+   */
+  private void zeroDestination(ByteBuffer dst) {
+    if (!intoSink) {
+      return;
+    }
+    intoSink = false;
+    zero(dst, sinkStart, dst.limit());
+  }
+
+  /** Zeroes {@code [from, to)} of {@code b}, heap or direct, without moving its position. */
+  static void zero(ByteBuffer b, int from, int to) {
+    if (b.hasArray()) {
+      Arrays.fill(b.array(), b.arrayOffset() + from, b.arrayOffset() + to, (byte) 0);
+      return;
+    }
+    for (int i = from; i < to; i += ZEROS.capacity()) {
+      b.put(i, ZEROS, 0, Math.min(ZEROS.capacity(), to - i));
+    }
   }
 }

@@ -54,8 +54,10 @@ final class SessionSocket {
 
     /**
      * Where the payload of an admitted frame goes: null for a new heap buffer; a buffer with
-     * exactly the payload's length remaining (a READ's destination: plain text lands there only
-     * after its check); or {@link #DISCARD} to read, check and drop it (READ_RESPONSE only).
+     * exactly the payload's length remaining (a READ's destination: encrypted, plain text lands
+     * there only after its check; in mac mode the bytes land, then are checked; either way what
+     * landed is zeroed if the frame fails its check or the connection closes before it is whole);
+     * or {@link #DISCARD} to read, check and drop it (READ_RESPONSE only).
      */
     default ByteBuffer sink(FrameHeader h) throws IOException {
       return null;

@@ -39,7 +39,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * A man in the middle ({@link TamperingRelay}) alters, injects and replays frames after the
  * handshake, on plain (HMAC, and GMAC for READ bodies) and encrypted (AES-GCM) connections: the
  * side that receives the forged frame kills the connection with a {@link ProtocolException}, no
- * READ is served on a forged request, and no READ of an altered body completes.
+ * READ is served on a forged request, and no READ of an altered body completes; a READ that fails
+ * once its bytes landed (forged, or cut by a closed or stalled connection) leaves zeros there.
  */
 class FrameIntegrityTest {
   private static final int SIZE = 3 * RecordLayer.RECORD_LENGTH + 100;
@@ -92,8 +93,14 @@ class FrameIntegrityTest {
 
   /** Opens a server and a client, a region of {@link #SIZE} on each, and a connection through a relay that applies {@code tamper}. */
   private void throughRelay(boolean encrypted, TamperingRelay.Tamper tamper, Relayed test) throws Exception {
+    throughRelay(encrypted, Map.of(), tamper, test);
+  }
+
+  /** As above, the client opened with {@code clientOptions} on top. */
+  private void throughRelay(boolean encrypted, Map<String, String> clientOptions, TamperingRelay.Tamper tamper,
+      Relayed test) throws Exception {
     Transport server = open(encrypted);
-    Transport client = open(encrypted);
+    Transport client = peers.open(encrypted, clientOptions);
     try (RegisteredRegion src = server.allocate(SIZE); RegisteredRegion dst = client.allocate(SIZE);
         TamperingRelay relay = new TamperingRelay(server.localAddress(), tamper);
         Connection c = await(client.connect(relay.address()))) {
@@ -194,6 +201,80 @@ class FrameIntegrityTest {
   void alteredReadBodyInMacModeFailsTheReadAndClosesTheConnection(int flipAt) throws Exception {
     readThroughAlteringRelay(false, FrameType.READ_RESPONSE, flipAt, 10, SIZE, (relay, dst) ->
         assertEquals(1, readResponses(relay), "one answer, refused by the client"));
+  }
+
+  /** Where a READ lands in the tests of what a failed one leaves: inside the region, its edges untouched. */
+  private static final int LANDS_AT = 64;
+  private static final int LANDS = SIZE - 2 * LANDS_AT;
+
+  /**
+   * After a READ of {@link #LANDS} bytes at {@link #LANDS_AT} failed, into a destination that held
+   * the pattern of {@code dstSeed} (a reused buffer): its range holds zeros, not what arrived, and
+   * the bytes around it are as they were.
+   */
+  private static void assertZeroedRange(RegisteredRegion dst, long dstSeed) {
+    assertArrayEquals(new byte[LANDS], TransportTestSupport.bytesOf(dst, LANDS_AT, LANDS),
+        "bytes of a failed READ stayed in its destination");
+    assertPattern(dstSeed, 0, dst, 0, LANDS_AT);
+    assertPattern(dstSeed, LANDS_AT + LANDS, dst, LANDS_AT + LANDS, LANDS_AT);
+  }
+
+  /**
+   * In mac mode an altered body lands before its GMAC fails; the READ fails and what landed is
+   * zeroed before it does, wherever the bit was flipped.
+   */
+  @ParameterizedTest(name = "flip at {0}")
+  @ValueSource(ints = {PAYLOAD, PAYLOAD + LANDS / 2, -1})
+  void alteredReadBodyInMacModeLeavesZerosInTheDestination(int flipAt) throws Exception {
+    throughRelay(false, (d, h, f) -> h.type() == FrameType.READ_RESPONSE
+        ? List.of(TamperingRelay.flipped(f, flipAt)) : List.of(f), (src, dst, relay, c) -> {
+          fillPattern(src, 11);
+          fillPattern(dst, 12);
+          assertDiedOfForgery(c, c.read(src.descriptor(), 0, dst, LANDS_AT, LANDS));
+          assertZeroedRange(dst, 12);
+        });
+  }
+
+  /** An altered later record fails the READ after the records before it were opened into the destination: those go too. */
+  @Test
+  void alteredLaterRecordLeavesZerosWhereEarlierRecordsLanded() throws Exception {
+    throughRelay(true, (d, h, f) -> h.type() == FrameType.READ_RESPONSE
+        ? List.of(TamperingRelay.flipped(f, recordAt(2) + RecordLayer.TAG_LENGTH + 7)) : List.of(f),
+        (src, dst, relay, c) -> {
+          fillPattern(src, 13);
+          fillPattern(dst, 14);
+          assertDiedOfForgery(c, c.read(src.descriptor(), 0, dst, LANDS_AT, LANDS));
+          assertZeroedRange(dst, 14);
+        });
+  }
+
+  /** How the relay ends a READ body it forwarded half of. */
+  enum Cut { CLOSED, STALLED }
+
+  /**
+   * The relay forwards a READ_RESPONSE up to the middle of its third record's worth of body, then
+   * closes the connection or sends nothing more until the client's I/O deadline: the READ fails,
+   * and the bytes that landed (plain in mac mode, two opened records when encrypted) are zeroed.
+   */
+  @ParameterizedTest(name = "{0}, encrypted={1}")
+  @org.junit.jupiter.params.provider.CsvSource({"CLOSED, false", "CLOSED, true", "STALLED, false", "STALLED, true"})
+  void readCutMidBodyLeavesZerosInTheDestination(Cut cut, boolean encrypted) throws Exception {
+    int cutAt = encrypted ? recordAt(2) + RecordLayer.TAG_LENGTH + 100 : PAYLOAD + 2 * RecordLayer.RECORD_LENGTH + 100;
+    Map<String, String> client = cut == Cut.STALLED
+        ? Map.of(io.sluice.transport.TransportOption.IO_TIMEOUT_MS.key(), "1500") : Map.of();
+    throughRelay(encrypted, client, (d, h, f) -> h.type() == FrameType.READ_RESPONSE
+        ? List.of(Arrays.copyOf(f, cutAt)) : List.of(f), (src, dst, relay, c) -> {
+          fillPattern(src, 15);
+          fillPattern(dst, 16);
+          CompletableFuture<Void> read = c.read(src.descriptor(), 0, dst, LANDS_AT, LANDS);
+          TransportTestSupport.eventually("two records' worth landed", TransportTestSupport.DEADLINE,
+              () -> TransportTestSupport.patternMismatch(15, 0, dst, LANDS_AT, 2 * RecordLayer.RECORD_LENGTH).isEmpty());
+          if (cut == Cut.CLOSED) {
+            relay.close();
+          }
+          failureOf(read);
+          assertZeroedRange(dst, 16);
+        });
   }
 
   /** Where record {@code i} (its tag, then its ciphertext) starts in a whole encrypted frame. */
