@@ -89,8 +89,9 @@ final class ShmMapping {
 
   /**
    * Copies bytes {@code [offset, offset + dst.remaining())} of the region into {@code dst}'s
-   * remaining bytes with positional reads of the backing file (see {@link ShmFiles#readAt}), once
-   * the file's size is checked ({@link #checkCovers}); valid only while acquired.
+   * remaining bytes; valid only while acquired. A sealed memfd is copied from the mapping, which
+   * nothing can shorten; a file with positional reads (see {@link ShmFiles#readAt}), once its size
+   * is checked ({@link #checkCovers}), since a copy from a mapping of a file cut under it faults.
    *
    * @throws RegionTruncatedException if the file does not cover the region, or ends before the
    *     bytes asked for when it is cut during the read; {@code dst}'s position then says how many
@@ -99,6 +100,10 @@ final class ShmMapping {
    */
   void read(long offset, ByteBuffer dst) throws IOException {
     int wanted = dst.remaining();
+    if (sealed) {
+      dst.put(bytes.slice(Math.toIntExact(offset), wanted));
+      return;
+    }
     checkCovers(offset, wanted);
     if (ShmFiles.readAt(file, fileOffset + offset, dst) < wanted) {
       throw truncated(offset, wanted, ShmFiles.sizeOf(file));

@@ -476,7 +476,7 @@ public final class ShmPeer implements PeerPath {
     }
   }
 
-  /** Reads the region's bytes from {@code offset} into {@code dst} from the acquired mapping's file, once its size is checked. */
+  /** Reads the region's bytes from {@code offset} into {@code dst} from the acquired mapping (see {@link ShmMapping#read}). */
   private void readFile(ShmMapping m, long offset, ByteBuffer dst) throws TransportException {
     try {
       m.read(offset, dst);
