@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Callable, Iterator, List, Tuple
+from typing import Callable, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -354,6 +354,32 @@ def test_a_client_with_the_secret_presents_renewing_tokens(served_table):
 
 # ---- 5. an arena file cut short is an exception, not SIGBUS
 
+
+def _cut_under(script: str, args: List[str], cut: Callable[[str], None], *, who: str, ready: str,
+               again: str) -> Optional[str]:
+    """Runs ``script`` with ``args`` in a Python child (``who``) that reads a file, says a line and
+    waits for a line on its stdin; ``cut`` checks that first line (``ready`` names its wait) and
+    cuts the file, or tries to. Once the child is told, its next line (``again`` names the wait) is
+    returned, None when it said none; the child must end with 0. Each wait has a deadline, and a
+    child still running at the end is killed.
+    """
+    child = subprocess.Popen([sys.executable, "-c", script, *args],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        lines = PipeLines(child.stdout, who)
+        cut(lines.next_line(f"{who} {ready}", 120) or "")
+        child.stdin.write("cut\n")
+        child.stdin.flush()
+        said = lines.next_line(f"{who} {again}", 120)
+        assert child.wait(timeout=DEADLINE) == 0, f"{who} ended with {child.returncode} after {said!r}"
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=DEADLINE)
+        child.stdin.close()
+    return said
+
+
 CUT_READER = """
 import sys
 from sluice.flight import DataPlaneOptions, SluiceFlightClient
@@ -383,25 +409,16 @@ def test_an_arena_file_cut_short_is_an_exception(java, cut, bodies):
     # Regions as files, which a process of the user can cut: the reader copies their bodies even
     # when it was asked for views, and fails with an exception; the slot table is a file always.
     with serve(java, "shm", shards=1, settings={"sluice.transport.shm.sealed": "false"}) as table:
-        child = subprocess.Popen([sys.executable, "-c", CUT_READER, table.location, table.token, table.secret, bodies],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        try:
-            lines = PipeLines(child.stdout, "the reader child")
-            words = (lines.next_line("the reader child to map its region", 120) or "").split()
+        def cut_the_files(first: str) -> None:
+            words = first.split()
             assert words[:3] == ["mapped", "shm", "16"], f"the child said {words}"
             regions = [p for p in words[3:] if os.path.basename(p) != shm.SLOTS_FILE]
             assert regions, "no region file is mapped"
             for path in regions if cut == "region" else [os.path.join(os.path.dirname(regions[0]), shm.SLOTS_FILE)]:
                 os.truncate(path, 0)
-            child.stdin.write("cut\n")
-            child.stdin.flush()
-            said = lines.next_line("the reader child to read again", 120)
-            assert child.wait(timeout=DEADLINE) == 0, f"the reader child ended with {child.returncode} after {said!r}"
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait(timeout=DEADLINE)
-            child.stdin.close()
+
+        said = _cut_under(CUT_READER, [table.location, table.token, table.secret, bodies], cut_the_files,
+                          who="the reader child", ready="to map its region", again="to read again")
         assert said is not None and said.startswith("raised "), said
         assert ("was cut to 0 bytes" if cut == "region" else "was cut short") in said, said
 
@@ -451,11 +468,8 @@ def test_a_sealed_region_cannot_be_cut_under_a_view(java):
     # Regions are sealed memfds: the same user reopening one, through the reader's descriptor or the
     # server's, cannot shorten it (EPERM), and the views the reader holds keep their bytes.
     with serve(java, "shm", shards=1) as table:
-        child = subprocess.Popen([sys.executable, "-c", SEALED_READER, table.location, table.token, table.secret],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        try:
-            lines = PipeLines(child.stdout, "the reader child")
-            words = (lines.next_line("the reader child to view its shard", 120) or "").split()
+        def try_to_cut(first: str) -> None:
+            words = first.split()
             assert words[:4] == ["viewing", "shm", "16", "True"], f"the child said {words}"
             paths = words[4:] + _sealed_memfds(table.program.process.pid)
             assert words[4:], "the reader holds no sealed memfd of the server"
@@ -469,15 +483,9 @@ def test_a_sealed_region_cannot_be_cut_under_a_view(java):
                         os.ftruncate(fd, 1)
                 finally:
                     os.close(fd)
-            child.stdin.write("cut\n")
-            child.stdin.flush()
-            said = lines.next_line("the reader child to read its views again", 120)
-            assert child.wait(timeout=DEADLINE) == 0, f"the reader child ended with {child.returncode} after {said!r}"
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait(timeout=DEADLINE)
-            child.stdin.close()
+
+        said = _cut_under(SEALED_READER, [table.location, table.token, table.secret], try_to_cut,
+                          who="the reader child", ready="to view its shard", again="to read its views again")
         assert said == "read True", said
 
 
@@ -617,21 +625,13 @@ def test_a_file_cut_during_a_positional_copy_ends_it_with_an_exception(tmp_path)
     for path, data in ((arena / shm.SLOTS_FILE, slots), (region, os.urandom(length))):
         path.write_bytes(data)
         path.chmod(0o600)
-    child = subprocess.Popen([sys.executable, "-c", CUT_COPIER, str(arena), str(region), str(length)],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        lines = PipeLines(child.stdout, "the copying child")
-        assert lines.next_line("the copying child to check the region", 120) == "checked"
+
+    def cut_the_region(first: str) -> None:
+        assert first == "checked", first
         os.truncate(region, length // 2)
-        child.stdin.write("cut\n")
-        child.stdin.flush()
-        said = lines.next_line("the copying child to copy", 120)
-        assert child.wait(timeout=DEADLINE) == 0, f"the copying child ended with {child.returncode} after {said!r}"
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait(timeout=DEADLINE)
-        child.stdin.close()
+
+    said = _cut_under(CUT_COPIER, [str(arena), str(region), str(length)], cut_the_region,
+                      who="the copying child", ready="to check the region", again="to copy")
     assert said is not None and said.startswith("raised first-half-kept "), said
     assert f"was cut to {length // 2} bytes" in said and str(region) in said and "region 5eed" in said, said
 
