@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import gc
 import threading
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, List, Optional, Type
 
 import pyarrow as pa
 import pytest
 from pyarrow import flight
 
 from fake_data_plane import (
-    SECRET, FakeDataPlane, Table, encode_offer, error_payload, options_of, sample_batches, schema_frame, sign_answer,
+    SECRET, FakeDataPlane, Handler, Table, encode_offer, error_payload, options_of, sample_batches, schema_frame, sign_answer,
 )
 from sluice.errors import (
     RemoteHandlerException,
@@ -70,18 +70,33 @@ def stalls(fake: FakeDataPlane, *request: Any) -> Any:
     raise flight.FlightUnavailableError("the fake closed")
 
 
+def reading_fails(fake: FakeDataPlane, error: Type[BaseException], match: str, **options: Any) -> Any:
+    """A client of ``fake`` (I/O timeout IO_SECONDS, and ``options``) whose reading of the table
+    raised ``error``, matching ``match``, within HANG_SECONDS; for the test to look at further."""
+    client = fake.client(io_timeout=IO_SECONDS, **options)
+    with pytest.raises(error, match=match):
+        finishes_within(HANG_SECONDS, lambda: read_table(client))
+    return client
+
+
+def answers_error(code: ErrorCode, text: bytes, asked: Optional[List[int]] = None) -> Handler:
+    """A handler of the fake's transport answering every request with an ERROR frame of ``code``
+    and ``text``; the correlation of each goes to ``asked`` where given."""
+    def handler(fake, carrier, correlation, request) -> bool:
+        if asked is not None:
+            asked.append(correlation)
+        carrier.send(FrameType.ERROR, correlation, error_payload(code, text))
+        return True
+
+    return handler
+
+
 # ---- an ERROR frame answering a READ
 
 
 def test_an_error_answering_a_read_fails_the_stream():
-    def refuses(fake, carrier, correlation, read):
-        carrier.send(FrameType.ERROR, correlation, error_payload(ErrorCode.OUT_OF_BOUNDS, b"outside the region"))
-        return True
-
-    with FakeDataPlane(handlers={"read": refuses}) as fake:
-        client = fake.client(io_timeout=IO_SECONDS)
-        with pytest.raises(SluiceException, match="outside the region"):
-            finishes_within(HANG_SECONDS, lambda: read_table(client))
+    with FakeDataPlane(handlers={"read": answers_error(ErrorCode.OUT_OF_BOUNDS, b"outside the region")}) as fake:
+        reading_fails(fake, SluiceException, "outside the region")
 
 
 def test_a_read_body_changed_on_the_path_fails_the_stream_without_crc_checks():
@@ -95,9 +110,7 @@ def test_a_read_body_changed_on_the_path_fails_the_stream_without_crc_checks():
         return True
 
     with FakeDataPlane(handlers={"read": changes_a_body}) as fake:
-        client = fake.client(io_timeout=IO_SECONDS, verify_reads=False)
-        with pytest.raises(SluiceException, match="READ_RESPONSE frame [0-9]+ failed authentication"):
-            finishes_within(HANG_SECONDS, lambda: read_table(client))
+        reading_fails(fake, SluiceException, "READ_RESPONSE frame [0-9]+ failed authentication", verify_reads=False)
 
 
 # ---- a refusal for load is told by its code, never by its text
@@ -124,28 +137,15 @@ def test_a_grant_refused_for_load_is_asked_for_again_within_the_deadline():
 
 
 def test_a_grant_always_refused_for_load_fails_at_the_deadline():
-    def busy(fake, carrier, correlation, request):
-        carrier.send(FrameType.ERROR, correlation, error_payload(ErrorCode.EXHAUSTED, b"this peer holds 1 grant"))
-        return True
-
-    with FakeDataPlane(handlers={"grant": busy}) as fake:
-        client = fake.client(io_timeout=IO_SECONDS)
-        with pytest.raises(ResourceExhaustedException, match="this peer holds 1 grant"):
-            finishes_within(HANG_SECONDS, lambda: read_table(client))
+    with FakeDataPlane(handlers={"grant": answers_error(ErrorCode.EXHAUSTED, b"this peer holds 1 grant")}) as fake:
+        reading_fails(fake, ResourceExhaustedException, "this peer holds 1 grant")
 
 
 def test_a_failed_grant_whose_text_reads_like_a_refusal_for_load_is_not_asked_for_again():
-    asked = []
-
-    def fails(fake, carrier, correlation, request):
-        asked.append(correlation)
-        carrier.send(FrameType.ERROR, correlation, error_payload(ErrorCode.HANDLER_FAILED, READS_LIKE_A_REFUSAL))
-        return True
-
+    asked: List[int] = []
+    fails = answers_error(ErrorCode.HANDLER_FAILED, READS_LIKE_A_REFUSAL, asked)
     with FakeDataPlane(handlers={"grant": fails}) as fake:
-        client = fake.client(io_timeout=IO_SECONDS)
-        with pytest.raises(RemoteHandlerException, match="RESOURCE_EXHAUSTED: this client already holds"):
-            finishes_within(HANG_SECONDS, lambda: read_table(client))
+        reading_fails(fake, RemoteHandlerException, "RESOURCE_EXHAUSTED: this client already holds")
         assert len(asked) == 1, asked
 
 
@@ -157,9 +157,7 @@ def test_a_failed_get_whose_text_reads_like_a_refusal_for_load_is_not_asked_for_
         raise flight.FlightUnavailableError(READS_LIKE_A_REFUSAL.decode())
 
     with FakeDataPlane(open_get=fails) as fake:
-        client = fake.client(io_timeout=IO_SECONDS)
-        with pytest.raises(flight.FlightUnavailableError, match="every thread is busy"):
-            finishes_within(HANG_SECONDS, lambda: read_table(client))
+        reading_fails(fake, flight.FlightUnavailableError, "every thread is busy")
         assert len(opened) == 1, opened
 
 
@@ -168,9 +166,7 @@ def test_a_failed_get_whose_text_reads_like_a_refusal_for_load_is_not_asked_for_
 
 def test_the_offer_waits_at_most_the_io_timeout():
     with FakeDataPlane(offer=stalls) as fake:
-        client = fake.client(io_timeout=IO_SECONDS)
-        with pytest.raises(TransportUnavailableException, match="nothing authenticated"):
-            finishes_within(HANG_SECONDS, lambda: read_table(client))
+        client = reading_fails(fake, TransportUnavailableException, "nothing authenticated")
         assert client.decision.data_path == "grpc"
         assert not client.decision.authenticated, client.decision.reason
 
@@ -184,9 +180,7 @@ def test_a_tables_flight_info_waits_at_most_the_io_timeout():
 
 def test_the_start_of_a_plain_stream_waits_at_most_the_io_timeout():
     with FakeDataPlane(plain_get=stalls) as fake:
-        client = fake.client(data_plane=False, io_timeout=IO_SECONDS)
-        with pytest.raises(TransportTimeoutException, match="the start of a Flight stream"):
-            finishes_within(HANG_SECONDS, lambda: read_table(client))
+        reading_fails(fake, TransportTimeoutException, "the start of a Flight stream", data_plane=False)
 
 
 # ---- a gRPC status on the offer action is a "no" nothing authenticated
@@ -203,9 +197,7 @@ def _fails(fake, action):
 @pytest.mark.parametrize("offer", [_unimplemented, _fails], ids=["unimplemented", "unknown"])
 def test_a_grpc_status_on_the_offer_is_an_unauthenticated_no(offer):
     with FakeDataPlane(offer=offer) as fake:
-        client = fake.client(io_timeout=IO_SECONDS)
-        with pytest.raises(TransportUnavailableException, match="nothing authenticated"):
-            finishes_within(HANG_SECONDS, lambda: read_table(client))
+        client = reading_fails(fake, TransportUnavailableException, "nothing authenticated")
         assert not client.decision.authenticated, client.decision.reason
 
         falls_back = fake.client(io_timeout=IO_SECONDS, unsigned_fallback=True)
@@ -233,9 +225,7 @@ def test_an_unsigned_offer_of_another_node_of_the_cluster_is_an_unauthenticated_
     # server's signature, which the one on the path cannot make, says the node is the server's.
     with FakeDataPlane(sample_batches(count=2, rows=7)) as other:
         with FakeDataPlane(offer=lambda fake, action: [flight.Result(other.offer_bytes())]) as fake:
-            client = fake.client(io_timeout=IO_SECONDS)
-            with pytest.raises(TransportUnavailableException, match="nothing authenticated"):
-                finishes_within(HANG_SECONDS, lambda: read_table(client))
+            client = reading_fails(fake, TransportUnavailableException, "nothing authenticated")
             assert not client.decision.authenticated, client.decision.reason
             assert "unsigned data-plane offer (no signature)" in client.decision.reason, client.decision.reason
 
@@ -256,9 +246,7 @@ def test_an_offer_signed_under_another_secret_or_for_another_audience_is_an_unau
 
     for forged in (wrong_secret, another_audience, another_nonce):
         with FakeDataPlane(offer=forged) as fake:
-            client = fake.client(io_timeout=IO_SECONDS)
-            with pytest.raises(TransportUnavailableException, match="nothing authenticated"):
-                finishes_within(HANG_SECONDS, lambda: read_table(client))
+            client = reading_fails(fake, TransportUnavailableException, "nothing authenticated")
             assert "its signature does not verify" in client.decision.reason, client.decision.reason
 
 
@@ -275,9 +263,7 @@ def test_a_signed_offer_naming_another_key_with_the_same_node_id_is_an_unauthent
 
         with FakeDataPlane(offer=names_another_key) as fake:
             assert fake.identity.node_id == other.identity.node_id != 0
-            client = fake.client(io_timeout=IO_SECONDS)
-            with pytest.raises(TransportUnavailableException, match="nothing authenticated"):
-                finishes_within(HANG_SECONDS, lambda: read_table(client))
+            client = reading_fails(fake, TransportUnavailableException, "nothing authenticated")
             assert not client.decision.authenticated, client.decision.reason
             assert "proved another identity key" in client.decision.reason, client.decision.reason
 
@@ -316,9 +302,7 @@ def test_a_garbled_schema_frame_is_a_sluice_exception():
             pass  # until the client ends the call
 
     with FakeDataPlane(open_get=garbles) as fake:
-        client = fake.client(io_timeout=IO_SECONDS)
-        with pytest.raises(SluiceException, match="not an Arrow schema"):
-            finishes_within(HANG_SECONDS, lambda: read_table(client))
+        reading_fails(fake, SluiceException, "not an Arrow schema")
 
 
 def test_a_pull_never_answered_fails_within_the_io_timeout():
