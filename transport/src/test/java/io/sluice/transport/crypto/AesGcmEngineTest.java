@@ -136,11 +136,27 @@ class AesGcmEngineTest {
   /** Checks {@code tag} as the GMAC of {@code data} after {@code header}, the data given whole. */
   private static void checkGmac(AesGcmEngine engine, byte[] key, long seq, byte[] header, byte[] data, boolean direct,
       ByteBuffer tag) throws AEADBadTagException {
-    AesGcm opener = engine.opener(key);
+    checkGmac(engine.opener(key), seq, header, buffer(data.length, direct).put(data).flip(), tag);
+  }
+
+  /** Checks {@code tag} with {@code opener} as the GMAC of {@code data} after {@code header}. */
+  private static void checkGmac(AesGcm opener, long seq, byte[] header, ByteBuffer data, ByteBuffer tag)
+      throws AEADBadTagException {
     opener.startMac(seq);
     opener.macMore(ByteBuffer.wrap(header));
-    opener.macMore(buffer(data.length, direct).put(data).flip());
+    opener.macMore(data);
     opener.checkMac(tag.duplicate());
+  }
+
+  /**
+   * A GMAC's key, header and {@code n} bytes of data, random from {@code seed} on, for a test of
+   * {@code engine}, which is skipped where the engine is unavailable.
+   */
+  private record MacInput(byte[] key, byte[] header, byte[] data) {
+    static MacInput of(AesGcmEngine engine, int n, long seed) {
+      assumeAvailable(engine);
+      return new MacInput(random(16, seed), random(16, seed + 1), random(n, seed + 2));
+    }
   }
 
   @ParameterizedTest(name = "{0} makes, {1} checks, direct={2}")
@@ -161,10 +177,10 @@ class AesGcmEngineTest {
   @ParameterizedTest(name = "{0}")
   @EnumSource(AesGcmEngine.class)
   void aGmacFailsForAlteredDataHeaderNumberOrKey(AesGcmEngine engine) throws Exception {
-    assumeAvailable(engine);
-    byte[] key = random(16, 9);
-    byte[] header = random(16, 10);
-    byte[] data = random(4096, 11);
+    MacInput in = MacInput.of(engine, 4096, 9);
+    byte[] key = in.key();
+    byte[] header = in.header();
+    byte[] data = in.data();
     ByteBuffer tag = gmac(engine, key, 5, header, data, true);
     checkGmac(engine, key, 5, header, data, true, tag);
     for (String what : List.of("data", "header", "sequence number", "key", "tag")) {
@@ -189,20 +205,14 @@ class AesGcmEngineTest {
   @ParameterizedTest(name = "{0}")
   @EnumSource(AesGcmEngine.class)
   void anAbandonedGmacLeavesTheEngineUsable(AesGcmEngine engine) throws Exception {
-    assumeAvailable(engine);
-    byte[] key = random(16, 13);
-    byte[] header = random(16, 14);
-    byte[] data = random(1000, 15);
-    AesGcm opener = engine.opener(key);
+    MacInput in = MacInput.of(engine, 1000, 13);
+    AesGcm opener = engine.opener(in.key());
     opener.startMac(1);
-    opener.macMore(ByteBuffer.wrap(header));
+    opener.macMore(ByteBuffer.wrap(in.header()));
     opener.abandon();
     opener.abandon(); // twice is harmless: a connection may close after its check ended
-    ByteBuffer tag = gmac(engine, key, 2, header, data, true);
-    opener.startMac(2);
-    opener.macMore(ByteBuffer.wrap(header));
-    opener.macMore(ByteBuffer.wrap(data));
-    opener.checkMac(tag);
+    ByteBuffer tag = gmac(engine, in.key(), 2, in.header(), in.data(), true);
+    checkGmac(opener, 2, in.header(), ByteBuffer.wrap(in.data()), tag);
   }
 
   @ParameterizedTest(name = "{0}")

@@ -53,19 +53,23 @@ class RecordLayerEpochTest {
     return out.stream();
   }
 
-  private static void assumeAvailable(AesGcmEngine engine) {
-    assumeTrue(engine.unavailabilityCause().isEmpty(),
-        () -> engine + " unavailable: " + engine.unavailabilityCause().get());
-  }
-
   private static byte[] random(int n, long seed) {
     byte[] b = new byte[n];
     new Random(seed).nextBytes(b);
     return b;
   }
 
-  private static SessionKeys keys(boolean encrypted) {
+  /** The session's keys for a test of {@code engine}, which is skipped, saying why, where the engine is unavailable. */
+  private static SessionKeys keys(AesGcmEngine engine, boolean encrypted) {
+    assumeTrue(engine.unavailabilityCause().isEmpty(),
+        () -> engine + " unavailable: " + engine.unavailabilityCause().get());
     return new SessionKeys(random(32, 1), random(32, 2), encrypted);
+  }
+
+  /** {@code direction} (a sealer or an opener) moved on to sequence number {@code seq}. */
+  private static <D extends RecordLayer.Direction> D at(long seq, D direction) {
+    direction.skipTo(seq);
+    return direction;
   }
 
   /** The buffers a writer would write, as one array. */
@@ -142,33 +146,26 @@ class RecordLayerEpochTest {
   @ParameterizedTest(name = "{0}, encrypted={1}")
   @MethodSource("modes")
   void aFrameSealedInEpoch1CarriesEpoch1sKeyAndNoOther(AesGcmEngine engine, boolean encrypted) throws Exception {
-    assumeAvailable(engine);
-    SessionKeys k = keys(encrypted);
-    RecordLayer.Sealer sealer = RecordLayer.clientSealer(k, engine);
-    sealer.skipTo(EPOCH);
+    SessionKeys k = keys(engine, encrypted);
+    RecordLayer.Sealer sealer = at(EPOCH, RecordLayer.clientSealer(k, engine));
     byte[] frame = whole(sealer.seal(FrameType.READ_REQUEST, 2, readRequest(7)));
     byte[] secret1 = KeySchedule.nextSecret(k.clientToServerSecret());
     assertTrue(frameChecks(encrypted, KeySchedule.recordKey(secret1, encrypted), EPOCH, frame), "under key_1");
     assertFalse(frameChecks(encrypted, KeySchedule.recordKey(k.clientToServerSecret(), encrypted), EPOCH, frame),
         "under key_0, the key of the epoch before");
 
-    RecordLayer.Opener opener = RecordLayer.serverOpener(k, engine);
-    opener.skipTo(EPOCH);
-    assertEquals(readRequest(7), open(opener, frame), "the peer, at the same number, opens it");
-    RecordLayer.Opener behind = RecordLayer.serverOpener(k, engine);
-    behind.skipTo(EPOCH - 1);
+    assertEquals(readRequest(7), open(at(EPOCH, RecordLayer.serverOpener(k, engine)), frame),
+        "the peer, at the same number, opens it");
+    RecordLayer.Opener behind = at(EPOCH - 1, RecordLayer.serverOpener(k, engine));
     assertThrows(ProtocolException.class, () -> open(behind, frame), "at the last number of epoch 0");
   }
 
   @ParameterizedTest(name = "{0}, encrypted={1}")
   @MethodSource("modes")
   void bothEndsStepAtTheSameSequenceNumber(AesGcmEngine engine, boolean encrypted) throws Exception {
-    assumeAvailable(engine);
-    SessionKeys k = keys(encrypted);
-    RecordLayer.Sealer sealer = RecordLayer.serverSealer(k, engine);
-    RecordLayer.Opener opener = RecordLayer.clientOpener(k, engine);
-    sealer.skipTo(EPOCH - 2);
-    opener.skipTo(EPOCH - 2);
+    SessionKeys k = keys(engine, encrypted);
+    RecordLayer.Sealer sealer = at(EPOCH - 2, RecordLayer.serverSealer(k, engine));
+    RecordLayer.Opener opener = at(EPOCH - 2, RecordLayer.clientOpener(k, engine));
     byte[] key0 = KeySchedule.recordKey(k.serverToClientSecret(), encrypted);
     byte[] key1 = KeySchedule.recordKey(KeySchedule.nextSecret(k.serverToClientSecret()), encrypted);
     for (long seq = EPOCH - 2; seq < EPOCH + 3; seq++) {
@@ -182,10 +179,8 @@ class RecordLayerEpochTest {
   @ParameterizedTest(name = "{0}")
   @EnumSource(AesGcmEngine.class)
   void anEncryptedFramesRecordsTakeTheKeysOfTheirOwnEpochs(AesGcmEngine engine) throws Exception {
-    assumeAvailable(engine);
-    SessionKeys k = keys(true);
-    RecordLayer.Sealer sealer = RecordLayer.serverSealer(k, engine);
-    sealer.skipTo(EPOCH - 1);
+    SessionKeys k = keys(engine, true);
+    RecordLayer.Sealer sealer = at(EPOCH - 1, RecordLayer.serverSealer(k, engine));
     int length = 2 * RecordLayer.RECORD_LENGTH + 10;
     byte[] payload = random(length, 3);
     byte[] frame = whole(sealer.seal(FrameType.READ_RESPONSE, 9, ByteBuffer.wrap(payload)));
@@ -193,8 +188,7 @@ class RecordLayerEpochTest {
     byte[] key0 = KeySchedule.recordKey(k.serverToClientSecret(), true);
     byte[] key1 = KeySchedule.recordKey(KeySchedule.nextSecret(k.serverToClientSecret()), true);
 
-    RecordLayer.Opener opener = RecordLayer.clientOpener(k, engine);
-    opener.skipTo(EPOCH - 1);
+    RecordLayer.Opener opener = at(EPOCH - 1, RecordLayer.clientOpener(k, engine));
     FrameHeader h = FrameHeader.decode(ByteBuffer.wrap(header), Integer.MAX_VALUE);
     ByteBuffer plain = ByteBuffer.allocateDirect(length);
     int at = HEADER;
@@ -215,8 +209,7 @@ class RecordLayerEpochTest {
   @ParameterizedTest(name = "{0}")
   @EnumSource(AesGcmEngine.class)
   void aMacModeReadResponseIsTaggedByTheGmacOfItsEpochsBodyKey(AesGcmEngine engine) throws Exception {
-    assumeAvailable(engine);
-    SessionKeys k = keys(false);
+    SessionKeys k = keys(engine, false);
     RecordLayer.Sealer sealer = RecordLayer.serverSealer(k, engine);
     byte[] secret = k.serverToClientSecret();
     for (long seq : new long[] {0, EPOCH}) {
@@ -245,8 +238,7 @@ class RecordLayerEpochTest {
   @ParameterizedTest(name = "{0}")
   @EnumSource(AesGcmEngine.class)
   void aMacModeReadResponseWithAnAlteredBodyIsRefused(AesGcmEngine engine) throws Exception {
-    assumeAvailable(engine);
-    SessionKeys k = keys(false);
+    SessionKeys k = keys(engine, false);
     RecordLayer.Sealer sealer = RecordLayer.serverSealer(k, engine);
     byte[] body = random(4096, 4);
     byte[] frame = whole(sealer.seal(FrameType.READ_RESPONSE, 5, ByteBuffer.wrap(body)));
