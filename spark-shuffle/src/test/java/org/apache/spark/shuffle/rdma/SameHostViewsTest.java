@@ -114,19 +114,7 @@ class SameHostViewsTest {
       Map<String, List<String>> dirs = localDirs(sc);
       String dir = signals.toString();
       // Each record carries the executor and the map partition that wrote it.
-      JavaPairRDD<Integer, String> tagged = sc.parallelize(SharedJobs.range(maps * perMap), maps)
-          .mapPartitionsWithIndex((p, it) -> {
-            // Each map task waits until both executors run one, so that both hold map output.
-            String self = SparkEnv.get().executorId();
-            FileSignals.signal(Path.of(dir), "map-" + self, self);
-            FileSignals.await(Path.of(dir), "map-", LocalCluster.EXECUTORS, 120);
-            String origin = self + "/" + p;
-            List<Tuple2<Integer, String>> out = new ArrayList<>();
-            it.forEachRemaining(i -> out.add(new Tuple2<>(i, origin)));
-            return out.iterator();
-          }, true)
-          .mapToPair(t -> t)
-          .partitionBy(new org.apache.spark.HashPartitioner(1));
+      JavaPairRDD<Integer, String> tagged = tagged(sc, maps, perMap, dir, (self, p, i) -> self + "/" + p);
       Thread killer = new Thread(() -> killWhenAsked(appId, Path.of(dir), dirs), "executor-killer");
       killer.setDaemon(true);
       killer.start();
@@ -191,17 +179,8 @@ class SameHostViewsTest {
       String dir = signals.toString();
       // Each record carries the executor that wrote it and 100 random letters, so that each map
       // output's one block spans several of the reader's chunks.
-      JavaPairRDD<Integer, String> tagged = sc.parallelize(SharedJobs.range(maps * perMap), maps)
-          .mapPartitionsWithIndex((p, it) -> {
-            String self = SparkEnv.get().executorId();
-            FileSignals.signal(Path.of(dir), "map-" + self, self);
-            FileSignals.await(Path.of(dir), "map-", LocalCluster.EXECUTORS, 120);
-            List<Tuple2<Integer, String>> out = new ArrayList<>();
-            it.forEachRemaining(i -> out.add(new Tuple2<>(i, self + "/" + letters(new Random(i), 100))));
-            return out.iterator();
-          }, true)
-          .mapToPair(t -> t)
-          .partitionBy(new org.apache.spark.HashPartitioner(1));
+      JavaPairRDD<Integer, String> tagged =
+          tagged(sc, maps, perMap, dir, (self, p, i) -> self + "/" + letters(new Random(i), 100));
       long records = tagged.mapPartitions(it -> {
         String self = SparkEnv.get().executorId();
         long n = 0;
@@ -224,6 +203,30 @@ class SameHostViewsTest {
           "the cut (" + FileSignals.read(signals, "cut") + ") was not a fetch failure naming it: " + failures);
       assertNoViewHeld(sc);
     }
+  }
+
+  /** A record's value, from the executor and the map partition that wrote it and its key. */
+  private interface Tag extends java.io.Serializable {
+    String of(String executor, int map, int key);
+  }
+
+  /**
+   * {@code maps * perMap} keys written by {@code maps} map tasks, each key with the value {@code tag}
+   * gives it, all in one reduce partition. Each map task waits (signals in folder {@code dir}) until
+   * both executors run one, so that both hold map output.
+   */
+  private static JavaPairRDD<Integer, String> tagged(JavaSparkContext sc, int maps, int perMap, String dir, Tag tag) {
+    return sc.parallelize(SharedJobs.range(maps * perMap), maps)
+        .mapPartitionsWithIndex((p, it) -> {
+          String self = SparkEnv.get().executorId();
+          FileSignals.signal(Path.of(dir), "map-" + self, self);
+          FileSignals.await(Path.of(dir), "map-", LocalCluster.EXECUTORS, 120);
+          List<Tuple2<Integer, String>> out = new ArrayList<>();
+          it.forEachRemaining(i -> out.add(new Tuple2<>(i, tag.of(self, p, i))));
+          return out.iterator();
+        }, true)
+        .mapToPair(t -> t)
+        .partitionBy(new org.apache.spark.HashPartitioner(1));
   }
 
   private static String letters(Random random, int n) {
