@@ -8,6 +8,7 @@ import io.sluice.transport.TransportOption;
 import io.sluice.transport.TransportTimeoutException;
 import io.sluice.transport.TransportUnavailableException;
 import io.sluice.transport.crypto.AesGcmEngine;
+import io.sluice.transport.crypto.Curves;
 import io.sluice.transport.crypto.EngineChoice;
 import io.sluice.transport.crypto.NodeIdentity;
 import io.sluice.transport.crypto.PeerIdentities;
@@ -180,7 +181,8 @@ public final class Carrier implements AutoCloseable {
       throw new TransportUnavailableException(e.getMessage(), e);
     }
     metrics.encryptionEngine(engine.engine().id());
-    LOG.debug("AES-GCM engine {}: {}", engine.engine().id(), engine.reason());
+    LOG.debug("AES-GCM engine {}: {}; X25519 and Ed25519 by {}", engine.engine().id(), engine.reason(),
+        Curves.description());
     try {
       listener = ServerSocketChannel.open();
       listener.bind(new InetSocketAddress(settings.bindHost(), settings.port()), 256);

@@ -12,6 +12,7 @@ import io.sluice.transport.TransportProvider;
 import io.sluice.transport.Transports;
 import io.sluice.transport.config.Parsers;
 import io.sluice.transport.config.TransportKeys;
+import io.sluice.transport.crypto.Curves;
 import io.sluice.transport.crypto.EngineChoice;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -336,14 +337,18 @@ public final class HostCheck {
     }
   }
 
-  /** The AES-GCM engine a transport opened here would seal and open encrypted connections with. */
+  /**
+   * The AES-GCM engine a transport opened here would seal and open encrypted connections with, and
+   * the implementation of the handshake's curves ({@link Curves}).
+   */
   private static Finding encryptionCheck(TransportConfig config) {
     String asked = config.value(TransportKeys.ENCRYPTION_ENGINE);
     String mode = config.value(TransportKeys.ENCRYPTION) ? "encryption on" : "encryption off, used for peers that ask";
     try {
       EngineChoice c = EngineChoice.choose(asked);
+      Curves.chosen(); // every handshake needs them, encrypted or not
       return Finding.ok("encryption", "AES-GCM engine " + c.engine().id() + " (" + c.engine().description() + "; "
-          + c.reason() + "; " + mode + ")");
+          + c.reason() + "; " + mode + "); handshake X25519 and Ed25519 by " + Curves.description());
     } catch (IllegalStateException | IllegalArgumentException e) {
       return Finding.problem("encryption", e.getMessage(), "install OpenSSL's libcrypto (Debian: libssl3) or set "
           + TransportKeys.ENCRYPTION_ENGINE.key() + "=auto");

@@ -5,15 +5,8 @@ import io.sluice.transport.Transport;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
-import java.security.KeyFactory;
-import java.security.KeyPair;
-import java.security.KeyPairGenerator;
 import java.security.MessageDigest;
-import java.security.PublicKey;
-import java.security.Signature;
-import java.security.spec.NamedParameterSpec;
-import java.security.spec.X509EncodedKeySpec;
-import java.util.Arrays;
+import java.security.SecureRandom;
 
 /**
  * Who a transport is: an Ed25519 key pair made when the transport opens, and the node id derived
@@ -24,41 +17,35 @@ import java.util.Arrays;
  * Transport#GRANTED_ONLY} mean something else in grants; a key pair deriving either is thrown
  * away and another made, and a peer whose key derives either is refused.
  *
- * <p>Public keys travel raw, 32 bytes as RFC 8032 encodes them; signatures are 64 bytes.
- * Immutable and thread safe.
+ * <p>Public keys travel raw, 32 bytes as RFC 8032 encodes them; signatures are 64 bytes. The
+ * private key is RFC 8032's 32-byte seed, kept in this object; the JVM's {@link Curves} signs and
+ * verifies. Immutable and thread safe.
  */
 public final class NodeIdentity {
   /** Length of a raw Ed25519 public key. */
   public static final int PUBLIC_KEY_LENGTH = 32;
   /** Length of an Ed25519 signature. */
   public static final int SIGNATURE_LENGTH = 64;
-  private static final String ALGORITHM = "Ed25519";
-  /** The DER prefix of an X.509 SubjectPublicKeyInfo holding a raw Ed25519 key (RFC 8410). */
-  private static final byte[] X509_PREFIX = {
-      0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00};
   private static final byte[] NODE_LABEL = "sluice/node".getBytes(StandardCharsets.US_ASCII);
+  private static final SecureRandom RANDOM = new SecureRandom();
 
-  private final KeyPair keys;
+  private final byte[] seed;
   private final byte[] publicKey;
   private final long nodeId;
 
-  private NodeIdentity(KeyPair keys, byte[] publicKey) {
-    this.keys = keys;
+  private NodeIdentity(byte[] seed, byte[] publicKey) {
+    this.seed = seed;
     this.publicKey = publicKey;
     this.nodeId = derivedNodeId(publicKey);
   }
 
   /** A new key pair whose node id is not a reserved one. */
   public static NodeIdentity generate() {
-    KeyPairGenerator generator;
-    try {
-      generator = KeyPairGenerator.getInstance(ALGORITHM);
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException(ALGORITHM + " unavailable", e);
-    }
+    Curves curves = Curves.chosen();
     while (true) {
-      KeyPair pair = generator.generateKeyPair();
-      NodeIdentity identity = new NodeIdentity(pair, rawPublicKey(pair.getPublic()));
+      byte[] seed = new byte[PUBLIC_KEY_LENGTH];
+      RANDOM.nextBytes(seed);
+      NodeIdentity identity = new NodeIdentity(seed, curves.ed25519Public(seed));
       if (!isReserved(identity.nodeId)) {
         return identity;
       }
@@ -74,15 +61,7 @@ public final class NodeIdentity {
     if (seed.length != PUBLIC_KEY_LENGTH) {
       throw new IllegalArgumentException("an Ed25519 seed is " + PUBLIC_KEY_LENGTH + " bytes, not " + seed.length);
     }
-    KeyPair pair;
-    try {
-      KeyPairGenerator generator = KeyPairGenerator.getInstance(ALGORITHM);
-      generator.initialize(NamedParameterSpec.ED25519, new FixedRandom(seed));
-      pair = generator.generateKeyPair();
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException(ALGORITHM + " unavailable", e);
-    }
-    NodeIdentity identity = new NodeIdentity(pair, rawPublicKey(pair.getPublic()));
+    NodeIdentity identity = new NodeIdentity(seed.clone(), Curves.chosen().ed25519Public(seed));
     if (isReserved(identity.nodeId)) {
       throw new IllegalArgumentException("this seed's key derives a reserved node id");
     }
@@ -140,15 +119,7 @@ public final class NodeIdentity {
 
   /** This node's signature of {@code label} | {@code data}. */
   public byte[] sign(String label, byte[] data) {
-    try {
-      Signature s = Signature.getInstance(ALGORITHM);
-      s.initSign(keys.getPrivate());
-      s.update(label.getBytes(StandardCharsets.US_ASCII));
-      s.update(data);
-      return s.sign();
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException(ALGORITHM + " signing failed", e);
-    }
+    return Curves.chosen().ed25519Sign(seed, labelled(label, data));
   }
 
   /**
@@ -159,31 +130,15 @@ public final class NodeIdentity {
     if (publicKey.length != PUBLIC_KEY_LENGTH || signature.length != SIGNATURE_LENGTH) {
       return false;
     }
-    try {
-      Signature s = Signature.getInstance(ALGORITHM);
-      s.initVerify(publicKeyOf(publicKey));
-      s.update(label.getBytes(StandardCharsets.US_ASCII));
-      s.update(data);
-      return s.verify(signature);
-    } catch (GeneralSecurityException | IllegalArgumentException e) {
-      return false; // a point that is not on the curve, or a malformed signature
-    }
+    return Curves.chosen().ed25519Verify(publicKey, labelled(label, data), signature);
   }
 
-  private static PublicKey publicKeyOf(byte[] raw) throws GeneralSecurityException {
-    byte[] der = Arrays.copyOf(X509_PREFIX, X509_PREFIX.length + PUBLIC_KEY_LENGTH);
-    System.arraycopy(raw, 0, der, X509_PREFIX.length, PUBLIC_KEY_LENGTH);
-    return KeyFactory.getInstance(ALGORITHM).generatePublic(new X509EncodedKeySpec(der));
-  }
-
-  private static byte[] rawPublicKey(PublicKey key) {
-    byte[] der = key.getEncoded();
-    if (der.length != X509_PREFIX.length + PUBLIC_KEY_LENGTH
-        || !Arrays.equals(der, 0, X509_PREFIX.length, X509_PREFIX, 0, X509_PREFIX.length)) {
-      throw new IllegalStateException("unexpected encoding of an " + ALGORITHM + " public key: " + der.length
-          + " bytes");
-    }
-    return Arrays.copyOfRange(der, X509_PREFIX.length, der.length);
+  private static byte[] labelled(String label, byte[] data) {
+    byte[] l = label.getBytes(StandardCharsets.US_ASCII);
+    byte[] m = new byte[l.length + data.length];
+    System.arraycopy(l, 0, m, 0, l.length);
+    System.arraycopy(data, 0, m, l.length, data.length);
+    return m;
   }
 
   @Override

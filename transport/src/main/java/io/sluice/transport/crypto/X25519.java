@@ -2,42 +2,27 @@ package io.sluice.transport.crypto;
 
 import io.sluice.transport.AuthenticationFailedException;
 import java.math.BigInteger;
-import java.security.GeneralSecurityException;
-import java.security.InvalidKeyException;
-import java.security.KeyFactory;
-import java.security.KeyPair;
-import java.security.KeyPairGenerator;
-import java.security.PrivateKey;
 import java.security.SecureRandom;
-import java.security.interfaces.XECPublicKey;
-import java.security.spec.NamedParameterSpec;
-import java.security.spec.XECPublicKeySpec;
-import javax.crypto.KeyAgreement;
 
 /**
- * X25519 Diffie-Hellman (RFC 7748) on raw 32-byte keys, with the JDK's XDH underneath. A public
- * key is its u-coordinate, 32 bytes little-endian; on receipt the top bit is masked, as RFC 7748
- * asks. Stateless and thread safe.
+ * X25519 Diffie-Hellman (RFC 7748) on raw 32-byte keys, by the JVM's {@link Curves}. A public key
+ * is its u-coordinate, 32 bytes little-endian; on receipt the top bit is masked, as RFC 7748 asks.
+ * Stateless and thread safe.
  */
 public final class X25519 {
   /** Length of a raw public key, a private scalar and a shared secret. */
   public static final int KEY_LENGTH = 32;
 
-  /** One side's ephemeral key pair; {@code publicKey} is raw. */
-  public record KeyPair(PrivateKey privateKey, byte[] publicKey) {}
+  /** One side's ephemeral key pair, both raw: the scalar as RFC 7748 writes it and the u-coordinate. */
+  public record KeyPair(byte[] privateKey, byte[] publicKey) {}
 
   private X25519() {}
 
-  /** A fresh key pair from {@code random}. */
+  /** A fresh key pair, its scalar drawn from {@code random}. */
   public static KeyPair generate(SecureRandom random) {
-    try {
-      KeyPairGenerator generator = KeyPairGenerator.getInstance("X25519");
-      generator.initialize(NamedParameterSpec.X25519, random);
-      java.security.KeyPair pair = generator.generateKeyPair();
-      return new KeyPair(pair.getPrivate(), encode(((XECPublicKey) pair.getPublic()).getU()));
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("X25519 unavailable", e);
-    }
+    byte[] scalar = new byte[KEY_LENGTH];
+    random.nextBytes(scalar);
+    return fromPrivate(scalar);
   }
 
   /** The key pair of a given private scalar (32 bytes, as RFC 7748 writes them; clamped by X25519 itself). */
@@ -45,34 +30,23 @@ public final class X25519 {
     if (scalar.length != KEY_LENGTH) {
       throw new IllegalArgumentException("an X25519 private key is " + KEY_LENGTH + " bytes, not " + scalar.length);
     }
-    return generate(new FixedRandom(scalar));
+    return new KeyPair(scalar.clone(), Curves.chosen().x25519Public(scalar));
   }
 
   /**
    * X25519(own private key, peer's public key).
    *
    * @throws AuthenticationFailedException if the peer's key is a point of small order, which makes
-   *     the shared secret all zeros (RFC 7748 section 6.1), or is not a key at all
+   *     the shared secret all zeros (RFC 7748 section 6.1), or is not 32 bytes
    */
-  public static byte[] agree(PrivateKey own, byte[] peerPublic) throws AuthenticationFailedException {
+  public static byte[] agree(byte[] own, byte[] peerPublic) throws AuthenticationFailedException {
     if (peerPublic.length != KEY_LENGTH) {
       throw new AuthenticationFailedException("peer's ephemeral key is " + peerPublic.length + " bytes");
     }
-    byte[] shared;
-    try {
-      KeyAgreement agreement = KeyAgreement.getInstance("XDH");
-      agreement.init(own);
-      agreement.doPhase(KeyFactory.getInstance("XDH").generatePublic(
-          new XECPublicKeySpec(NamedParameterSpec.X25519, decode(peerPublic))), true);
-      shared = agreement.generateSecret();
-    } catch (InvalidKeyException e) {
-      throw new AuthenticationFailedException("peer's ephemeral key is a point of small order: " + e.getMessage());
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("X25519 unavailable", e);
-    }
+    byte[] shared = Curves.chosen().x25519(own, peerPublic);
     int any = 0;
-    for (byte b : shared) {
-      any |= b;
+    for (int i = 0; shared != null && i < shared.length; i++) {
+      any |= shared[i];
     }
     if (any == 0) {
       throw new AuthenticationFailedException("peer's ephemeral key is a point of small order");

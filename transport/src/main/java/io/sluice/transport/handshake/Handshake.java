@@ -5,6 +5,7 @@ import io.sluice.transport.ProtocolException;
 import io.sluice.transport.SecretKeys;
 import io.sluice.transport.crypto.KeySchedule;
 import io.sluice.transport.crypto.NodeIdentity;
+import io.sluice.transport.crypto.Curves;
 import io.sluice.transport.crypto.X25519;
 import io.sluice.transport.wire.Frames;
 import java.nio.ByteBuffer;
@@ -57,27 +58,29 @@ public final class Handshake {
   }
 
   /**
-   * Loads the JCA implementations a transport's identity, handshakes and record protection use
-   * (Ed25519, X25519, SHA-256, HMAC-SHA256, the strong random source), creating no key; the JDK's
-   * AES-GCM, which only a transport that chose the JDK's engine uses, is {@link #loadEncryption}'s.
-   * On a cold JVM the first lookup of these costs tens of milliseconds of class loading; a
-   * transport that is opening runs this on a thread of its own ({@link
-   * io.sluice.transport.Transports#open}), so that cost overlaps its other set-up instead of
-   * adding to it, and its first connection finds them loaded. What fails here is left for the
-   * real use to report. Thread safe.
+   * Chooses the JVM's {@link Curves} and loads what a transport's identity, handshakes and record
+   * protection use: the JCA's Ed25519 and X25519 where the curves are the JDK's, SHA-256,
+   * HMAC-SHA256 and the strong random source; creates no key. The JDK's AES-GCM, which only a
+   * transport that chose the JDK's engine uses, is {@link #loadEncryption}'s. On a cold JVM the
+   * first lookup of these costs tens of milliseconds of class loading; a transport that is opening
+   * runs this on a thread of its own ({@link io.sluice.transport.Transports#open}), so that cost
+   * overlaps its other set-up instead of adding to it, and its first connection finds them loaded.
+   * What fails here is left for the real use to report. Thread safe.
    */
   public static void loadAlgorithms() {
     try {
-      java.security.KeyPairGenerator.getInstance("Ed25519");
-      java.security.Signature.getInstance("Ed25519");
-      java.security.KeyFactory.getInstance("Ed25519");
-      java.security.KeyPairGenerator.getInstance("X25519");
-      javax.crypto.KeyAgreement.getInstance("XDH");
-      java.security.KeyFactory.getInstance("XDH");
+      if (Curves.chosen() == Curves.JDK) {
+        java.security.KeyPairGenerator.getInstance("Ed25519");
+        java.security.Signature.getInstance("Ed25519");
+        java.security.KeyFactory.getInstance("Ed25519");
+        java.security.KeyPairGenerator.getInstance("X25519");
+        javax.crypto.KeyAgreement.getInstance("XDH");
+        java.security.KeyFactory.getInstance("XDH");
+      }
       MessageDigest.getInstance("SHA-256");
       javax.crypto.Mac.getInstance("HmacSHA256");
       new java.security.SecureRandom().nextBytes(new byte[8]);
-    } catch (java.security.GeneralSecurityException e) {
+    } catch (java.security.GeneralSecurityException | IllegalStateException e) {
       // The identity or the handshake that needs the missing algorithm fails with its own message.
     }
   }
