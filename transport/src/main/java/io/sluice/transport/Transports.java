@@ -23,10 +23,22 @@ import org.slf4j.LoggerFactory;
 public final class Transports {
   private static final Logger LOG = LoggerFactory.getLogger(Transports.class);
   /**
-   * Whether an opening transport rehearses a handshake in memory ({@link Rehearsal#run}); on
-   * unless {@code -Dsluice.transport.rehearseAtOpen=false}, which is there to measure what it buys.
+   * Whether an opening transport rehearses a handshake in memory ({@link Rehearsal#run}), and the
+   * first one of a JVM a whole connection ({@link #rehearseConnection}); on unless {@code
+   * -Dsluice.transport.rehearseAtOpen=false} (neither) or {@code memory} (the handshake only),
+   * which are there to measure what each buys.
    */
-  private static final boolean REHEARSE = !"false".equals(System.getProperty("sluice.transport.rehearseAtOpen"));
+  private static final String REHEARSAL = System.getProperty("sluice.transport.rehearseAtOpen", "true");
+  private static final boolean REHEARSE = !"false".equals(REHEARSAL);
+  /**
+   * How the JVM's connection rehearsal ended, once it has: {@code rehearsed over <data path>},
+   * {@code failed: <why>}, or {@code off}. For tests.
+   */
+  static final java.util.concurrent.CompletableFuture<String> CONNECTION_REHEARSAL =
+      new java.util.concurrent.CompletableFuture<>();
+  /** Set by the first open of the JVM that rehearses a connection. */
+  private static final java.util.concurrent.atomic.AtomicBoolean CONNECTION_REHEARSED =
+      new java.util.concurrent.atomic.AtomicBoolean(!"true".equals(REHEARSAL));
 
   private Transports() {}
 
@@ -110,9 +122,22 @@ public final class Transports {
    * choice, and {@link Handshake#loadEncryption} when that is the JDK's) while the providers are probed and the
    * transport set up, so a cold JVM does not pay for both in turn; that thread then rehearses a
    * whole handshake in memory ({@link Rehearsal#run}), so the first connection, usually a
-   * task's, finds the handshake's code loaded and run once.
+   * task's, finds the handshake's code loaded and run once. The first transport a JVM opens
+   * also rehearses a whole connection ({@link #rehearseConnection}).
    */
   public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
+    Thread[] load = new Thread[1];
+    Transport t = openChosen(config, handler, load);
+    if (CONNECTION_REHEARSED.compareAndSet(false, true)) {
+      rehearseConnection(config, t.provider(), load[0]);
+    } else if (!REHEARSAL.equals("true")) {
+      CONNECTION_REHEARSAL.complete("off");
+    }
+    return t;
+  }
+
+  private static Transport openChosen(TransportConfig config, MessageHandler handler, Thread[] loading)
+      throws TransportException {
     TransportConfig asked = config;
     Thread load = new Thread(() -> {
       Handshake.loadAlgorithms();
@@ -135,6 +160,7 @@ public final class Transports {
     }, "sluice-load-crypto");
     load.setDaemon(true);
     load.start();
+    loading[0] = load;
     String wanted = config.value(TransportKeys.PROVIDER);
     java.util.Optional<String> noVerbs = verbsRefusal(config);
     if (wanted.equals("verbs") && noVerbs.isPresent()) {
@@ -180,5 +206,53 @@ public final class Transports {
           .append(p.unavailabilityCause().map(Throwable::getMessage).orElse("unknown"));
     }
     throw new TransportUnavailableException("no transport provider is available: " + why);
+  }
+
+  /**
+   * Rehearses a whole connection, once per JVM, after its first transport opened: on a thread of
+   * its own ({@code sluice-rehearse-connect}), once the open's cryptography thread is done, a
+   * throwaway transport of the same provider and settings (tcp for verbs, whose device it leaves
+   * alone), with a secret of its own and any free port, connects to itself, READs 4 KiB through
+   * that connection and closes. A cold JVM's first connection otherwise runs the carrier's
+   * connect, accept, session and READ paths for the first time (class loading, lambda linkage,
+   * interpretation, on both ends) inside a task: measured with {@code ColdOpenCost}, that is most
+   * of its cost. The throwaway has its own metrics and identity; the opened transport never sees
+   * it. Bounded by the connect and I/O deadlines; whatever fails is logged at debug and left for
+   * real connections to report.
+   */
+  private static void rehearseConnection(TransportConfig config, String provider, Thread loading) {
+    Thread t = new Thread(() -> {
+      long deadlineMs = config.value(TransportKeys.CONNECT_TIMEOUT_MS) + config.value(TransportKeys.IO_TIMEOUT_MS);
+      try {
+        loading.join(deadlineMs); // the two share the cores; the connection needs what it loads
+        byte[] secret = new byte[32];
+        new java.security.SecureRandom().nextBytes(secret);
+        TransportConfig own = config.with(java.util.Map.of(
+            TransportKeys.SECRET.key(), java.util.HexFormat.of().formatHex(secret),
+            TransportKeys.PORT.key(), "0"));
+        TransportProvider p = provider(provider.equals("verbs") ? "tcp" : provider);
+        try (Transport rehearsal = p.open(own, MessageHandler.REJECT_ALL);
+            RegisteredRegion source = rehearsal.allocate(4096);
+            RegisteredRegion destination = rehearsal.allocate(4096)) {
+          Connection c = rehearsal.connect(rehearsal.localAddress())
+              .get(deadlineMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+          try {
+            c.read(source.descriptor(), 0, destination, 0, 4096)
+                .get(deadlineMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+            CONNECTION_REHEARSAL.complete("rehearsed over " + c.dataPath());
+          } finally {
+            c.close();
+          }
+        }
+      } catch (InterruptedException e) {
+        CONNECTION_REHEARSAL.complete("failed: interrupted");
+        Thread.currentThread().interrupt();
+      } catch (Exception e) {
+        CONNECTION_REHEARSAL.complete("failed: " + e);
+        LOG.debug("Sluice transport: the connection rehearsed at open failed: {}", e.toString());
+      }
+    }, "sluice-rehearse-connect");
+    t.setDaemon(true);
+    t.start();
   }
 }
