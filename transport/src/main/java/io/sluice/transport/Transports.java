@@ -212,7 +212,8 @@ public final class Transports {
    * Rehearses a whole connection, once per JVM, after its first transport opened: on a thread of
    * its own ({@code sluice-rehearse-connect}), once the open's cryptography thread is done, a
    * throwaway transport of the same provider and settings (tcp for verbs, whose device it leaves
-   * alone), with a secret of its own and any free port, connects to itself, READs 4 KiB through
+   * alone), with a secret of its own, any free port and loopback where the settings bind every
+   * interface, connects to itself, READs 4 KiB through
    * that connection and closes. A cold JVM's first connection otherwise runs the carrier's
    * connect, accept, session and READ paths for the first time (class loading, lambda linkage,
    * interpretation, on both ends) inside a task: measured with {@code ColdOpenCost}, that is most
@@ -227,9 +228,16 @@ public final class Transports {
         loading.join(deadlineMs); // the two share the cores; the connection needs what it loads
         byte[] secret = new byte[32];
         new java.security.SecureRandom().nextBytes(secret);
-        TransportConfig own = config.with(java.util.Map.of(
+        java.util.Map<String, String> changes = new java.util.HashMap<>(java.util.Map.of(
             TransportKeys.SECRET.key(), java.util.HexFormat.of().formatHex(secret),
             TransportKeys.PORT.key(), "0"));
+        String bind = config.value(TransportKeys.BIND_HOST);
+        if (bind.equals("0.0.0.0") || bind.equals("::") || bind.isEmpty()) {
+          // Listening on every interface is not needed to reach oneself: loopback only.
+          changes.put(TransportKeys.BIND_HOST.key(), "127.0.0.1");
+          changes.put(TransportKeys.ADVERTISE_HOST.key(), "127.0.0.1");
+        }
+        TransportConfig own = config.with(changes);
         TransportProvider p = provider(provider.equals("verbs") ? "tcp" : provider);
         try (Transport rehearsal = p.open(own, MessageHandler.REJECT_ALL);
             RegisteredRegion source = rehearsal.allocate(4096);
