@@ -236,7 +236,21 @@ public final class SparkShuffleBench {
         }
       }
     }
-    results.addAll(STARTUP.measurements());
+    results.addAll(STARTUP.measurements(prefix -> {
+      for (Variant variant : o.variants()) {
+        if (prefix.equals("spark_shuffle." + variant.namePart + "startup")) {
+          for (String job : JOBS) {
+            List<Sample> sort = samples.get(key(variant, SORT, COLD, job));
+            if (sort != null) {
+              return java.util.Optional.of(new StartupFigures.Baseline(
+                  "sort_shuffle." + variant.namePart + COLD + "." + job + "." + o.sizeMb() + "MB.wall_ms",
+                  Spread.of(walls(sort)).median() * 1000));
+            }
+          }
+        }
+      }
+      return java.util.Optional.empty();
+    }));
     System.out.println();
     System.out.println("RdmaShuffleManager beside Spark's sort shuffle (medians; rounds: every application's value):");
     ResultTable.print(System.out, results, rounds);
