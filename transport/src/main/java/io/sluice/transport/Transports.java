@@ -5,6 +5,7 @@ import io.sluice.transport.config.ConfigKey;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
 import io.sluice.transport.crypto.AesGcmEngine;
+import io.sluice.transport.crypto.Curves;
 import io.sluice.transport.crypto.EngineChoice;
 import io.sluice.transport.handshake.Handshake;
 import java.util.ArrayList;
@@ -36,6 +37,8 @@ public final class Transports {
    */
   static final java.util.concurrent.CompletableFuture<String> CONNECTION_REHEARSAL =
       new java.util.concurrent.CompletableFuture<>();
+  /** The most the connection rehearsal may take, all of it; less where the connect deadline is shorter. */
+  private static final long REHEARSAL_BUDGET_MS = 20_000;
   /** Set by the first open of the JVM that rehearses a connection. */
   private static final java.util.concurrent.atomic.AtomicBoolean CONNECTION_REHEARSED =
       new java.util.concurrent.atomic.AtomicBoolean(!"true".equals(REHEARSAL));
@@ -126,6 +129,11 @@ public final class Transports {
    * also rehearses a whole connection ({@link #rehearseConnection}).
    */
   public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
+    try {
+      Curves.chosen(); // every identity and handshake needs them
+    } catch (IllegalStateException e) {
+      throw new TransportUnavailableException(e.getMessage(), e);
+    }
     Thread[] load = new Thread[1];
     Transport t = openChosen(config, handler, load);
     if (CONNECTION_REHEARSED.compareAndSet(false, true)) {
@@ -212,41 +220,36 @@ public final class Transports {
    * Rehearses a whole connection, once per JVM, after its first transport opened: on a thread of
    * its own ({@code sluice-rehearse-connect}), once the open's cryptography thread is done, a
    * throwaway transport of the same provider and settings (tcp for verbs, whose device it leaves
-   * alone), with a secret of its own, any free port and loopback where the settings bind every
-   * interface, connects to itself, READs 4 KiB through
-   * that connection and closes. A cold JVM's first connection otherwise runs the carrier's
+   * alone), with a secret of its own, on a free port of loopback, connects to itself, READs 4 KiB
+   * through that connection and closes. A cold JVM's first connection otherwise runs the carrier's
    * connect, accept, session and READ paths for the first time (class loading, lambda linkage,
    * interpretation, on both ends) inside a task: measured with {@code ColdOpenCost}, that is most
    * of its cost. The throwaway has its own metrics and identity; the opened transport never sees
-   * it. Bounded by the connect and I/O deadlines; whatever fails is logged at debug and left for
-   * real connections to report.
+   * it. All of it within the connect deadline, and at most {@link #REHEARSAL_BUDGET_MS}; whatever
+   * fails is logged at debug and left for real connections to report.
    */
   private static void rehearseConnection(TransportConfig config, String provider, Thread loading) {
     Thread t = new Thread(() -> {
-      long deadlineMs = config.value(TransportKeys.CONNECT_TIMEOUT_MS) + config.value(TransportKeys.IO_TIMEOUT_MS);
+      // One budget for all of it; the rehearsal is worth nothing past it.
+      long end = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
+          Math.min(REHEARSAL_BUDGET_MS, config.value(TransportKeys.CONNECT_TIMEOUT_MS)));
       try {
-        loading.join(deadlineMs); // the two share the cores; the connection needs what it loads
+        loading.join(Math.max(1, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime())));
         byte[] secret = new byte[32];
         new java.security.SecureRandom().nextBytes(secret);
-        java.util.Map<String, String> changes = new java.util.HashMap<>(java.util.Map.of(
+        // It connects only to itself: loopback, whatever address the settings bind.
+        TransportConfig own = config.with(java.util.Map.of(
             TransportKeys.SECRET.key(), java.util.HexFormat.of().formatHex(secret),
-            TransportKeys.PORT.key(), "0"));
-        String bind = config.value(TransportKeys.BIND_HOST);
-        if (bind.equals("0.0.0.0") || bind.equals("::") || bind.isEmpty()) {
-          // Listening on every interface is not needed to reach oneself: loopback only.
-          changes.put(TransportKeys.BIND_HOST.key(), "127.0.0.1");
-          changes.put(TransportKeys.ADVERTISE_HOST.key(), "127.0.0.1");
-        }
-        TransportConfig own = config.with(changes);
+            TransportKeys.PORT.key(), "0",
+            TransportKeys.BIND_HOST.key(), "127.0.0.1",
+            TransportKeys.ADVERTISE_HOST.key(), "127.0.0.1"));
         TransportProvider p = provider(provider.equals("verbs") ? "tcp" : provider);
         try (Transport rehearsal = p.open(own, MessageHandler.REJECT_ALL);
             RegisteredRegion source = rehearsal.allocate(4096);
             RegisteredRegion destination = rehearsal.allocate(4096)) {
-          Connection c = rehearsal.connect(rehearsal.localAddress())
-              .get(deadlineMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+          Connection c = rehearsal.connect(rehearsal.localAddress()).get(left(end), java.util.concurrent.TimeUnit.NANOSECONDS);
           try {
-            c.read(source.descriptor(), 0, destination, 0, 4096)
-                .get(deadlineMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+            c.read(source.descriptor(), 0, destination, 0, 4096).get(left(end), java.util.concurrent.TimeUnit.NANOSECONDS);
             CONNECTION_REHEARSAL.complete("rehearsed over " + c.dataPath());
           } finally {
             c.close();
@@ -255,12 +258,18 @@ public final class Transports {
       } catch (InterruptedException e) {
         CONNECTION_REHEARSAL.complete("failed: interrupted");
         Thread.currentThread().interrupt();
-      } catch (Exception e) {
+      } catch (Throwable e) { // whatever it is, the real transport does not care
         CONNECTION_REHEARSAL.complete("failed: " + e);
         LOG.debug("Sluice transport: the connection rehearsed at open failed: {}", e.toString());
+      } finally {
+        CONNECTION_REHEARSAL.complete("failed: ended without an outcome");
       }
     }, "sluice-rehearse-connect");
     t.setDaemon(true);
     t.start();
+  }
+
+  private static long left(long endNanos) {
+    return Math.max(1, endNanos - System.nanoTime());
   }
 }

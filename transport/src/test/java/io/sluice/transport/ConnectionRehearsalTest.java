@@ -1,12 +1,9 @@
 package io.sluice.transport;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.sluice.transport.metrics.Metric;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -20,8 +17,6 @@ import org.junit.jupiter.api.Timeout;
  * only a JVM's first open rehearses.
  */
 class ConnectionRehearsalTest {
-  private static final long CHILD_DEADLINE_SECONDS = 90;
-
   @Test
   @Timeout(120)
   void theFirstOpenRehearsesAConnectionTheTransportNeverSees() throws Exception {
@@ -48,18 +43,7 @@ class ConnectionRehearsalTest {
   }
 
   private static List<String> child(String rehearse, String provider) throws Exception {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    Process p = new ProcessBuilder(java, "-Dsluice.transport.rehearseAtOpen=" + rehearse,
-        "-cp", System.getProperty("java.class.path"), Child.class.getName(), provider)
-        .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-    // The child bounds its own waits, so its output ends; its exit has a deadline too.
-    String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    if (!p.waitFor(CHILD_DEADLINE_SECONDS, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new AssertionError("the child did not exit: " + text);
-    }
-    assertEquals(0, p.exitValue(), text);
-    return List.of(text.split("\n"));
+    return FreshJvm.run(List.of("-Dsluice.transport.rehearseAtOpen=" + rehearse), Child.class, provider);
   }
 
   /** Opens a transport, reports the rehearsal and the transport's own counts, then connects for real. */

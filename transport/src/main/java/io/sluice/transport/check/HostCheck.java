@@ -350,8 +350,8 @@ public final class HostCheck {
       return Finding.ok("encryption", "AES-GCM engine " + c.engine().id() + " (" + c.engine().description() + "; "
           + c.reason() + "; " + mode + "); handshake X25519 and Ed25519 by " + Curves.description());
     } catch (IllegalStateException | IllegalArgumentException e) {
-      return Finding.problem("encryption", e.getMessage(), "install OpenSSL's libcrypto (Debian: libssl3) or set "
-          + TransportKeys.ENCRYPTION_ENGINE.key() + "=auto");
+      return Finding.problem("encryption", e.getMessage(), "install OpenSSL's libcrypto (Debian: libssl3), or set "
+          + TransportKeys.ENCRYPTION_ENGINE.key() + "=auto and leave -D" + Curves.PROPERTY + " unset (auto)");
     }
   }
 
