@@ -10,10 +10,11 @@
  * with GetPrimitiveArrayCritical, normally no copy either). Offsets are in bytes from the start of
  * the buffer's memory or of the array.
  */
-#include <dlfcn.h>
 #include <jni.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "libcrypto.h"
 
 #define JNI_EXPORT __attribute__((visibility("default")))
 
@@ -48,21 +49,11 @@ static char version_text[128];
 
 JNI_EXPORT jstring JNICALL Java_io_sluice_transport_crypto_OpenSslAesGcm_bind(JNIEnv *env, jclass cls) {
   (void) cls;
-  static const char *names[] = {"libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.so"};
-  void *lib = NULL;
-  for (size_t i = 0; i < sizeof names / sizeof names[0] && lib == NULL; i++) {
-    lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-  }
+  void *lib = sluice_open_libcrypto();
   if (lib == NULL) {
-    return (*env)->NewStringUTF(env, "no libcrypto (tried libcrypto.so.3, libcrypto.so.1.1, libcrypto.so)");
+    return (*env)->NewStringUTF(env, SLUICE_NO_LIBCRYPTO);
   }
-#define BIND(field, symbol)                                                            \
-  do {                                                                                 \
-    *(void **) (&evp.field) = dlsym(lib, symbol);                                      \
-    if (evp.field == NULL) {                                                           \
-      return (*env)->NewStringUTF(env, "libcrypto lacks " symbol);                    \
-    }                                                                                  \
-  } while (0)
+#define BIND(field, symbol) SLUICE_BIND(env, lib, &evp.field, symbol)
   BIND(ctx_new, "EVP_CIPHER_CTX_new");
   BIND(ctx_free, "EVP_CIPHER_CTX_free");
   BIND(aes_128_gcm, "EVP_aes_128_gcm");

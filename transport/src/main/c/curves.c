@@ -9,10 +9,11 @@
  * EVP_PKEY objects it needs and frees them before it returns; private key bytes copied out of the
  * Java heap are wiped with OPENSSL_cleanse.
  */
-#include <dlfcn.h>
 #include <jni.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "libcrypto.h"
 
 #define JNI_EXPORT __attribute__((visibility("default")))
 
@@ -49,21 +50,11 @@ static struct {
 
 JNI_EXPORT jstring JNICALL Java_io_sluice_transport_crypto_OpenSslCurves_bind(JNIEnv *env, jclass cls) {
   (void) cls;
-  static const char *names[] = {"libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.so"};
-  void *lib = NULL;
-  for (size_t i = 0; i < sizeof names / sizeof names[0] && lib == NULL; i++) {
-    lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-  }
+  void *lib = sluice_open_libcrypto();
   if (lib == NULL) {
-    return (*env)->NewStringUTF(env, "no libcrypto (tried libcrypto.so.3, libcrypto.so.1.1, libcrypto.so)");
+    return (*env)->NewStringUTF(env, SLUICE_NO_LIBCRYPTO);
   }
-#define BIND(field, symbol)                                                            \
-  do {                                                                                 \
-    *(void **) (&pk.field) = dlsym(lib, symbol);                                       \
-    if (pk.field == NULL) {                                                            \
-      return (*env)->NewStringUTF(env, "libcrypto lacks " symbol);                    \
-    }                                                                                  \
-  } while (0)
+#define BIND(field, symbol) SLUICE_BIND(env, lib, &pk.field, symbol)
   BIND(new_raw_private, "EVP_PKEY_new_raw_private_key");
   BIND(new_raw_public, "EVP_PKEY_new_raw_public_key");
   BIND(get_raw_public, "EVP_PKEY_get_raw_public_key");
