@@ -38,7 +38,7 @@ public final class Transports {
   static final java.util.concurrent.CompletableFuture<String> CONNECTION_REHEARSAL =
       new java.util.concurrent.CompletableFuture<>();
   /** The most the connection rehearsal may take, all of it; less where the connect deadline is shorter. */
-  private static final long REHEARSAL_BUDGET_MS = 20_000;
+  private static final long REHEARSAL_BUDGET_MS = 10_000;
   /** Set by the first open of the JVM that rehearses a connection. */
   private static final java.util.concurrent.atomic.AtomicBoolean CONNECTION_REHEARSED =
       new java.util.concurrent.atomic.AtomicBoolean(!"true".equals(REHEARSAL));
@@ -126,7 +126,7 @@ public final class Transports {
    * transport set up, so a cold JVM does not pay for both in turn; that thread then rehearses a
    * whole handshake in memory ({@link Rehearsal#run}), so the first connection, usually a
    * task's, finds the handshake's code loaded and run once. The first transport a JVM opens
-   * also rehearses a whole connection ({@link #rehearseConnection}).
+   * also rehearses a whole connection before it is returned ({@link #rehearseConnection}).
    */
   public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
     try {
@@ -217,11 +217,11 @@ public final class Transports {
   }
 
   /**
-   * Rehearses a whole connection, once per JVM, after its first transport opened: on a thread of
-   * its own ({@code sluice-rehearse-connect}), once the open's cryptography thread is done, a
-   * throwaway transport of the same provider and settings (tcp for verbs, whose device it leaves
-   * alone), with a secret of its own, on a free port of loopback, connects to itself, READs 4 KiB
-   * through that connection and closes. A cold JVM's first connection otherwise runs the carrier's
+   * Rehearses a whole connection, once per JVM, after its first transport opened and before that
+   * open returns: once the open's cryptography thread is done, a throwaway transport of the same
+   * provider and settings (tcp for verbs, whose device it leaves alone), with a secret of its own,
+   * on a free port of loopback, connects to itself, READs 4 KiB through that connection and closes,
+   * so nothing of it outlives the open (no thread, no arena in the shm folder). A cold JVM's first connection otherwise runs the carrier's
    * connect, accept, session and READ paths for the first time (class loading, lambda linkage,
    * interpretation, on both ends) inside a task: measured with {@code ColdOpenCost}, that is most
    * of its cost. The throwaway has its own metrics and identity; the opened transport never sees
@@ -229,44 +229,40 @@ public final class Transports {
    * fails is logged at debug and left for real connections to report.
    */
   private static void rehearseConnection(TransportConfig config, String provider, Thread loading) {
-    Thread t = new Thread(() -> {
-      // One budget for all of it; the rehearsal is worth nothing past it.
-      long end = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
-          Math.min(REHEARSAL_BUDGET_MS, config.value(TransportKeys.CONNECT_TIMEOUT_MS)));
-      try {
-        loading.join(Math.max(1, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime())));
-        byte[] secret = new byte[32];
-        new java.security.SecureRandom().nextBytes(secret);
-        // It connects only to itself: loopback, whatever address the settings bind.
-        TransportConfig own = config.with(java.util.Map.of(
-            TransportKeys.SECRET.key(), java.util.HexFormat.of().formatHex(secret),
-            TransportKeys.PORT.key(), "0",
-            TransportKeys.BIND_HOST.key(), "127.0.0.1",
-            TransportKeys.ADVERTISE_HOST.key(), "127.0.0.1"));
-        TransportProvider p = provider(provider.equals("verbs") ? "tcp" : provider);
-        try (Transport rehearsal = p.open(own, MessageHandler.REJECT_ALL);
-            RegisteredRegion source = rehearsal.allocate(4096);
-            RegisteredRegion destination = rehearsal.allocate(4096)) {
-          Connection c = rehearsal.connect(rehearsal.localAddress()).get(left(end), java.util.concurrent.TimeUnit.NANOSECONDS);
-          try {
-            c.read(source.descriptor(), 0, destination, 0, 4096).get(left(end), java.util.concurrent.TimeUnit.NANOSECONDS);
-            CONNECTION_REHEARSAL.complete("rehearsed over " + c.dataPath());
-          } finally {
-            c.close();
-          }
+    // One budget for all of it; the rehearsal is worth nothing past it.
+    long end = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
+        Math.min(REHEARSAL_BUDGET_MS, config.value(TransportKeys.CONNECT_TIMEOUT_MS)));
+    try {
+      loading.join(Math.max(1, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime())));
+      byte[] secret = new byte[32];
+      new java.security.SecureRandom().nextBytes(secret);
+      // It connects only to itself: loopback, whatever address the settings bind.
+      TransportConfig own = config.with(java.util.Map.of(
+          TransportKeys.SECRET.key(), java.util.HexFormat.of().formatHex(secret),
+          TransportKeys.PORT.key(), "0",
+          TransportKeys.BIND_HOST.key(), "127.0.0.1",
+          TransportKeys.ADVERTISE_HOST.key(), "127.0.0.1"));
+      TransportProvider p = provider(provider.equals("verbs") ? "tcp" : provider);
+      try (Transport rehearsal = p.open(own, MessageHandler.REJECT_ALL);
+          RegisteredRegion source = rehearsal.allocate(4096);
+          RegisteredRegion destination = rehearsal.allocate(4096)) {
+        Connection c = rehearsal.connect(rehearsal.localAddress()).get(left(end), java.util.concurrent.TimeUnit.NANOSECONDS);
+        try {
+          c.read(source.descriptor(), 0, destination, 0, 4096).get(left(end), java.util.concurrent.TimeUnit.NANOSECONDS);
+          CONNECTION_REHEARSAL.complete("rehearsed over " + c.dataPath());
+        } finally {
+          c.close();
         }
-      } catch (InterruptedException e) {
-        CONNECTION_REHEARSAL.complete("failed: interrupted");
-        Thread.currentThread().interrupt();
-      } catch (Throwable e) { // whatever it is, the real transport does not care
-        CONNECTION_REHEARSAL.complete("failed: " + e);
-        LOG.debug("Sluice transport: the connection rehearsed at open failed: {}", e.toString());
-      } finally {
-        CONNECTION_REHEARSAL.complete("failed: ended without an outcome");
       }
-    }, "sluice-rehearse-connect");
-    t.setDaemon(true);
-    t.start();
+    } catch (InterruptedException e) {
+      CONNECTION_REHEARSAL.complete("failed: interrupted");
+      Thread.currentThread().interrupt();
+    } catch (Throwable e) { // whatever it is, the opened transport does not care
+      CONNECTION_REHEARSAL.complete("failed: " + e);
+      LOG.debug("Sluice transport: the connection rehearsed at open failed: {}", e.toString());
+    } finally {
+      CONNECTION_REHEARSAL.complete("failed: ended without an outcome");
+    }
   }
 
   private static long left(long endNanos) {
