@@ -39,9 +39,9 @@ public final class Transports {
       new java.util.concurrent.CompletableFuture<>();
   /** The most the connection rehearsal may take, all of it; less where the connect deadline is shorter. */
   private static final long REHEARSAL_BUDGET_MS = 10_000;
-  /** Set by the first open of the JVM that rehearses a connection. */
+  /** Set by the first open of the JVM, which rehearses a connection. */
   private static final java.util.concurrent.atomic.AtomicBoolean CONNECTION_REHEARSED =
-      new java.util.concurrent.atomic.AtomicBoolean(!"true".equals(REHEARSAL));
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   private Transports() {}
 
@@ -136,10 +136,10 @@ public final class Transports {
     }
     Thread[] load = new Thread[1];
     Transport t = openChosen(config, handler, load);
-    if (CONNECTION_REHEARSED.compareAndSet(false, true)) {
-      rehearseConnection(config, t.provider(), load[0]);
-    } else if (!REHEARSAL.equals("true")) {
+    if (!REHEARSAL.equals("true")) {
       CONNECTION_REHEARSAL.complete("off");
+    } else if (CONNECTION_REHEARSED.compareAndSet(false, true)) {
+      rehearseConnection(config, t.provider(), load[0]);
     }
     return t;
   }
@@ -221,12 +221,13 @@ public final class Transports {
    * open returns: once the open's cryptography thread is done, a throwaway transport of the same
    * provider and settings (tcp for verbs, whose device it leaves alone), with a secret of its own,
    * on a free port of loopback, connects to itself, READs 4 KiB through that connection and closes,
-   * so nothing of it outlives the open (no thread, no arena in the shm folder). A cold JVM's first connection otherwise runs the carrier's
-   * connect, accept, session and READ paths for the first time (class loading, lambda linkage,
-   * interpretation, on both ends) inside a task: measured with {@code ColdOpenCost}, that is most
-   * of its cost. The throwaway has its own metrics and identity; the opened transport never sees
-   * it. All of it within the connect deadline, and at most {@link #REHEARSAL_BUDGET_MS}; whatever
-   * fails is logged at debug and left for real connections to report.
+   * so nothing of it outlives the open (no thread, no arena in the shm folder). A cold JVM's first
+   * connection otherwise runs the carrier's connect, accept, session and READ paths for the first
+   * time (class loading, lambda linkage, interpretation, on both ends) inside a task: measured with
+   * {@code ColdOpenCost}, that is most of its cost. The throwaway has its own metrics and
+   * identity; the opened transport never sees it. All of it within the connect deadline, and at
+   * most {@link #REHEARSAL_BUDGET_MS}; whatever fails is logged at debug and left for real
+   * connections to report.
    */
   private static void rehearseConnection(TransportConfig config, String provider, Thread loading) {
     // One budget for all of it; the rehearsal is worth nothing past it.
@@ -246,9 +247,11 @@ public final class Transports {
       try (Transport rehearsal = p.open(own, MessageHandler.REJECT_ALL);
           RegisteredRegion source = rehearsal.allocate(4096);
           RegisteredRegion destination = rehearsal.allocate(4096)) {
-        Connection c = rehearsal.connect(rehearsal.localAddress()).get(left(end), java.util.concurrent.TimeUnit.NANOSECONDS);
+        Connection c = rehearsal.connect(rehearsal.localAddress())
+            .get(left(end), java.util.concurrent.TimeUnit.NANOSECONDS);
         try {
-          c.read(source.descriptor(), 0, destination, 0, 4096).get(left(end), java.util.concurrent.TimeUnit.NANOSECONDS);
+          c.read(source.descriptor(), 0, destination, 0, 4096)
+              .get(left(end), java.util.concurrent.TimeUnit.NANOSECONDS);
           CONNECTION_REHEARSAL.complete("rehearsed over " + c.dataPath());
         } finally {
           c.close();
