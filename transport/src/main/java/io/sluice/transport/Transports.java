@@ -24,13 +24,13 @@ import org.slf4j.LoggerFactory;
 public final class Transports {
   private static final Logger LOG = LoggerFactory.getLogger(Transports.class);
   /**
-   * Whether an opening transport rehearses a handshake in memory ({@link Rehearsal#run}), and the
-   * first one of a JVM a whole connection ({@link #rehearseConnection}); on unless {@code
-   * -Dsluice.transport.rehearseAtOpen=false} (neither) or {@code memory} (the handshake only),
-   * which are there to measure what each buys.
+   * What an opening transport rehearses: by default the first one of a JVM a whole connection
+   * ({@link #rehearseConnection}), which runs the handshake too; with {@code
+   * -Dsluice.transport.rehearseAtOpen=memory} every open a handshake in memory only ({@link
+   * Rehearsal#run}); with {@code false} nothing. The last two are there to measure what each buys.
    */
   private static final String REHEARSAL = System.getProperty("sluice.transport.rehearseAtOpen", "true");
-  private static final boolean REHEARSE = !"false".equals(REHEARSAL);
+  private static final boolean REHEARSE_IN_MEMORY = "memory".equals(REHEARSAL);
   /**
    * How the JVM's connection rehearsal ended, once it has: {@code rehearsed over <data path>},
    * {@code failed: <why>}, or {@code off}. For tests.
@@ -123,12 +123,32 @@ public final class Transports {
    * Opens a transport as {@link TransportKeys#PROVIDER} says. The cryptography it needs is loaded
    * on a short-lived thread of its own ({@link Handshake#loadAlgorithms}, the AES-GCM engine's
    * choice, and {@link Handshake#loadEncryption} when that is the JDK's) while the providers are probed and the
-   * transport set up, so a cold JVM does not pay for both in turn; that thread then rehearses a
-   * whole handshake in memory ({@link Rehearsal#run}), so the first connection, usually a
-   * task's, finds the handshake's code loaded and run once. The first transport a JVM opens
-   * also rehearses a whole connection before it is returned ({@link #rehearseConnection}).
+   * transport set up, so a cold JVM does not pay for both in turn. The first transport a JVM opens
+   * then rehearses a whole connection before it is returned ({@link #rehearseConnection}), so the
+   * first real connection, usually a task's, finds the carrier's and the handshake's code loaded
+   * and run once.
    */
   public static Transport open(TransportConfig config, MessageHandler handler) throws TransportException {
+    Opened o = openLeavingRehearsal(config, handler);
+    o.rehearsal().run();
+    return o.transport();
+  }
+
+  /**
+   * A transport just opened, and the JVM's connection rehearsal if this open is the one to run it
+   * (else a {@code Runnable} that does nothing).
+   */
+  public record Opened(Transport transport, Runnable rehearsal) {}
+
+  /**
+   * As {@link #open}, but where this is the JVM's first open, its connection rehearsal ({@link
+   * #rehearseConnection}) is handed to the caller to run once its own set-up is done (on any
+   * thread, once; it never throws), rather than run before the transport is returned: a Spark
+   * executor publishes its transport's address first, so its first map task need not wait for the
+   * rehearsal. A JVM that exits while it runs may leave the throwaway's arena in the shm folder,
+   * which the next open there reclaims.
+   */
+  public static Opened openLeavingRehearsal(TransportConfig config, MessageHandler handler) throws TransportException {
     try {
       Curves.chosen(); // every identity and handshake needs them
     } catch (IllegalStateException e) {
@@ -139,9 +159,16 @@ public final class Transports {
     if (!REHEARSAL.equals("true")) {
       CONNECTION_REHEARSAL.complete("off");
     } else if (CONNECTION_REHEARSED.compareAndSet(false, true)) {
-      rehearseConnection(config, t.provider(), load[0]);
+      String provider = t.provider();
+      Thread loading = load[0];
+      java.util.concurrent.atomic.AtomicBoolean ran = new java.util.concurrent.atomic.AtomicBoolean();
+      return new Opened(t, () -> {
+        if (ran.compareAndSet(false, true)) {
+          rehearseConnection(config, provider, loading);
+        }
+      });
     }
-    return t;
+    return new Opened(t, () -> { });
   }
 
   private static Transport openChosen(TransportConfig config, MessageHandler handler, Thread[] loading)
@@ -162,8 +189,10 @@ public final class Transports {
         // was loaded by its choice.
         Handshake.loadEncryption();
       }
-      if (REHEARSE) {
+      if (REHEARSE_IN_MEMORY) {
         Rehearsal.run(engine, encrypt);
+      } else if (!"false".equals(REHEARSAL)) {
+        Rehearsal.loadConnectionClasses(); // on this thread while the transport sets up
       }
     }, "sluice-load-crypto");
     load.setDaemon(true);

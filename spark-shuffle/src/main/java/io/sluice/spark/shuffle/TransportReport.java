@@ -1,5 +1,6 @@
 package io.sluice.spark.shuffle;
 
+import io.sluice.spark.shuffle.startup.StartupTimes;
 import java.io.Serializable;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -49,9 +50,7 @@ public record TransportReport(String executorId, String provider, String address
     StringBuilder paths = new StringBuilder();
     bytesReadByPath.forEach((path, n) -> paths.append(paths.length() == 0 ? "" : ", ").append(n).append(" B via ")
         .append(path));
-    StringBuilder steps = new StringBuilder();
-    openStepNanos.forEach((step, n) -> steps.append(steps.length() == 0 ? "" : ", ").append(step).append(' ')
-        .append(millis(n)).append(" ms"));
+    String steps = StartupTimes.describe(openStepNanos);
     return "executor " + executorId + ": provider " + provider + " at " + address + "; READ "
         + (paths.length() == 0 ? "nothing" : paths) + " (" + bytesViewed + " B of it viewed in place, " + viewsHeld
         + " views held now; READ destinations peaked at " + destinationPeakBytes + " B); " + registeredMapOutputs + " map outputs registered"

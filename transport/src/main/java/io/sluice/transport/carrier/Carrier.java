@@ -34,6 +34,7 @@ import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -64,6 +65,9 @@ public final class Carrier implements AutoCloseable {
   /** The first wait before connecting again after a refusal or reset; it doubles up to {@link #MAX_RETRY_WAIT_MS}. */
   static final long FIRST_RETRY_WAIT_MS = 20;
   static final long MAX_RETRY_WAIT_MS = 1000;
+  /** Bounds of the timer's sweep of every session and connection ({@link #sweepIntervalNanos}). */
+  static final long MIN_SWEEP_MS = 50;
+  static final long MAX_SWEEP_MS = 1000;
   /**
    * Threads that do the public-key work of incoming handshakes: this side's ephemeral X25519 key
    * and agreement for each HELLO, and, once the client proved the secret, the check of its
@@ -199,7 +203,9 @@ public final class Carrier implements AutoCloseable {
     this.connectPool = growingPool(CONNECT_THREADS, "sluice-connect-" + tag);
     this.proofPool = idlingPool(PROOF_THREADS, "sluice-proof-" + tag);
     this.setupPool = idlingPool(SETUP_THREADS, "sluice-setup-" + tag);
-    this.timer = Executors.newSingleThreadScheduledExecutor(daemon("sluice-timer-" + tag));
+    ScheduledThreadPoolExecutor deadlines = new ScheduledThreadPoolExecutor(1, daemon("sluice-timer-" + tag));
+    deadlines.setRemoveOnCancelPolicy(true); // a session's handshake check leaves the queue when it authenticates
+    this.timer = deadlines;
     this.admission = new Admission<>(settings.maxUnauthenticated(), settings.maxUnauthenticatedPerAddress());
     this.loops = new IoLoop[settings.ioThreads()];
     try {
@@ -220,9 +226,22 @@ public final class Carrier implements AutoCloseable {
       timer.shutdownNow();
       throw new TransportUnavailableException("cannot open a selector: " + e.getMessage(), e);
     }
-    timer.scheduleWithFixedDelay(this::checkDeadlines, 50, 50, TimeUnit.MILLISECONDS);
+    long sweep = sweepIntervalNanos(settings);
+    timer.scheduleWithFixedDelay(this::checkDeadlines, sweep, sweep, TimeUnit.NANOSECONDS);
     acceptor = daemon("sluice-acceptor-" + tag).newThread(this::acceptLoop);
     acceptor.start();
+  }
+
+  /**
+   * How often the timer looks at every session and connection for requests, READs and socket
+   * I/O past the I/O timeout (and releases what peers' shm paths revoked): a twentieth of that
+   * timeout, between {@link #MIN_SWEEP_MS} and {@link #MAX_SWEEP_MS}, so a deadline is enforced at
+   * most 5% late while an idle transport wakes a few times a second at most. Handshake deadlines,
+   * shorter, are each checked when due ({@link #sessionAccepted}).
+   */
+  static long sweepIntervalNanos(Settings s) {
+    return Math.max(TimeUnit.MILLISECONDS.toNanos(MIN_SWEEP_MS),
+        Math.min(TimeUnit.MILLISECONDS.toNanos(MAX_SWEEP_MS), s.ioTimeoutNanos() / 20));
   }
 
   private static String advertisedHost(Settings s) {
@@ -567,6 +586,7 @@ public final class Carrier implements AutoCloseable {
         session.close();
         return;
       }
+      sessionAccepted(session);
       loop.register(s, session.socket());
     }
   }
@@ -756,12 +776,28 @@ public final class Carrier implements AutoCloseable {
     admission.greeted(s);
   }
 
+  /**
+   * Closes {@code s} when its handshake deadline passes unauthenticated: one check of the timer's,
+   * due just after the deadline, dropped when the session authenticates or closes (so at most one
+   * queued for each session Admission holds).
+   */
+  private void sessionAccepted(ServerSession s) {
+    long due = s.authDeadline() - System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1);
+    try {
+      s.watchHandshake(timer.schedule(() -> s.checkDeadlines(System.nanoTime()), due, TimeUnit.NANOSECONDS));
+    } catch (RejectedExecutionException e) {
+      s.close(); // closing: the timer is gone
+    }
+  }
+
   void sessionAuthenticated(ServerSession s) {
     admission.done(s);
+    s.watchHandshake(null);
   }
 
   void sessionClosed(ServerSession s) {
     admission.done(s);
+    s.watchHandshake(null);
     requestMemory.forget(s);
     synchronized (this) { // with admitAuthenticated: a session is counted exactly while admitted and open
       if (sessions.remove(s) && s.admitted) {

@@ -66,7 +66,7 @@ public final class Rehearsal {
    * and the JDK's socket option machinery, without opening a connection: the first connect of a
    * cold JVM otherwise loads about 85 classes on its own path.
    */
-  static void loadConnectionClasses() {
+  public static void loadConnectionClasses() {
     MethodHandles.Lookup lookup = MethodHandles.lookup();
     Class<?>[] classes = {FrameChannel.class, ClientHandshake.class, ServerSession.class, SessionSocket.class,
         SessionSocket.Receiver.class, PayloadReader.class, CarrierConnection.class, SealBuffers.class,

@@ -90,6 +90,14 @@ final class ServerSession implements SessionSocket.Receiver {
       new java.util.concurrent.atomic.AtomicReference<>();
   private static final PeerIdentities.Hold RELEASED = () -> { };
 
+  /**
+   * The timer's check of the handshake deadline while it is pending, {@link #WATCH_DONE} once the
+   * session authenticated or closed (a check handed over after that is cancelled at once).
+   */
+  private final java.util.concurrent.atomic.AtomicReference<Object> handshakeWatch =
+      new java.util.concurrent.atomic.AtomicReference<>();
+  private static final Object WATCH_DONE = new Object();
+
   ServerSession(Carrier carrier, SocketChannel channel, IoLoop loop, InetSocketAddress remoteSocket) {
     this.carrier = carrier;
     this.remote = String.valueOf(remoteSocket);
@@ -478,6 +486,25 @@ final class ServerSession implements SessionSocket.Receiver {
   }
 
   /** Called by the transport's timer. */
+  long authDeadline() {
+    return authDeadline;
+  }
+
+  /**
+   * Hands the session the timer's pending check of its handshake deadline, or, with null, ends
+   * the watch (authenticated or closed) and cancels the check.
+   */
+  void watchHandshake(java.util.concurrent.Future<?> check) {
+    if (check == null) {
+      Object old = handshakeWatch.getAndSet(WATCH_DONE);
+      if (old instanceof java.util.concurrent.Future<?> f) {
+        f.cancel(false);
+      }
+    } else if (!handshakeWatch.compareAndSet(null, check)) {
+      check.cancel(false);
+    }
+  }
+
   void checkDeadlines(long now) {
     if (!authenticated && now - authDeadline > 0 && socket.isOpen()) {
       socket.close(new TransportTimeoutException("not authenticated within "

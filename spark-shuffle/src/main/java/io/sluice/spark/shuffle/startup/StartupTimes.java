@@ -85,6 +85,14 @@ public final class StartupTimes {
     return Collections.unmodifiableMap(new LinkedHashMap<>(steps));
   }
 
+  /** {@code steps} as a reader wants them: {@code "metrics 38.8 ms, driver 14.8 ms, ..."}, in their order. */
+  public static String describe(Map<String, Long> steps) {
+    StringBuilder out = new StringBuilder();
+    steps.forEach((step, nanos) -> out.append(out.length() == 0 ? "" : ", ").append(step).append(' ')
+        .append(String.format(java.util.Locale.ROOT, "%.1f", nanos / 1e6)).append(" ms"));
+    return out.toString();
+  }
+
   public synchronized int firstConnects() {
     return firstConnects;
   }

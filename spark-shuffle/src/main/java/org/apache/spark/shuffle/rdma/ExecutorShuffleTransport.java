@@ -79,10 +79,15 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   private final AtomicBoolean registrationFailureLogged =
       new AtomicBoolean();
 
+  /** The JVM's connection rehearsal, if this open is the one to run it ({@link #rehearseConnection}). */
+  private final Runnable rehearsal;
+
   private ExecutorShuffleTransport(String executorId, Transport transport, MapOutputRegistry registry,
       AddressBookClient addressBook, long waitDeadlineMs, long pooledDestinationBytes, StartupTimes startup,
-      CompletableFuture<Void> registered, long registrationWaitMs, int maxPeerConnections, long peerWaitMs) {
+      CompletableFuture<Void> registered, long registrationWaitMs, int maxPeerConnections, long peerWaitMs,
+      Runnable rehearsal) {
     this.executorId = executorId;
+    this.rehearsal = rehearsal;
     this.registered = registered;
     this.registrationWaitMs = registrationWaitMs;
     this.transport = transport;
@@ -115,7 +120,10 @@ final class ExecutorShuffleTransport implements AutoCloseable {
       throws TransportException {
     long started = System.nanoTime();
     RangeService service = new RangeService(config.value(TransportKeys.MAX_MESSAGE_BYTES));
-    Transport transport = Transports.open(config, service);
+    // The JVM's connection rehearsal waits until the address is on its way to the driver: the first
+    // map task waits for the open, not for it.
+    Transports.Opened open = Transports.openLeavingRehearsal(config, service);
+    Transport transport = open.transport();
     long opened = startup.lap("transport", started);
     try {
       MapOutputRegistry registry =
@@ -131,7 +139,8 @@ final class ExecutorShuffleTransport implements AutoCloseable {
           + " mapped", executorId, transport.provider(), transport.localAddress(),
           config.value(TransportKeys.SHM_TRUSTED_FILE_ROOTS));
       return new ExecutorShuffleTransport(executorId, transport, registry, addressBook, deadline,
-          pooledDestinationBytes, startup, registered, registrationWaitMs, maxPeerConnections, ioTimeoutMs);
+          pooledDestinationBytes, startup, registered, registrationWaitMs, maxPeerConnections, ioTimeoutMs,
+          open.rehearsal());
     } catch (RuntimeException e) {
       transport.close();
       throw new TransportException("could not register the shuffle transport with the driver: " + e, e);
@@ -168,6 +177,17 @@ final class ExecutorShuffleTransport implements AutoCloseable {
 
   Transport transport() {
     return transport;
+  }
+
+  /**
+   * Runs the JVM's connection rehearsal ({@link Transports#openLeavingRehearsal}) if this open is
+   * the one to, and records it as the open's step {@code rehearsal}; at most once, never throws.
+   * The manager calls it on the open's thread once the transport is published.
+   */
+  void rehearseConnection() {
+    long started = System.nanoTime();
+    rehearsal.run();
+    startup.lap("rehearsal", started);
   }
 
   MapOutputRegistry registry() {

@@ -169,6 +169,8 @@ public final class RdmaShuffleManager implements ShuffleManager {
           } finally {
             f.complete(null);
           }
+          // After the tasks waiting for the open are on their way: the connection it needs no task to wait for.
+          published().ifPresent(ExecutorShuffleTransport::rehearseConnection);
         }, "sluice-transport-open");
         t.setDaemon(true);
         t.start();
@@ -284,7 +286,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
     long took = System.nanoTime() - started;
     startup.opened(took);
     LOG.info("Executor {}: the shuffle transport's open took {} ms ({})", env.executorId(),
-        String.format(java.util.Locale.ROOT, "%.1f", took / 1e6), startup.steps());
+        String.format(java.util.Locale.ROOT, "%.1f", took / 1e6), StartupTimes.describe(startup.steps()));
     fallback.decideExecutor(env.executorId(), failure);
   }
 

@@ -47,6 +47,16 @@ class StartupTimesTest {
   }
 
   @Test
+  void stepsReadInMillisecondsInTheirOrder() {
+    StartupTimes t = new StartupTimes();
+    t.step("metrics", 38_790_790);
+    t.step("transport", 487_530_254);
+    t.step("register", 50_000);
+    assertEquals("metrics 38.8 ms, transport 487.5 ms, register 0.1 ms", StartupTimes.describe(t.steps()));
+    assertEquals("", StartupTimes.describe(new StartupTimes().steps()));
+  }
+
+  @Test
   void firstConnectionsGiveCountMedianAndMaximum() {
     StartupTimes t = new StartupTimes();
     for (long n : new long[] {30, 10, 20, 40}) {

@@ -29,6 +29,8 @@ import scala.Tuple2;
 class TransportStartupTest {
   /** The open's steps, in the order the first task waits for them. */
   private static final List<String> STEPS = List.of("metrics", "driver", "config", "transport", "register");
+  private static final List<String> AFTER_REHEARSAL =
+      List.of("metrics", "driver", "config", "transport", "register", "rehearsal");
 
   private static Map<Integer, Long> reduceByKey(JavaSparkContext sc) {
     return new TreeMap<>(sc.parallelize(SharedJobs.range(20_000), 4)
@@ -72,7 +74,10 @@ class TransportStartupTest {
         assertTrue(r.openNanos() > 0, r.toString());
         // The first map task waits for the open only once it is done computing, if at all.
         assertTrue(r.openWaitNanos() <= r.openNanos(), r.toString());
-        assertEquals(STEPS, List.copyOf(r.openStepNanos().keySet()), r.toString());
+        // The JVM's connection rehearsal runs after the open, off the tasks' path: its step may
+        // still be to come.
+        List<String> steps = List.copyOf(r.openStepNanos().keySet());
+        assertTrue(steps.equals(STEPS) || steps.equals(AFTER_REHEARSAL), r.toString());
         assertTrue(r.firstConnectMedianNanos() <= r.firstConnectMaxNanos(), r.toString());
         // Every reduce task connects ahead to the peers it knows, yet each peer gets one connection.
         assertTrue(r.firstConnections() <= LocalCluster.EXECUTORS - 1, r.toString());
