@@ -51,6 +51,12 @@ public final class SparkShuffleBench {
   private static final String GROUPBY = "groupby";
   private static final String SORTBY = "sort";
   private static final List<String> JOBS = List.of(GROUPBY, SORTBY);
+  /** A short SQL application's job ({@link BenchJobs#sql}); measured cold only. */
+  private static final String SQL = "sql";
+  /** The jobs that may run cold: every job, and the SQL one. */
+  private static final List<String> COLD_JOBS = List.of(GROUPBY, SORTBY, SQL);
+  /** The SQL job's checksum per row count, as the first application computed it: every other must agree. */
+  private static final Map<Long, Long> SQL_ANSWERS = new java.util.HashMap<>();
   private static final String COLD = "cold";
   private static final String WARM = "warm";
   private static final double MIB = 1024 * 1024;
@@ -86,12 +92,22 @@ public final class SparkShuffleBench {
   }
 
   private record Options(long sizeMb, int rounds, Path out, String master, String jar, List<Variant> variants,
-      List<String> coldJobs, int warmRuns, String executorMemory, int reducers, boolean noVerify, boolean copies) {
+      List<String> coldJobs, int warmRuns, String executorMemory, int reducers, boolean noVerify, boolean copies,
+      long sqlRows) {
     static final Cli.Command COMMAND = new Cli.Command("spark-shuffle-bench", "spark-shuffle",
         "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager, alternately; an"
             + " application's first job (cold) apart from its later ones (warm), with CPU per shuffled MiB.",
         "Smoke run: 8 MB per job, one round, groupBy as the only cold job; writes"
             + " perf/target/spark-shuffle-quick.json unless --out says otherwise (the figures are meaningless).");
+
+    /** How big {@code job} is, as its figures' names say: {@code 128MB}, or {@code 2Mrows} for the sql job. */
+    String size(String job) {
+      if (!job.equals(SQL)) {
+        return sizeMb + "MB";
+      }
+      return sqlRows % 1_000_000 == 0 ? sqlRows / 1_000_000 + "Mrows"
+          : sqlRows % 1000 == 0 ? sqlRows / 1000 + "krows" : sqlRows + "rows";
+    }
 
     /** The command's own options; {@link #parse} turns them into options. */
     static final class Flags {
@@ -115,9 +131,14 @@ public final class SparkShuffleBench {
       List<String> variants = List.of("plain", "encrypted");
 
       @Option(names = "--cold-jobs", split = ",", paramLabel = "LIST",
-          description = "The jobs measured cold, one application per round and manager each: groupby, sort or"
-              + " both (default groupby,sort; groupby with --quick).")
+          description = "The jobs measured cold, one application per round and manager each: groupby, sort,"
+              + " sql (a short SQL application: a skewed join, a window and a 3,000-partition aggregation"
+              + " with AQE over --sql-rows rows), or several (default groupby,sort; groupby with --quick).")
       List<String> coldJobs;
+
+      @Option(names = "--sql-rows", paramLabel = "N",
+          description = "Rows of the sql job's facts (default 2000000; 200000 with --quick).")
+      Long sqlRows;
 
       @Option(names = "--warm-runs", paramLabel = "N",
           description = "How often each job runs warm after the cold one, per application (default 1).")
@@ -150,8 +171,12 @@ public final class SparkShuffleBench {
       if (sizeMb <= 0 || rounds <= 0 || f.reducers <= 0 || f.warmRuns < 0) {
         throw new IllegalArgumentException("--size-mb, --rounds and --reducers must be positive, --warm-runs at least 0");
       }
-      if (coldJobs.isEmpty() || !JOBS.containsAll(coldJobs)) {
-        throw new IllegalArgumentException("--cold-jobs: groupby, sort or both, got " + coldJobs);
+      if (coldJobs.isEmpty() || !COLD_JOBS.containsAll(coldJobs)) {
+        throw new IllegalArgumentException("--cold-jobs: groupby, sort, sql or several, got " + coldJobs);
+      }
+      long sqlRows = f.sqlRows != null ? f.sqlRows : quick ? 200_000 : 2_000_000;
+      if (sqlRows <= 0) {
+        throw new IllegalArgumentException("--sql-rows must be positive");
       }
       if (f.jar.isEmpty()) {
         throw new IllegalArgumentException("the shuffle jar is needed (--jar or -Dsluice.spark.jar)");
@@ -165,7 +190,8 @@ public final class SparkShuffleBench {
         }
       }
       return new Options(sizeMb, rounds, line.out(), f.master, f.jar, List.copyOf(variants),
-          List.copyOf(new LinkedHashSet<>(coldJobs)), f.warmRuns, f.executorMemory, f.reducers, f.noVerify, f.copies);
+          List.copyOf(new LinkedHashSet<>(coldJobs)), f.warmRuns, f.executorMemory, f.reducers, f.noVerify, f.copies,
+          sqlRows);
     }
   }
 
@@ -199,6 +225,9 @@ public final class SparkShuffleBench {
 
   private static void run(Options o) throws IOException, TimeoutException {
     long rows = o.sizeMb() * 1024 * 1024 / BenchJobs.ROW_BYTES;
+    if (o.coldJobs().contains(SQL)) {
+      warmDriverSql(o);
+    }
     Map<String, List<Sample>> samples = new TreeMap<>();
     for (int round = 0; round < o.rounds(); round++) {
       for (Variant variant : o.variants()) {
@@ -211,7 +240,7 @@ public final class SparkShuffleBench {
     Map<String, double[]> rounds = new TreeMap<>();
     for (Variant variant : o.variants()) {
       for (String phase : List.of(COLD, WARM)) {
-        for (String job : JOBS) {
+        for (String job : COLD_JOBS) {
           if (samples.containsKey(key(variant, SORT, phase, job)) && samples.containsKey(key(variant, RDMA, phase, job))) {
             results.addAll(figures(o, variant, phase, job, samples, rounds));
           }
@@ -239,11 +268,11 @@ public final class SparkShuffleBench {
     results.addAll(STARTUP.measurements(prefix -> {
       for (Variant variant : o.variants()) {
         if (prefix.equals("spark_shuffle." + variant.namePart + "startup")) {
-          for (String job : JOBS) {
+          for (String job : COLD_JOBS) {
             List<Sample> sort = samples.get(key(variant, SORT, COLD, job));
             if (sort != null) {
               return java.util.Optional.of(new StartupFigures.Baseline(
-                  "sort_shuffle." + variant.namePart + COLD + "." + job + "." + o.sizeMb() + "MB.wall_ms",
+                  "sort_shuffle." + variant.namePart + COLD + "." + job + "." + o.size(job) + ".wall_ms",
                   Spread.of(walls(sort)).median() * 1000));
             }
           }
@@ -256,6 +285,20 @@ public final class SparkShuffleBench {
     ResultTable.print(System.out, results, rounds);
     ResultsFile.write(o.out(), results);
     System.out.println("wrote " + o.out().toAbsolutePath());
+  }
+
+  /**
+   * Runs the sql job once in a throwaway {@code local[1]} application before the measured ones:
+   * their driver is this JVM, whose first SQL query would otherwise spend seconds loading and
+   * compiling Spark SQL's planner inside whichever application came first. The executors of every
+   * measured application are new JVMs all the same.
+   */
+  private static void warmDriverSql(Options o) {
+    SparkConf conf = new SparkConf().setMaster("local[1]").setAppName("sluice-shuffle-bench-sql-warm-up")
+        .set("spark.ui.enabled", "false");
+    try (JavaSparkContext sc = new JavaSparkContext(conf)) {
+      BenchJobs.sql(Math.min(o.sqlRows(), 100_000));
+    }
   }
 
   /** One application of a round: its shuffle manager and the job it runs first. */
@@ -309,8 +352,8 @@ public final class SparkShuffleBench {
   private static List<Measurement> viewGain(Options o, String phase, String job, Map<String, List<Sample>> samples) {
     List<Sample> viewed = samples.get(key(Variant.PLAIN, RDMA, phase, job));
     List<Sample> copied = samples.get(key(Variant.PLAIN, RDMA_COPIES, phase, job));
-    String name = "spark_shuffle." + phase + "." + job + "." + o.sizeMb() + "MB.";
-    String copiesName = "spark_shuffle.copies." + phase + "." + job + "." + o.sizeMb() + "MB.";
+    String name = "spark_shuffle." + phase + "." + job + "." + o.size(job) + ".";
+    String copiesName = "spark_shuffle.copies." + phase + "." + job + "." + o.size(job) + ".";
     List<Measurement> out = new ArrayList<>();
     out.add(new Measurement(name + "viewed_wall", "s", Median.of(walls(viewed)), copiesName + "wall",
         Median.of(walls(copied))));
@@ -337,8 +380,8 @@ public final class SparkShuffleBench {
   private static Measurement verifyCost(Options o, String phase, String job, Map<String, List<Sample>> samples) {
     double checked = Median.of(walls(samples.get(key(Variant.PLAIN, RDMA, phase, job))));
     double unchecked = Median.of(walls(samples.get(key(Variant.PLAIN, RDMA_NO_VERIFY, phase, job))));
-    return new Measurement("spark_shuffle." + phase + "." + job + "." + o.sizeMb() + "MB.verified_wall", "s",
-        checked, "spark_shuffle.noverify." + phase + "." + job + "." + o.sizeMb() + "MB.wall", unchecked);
+    return new Measurement("spark_shuffle." + phase + "." + job + "." + o.size(job) + ".verified_wall", "s",
+        checked, "spark_shuffle.noverify." + phase + "." + job + "." + o.size(job) + ".wall", unchecked);
   }
 
   private static double[] walls(List<Sample> s) {
@@ -354,8 +397,8 @@ public final class SparkShuffleBench {
       Map<String, List<Sample>> samples, Map<String, double[]> rounds) {
     List<Sample> rdma = samples.get(key(variant, RDMA, phase, job));
     List<Sample> sort = samples.get(key(variant, SORT, phase, job));
-    String prefix = "spark_shuffle." + variant.namePart + phase + "." + job + "." + o.sizeMb() + "MB";
-    String base = "sort_shuffle." + variant.namePart + phase + "." + job + "." + o.sizeMb() + "MB";
+    String prefix = "spark_shuffle." + variant.namePart + phase + "." + job + "." + o.size(job);
+    String base = "sort_shuffle." + variant.namePart + phase + "." + job + "." + o.size(job);
     Spread rdmaWall = Spread.of(walls(rdma));
     Spread sortWall = Spread.of(walls(sort));
     rounds.put(prefix + ".wall", walls(rdma));
@@ -434,14 +477,21 @@ public final class SparkShuffleBench {
         TaskTotals.Totals tasksBefore = taskTotals.snapshot();
         ExecutorThreads.Snapshot threadsBefore = ExecutorThreads.take(executors);
         long started = System.nanoTime();
-        long check = job.equals(GROUPBY)
-            ? BenchJobs.groupBy(sc, rows, slices, reducers)
-            : BenchJobs.sort(sc, rows, slices, reducers);
+        long check = switch (job) {
+          case GROUPBY -> BenchJobs.groupBy(sc, rows, slices, reducers);
+          case SQL -> BenchJobs.sql(o.sqlRows());
+          default -> BenchJobs.sort(sc, rows, slices, reducers);
+        };
         double seconds = (System.nanoTime() - started) / 1e9;
         ExecutorThreads.Snapshot threadsAfter = ExecutorThreads.take(executors);
-        long expected = job.equals(GROUPBY) ? rows * (BenchJobs.ROW_BYTES - 8) : rows;
+        long expected = switch (job) {
+          case GROUPBY -> rows * (BenchJobs.ROW_BYTES - 8);
+          case SQL -> SQL_ANSWERS.computeIfAbsent(o.sqlRows(), r -> check);
+          default -> rows;
+        };
         if (check != expected) {
-          throw new IllegalStateException(job + " under " + manager + " returned " + check + ", expected " + expected);
+          throw new IllegalStateException(job + " under " + manager + " returned " + check + ", expected " + expected
+              + (job.equals(SQL) ? " (the first application's answer)" : ""));
         }
         sc.sc().listenerBus().waitUntilEmpty(30_000);
         ShuffleReadTotals.Totals t = totals.snapshot().minus(before);
