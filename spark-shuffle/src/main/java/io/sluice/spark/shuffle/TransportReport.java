@@ -19,15 +19,17 @@ import java.util.Map;
  * and its bound on connections to peers ({@code maxPeerConnections}): how many are open (or being
  * opened) now, the most there were at once, how many reads waited for room, how many of those
  * waits ended at their deadline (each a fetch failure), and how many idle connections were closed
- * to make room. Immutable; serializable so a task can return it to the driver.
+ * to make room; and how many blocks its reduce tasks read as part of a run of one map output's
+ * blocks decompressed and deserialized as one stream ({@code blocksInRuns}), as Spark's reader
+ * fetches them in batch. Immutable; serializable so a task can return it to the driver.
  */
 public record TransportReport(String executorId, String provider, String address, Map<String, Long> bytesReadByPath,
     long bytesViewed, long viewsHeld, long destinationPeakBytes, int registeredMapOutputs, long openNanos, long openWaitNanos,
     Map<String, Long> openStepNanos, int firstConnections,
     long firstConnectMedianNanos, long firstConnectMaxNanos, int maxPeerConnections, int peerConnectionsOpen,
     int peerConnectionsPeak, long peerConnectionWaits, long peerConnectionWaitTimeouts,
-    long peerConnectionEvictions) implements Serializable {
-  private static final long serialVersionUID = 5L;
+    long peerConnectionEvictions, long blocksInRuns) implements Serializable {
+  private static final long serialVersionUID = 6L;
 
   public TransportReport {
     bytesReadByPath = Map.copyOf(bytesReadByPath);
@@ -38,7 +40,7 @@ public record TransportReport(String executorId, String provider, String address
   public TransportReport(String executorId, String provider, String address, Map<String, Long> bytesReadByPath,
       int registeredMapOutputs) {
     this(executorId, provider, address, bytesReadByPath, 0, 0, 0, registeredMapOutputs, 0, 0, Map.of(), 0, 0, 0, 0, 0,
-        0, 0, 0, 0);
+        0, 0, 0, 0, 0);
   }
 
   public long bytesRead() {
@@ -59,7 +61,8 @@ public record TransportReport(String executorId, String provider, String address
         + " first connections, median " + millis(firstConnectMedianNanos) + " ms, max "
         + millis(firstConnectMaxNanos) + " ms; connections to peers: " + peerConnectionsOpen + " open of at most "
         + maxPeerConnections + ", peak " + peerConnectionsPeak + ", " + peerConnectionWaits + " waits ("
-        + peerConnectionWaitTimeouts + " timed out), " + peerConnectionEvictions + " idle ones closed for room";
+        + peerConnectionWaitTimeouts + " timed out), " + peerConnectionEvictions + " idle ones closed for room; "
+        + blocksInRuns + " blocks read in runs of one map output's blocks";
   }
 
   private static String millis(long nanos) {

@@ -5,12 +5,15 @@ import io.sluice.spark.shuffle.registry.MapOutputRegistry;
 import io.sluice.transport.Checksums;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.SequenceInputStream;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.Enumeration;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.Optional;
+import java.util.function.IntConsumer;
 import java.util.OptionalInt;
 import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
@@ -29,6 +32,11 @@ import scala.Option;
  * against the CRC32C taken at registration before it is handed out, as remote blocks are: a data
  * file changed on disk since is a fetch failure carrying Spark's diagnosis, never rows.
  *
+ * <p>With {@code concatenate}, consecutive blocks of one map output (a fetched range's, or this
+ * executor's own) come as one stream of their bytes in order, named by the first block, for one
+ * decompressor and deserializer to read, as Spark's reader fetches a run of blocks in batch; the
+ * caller asks for it only where the codec's and the serializer's streams concatenate.
+ *
  * <p>Not thread safe: one reduce task drives it. {@link #close} releases everything it holds.
  */
 final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoCloseable {
@@ -43,13 +51,18 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
   private final MapOutputRegistry registry;
   private final boolean verify;
   private final CorruptionDiagnosis diagnosis;
+  private final boolean concatenate;
+  private final IntConsumer blocksInRun;
   private Optional<RemoteFetcher.Fetched> current = Optional.empty();
   private int nextSlice;
   private boolean remoteDone;
 
   BlockStreams(int shuffleId, FetchPlan plan, IndexShuffleBlockResolver resolver, RemoteFetcher remote,
-      ShuffleReadMetricsReporter metrics, MapOutputRegistry registry, boolean verify, CorruptionDiagnosis diagnosis) {
+      ShuffleReadMetricsReporter metrics, MapOutputRegistry registry, boolean verify, CorruptionDiagnosis diagnosis,
+      boolean concatenate, IntConsumer blocksInRun) {
     this.shuffleId = shuffleId;
+    this.concatenate = concatenate;
+    this.blocksInRun = blocksInRun;
     this.registry = registry;
     this.verify = verify;
     this.diagnosis = diagnosis;
@@ -86,11 +99,60 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
     }
     if (current.isPresent()) {
       RemoteFetcher.Fetched f = current.get();
+      if (concatenate && nextSlice == 0 && f.slices.size() > 1) {
+        Optional<InputStream> all = f.streamOfAll();
+        if (all.isPresent()) {
+          nextSlice = f.slices.size();
+          blocksInRun.accept(nextSlice);
+          return new BlockStream(f.slices.get(0).id(), all.get());
+        }
+      }
       RemoteFetcher.Slice s = f.slices.get(nextSlice++);
       return new BlockStream(s.id(), f.stream(s));
     }
+    FetchPlan.Block first = local.poll();
+    InputStream in = localStream(first);
+    if (!concatenate || !sameMapNext(first)) {
+      return new BlockStream(first.id(), in);
+    }
+    // One block at a time, as the reader reaches it: the run's blocks are not all held at once.
+    Enumeration<InputStream> run = new Enumeration<>() {
+      private boolean firstGiven;
+
+      @Override
+      public boolean hasMoreElements() {
+        return !firstGiven || sameMapNext(first);
+      }
+
+      @Override
+      public InputStream nextElement() {
+        if (!firstGiven) {
+          firstGiven = true;
+          blocksInRun.accept(1);
+          return in;
+        }
+        if (!sameMapNext(first)) {
+          throw new NoSuchElementException();
+        }
+        blocksInRun.accept(1);
+        return localStream(local.poll());
+      }
+    };
+    return new BlockStream(first.id(), new SequenceInputStream(run));
+  }
+
+  /** Whether the next local block is of {@code b}'s map output. */
+  private boolean sameMapNext(FetchPlan.Block b) {
+    FetchPlan.Block next = local.peek();
+    return next != null && next.id().mapId() == b.id().mapId();
+  }
+
+  /**
+   * A block of this executor's own, read from its files and checked; counted as read. The READs
+   * that arrived range answers allow are issued first, so they are in flight while it is read.
+   */
+  private InputStream localStream(FetchPlan.Block b) {
     remote.progress();
-    FetchPlan.Block b = local.poll();
     OptionalInt expected = verify ? registry.checksum(shuffleId, b.id().mapId(), b.id().reduceId()) : OptionalInt.empty();
     InputStream in;
     long size;
@@ -117,7 +179,7 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
     }
     metrics.incLocalBlocksFetched(1);
     metrics.incLocalBytesRead(size);
-    return new BlockStream(b.id(), in);
+    return in;
   }
 
   @Override

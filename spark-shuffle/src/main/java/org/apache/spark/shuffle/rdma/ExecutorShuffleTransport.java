@@ -72,6 +72,7 @@ final class ExecutorShuffleTransport implements AutoCloseable {
   private final AtomicInteger readers = new AtomicInteger();
   private final Map<String, LongAdder> bytesReadByPath = new ConcurrentHashMap<>();
   private final LongAdder bytesViewed = new LongAdder();
+  private final LongAdder blocksInRuns = new LongAdder();
   private final AtomicLong viewsHeld = new AtomicLong();
   private final StartupTimes startup;
   private final CompletableFuture<Void> registered;
@@ -280,6 +281,11 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     bytesReadByPath.computeIfAbsent(dataPath, p -> new LongAdder()).add(bytes);
   }
 
+  /** Counts {@code blocks} read as part of a run of one map output's blocks through one stream. */
+  void recordBlocksInRun(int blocks) {
+    blocksInRuns.add(blocks);
+  }
+
   /**
    * Counts bytes this executor's reducers took as views of a same-host peer's file instead of
    * READing them: they count as read over {@code dataPath} too.
@@ -341,7 +347,7 @@ final class ExecutorShuffleTransport implements AutoCloseable {
         bytesViewed.sum(), viewsHeld.get(), destinations.peakBytes(), registry.registeredCount(),
         startup.openNanos(), startup.openWaitNanos(), startup.steps(), startup.firstConnects(), startup.firstConnectMedianNanos(),
         startup.firstConnectMaxNanos(), peers.bound(), peers.open(), peers.peak(), peers.waits(), peers.waitTimeouts(),
-        peers.evictions());
+        peers.evictions(), blocksInRuns.sum());
   }
 
   @Override

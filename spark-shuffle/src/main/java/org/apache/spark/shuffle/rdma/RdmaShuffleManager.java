@@ -363,7 +363,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
         settings.value(RdmaShuffleOption.SAME_HOST_VIEWS),
         Math.max(4096, maxMessage / 2),
         conf.getBoolean("spark.shuffle.service.enabled", false),
-        CorruptionDiagnosis.of(conf));
+        CorruptionDiagnosis.of(conf), RdmaShuffleReader.streamsConcatenate(conf));
   }
 
   @Override

@@ -8,14 +8,17 @@ import java.util.Optional;
 import java.util.function.Supplier;
 import org.apache.spark.InterruptibleIterator;
 import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
+import org.apache.spark.io.CompressionCodec$;
 import org.apache.spark.serializer.SerializerInstance;
 import org.apache.spark.serializer.SerializerManager;
 import org.apache.spark.shuffle.BaseShuffleHandle;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.shuffle.sort.SortShuffleManager$;
 import org.apache.spark.util.TaskCompletionListener;
 import org.apache.spark.util.collection.ExternalSorter;
 import scala.Option;
@@ -49,10 +52,30 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
   private final FallbackPolicy fallback;
   private final Supplier<ShuffleReader<K, C>> sortShuffleReader;
 
-  /** Reader limits, read once per executor from the SparkConf. */
+  /**
+   * Reader limits, read once per executor from the SparkConf.
+   *
+   * @param streamsConcatenate whether block streams of this configuration may be read as one (see
+   *     {@link #streamsConcatenate})
+   */
   record ReaderSettings(long maxBytesInFlight, int readChunkBytes, long maxRangeBytes, boolean localReads,
       boolean verifyReads, boolean sameHostViews, int maxRequestBytes, boolean shuffleServiceEnabled,
-      CorruptionDiagnosis diagnosis) {}
+      CorruptionDiagnosis diagnosis, boolean streamsConcatenate) {}
+
+  /**
+   * Whether, under {@code conf}, the bytes of consecutive blocks of one map output may be
+   * decompressed as one stream, as Spark's reader fetches them in batch: shuffle blocks are not
+   * compressed or their codec reads concatenated streams, and they are not encrypted at rest
+   * ({@code spark.io.encryption.enabled}, whose streams do not concatenate). Whether the
+   * serializer's streams concatenate, and whether the task asks for it, is per task ({@link #read}).
+   */
+  static boolean streamsConcatenate(SparkConf conf) {
+    if (conf.getBoolean("spark.io.encryption.enabled", false)) {
+      return false;
+    }
+    return !conf.getBoolean("spark.shuffle.compress", true)
+        || CompressionCodec$.MODULE$.supportsConcatenationOfSerializedStreams(CompressionCodec$.MODULE$.createCodec(conf));
+  }
 
   RdmaShuffleReader(BaseShuffleHandle<K, ?, C> handle, int startMapIndex, int endMapIndex,
       int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics,
@@ -98,8 +121,14 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
     RemoteFetcher remote = new RemoteFetcher(shuffleId, plan.get(), transport, metrics, settings.maxBytesInFlight(),
         settings.readChunkBytes(), settings.maxRangeBytes(), settings.maxRequestBytes(), settings.verifyReads(),
         settings.sameHostViews(), settings.diagnosis());
+    // As Spark's reader batches its fetches: where the task reads several partitions (AQE's coalesced
+    // reads ask for it) and the streams concatenate, one stream per run of a map output's blocks,
+    // not one decompressor and deserializer per block.
+    boolean concatenate = settings.streamsConcatenate()
+        && handle.dependency().serializer().supportsRelocationOfSerializedObjects()
+        && SortShuffleManager$.MODULE$.canUseBatchFetch(startPartition, endPartition, context);
     BlockStreams streams = new BlockStreams(shuffleId, plan.get(), resolver, remote, metrics, transport.registry(),
-        settings.verifyReads(), settings.diagnosis());
+        settings.verifyReads(), settings.diagnosis(), concatenate, transport::recordBlocksInRun);
     context.addTaskCompletionListener((TaskCompletionListener) ctx -> streams.close());
     remote.start();
     return combineAndSort(records(streams, env.serializerManager()));

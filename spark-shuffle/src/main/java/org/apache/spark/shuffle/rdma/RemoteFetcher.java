@@ -99,6 +99,22 @@ final class RemoteFetcher implements AutoCloseable {
       return streams.apply(s);
     }
 
+    /**
+     * The bytes of all its blocks in order as one stream, valid until the range is closed; empty
+     * if they do not lie back to back in the range (then each is read on its own).
+     */
+    Optional<InputStream> streamOfAll() {
+      Slice first = slices.get(0);
+      long end = first.offset();
+      for (Slice s : slices) {
+        if (s.offset() != end) {
+          return Optional.empty();
+        }
+        end += s.length();
+      }
+      return Optional.of(streams.apply(new Slice(first.id(), first.offset(), end - first.offset(), 0)));
+    }
+
     @Override
     public void close() {
       if (!closed) {
