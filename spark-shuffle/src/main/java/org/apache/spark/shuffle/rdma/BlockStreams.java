@@ -7,18 +7,23 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.SequenceInputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.Enumeration;
 import java.util.Iterator;
+import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Optional;
-import java.util.function.IntConsumer;
 import java.util.OptionalInt;
+import java.util.function.IntConsumer;
 import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.storage.BlockId;
+import org.apache.spark.storage.ShuffleBlockBatchId;
 import scala.Option;
 
 /**
@@ -51,6 +56,11 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
   private final MapOutputRegistry registry;
   private final boolean verify;
   private final CorruptionDiagnosis diagnosis;
+  /** About how many bytes of one map output's own blocks are read at once as a run (by the plan's sizes). */
+  static final long LOCAL_RUN_BYTES = 4 << 20;
+  /** The most bytes a local run is read with at once; past it (the plan's sizes were averages), a block at a time. */
+  static final long MAX_LOCAL_RUN_BYTES = 64 << 20;
+
   private final boolean concatenate;
   private final IntConsumer blocksInRun;
   private Optional<RemoteFetcher.Fetched> current = Optional.empty();
@@ -111,34 +121,94 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
       return new BlockStream(s.id(), f.stream(s));
     }
     FetchPlan.Block first = local.poll();
-    InputStream in = localStream(first);
     if (!concatenate || !sameMapNext(first)) {
-      return new BlockStream(first.id(), in);
+      return new BlockStream(first.id(), localStream(first));
     }
-    // One block at a time, as the reader reaches it: the run's blocks are not all held at once.
-    Enumeration<InputStream> run = new Enumeration<>() {
-      private boolean firstGiven;
+    // A run of this map output's blocks in partition order, up to about LOCAL_RUN_BYTES by the plan's sizes.
+    List<FetchPlan.Block> run = new ArrayList<>(List.of(first));
+    long planned = first.size();
+    while (sameMapNext(first) && local.peek().id().reduceId() > run.get(run.size() - 1).id().reduceId()
+        && planned + local.peek().size() <= LOCAL_RUN_BYTES) {
+      FetchPlan.Block b = local.poll();
+      run.add(b);
+      planned += b.size();
+    }
+    if (run.size() == 1) {
+      return new BlockStream(first.id(), localStream(first));
+    }
+    return new BlockStream(first.id(), localRun(run));
+  }
 
-      @Override
-      public boolean hasMoreElements() {
-        return !firstGiven || sameMapNext(first);
+  /**
+   * The blocks of {@code run}, consecutive blocks of one map output of this executor's, read
+   * with one read of their data file (their offsets from one read of its index) and checked one
+   * by one; as separate reads, one block at a time, where their bytes turn out larger than
+   * {@link #MAX_LOCAL_RUN_BYTES} (the plan's sizes can be averages). Counted as read.
+   */
+  private InputStream localRun(List<FetchPlan.Block> run) {
+    FetchPlan.Block first = run.get(0);
+    FetchPlan.Block last = run.get(run.size() - 1);
+    long mapId = first.id().mapId();
+    int from = first.id().reduceId();
+    int to = last.id().reduceId() + 1;
+    long[] offsets = new long[to - from + 1];
+    try (FileChannel index = FileChannel.open(resolver.getIndexFile(shuffleId, mapId, Option.empty()).toPath(),
+        StandardOpenOption.READ)) {
+      ByteBuffer b = ByteBuffer.allocate(8 * offsets.length);
+      long at = 8L * from;
+      while (b.hasRemaining()) {
+        if (index.read(b, at + b.position()) < 0) {
+          throw new IOException("index of map " + mapId + " ended before partition " + to);
+        }
       }
+      b.flip();
+      for (int i = 0; i < offsets.length; i++) {
+        offsets[i] = b.getLong();
+      }
+    } catch (IOException | RuntimeException e) {
+      throw FetchFailures.fail(first.location(), shuffleId, mapId, first.mapIndex(), from,
+          "local shuffle blocks " + first.id() + " to " + last.id() + " are unreadable: " + e, e);
+    }
+    long total = offsets[offsets.length - 1] - offsets[0];
+    if (total > MAX_LOCAL_RUN_BYTES || total < 0) {
+      Iterator<FetchPlan.Block> blocks = run.iterator();
+      Enumeration<InputStream> streams = new Enumeration<>() {
+        @Override
+        public boolean hasMoreElements() {
+          return blocks.hasNext();
+        }
 
-      @Override
-      public InputStream nextElement() {
-        if (!firstGiven) {
-          firstGiven = true;
-          blocksInRun.accept(1);
-          return in;
+        @Override
+        public InputStream nextElement() {
+          return localStream(blocks.next());
         }
-        if (!sameMapNext(first)) {
-          throw new NoSuchElementException();
-        }
-        blocksInRun.accept(1);
-        return localStream(local.poll());
+      };
+      blocksInRun.accept(run.size());
+      return new SequenceInputStream(streams);
+    }
+    remote.progress();
+    ByteBuffer bytes;
+    try {
+      bytes = resolver.getBlockData(new ShuffleBlockBatchId(shuffleId, mapId, from, to), Option.empty()).nioByteBuffer();
+      if (bytes.remaining() != total) {
+        throw new IOException("read " + bytes.remaining() + " bytes, its index says " + total);
       }
-    };
-    return new BlockStream(first.id(), new SequenceInputStream(run));
+    } catch (IOException | RuntimeException e) {
+      throw FetchFailures.fail(first.location(), shuffleId, mapId, first.mapIndex(), from,
+          "local shuffle blocks " + first.id() + " to " + last.id() + " are unreadable: " + e, e);
+    }
+    for (FetchPlan.Block b : run) {
+      int p = b.id().reduceId() - from;
+      ByteBuffer block = bytes.slice((int) (offsets[p] - offsets[0]), (int) (offsets[p + 1] - offsets[p]));
+      OptionalInt expected = verify ? registry.checksum(shuffleId, mapId, b.id().reduceId()) : OptionalInt.empty();
+      if (expected.isPresent()) {
+        checkLocal(b, block, expected.getAsInt());
+      }
+    }
+    metrics.incLocalBlocksFetched(run.size());
+    metrics.incLocalBytesRead(total);
+    blocksInRun.accept(run.size());
+    return new RegionInputStream(bytes);
   }
 
   /** Whether the next local block is of {@code b}'s map output. */
@@ -161,14 +231,7 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
       size = data.size();
       if (expected.isPresent()) {
         ByteBuffer bytes = data.nioByteBuffer();
-        int actual = Checksums.crc32c(bytes.duplicate());
-        if (actual != expected.getAsInt()) {
-          String why = diagnosis.diagnose(b.id(), bytes, b.location());
-          throw FetchFailures.fail(b.location(), shuffleId, b.id().mapId(), b.mapIndex(), b.id().reduceId(),
-              "local shuffle block " + b.id() + " does not match the CRC32C taken when its map output was registered"
-              + String.format(" (%08x now, %08x then)", actual, expected.getAsInt())
-              + (why.isEmpty() ? "" : ". " + why), null);
-        }
+        checkLocal(b, bytes, expected.getAsInt());
         in = new RegionInputStream(bytes);
       } else {
         in = data.createInputStream();
@@ -180,6 +243,18 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
     metrics.incLocalBlocksFetched(1);
     metrics.incLocalBytesRead(size);
     return in;
+  }
+
+  /** Fails the task if local block {@code b}'s bytes do not match the CRC32C taken at registration. */
+  private void checkLocal(FetchPlan.Block b, ByteBuffer bytes, int expected) {
+    int actual = Checksums.crc32c(bytes.duplicate());
+    if (actual != expected) {
+      String why = diagnosis.diagnose(b.id(), bytes, b.location());
+      throw FetchFailures.fail(b.location(), shuffleId, b.id().mapId(), b.mapIndex(), b.id().reduceId(),
+          "local shuffle block " + b.id() + " does not match the CRC32C taken when its map output was registered"
+          + String.format(" (%08x now, %08x then)", actual, expected)
+          + (why.isEmpty() ? "" : ". " + why), null);
+    }
   }
 
   @Override
