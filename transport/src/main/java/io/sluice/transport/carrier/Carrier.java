@@ -235,8 +235,9 @@ public final class Carrier implements AutoCloseable {
   /**
    * How often the timer looks at every session and connection for requests, READs and socket
    * I/O past the I/O timeout (and releases what peers' shm paths revoked): a twentieth of that
-   * timeout, between {@link #MIN_SWEEP_MS} and {@link #MAX_SWEEP_MS}, so a deadline is enforced at
-   * most 5% late while an idle transport wakes a few times a second at most. Handshake deadlines,
+   * timeout, between {@link #MIN_SWEEP_MS} and {@link #MAX_SWEEP_MS}, so such a deadline is
+   * enforced at most a twentieth of the timeout late (50 ms where the timeout is under a second),
+   * while an idle transport wakes about once a second. Handshake deadlines,
    * shorter, are each checked when due ({@link #sessionAccepted}).
    */
   static long sweepIntervalNanos(Settings s) {

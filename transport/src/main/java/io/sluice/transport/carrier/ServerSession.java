@@ -485,7 +485,7 @@ final class ServerSession implements SessionSocket.Receiver {
     carrier.sessionClosed(this);
   }
 
-  /** Called by the transport's timer. */
+  /** When the session must have authenticated ({@link System#nanoTime}). */
   long authDeadline() {
     return authDeadline;
   }
@@ -505,6 +505,7 @@ final class ServerSession implements SessionSocket.Receiver {
     }
   }
 
+  /** Called by the transport's timer. */
   void checkDeadlines(long now) {
     if (!authenticated && now - authDeadline > 0 && socket.isOpen()) {
       socket.close(new TransportTimeoutException("not authenticated within "

@@ -23,7 +23,6 @@ import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.storage.BlockId;
-import org.apache.spark.storage.ShuffleBlockBatchId;
 import scala.Option;
 
 /**
@@ -59,7 +58,7 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
   /** About how many bytes of one map output's own blocks are read at once as a run (by the plan's sizes). */
   static final long LOCAL_RUN_BYTES = 4 << 20;
   /** The most bytes a local run is read with at once; past it (the plan's sizes were averages), a block at a time. */
-  static final long MAX_LOCAL_RUN_BYTES = 64 << 20;
+  static final long MAX_LOCAL_RUN_BYTES = 16 << 20;
 
   private final boolean concatenate;
   private final IntConsumer blocksInRun;
@@ -140,10 +139,14 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
   }
 
   /**
-   * The blocks of {@code run}, consecutive blocks of one map output of this executor's, read
-   * with one read of their data file (their offsets from one read of its index) and checked one
-   * by one; as separate reads, one block at a time, where their bytes turn out larger than
-   * {@link #MAX_LOCAL_RUN_BYTES} (the plan's sizes can be averages). Counted as read.
+   * The blocks of {@code run}, blocks of one map output of this executor's in partition order,
+   * read with one positional read of its data file into memory of this task's, where each is
+   * checked and from which it is then deserialized (never through a mapping, which a process
+   * rewriting or shortening the file could change after the check). Their offsets come from one
+   * read of the index, which must give every partition between them that the plan leaves out no
+   * bytes, so nothing unchecked lies in the run. Read one block at a time instead where they
+   * come to more than {@link #MAX_LOCAL_RUN_BYTES} (the plan's sizes can be averages). Counted as
+   * read; a file that does not read back as its index says is a fetch failure.
    */
   private InputStream localRun(List<FetchPlan.Block> run) {
     FetchPlan.Block first = run.get(0);
@@ -152,25 +155,25 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
     int from = first.id().reduceId();
     int to = last.id().reduceId() + 1;
     long[] offsets = new long[to - from + 1];
-    try (FileChannel index = FileChannel.open(resolver.getIndexFile(shuffleId, mapId, Option.empty()).toPath(),
-        StandardOpenOption.READ)) {
-      ByteBuffer b = ByteBuffer.allocate(8 * offsets.length);
-      long at = 8L * from;
-      while (b.hasRemaining()) {
-        if (index.read(b, at + b.position()) < 0) {
-          throw new IOException("index of map " + mapId + " ended before partition " + to);
-        }
+    try {
+      readIndex(mapId, from, offsets);
+      boolean[] planned = new boolean[to - from];
+      for (FetchPlan.Block b : run) {
+        planned[b.id().reduceId() - from] = true;
       }
-      b.flip();
-      for (int i = 0; i < offsets.length; i++) {
-        offsets[i] = b.getLong();
+      for (int p = 0; p < planned.length; p++) {
+        long length = offsets[p + 1] - offsets[p];
+        if (length < 0 || (!planned[p] && length != 0)) {
+          throw new IOException("its index gives partition " + (from + p) + " " + length + " bytes"
+              + (planned[p] ? "" : ", where its map status says it has none"));
+        }
       }
     } catch (IOException | RuntimeException e) {
       throw FetchFailures.fail(first.location(), shuffleId, mapId, first.mapIndex(), from,
           "local shuffle blocks " + first.id() + " to " + last.id() + " are unreadable: " + e, e);
     }
     long total = offsets[offsets.length - 1] - offsets[0];
-    if (total > MAX_LOCAL_RUN_BYTES || total < 0) {
+    if (total > MAX_LOCAL_RUN_BYTES) {
       Iterator<FetchPlan.Block> blocks = run.iterator();
       Enumeration<InputStream> streams = new Enumeration<>() {
         @Override
@@ -187,16 +190,18 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
       return new SequenceInputStream(streams);
     }
     remote.progress();
-    ByteBuffer bytes;
-    try {
-      bytes = resolver.getBlockData(new ShuffleBlockBatchId(shuffleId, mapId, from, to), Option.empty()).nioByteBuffer();
-      if (bytes.remaining() != total) {
-        throw new IOException("read " + bytes.remaining() + " bytes, its index says " + total);
+    ByteBuffer bytes = ByteBuffer.allocate((int) total);
+    try (FileChannel data = FileChannel.open(resolver.getDataFile(shuffleId, mapId).toPath(), StandardOpenOption.READ)) {
+      while (bytes.hasRemaining()) {
+        if (data.read(bytes, offsets[0] + bytes.position()) < 0) {
+          throw new IOException("its data file ends " + (total - bytes.position()) + " bytes before its index says");
+        }
       }
     } catch (IOException | RuntimeException e) {
       throw FetchFailures.fail(first.location(), shuffleId, mapId, first.mapIndex(), from,
           "local shuffle blocks " + first.id() + " to " + last.id() + " are unreadable: " + e, e);
     }
+    bytes.flip();
     for (FetchPlan.Block b : run) {
       int p = b.id().reduceId() - from;
       ByteBuffer block = bytes.slice((int) (offsets[p] - offsets[0]), (int) (offsets[p + 1] - offsets[p]));
@@ -209,6 +214,24 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
     metrics.incLocalBytesRead(total);
     blocksInRun.accept(run.size());
     return new RegionInputStream(bytes);
+  }
+
+  /** Reads the offsets of partitions {@code from} to {@code from + offsets.length - 1} from a map output's index. */
+  private void readIndex(long mapId, int from, long[] offsets) throws IOException {
+    try (FileChannel index = FileChannel.open(resolver.getIndexFile(shuffleId, mapId, Option.empty()).toPath(),
+        StandardOpenOption.READ)) {
+      ByteBuffer b = ByteBuffer.allocate(8 * offsets.length);
+      long at = 8L * from;
+      while (b.hasRemaining()) {
+        if (index.read(b, at + b.position()) < 0) {
+          throw new IOException("its index ends before partition " + (from + offsets.length - 1));
+        }
+      }
+      b.flip();
+      for (int i = 0; i < offsets.length; i++) {
+        offsets[i] = b.getLong();
+      }
+    }
   }
 
   /** Whether the next local block is of {@code b}'s map output. */
