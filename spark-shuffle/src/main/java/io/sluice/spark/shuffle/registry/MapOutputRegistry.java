@@ -161,21 +161,37 @@ public final class MapOutputRegistry implements AutoCloseable {
 
   /** Every offset of an index file, checked against its data file's length. */
   private static long[] readIndex(File index, long dataLength) throws IOException {
-    long[] offsets = new long[partitionsOf(index) + 1];
+    long[] offsets;
     try (FileChannel ch = FileChannel.open(index.toPath(), StandardOpenOption.READ)) {
-      ByteBuffer b = ByteBuffer.allocate(8 * offsets.length);
-      while (b.hasRemaining()) {
-        if (ch.read(b, b.position()) < 0) {
-          throw new IOException("index " + index + " ended early");
-        }
+      offsets = offsets(ch, index, 0, partitionsOf(index) + 1);
+    }
+    for (int i = 0; i < offsets.length; i++) {
+      if (offsets[i] < 0 || offsets[i] > dataLength || (i > 0 && offsets[i] < offsets[i - 1])) {
+        throw new IOException("index " + index + " does not describe its data file of " + dataLength + " bytes");
       }
-      b.flip();
-      for (int i = 0; i < offsets.length; i++) {
-        offsets[i] = b.getLong();
-        if (offsets[i] < 0 || offsets[i] > dataLength || (i > 0 && offsets[i] < offsets[i - 1])) {
-          throw new IOException("index " + index + " does not describe its data file of " + dataLength + " bytes");
-        }
+    }
+    return offsets;
+  }
+
+  /**
+   * {@code count} offsets of index file {@code index} (open as {@code ch}), from partition {@code
+   * from}'s start on: partition {@code from + i} spans {@code [offsets[i], offsets[i + 1])} of
+   * its data file. Checks nothing about them.
+   *
+   * @throws IOException if the index ends before them
+   */
+  public static long[] offsets(FileChannel ch, File index, int from, int count) throws IOException {
+    long[] offsets = new long[count];
+    ByteBuffer b = ByteBuffer.allocate(8 * count);
+    long pos = 8L * from;
+    while (b.hasRemaining()) {
+      if (ch.read(b, pos + b.position()) < 0) {
+        throw new IOException("index " + index + " ended early");
       }
+    }
+    b.flip();
+    for (int i = 0; i < count; i++) {
+      offsets[i] = b.getLong();
     }
     return offsets;
   }
@@ -215,19 +231,7 @@ public final class MapOutputRegistry implements AutoCloseable {
         throw new IOException("index " + index + " has " + (ch.size() / 8 - 1)
             + " partitions, query asks up to " + q.endPartition());
       }
-      offsets = new long[q.partitions() + 1];
-      ByteBuffer b = ByteBuffer.allocate(8 * offsets.length);
-      long pos = 8L * q.startPartition();
-      while (b.hasRemaining()) {
-        int n = ch.read(b, pos + b.position());
-        if (n < 0) {
-          throw new IOException("index " + index + " ended early");
-        }
-      }
-      b.flip();
-      for (int i = 0; i < offsets.length; i++) {
-        offsets[i] = b.getLong();
-      }
+      offsets = offsets(ch, index, q.startPartition(), q.partitions() + 1);
     }
     if (q.endPartition() > published.checksums().length) {
       throw new IOException("index " + index + " has grown since its map output was registered");

@@ -4,6 +4,7 @@ import io.sluice.spark.shuffle.RegionInputStream;
 import io.sluice.spark.shuffle.registry.MapOutputRegistry;
 import io.sluice.transport.Checksums;
 import java.io.IOException;
+import java.io.File;
 import java.io.InputStream;
 import java.io.SequenceInputStream;
 import java.nio.ByteBuffer;
@@ -120,13 +121,10 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
       return new BlockStream(s.id(), f.stream(s));
     }
     FetchPlan.Block first = local.poll();
-    if (!concatenate || !sameMapNext(first)) {
-      return new BlockStream(first.id(), localStream(first));
-    }
     // A run of this map output's blocks in partition order, up to about LOCAL_RUN_BYTES by the plan's sizes.
     List<FetchPlan.Block> run = new ArrayList<>(List.of(first));
     long planned = first.size();
-    while (sameMapNext(first) && local.peek().id().reduceId() > run.get(run.size() - 1).id().reduceId()
+    while (concatenate && sameMapNext(first) && local.peek().id().reduceId() > run.get(run.size() - 1).id().reduceId()
         && planned + local.peek().size() <= LOCAL_RUN_BYTES) {
       FetchPlan.Block b = local.poll();
       run.add(b);
@@ -154,9 +152,12 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
     long mapId = first.id().mapId();
     int from = first.id().reduceId();
     int to = last.id().reduceId() + 1;
-    long[] offsets = new long[to - from + 1];
+    long[] offsets;
+    File indexFile = resolver.getIndexFile(shuffleId, mapId, Option.empty());
     try {
-      readIndex(mapId, from, offsets);
+      try (FileChannel index = FileChannel.open(indexFile.toPath(), StandardOpenOption.READ)) {
+        offsets = MapOutputRegistry.offsets(index, indexFile, from, to - from + 1);
+      }
       boolean[] planned = new boolean[to - from];
       for (FetchPlan.Block b : run) {
         planned[b.id().reduceId() - from] = true;
@@ -214,24 +215,6 @@ final class BlockStreams implements Iterator<BlockStreams.BlockStream>, AutoClos
     metrics.incLocalBytesRead(total);
     blocksInRun.accept(run.size());
     return new RegionInputStream(bytes);
-  }
-
-  /** Reads the offsets of partitions {@code from} to {@code from + offsets.length - 1} from a map output's index. */
-  private void readIndex(long mapId, int from, long[] offsets) throws IOException {
-    try (FileChannel index = FileChannel.open(resolver.getIndexFile(shuffleId, mapId, Option.empty()).toPath(),
-        StandardOpenOption.READ)) {
-      ByteBuffer b = ByteBuffer.allocate(8 * offsets.length);
-      long at = 8L * from;
-      while (b.hasRemaining()) {
-        if (index.read(b, at + b.position()) < 0) {
-          throw new IOException("its index ends before partition " + (from + offsets.length - 1));
-        }
-      }
-      b.flip();
-      for (int i = 0; i < offsets.length; i++) {
-        offsets[i] = b.getLong();
-      }
-    }
   }
 
   /** Whether the next local block is of {@code b}'s map output. */

@@ -75,6 +75,22 @@ final class RemoteFetcher implements AutoCloseable {
   /** One slice of a fetched range: a block's bytes, and the CRC32C its owner published for them. */
   record Slice(ShuffleBlockId id, long offset, long length, int checksum) {}
 
+  /**
+   * The bytes of {@code slices} (at least one) as one slice named by the first, if they lie back
+   * to back in that order; else empty.
+   */
+  static Optional<Slice> span(List<Slice> slices) {
+    Slice first = slices.get(0);
+    long end = first.offset();
+    for (Slice s : slices) {
+      if (s.offset() != end) {
+        return Optional.empty();
+      }
+      end += s.length();
+    }
+    return Optional.of(new Slice(first.id(), first.offset(), end - first.offset(), 0));
+  }
+
   /** The size of the buffer in which a viewed block is read, a chunk at a time, for its checks. */
   private static final int CHECK_CHUNK = 64 << 10;
 
@@ -104,15 +120,7 @@ final class RemoteFetcher implements AutoCloseable {
      * if they do not lie back to back in the range (then each is read on its own).
      */
     Optional<InputStream> streamOfAll() {
-      Slice first = slices.get(0);
-      long end = first.offset();
-      for (Slice s : slices) {
-        if (s.offset() != end) {
-          return Optional.empty();
-        }
-        end += s.length();
-      }
-      return Optional.of(streams.apply(new Slice(first.id(), first.offset(), end - first.offset(), 0)));
+      return span(slices).map(streams);
     }
 
     @Override
@@ -446,42 +454,41 @@ final class RemoteFetcher implements AutoCloseable {
        */
       @Override
       public int[] crc32cs(List<Slice> slices) throws TransportException {
-        for (int i = 1; i < slices.size(); i++) {
-          Slice before = slices.get(i - 1);
-          if (slices.get(i).offset() != before.offset() + before.length()) {
-            return CheckedBytes.super.crc32cs(slices);
-          }
+        Optional<Slice> all = span(slices);
+        if (all.isEmpty()) {
+          return CheckedBytes.super.crc32cs(slices);
         }
         int[] out = new int[slices.size()];
-        Slice first = slices.get(0);
-        Slice last = slices.get(slices.size() - 1);
-        Slice all = new Slice(first.id(), first.offset(), last.offset() + last.length() - first.offset(), 0);
-        int[] at = {0}; // the slice being summed
-        long[] left = {first.length()}; // its bytes not yet summed
-        CRC32C[] crc = {new CRC32C()};
-        readChunks(v, all, chunk -> {
-          while (true) {
-            while (left[0] == 0 && at[0] < out.length) { // finished (or empty) slices
-              out[at[0]] = (int) crc[0].getValue();
-              crc[0] = new CRC32C();
-              at[0]++;
-              left[0] = at[0] < out.length ? slices.get(at[0]).length() : 0;
+        // Sums the chunks into the slice they belong to, closing each slice as its bytes end.
+        final class Sums implements Consumer<ByteBuffer> {
+          private final CRC32C crc = new CRC32C();
+          private int at; // the slice being summed
+          private long left = slices.get(0).length(); // its bytes not yet summed
+
+          /** Records every slice whose bytes are all summed (empty ones included). */
+          void closeFinished() {
+            while (at < out.length && left == 0) {
+              out[at++] = (int) crc.getValue();
+              crc.reset();
+              left = at < out.length ? slices.get(at).length() : 0;
             }
-            if (!chunk.hasRemaining() || at[0] == out.length) {
-              return;
-            }
-            int n = (int) Math.min(left[0], chunk.remaining());
-            crc[0].update(chunk.slice(chunk.position(), n));
-            chunk.position(chunk.position() + n);
-            left[0] -= n;
           }
-        });
-        while (at[0] < out.length && left[0] == 0) { // the last slice ended with the last chunk
-          out[at[0]] = (int) crc[0].getValue();
-          crc[0] = new CRC32C();
-          at[0]++;
-          left[0] = at[0] < out.length ? slices.get(at[0]).length() : 0;
+
+          @Override
+          public void accept(ByteBuffer chunk) {
+            closeFinished();
+            while (chunk.hasRemaining() && at < out.length) {
+              int n = (int) Math.min(left, chunk.remaining());
+              crc.update(chunk.slice(chunk.position(), n));
+              chunk.position(chunk.position() + n);
+              left -= n;
+              closeFinished();
+            }
+          }
         }
+        Sums sums = new Sums();
+        readChunks(v, all.get(), sums);
+        sums.closeFinished(); // slices of no bytes where no chunk came
         return out;
       }
     };
