@@ -261,10 +261,12 @@ public final class ScaleBench {
       System.gc();
       ExecutorThreads.Snapshot threadsBefore = ExecutorThreads.take(List.copyOf(pids.values()));
       Map<Long, ProcSampler.Peaks> peaks;
+      ExecutorThreads.Snapshot threadsAfterCold;
       double cold;
       double warm;
       try (ProcSampler sampler = new ProcSampler(sampled, o.sampleMs()).start()) {
         cold = timed(sc, shape, 1, o.jobTimeoutS());
+        threadsAfterCold = ExecutorThreads.take(List.copyOf(pids.values()));
         warm = timed(sc, shape, 2, o.jobTimeoutS());
         peaks = sampler.finish();
       }
@@ -303,7 +305,8 @@ public final class ScaleBench {
       }
       ScaleFigures.Driver driver = new ScaleFigures.Driver(peaks.get(self),
           driverSluice.getOrDefault("executors.registered", 0L));
-      ScaleFigures.App app = new ScaleFigures.App(n, manager, round, cold, warm, figures, driver);
+      ScaleFigures.App app = new ScaleFigures.App(n, manager, round, cold, warm, figures, driver,
+          coldCpuSeconds(threadsBefore, threadsAfterCold));
       printLine(label, startS, app, reports.size(), sluice.size());
       return app;
     }
@@ -357,6 +360,18 @@ public final class ScaleBench {
     return (System.nanoTime() - started) / 1e9;
   }
 
+  /** The executors' CPU during the cold job, summed over them: in all, and by what their threads do. */
+  private static Map<String, Double> coldCpuSeconds(ExecutorThreads.Snapshot before, ExecutorThreads.Snapshot after) {
+    Map<String, Double> seconds = new java.util.LinkedHashMap<>();
+    double total = 0;
+    for (Map.Entry<ExecutorThreads.Kind, Double> e : ExecutorThreads.between(before, after).entrySet()) {
+      seconds.put(e.getKey().label, e.getValue());
+      total += e.getValue();
+    }
+    seconds.put("total", total);
+    return seconds;
+  }
+
   private static ProcTables.Limits limits(long pid) {
     try {
       return ProcTables.limits(Files.readString(Path.of("/proc", String.valueOf(pid), "limits")));
@@ -397,10 +412,11 @@ public final class ScaleBench {
 
   private static void printLine(String label, double startS, ScaleFigures.App app, int reports, int metrics) {
     List<ScaleFigures.Executor> e = app.executorFigures();
-    System.out.printf(Locale.ROOT, "[scale] %-26s start %5.1f s  jobs %6.2f / %6.2f s  per executor (median/max):"
+    System.out.printf(Locale.ROOT, "[scale] %-26s start %5.1f s  jobs %6.2f / %6.2f s  executors' CPU in the cold"
+        + " job %s  per executor (median/max):"
         + " peers %s  tcp %s  fds %s (limit %.0f)  threads %s  rss %s MB  locked %s kB%s  driver: threads %d tcp %d"
         + " heap %.0f MB%n",
-        label, startS, app.coldSeconds(), app.warmSeconds(),
+        label, startS, app.coldSeconds(), app.warmSeconds(), cpu(app.coldCpuSeconds()),
         mm(e, x -> x.peerConnections()), mm(e, x -> x.peaks().tcpEstablished()), mm(e, x -> x.peaks().fds()),
         ScaleFigures.min(e, x -> x.limits().openFiles()),
         mm(e, x -> x.peaks().threads()), mm(e, x -> x.peaks().rssKb() / 1024.0), mm(e, x -> x.peaks().lockedKb()),
@@ -414,6 +430,17 @@ public final class ScaleBench {
             e.size()) : "",
         app.driver().peaks().threads(), app.driver().peaks().tcpEstablished(),
         app.driver().peaks().heapUsedBytes() / 1048576.0);
+  }
+
+  /** "12.3 s (task 8.1, sluice 1.2, ...)": the total, then each kind that used any. */
+  private static String cpu(Map<String, Double> seconds) {
+    StringBuilder kinds = new StringBuilder();
+    seconds.forEach((kind, s) -> {
+      if (!kind.equals("total") && s > 0) {
+        kinds.append(kinds.length() == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%s %.1f", kind, s));
+      }
+    });
+    return String.format(Locale.ROOT, "%.1f s (%s)", seconds.getOrDefault("total", 0.0), kinds);
   }
 
   private static String mm(List<ScaleFigures.Executor> e, java.util.function.ToDoubleFunction<ScaleFigures.Executor> f) {

@@ -86,7 +86,13 @@ final class ScaleFigures {
 
   /** One application: N executors under one manager in one round. */
   record App(int executors, String manager, int round, double coldSeconds, double warmSeconds,
-      List<Executor> executorFigures, Driver driver) {}
+      List<Executor> executorFigures, Driver driver, Map<String, Double> coldCpuSeconds) {
+    /** An application whose executors' CPU during the cold job was not read. */
+    App(int executors, String manager, int round, double coldSeconds, double warmSeconds,
+        List<Executor> executorFigures, Driver driver) {
+      this(executors, manager, round, coldSeconds, warmSeconds, executorFigures, driver, Map.of());
+    }
+  }
 
   /**
    * The most established connections {@code pid} had at once (in one sample) to or from another of the sampled
@@ -176,6 +182,11 @@ final class ScaleFigures {
     out.add(new Measurement(p + "job.warm", "s", rWarm, b + "job.warm", sWarm));
     out.add(new Measurement(p + "job.cold_ratio", "x", rCold / sCold, b + "job.cold_ratio", 1.0));
     out.add(new Measurement(p + "job.warm_ratio", "x", rWarm / sWarm, b + "job.warm_ratio", 1.0));
+    // CPU the executors used during the cold job, all of them together, by what their threads do.
+    for (String kind : coldCpuKinds(rdma)) {
+      out.add(new Measurement(p + "job.cold_cpu." + kind, "s", overRounds(rdma, a -> a.coldCpuSeconds().get(kind)),
+          b + "job.cold_cpu." + kind, overRounds(sort, a -> a.coldCpuSeconds().getOrDefault(kind, 0.0))));
+    }
 
     driver(out, p, b, "threads", "count", rdma, sort, d -> d.peaks().threads());
     driver(out, p, b, "fds", "count", rdma, sort, d -> d.peaks().fds());
@@ -263,6 +274,14 @@ final class ScaleFigures {
   /** The median over rounds of one application figure. */
   private static double overRounds(List<App> apps, ToDoubleFunction<App> f) {
     return Median.of(apps.stream().mapToDouble(f).toArray());
+  }
+
+  /** The kinds of CPU every one of these applications read for its cold job; none if one did not. */
+  private static List<String> coldCpuKinds(List<App> apps) {
+    if (apps.isEmpty() || apps.stream().anyMatch(a -> a.coldCpuSeconds().isEmpty())) {
+      return List.of();
+    }
+    return List.copyOf(apps.get(0).coldCpuSeconds().keySet());
   }
 
   private static List<Executor> executors(List<App> apps) {

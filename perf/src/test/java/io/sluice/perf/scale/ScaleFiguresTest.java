@@ -87,6 +87,25 @@ class ScaleFiguresTest {
   }
 
   @Test
+  void theColdJobsCpuByKindBesideTheSortShufflesOnlyWhereEveryApplicationReadIt() {
+    ScaleFigures.Driver driver = new ScaleFigures.Driver(peaks(9, 70, Set.of()), 2);
+    List<ScaleFigures.Executor> two = List.of(executor("0", 1, 40, Map.of()), executor("1", 1, 40, Map.of()));
+    List<ScaleFigures.App> apps = List.of(
+        new ScaleFigures.App(2, ScaleFigures.RDMA, 0, 5.0, 1.0, two, driver, Map.of("task", 3.0, "total", 4.0)),
+        new ScaleFigures.App(2, ScaleFigures.RDMA, 1, 5.0, 1.0, two, driver, Map.of("task", 5.0, "total", 8.0)),
+        new ScaleFigures.App(2, ScaleFigures.SORT, 0, 4.0, 1.0, two, driver, Map.of("task", 2.0, "total", 3.0)),
+        new ScaleFigures.App(4, ScaleFigures.RDMA, 0, 5.0, 1.0, two, driver, Map.of("task", 3.0, "total", 4.0)),
+        new ScaleFigures.App(4, ScaleFigures.RDMA, 1, 5.0, 1.0, two, driver),
+        new ScaleFigures.App(4, ScaleFigures.SORT, 0, 4.0, 1.0, two, driver));
+    Map<String, Measurement> byName = ScaleFigures.measurements(apps).stream()
+        .collect(Collectors.toMap(Measurement::name, x -> x));
+    assertEquals(6.0, byName.get("scale.n2.job.cold_cpu.total").value(), "the median over rounds");
+    assertEquals(3.0, byName.get("scale.n2.job.cold_cpu.total").baselineValue());
+    assertEquals(4.0, byName.get("scale.n2.job.cold_cpu.task").value());
+    assertFalse(byName.keySet().stream().anyMatch(n -> n.startsWith("scale.n4.job.cold_cpu")), "a round without it");
+  }
+
+  @Test
   void theBoundedManagerBesideTheUnboundedOneAndTheSortShuffle() {
     Map<String, Long> open = Map.of("connections.opened", 7L, "connections.accepted", 7L);
     Map<String, Long> bound = Map.of("connections.opened", 9L, "connections.accepted", 9L,

@@ -21,15 +21,17 @@ import java.util.Map;
  * waits ended at their deadline (each a fetch failure), and how many idle connections were closed
  * to make room; and how many blocks its reduce tasks read as part of a run of one map output's
  * blocks decompressed and deserialized as one stream ({@code blocksInRuns}), as Spark's reader
- * fetches them in batch. Immutable; serializable so a task can return it to the driver.
+ * fetches them in batch; and how many map outputs committed while the transport was still opening
+ * were registered once it had opened ({@code outputsRegisteredAfterOpen}), their tasks having gone
+ * on without waiting for it. Immutable; serializable so a task can return it to the driver.
  */
 public record TransportReport(String executorId, String provider, String address, Map<String, Long> bytesReadByPath,
     long bytesViewed, long viewsHeld, long destinationPeakBytes, int registeredMapOutputs, long openNanos, long openWaitNanos,
     Map<String, Long> openStepNanos, int firstConnections,
     long firstConnectMedianNanos, long firstConnectMaxNanos, int maxPeerConnections, int peerConnectionsOpen,
     int peerConnectionsPeak, long peerConnectionWaits, long peerConnectionWaitTimeouts,
-    long peerConnectionEvictions, long blocksInRuns) implements Serializable {
-  private static final long serialVersionUID = 6L;
+    long peerConnectionEvictions, long blocksInRuns, int outputsRegisteredAfterOpen) implements Serializable {
+  private static final long serialVersionUID = 7L;
 
   public TransportReport {
     bytesReadByPath = Map.copyOf(bytesReadByPath);
@@ -40,7 +42,7 @@ public record TransportReport(String executorId, String provider, String address
   public TransportReport(String executorId, String provider, String address, Map<String, Long> bytesReadByPath,
       int registeredMapOutputs) {
     this(executorId, provider, address, bytesReadByPath, 0, 0, 0, registeredMapOutputs, 0, 0, Map.of(), 0, 0, 0, 0, 0,
-        0, 0, 0, 0, 0);
+        0, 0, 0, 0, 0, 0);
   }
 
   public long bytesRead() {
@@ -62,7 +64,8 @@ public record TransportReport(String executorId, String provider, String address
         + millis(firstConnectMaxNanos) + " ms; connections to peers: " + peerConnectionsOpen + " open of at most "
         + maxPeerConnections + ", peak " + peerConnectionsPeak + ", " + peerConnectionWaits + " waits ("
         + peerConnectionWaitTimeouts + " timed out), " + peerConnectionEvictions + " idle ones closed for room; "
-        + blocksInRuns + " blocks read in runs of one map output's blocks";
+        + blocksInRuns + " blocks read in runs of one map output's blocks; " + outputsRegisteredAfterOpen
+        + " map outputs registered after the open, their tasks not waiting for it";
   }
 
   private static String millis(long nanos) {

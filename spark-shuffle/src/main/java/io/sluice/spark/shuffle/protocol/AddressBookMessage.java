@@ -15,7 +15,14 @@ import java.util.Optional;
  *
  * <pre>
  *   register &lt;executorId&gt; &lt;host:port&gt; &lt;provider&gt;   reply: "ok"
- *   lookup &lt;executorId&gt;                          reply: "found &lt;host:port&gt; &lt;provider&gt;" or "unknown"
+ *   opening &lt;executorId&gt;                         reply: "ok"; the executor's transport is opening: until
+ *                                               it registers or withdraws, a lookup of it waits
+ *   withdraw &lt;executorId&gt;                        reply: "ok"; the executor announced an open that
+ *                                               ended without a transport (it failed, or stopped)
+ *   lookup &lt;executorId&gt;                          reply: "found &lt;host:port&gt; &lt;provider&gt;" or "unknown";
+ *                                               for an executor that announced its open and is still
+ *                                               active, sent when it registers or withdraws, or
+ *                                               "unknown" after the book's hold time
  *   list                                        reply: one "&lt;executorId&gt; &lt;host:port&gt; &lt;provider&gt;" per line
  *   gone &lt;executorId&gt;...                       reply: "gone" followed by those of the named executors
  *                                               the driver no longer counts as active (removed or
@@ -53,6 +60,18 @@ public final class AddressBookMessage {
       throw new IllegalArgumentException("executor id and provider must not contain spaces: " + entry);
     }
     return "register " + entry.encode();
+  }
+
+  /** Announces that this executor's transport is opening; the id must not contain spaces. */
+  public static String opening(String executorId) {
+    checkWord("executor id", executorId);
+    return "opening " + executorId;
+  }
+
+  /** Withdraws an announced open that ended without a transport; the id must not contain spaces. */
+  public static String withdraw(String executorId) {
+    checkWord("executor id", executorId);
+    return "withdraw " + executorId;
   }
 
   public static String lookup(String executorId) {

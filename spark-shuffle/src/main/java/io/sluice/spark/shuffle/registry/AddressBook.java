@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,14 +20,25 @@ import org.slf4j.LoggerFactory;
  * made, to the executors that ask over Spark's RPC. Requests and replies are those of {@link
  * AddressBookMessage}; only addresses and that secret pass through here, never per-block data.
  *
+ * <p>An executor announces its open before its first map output can leave it: a reducer that
+ * looks it up meanwhile is answered when it registers or withdraws ({@link #answerAsync}), or with
+ * "unknown" after the hold time (then it reads through Spark's shuffle), never wrongly "unknown"
+ * while the address is on its way.
+ *
  * <p>Thread safe.
  */
 public final class AddressBook {
   private static final Logger LOG = LoggerFactory.getLogger(AddressBook.class);
 
+  /** Executors announcing an open at once, at most; one more announcement is refused. */
+  public static final int MAX_OPENING = 65_536;
+
   private final Predicate<String> isActive;
   private final Optional<String> secret;
+  private final long holdMs;
   private final Map<String, AddressBookMessage.Entry> entries = new ConcurrentHashMap<>();
+  /** Executors whose open was announced and has not ended, each with the answer its lookups wait for. */
+  private final Map<String, CompletableFuture<String>> opening = new ConcurrentHashMap<>();
   private final Map<String, Map<String, Long>> metrics = new ConcurrentHashMap<>();
 
   /**
@@ -35,8 +48,22 @@ public final class AddressBook {
    *     have one of their own (Spark's, or one set explicitly)
    */
   public AddressBook(Predicate<String> isActive, Optional<String> secret) {
+    this(isActive, secret, 10_000);
+  }
+
+  /**
+   * @param isActive as above
+   * @param secret as above
+   * @param holdMs how long a lookup of an executor whose transport is still opening waits for its
+   *     registration at most; below the askers' lookup timeout
+   */
+  public AddressBook(Predicate<String> isActive, Optional<String> secret, long holdMs) {
+    if (holdMs < 0) {
+      throw new IllegalArgumentException("hold time " + holdMs + " ms; must be 0 or more");
+    }
     this.isActive = isActive;
     this.secret = secret;
+    this.holdMs = holdMs;
   }
 
   /**
@@ -62,16 +89,69 @@ public final class AddressBook {
     return entries.size();
   }
 
+  /** How many executors announced an open that has not ended yet. */
+  public int openingExecutors() {
+    return opening.size();
+  }
+
   /**
-   * The reply to one request.
+   * The reply to one request, when it is ready: at once, except for the lookup of an executor that
+   * announced its open, is still active and has neither registered nor withdrawn, which is
+   * answered when it does, or "unknown" after the hold time.
    *
    * @throws IllegalArgumentException for a request this book does not know, or a malformed one
+   * @throws IllegalStateException for an announcement past {@link #MAX_OPENING}
+   */
+  public CompletableFuture<String> answerAsync(String request) {
+    if (request.startsWith("lookup ")) {
+      String id = request.substring("lookup ".length()).trim();
+      // The open's future first: a registration puts the entry before it completes the future.
+      CompletableFuture<String> waiting = opening.get(id);
+      AddressBookMessage.Entry e = entries.get(id);
+      if (e != null) {
+        return CompletableFuture.completedFuture(AddressBookMessage.found(e));
+      }
+      if (waiting == null || !isActive.test(id)) {
+        return CompletableFuture.completedFuture(AddressBookMessage.UNKNOWN);
+      }
+      return waiting.copy().completeOnTimeout(AddressBookMessage.UNKNOWN, holdMs, TimeUnit.MILLISECONDS);
+    }
+    return CompletableFuture.completedFuture(answer(request));
+  }
+
+  /**
+   * The reply to one request, at once: a lookup of an executor still opening is "unknown" here
+   * ({@link #answerAsync} waits for it).
+   *
+   * @throws IllegalArgumentException for a request this book does not know, or a malformed one
+   * @throws IllegalStateException for an announcement past {@link #MAX_OPENING}
    */
   public String answer(String request) {
     if (request.startsWith("register ")) {
       AddressBookMessage.Entry e = AddressBookMessage.Entry.decode(request.substring("register ".length()));
       entries.put(e.executorId(), e);
+      CompletableFuture<String> waiting = opening.remove(e.executorId());
+      if (waiting != null) {
+        waiting.complete(AddressBookMessage.found(e));
+      }
       LOG.info("Shuffle transport of executor {} registered at {} ({})", e.executorId(), e.address(), e.provider());
+      return AddressBookMessage.OK;
+    }
+    if (request.startsWith("opening ")) {
+      String id = word(request, "opening ");
+      if (!entries.containsKey(id) && !opening.containsKey(id)) {
+        if (opening.size() >= MAX_OPENING) {
+          throw new IllegalStateException("more than " + MAX_OPENING + " executors announce an open");
+        }
+        opening.putIfAbsent(id, new CompletableFuture<>());
+      }
+      return AddressBookMessage.OK;
+    }
+    if (request.startsWith("withdraw ")) {
+      CompletableFuture<String> waiting = opening.remove(word(request, "withdraw "));
+      if (waiting != null) {
+        waiting.complete(AddressBookMessage.UNKNOWN);
+      }
       return AddressBookMessage.OK;
     }
     if (request.startsWith("lookup ")) {
@@ -101,5 +181,14 @@ public final class AddressBook {
       return AddressBookMessage.encodeList(all);
     }
     throw new IllegalArgumentException("unknown address book request '" + request + "'");
+  }
+
+  /** The one word after {@code prefix}: an executor id. */
+  private static String word(String request, String prefix) {
+    String id = request.substring(prefix.length()).trim();
+    if (id.isEmpty() || id.contains(" ")) {
+      throw new IllegalArgumentException("malformed address book request '" + request + "'");
+    }
+    return id;
   }
 }

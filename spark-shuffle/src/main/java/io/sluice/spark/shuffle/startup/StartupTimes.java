@@ -23,6 +23,7 @@ public final class StartupTimes {
   private long openNanos; // guarded by this
   private long openWaitNanos; // guarded by this
   private boolean waitRecorded; // guarded by this
+  private int registeredAfterOpen; // guarded by this
   private long[] samples = new long[16]; // guarded by this
   private int sampled; // guarded by this
   private int firstConnects; // guarded by this
@@ -55,6 +56,16 @@ public final class StartupTimes {
       waitRecorded = true;
       openWaitNanos = nanos;
     }
+  }
+
+  /** {@code n} map outputs committed while the open ran were registered once it had ended. */
+  public synchronized void registeredAfterOpen(int n) {
+    registeredAfterOpen += n;
+  }
+
+  /** How many map outputs were registered after the open, their tasks having gone on without it. */
+  public synchronized int registeredAfterOpen() {
+    return registeredAfterOpen;
   }
 
   /** A first connection to a peer was usable {@code nanos} after it was asked for. */

@@ -23,8 +23,10 @@ import scala.runtime.BoxedUnit;
 
 /**
  * Serves the driver's {@link AddressBook} over Spark's RPC: each request is a plain string, the
- * reply is the book's answer, and a malformed request fails that call only. Thread safe (Spark
- * also delivers messages of a {@link ThreadSafeRpcEndpoint} one at a time).
+ * reply is the book's answer, and a malformed request fails that call only. A lookup of an
+ * executor still opening is answered later, from the thread that completes it, without holding
+ * the endpoint. Thread safe (Spark also delivers messages of a {@link ThreadSafeRpcEndpoint} one
+ * at a time).
  */
 final class AddressBookEndpoint implements ThreadSafeRpcEndpoint {
   static final String NAME = "SluiceShuffleAddressBook";
@@ -37,10 +39,11 @@ final class AddressBookEndpoint implements ThreadSafeRpcEndpoint {
    * @param isActive whether the driver still counts an executor as active (not removed, not being
    *     removed or decommissioned); answers "gone" requests
    * @param secret the transport secret the book hands out, if the driver made one
+   * @param holdMs how long a lookup of an executor still opening waits for its registration
    */
-  AddressBookEndpoint(RpcEnv rpcEnv, Predicate<String> isActive, Optional<String> secret) {
+  AddressBookEndpoint(RpcEnv rpcEnv, Predicate<String> isActive, Optional<String> secret, long holdMs) {
     this.rpcEnv = rpcEnv;
-    this.book = new AddressBook(isActive, secret);
+    this.book = new AddressBook(isActive, secret, holdMs);
   }
 
   /**
@@ -92,7 +95,13 @@ final class AddressBookEndpoint implements ThreadSafeRpcEndpoint {
           return fallback.apply(message);
         }
         try {
-          context.reply(book.answer(text));
+          book.answerAsync(text).whenComplete((reply, failure) -> {
+            if (failure == null) {
+              context.reply(reply);
+            } else {
+              context.sendFailure(failure);
+            }
+          });
         } catch (RuntimeException e) {
           context.sendFailure(e);
         }

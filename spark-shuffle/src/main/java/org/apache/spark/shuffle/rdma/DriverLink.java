@@ -67,6 +67,32 @@ final class DriverLink {
         .thenApply(AddressBookClient::handedOutSecret);
   }
 
+  /**
+   * Tells the driver's book that this executor's transport is opening, without waiting: until it
+   * registers or withdraws, reducers' lookups of it wait there. The future completes once the book
+   * has the announcement, and fails if it refused it or did not answer within the lookup timeout.
+   */
+  CompletableFuture<Void> announceOpening(String executorId) {
+    return tell(AddressBookMessage.opening(executorId));
+  }
+
+  /**
+   * Tells the book that the announced open ended without a transport, so that lookups waiting for
+   * it get their answer now; never waits (a withdrawal that is lost ends at the book's hold time).
+   */
+  void withdraw(String executorId) {
+    tell(AddressBookMessage.withdraw(executorId));
+  }
+
+  private CompletableFuture<Void> tell(String request) {
+    return endpointRef().thenCompose(r -> ScalaInterop.asJava(r.ask(request, timeout, STRING)))
+        .thenAccept(reply -> {
+          if (!AddressBookMessage.OK.equals(reply)) {
+            throw new IllegalStateException("the driver's book answered '" + reply + "' to '" + request + "'");
+          }
+        });
+  }
+
   /** A client of the book; waits for the endpoint's reference if it has not come yet. */
   AddressBookClient client() {
     return AddressBookEndpoint.client(await(endpointRef(), "the driver's shuffle address book"), timeoutMs);

@@ -347,7 +347,7 @@ final class ExecutorShuffleTransport implements AutoCloseable {
         bytesViewed.sum(), viewsHeld.get(), destinations.peakBytes(), registry.registeredCount(),
         startup.openNanos(), startup.openWaitNanos(), startup.steps(), startup.firstConnects(), startup.firstConnectMedianNanos(),
         startup.firstConnectMaxNanos(), peers.bound(), peers.open(), peers.peak(), peers.waits(), peers.waitTimeouts(),
-        peers.evictions(), blocksInRuns.sum());
+        peers.evictions(), blocksInRuns.sum(), startup.registeredAfterOpen());
   }
 
   @Override

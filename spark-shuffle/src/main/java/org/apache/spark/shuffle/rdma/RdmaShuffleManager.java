@@ -10,6 +10,7 @@ import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
 import io.sluice.transport.metrics.TransportMetrics;
 import java.io.File;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -75,6 +76,19 @@ public final class RdmaShuffleManager implements ShuffleManager {
   /** The transport the open published: empty before it ended, if it failed, and after stop(). */
   private Optional<ExecutorShuffleTransport> transport = Optional.empty(); // guarded by this
   private boolean stopped; // guarded by this
+  /** This executor's announcement of its open to the driver's book: empty on the driver and until sent. */
+  private Optional<CompletableFuture<Void>> announced = Optional.empty(); // guarded by this
+  /** Map outputs committed while the transport opened, registered once it has; null once that ran. */
+  private List<CommittedOutput> afterOpen = new ArrayList<>(); // guarded by this
+
+  /**
+   * Holds the open back this long on its own thread (default 0), so that tests see map tasks end
+   * while it runs; not a setting for applications.
+   */
+  static final String TEST_OPEN_DELAY = "spark.shuffle.rdma.testing.openDelayMs";
+
+  /** A map output committed while the transport opened. */
+  private record CommittedOutput(ShuffleHandle handle, long mapId) {}
 
   public RdmaShuffleManager(SparkConf conf, boolean isDriver) {
     // Settings the transport or this manager would refuse fail here, before any shuffle runs.
@@ -96,6 +110,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
         } else {
           // Requests only, no set-up: the first task would otherwise wait for their round trips.
           driverLink = Optional.of(startDriverLink(env));
+          announce(env);
         }
       }
     }
@@ -117,8 +132,9 @@ public final class RdmaShuffleManager implements ShuffleManager {
     // Without a secret of its own, the application's transports share a random one the driver hands out.
     Optional<String> handOut = SparkTransportConfig.secret(conf, env.securityManager()).isPresent()
         ? Optional.empty() : Optional.of(SparkTransportConfig.newSecret());
+    // A reducer's lookup of an executor still opening waits at most half its own deadline.
     AddressBookEndpoint endpoint = new AddressBookEndpoint(env.rpcEnv(), AddressBookEndpoint::activeInScheduler,
-        handOut);
+        handOut, settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT) / 2);
     RpcEndpointRef ref = env.rpcEnv().setupEndpoint(AddressBookEndpoint.NAME, endpoint);
     // Registered with the first shuffle (registerShuffle): Spark names a source by the
     // application's id as it registers it, and the driver learns that id after the env is set.
@@ -153,6 +169,20 @@ public final class RdmaShuffleManager implements ShuffleManager {
   }
 
   /**
+   * On an executor, tells the driver's book that this executor's transport is opening (once, without
+   * waiting), so that its first map tasks need not wait for the open: a reducer that looks this
+   * executor up before its registration arrives is answered when it does.
+   */
+  private void announce(SparkEnv env) {
+    assert Thread.holdsLock(this);
+    if (!isDriver && announced.isEmpty() && !stopped) {
+      DriverLink link = driverLink.orElseGet(() -> startDriverLink(env));
+      driverLink = Optional.of(link);
+      announced = Optional.of(link.announceOpening(env.executorId()));
+    }
+  }
+
+  /**
    * Starts opening this process's transport on a thread of its own unless that was done already;
    * the future completes when the open has ended, whatever its outcome. Never waits.
    */
@@ -163,12 +193,23 @@ public final class RdmaShuffleManager implements ShuffleManager {
       if (stopped) {
         f.complete(null);
       } else {
+        SparkEnv env = SparkEnv.get();
+        if (env != null) {
+          announce(env); // Spark 3.5 makes the manager before the env is set
+        }
+        long delayMs = conf.getLong(TEST_OPEN_DELAY, 0);
         Thread t = new Thread(() -> {
           try {
+            if (delayMs > 0) {
+              Thread.sleep(delayMs);
+            }
             openTransport();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
           } finally {
             f.complete(null);
           }
+          registerCommittedOutputs();
           // After the tasks waiting for the open are on their way: the connection it needs no task to wait for.
           published().ifPresent(ExecutorShuffleTransport::rehearseConnection);
         }, "sluice-transport-open");
@@ -278,6 +319,10 @@ public final class RdmaShuffleManager implements ShuffleManager {
         executorSource = source;
       }
     }
+    if (!published || opened.isEmpty()) {
+      // Lookups of this executor waiting in the driver's book get their answer now.
+      withdrawAnnouncement(env.executorId());
+    }
     if (!published) {
       report.ifPresent(MetricsReporter::close);
       opened.ifPresent(ExecutorShuffleTransport::close);
@@ -288,6 +333,92 @@ public final class RdmaShuffleManager implements ShuffleManager {
     LOG.info("Executor {}: the shuffle transport's open took {} ms ({})", env.executorId(),
         String.format(java.util.Locale.ROOT, "%.1f", took / 1e6), StartupTimes.describe(startup.steps()));
     fallback.decideExecutor(env.executorId(), failure);
+  }
+
+  private void withdrawAnnouncement(String executorId) {
+    DriverLink link;
+    synchronized (this) {
+      if (announced.isEmpty() || driverLink.isEmpty()) {
+        return;
+      }
+      link = driverLink.get();
+    }
+    try {
+      link.withdraw(executorId);
+    } catch (RuntimeException e) {
+      LOG.debug("Could not withdraw the open's announcement", e);
+    }
+  }
+
+  /**
+   * Registers the map outputs committed while the transport opened, on the open's thread once it
+   * has ended; outputs committed from now on register themselves.
+   */
+  private void registerCommittedOutputs() {
+    List<CommittedOutput> committed;
+    synchronized (this) {
+      committed = afterOpen;
+      afterOpen = null;
+    }
+    int registered = 0;
+    for (CommittedOutput c : committed) {
+      Optional<ExecutorShuffleTransport> t = registeringTransport(c.handle());
+      if (t.isPresent()) {
+        t.get().registry().registerQuietly(c.handle().shuffleId(), c.mapId());
+        registered++;
+      }
+    }
+    if (registered > 0) {
+      startup.registeredAfterOpen(registered);
+      LOG.info("Registered {} map outputs committed while the shuffle transport opened", registered);
+    }
+  }
+
+  /**
+   * Registers a map output its task has committed, before its MapStatus leaves the task. While the
+   * transport is still opening, and the driver's book has this executor's announcement, the
+   * registration is left to the open's thread and the task goes on (it waited for nothing, and that
+   * is its wait for the open). Otherwise the task waits for the open, registers the output and
+   * waits until the driver has this executor's address ({@link ExecutorShuffleTransport#awaitRegistered}),
+   * at once except on the executor's first map tasks.
+   */
+  private void registerCommitted(ShuffleHandle handle, long mapId) {
+    if (leftToTheOpen(handle, mapId)) {
+      return;
+    }
+    registeringTransport(handle).ifPresent(t -> {
+      t.registry().registerQuietly(handle.shuffleId(), mapId);
+      t.awaitRegistered();
+    });
+  }
+
+  /** Leaves a committed output to the open's thread if it is still opening and was announced. */
+  private boolean leftToTheOpen(ShuffleHandle handle, long mapId) {
+    CompletableFuture<Void> announcement;
+    synchronized (this) {
+      if (afterOpen == null || announced.isEmpty()) {
+        return false;
+      }
+      announcement = announced.get();
+    }
+    long started = System.nanoTime();
+    try {
+      // Sent when the manager was made: normally answered long before a map task ends.
+      announcement.get(settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (ExecutionException | TimeoutException e) {
+      return false; // without it, reducers could take this executor for one without a transport
+    }
+    synchronized (this) {
+      if (afterOpen == null) {
+        return false; // the open ended meanwhile
+      }
+      afterOpen.add(new CommittedOutput(handle, mapId));
+    }
+    startup.waited(System.nanoTime() - started);
+    return true;
   }
 
   /** The counters of this process's transport, once it has one; never starts it. */
@@ -323,11 +454,14 @@ public final class RdmaShuffleManager implements ShuffleManager {
     ShuffleWriter<K, V> writer = sort.getWriter(handle, mapId, context, metrics);
     if (opening().isDone()) {
       Optional<ExecutorShuffleTransport> t = registeringTransport(handle);
-      return t.isEmpty() ? writer : new RegisteringShuffleWriter<>(writer, () -> t, handle.shuffleId(), mapId);
+      return t.isEmpty() ? writer : new RegisteringShuffleWriter<>(writer, () -> {
+        t.get().registry().registerQuietly(handle.shuffleId(), mapId);
+        t.get().awaitRegistered();
+      });
     }
-    // While the transport opens, the executor's first map tasks compute; they wait for it only to
-    // register their output.
-    return new RegisteringShuffleWriter<>(writer, () -> registeringTransport(handle), handle.shuffleId(), mapId);
+    // While the transport opens, the executor's first map tasks compute; their outputs are
+    // registered once it has opened.
+    return new RegisteringShuffleWriter<>(writer, () -> registerCommitted(handle, mapId));
   }
 
   /** The transport a map task registers its output with; empty if this shuffle uses Spark's here. */

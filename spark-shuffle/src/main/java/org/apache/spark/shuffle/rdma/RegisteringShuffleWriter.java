@@ -1,8 +1,6 @@
 package org.apache.spark.shuffle.rdma;
 
 import java.io.IOException;
-import java.util.Optional;
-import java.util.function.Supplier;
 import org.apache.spark.scheduler.MapStatus;
 import org.apache.spark.shuffle.ShuffleWriter;
 import scala.Option;
@@ -10,25 +8,19 @@ import scala.Product2;
 
 /**
  * Writes map output with Spark's own sort-shuffle writer (standard .data/.index files, Spark's
- * serializer and codec, a standard MapStatus), then registers the committed data file for
- * remote READs. The transport is asked for only then: on an executor's first map tasks it is still
- * opening while they compute. Before the MapStatus leaves the task it waits until the driver has
- * this executor's transport registration ({@link ExecutorShuffleTransport#awaitRegistered}), at
- * once except on the executor's first map task. Without a transport (it could not open, or this
- * shuffle uses Spark's) the output is Spark's alone. One instance per map task; not thread safe.
+ * serializer and codec, a standard MapStatus), then, before the MapStatus leaves the task, has
+ * the committed data file registered for remote READs ({@code registerCommitted}: the manager's
+ * rule, which on an executor's first map tasks may leave it to the transport's open). Without a
+ * transport (it could not open, or this shuffle uses Spark's) the output is Spark's alone. One
+ * instance per map task; not thread safe.
  */
 final class RegisteringShuffleWriter<K, V> extends ShuffleWriter<K, V> {
   private final ShuffleWriter<K, V> delegate;
-  private final Supplier<Optional<ExecutorShuffleTransport>> transport;
-  private final int shuffleId;
-  private final long mapId;
+  private final Runnable registerCommitted;
 
-  RegisteringShuffleWriter(ShuffleWriter<K, V> delegate, Supplier<Optional<ExecutorShuffleTransport>> transport,
-      int shuffleId, long mapId) {
+  RegisteringShuffleWriter(ShuffleWriter<K, V> delegate, Runnable registerCommitted) {
     this.delegate = delegate;
-    this.transport = transport;
-    this.shuffleId = shuffleId;
-    this.mapId = mapId;
+    this.registerCommitted = registerCommitted;
   }
 
   @Override
@@ -40,10 +32,7 @@ final class RegisteringShuffleWriter<K, V> extends ShuffleWriter<K, V> {
   public Option<MapStatus> stop(boolean success) {
     Option<MapStatus> status = delegate.stop(success);
     if (success && status.isDefined()) {
-      transport.get().ifPresent(t -> {
-        t.registry().registerQuietly(shuffleId, mapId);
-        t.awaitRegistered();
-      });
+      registerCommitted.run();
     }
     return status;
   }

@@ -1,12 +1,16 @@
 package io.sluice.spark.shuffle.registry;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.sluice.spark.shuffle.protocol.AddressBookMessage;
 import io.sluice.transport.NodeAddress;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
 
 /** The driver's address book answering the address book messages, and malformed messages; no Spark, no sockets. */
@@ -64,5 +68,60 @@ class AddressBookTest {
     assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.decodeMetrics("metrics 1 =3"));
     assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.metrics(
         new AddressBookMessage.MetricsReport("1", java.util.Map.of("a b", 1L))));
+  }
+
+  @Test
+  void aLookupOfAnExecutorStillOpeningIsAnsweredWhenItRegisters() {
+    AddressBook book = new AddressBook(id -> true, Optional.empty(), 60_000);
+    assertEquals(AddressBookMessage.OK, book.answer(AddressBookMessage.opening("3")));
+    CompletableFuture<String> held = book.answerAsync(AddressBookMessage.lookup("3"));
+    assertFalse(held.isDone());
+    // The lookup that does not wait says what the book has now.
+    assertEquals(AddressBookMessage.UNKNOWN, book.answer(AddressBookMessage.lookup("3")));
+    AddressBookMessage.Entry e = new AddressBookMessage.Entry("3", new NodeAddress("10.0.0.5", 4242), "tcp");
+    book.answer(AddressBookMessage.register(e));
+    assertEquals(Optional.of(e), AddressBookMessage.decodeLookupReply(held.join()));
+    assertEquals(0, book.openingExecutors());
+    // Announced again (a late announcement) after it registered: found at once.
+    book.answer(AddressBookMessage.opening("3"));
+    assertEquals(Optional.of(e), AddressBookMessage.decodeLookupReply(book.answerAsync(AddressBookMessage.lookup("3")).join()));
+    // Never announced: unknown at once.
+    assertEquals(AddressBookMessage.UNKNOWN, book.answerAsync(AddressBookMessage.lookup("4")).join());
+  }
+
+  @Test
+  void aLookupOfAnExecutorStillOpeningEndsWithItsWithdrawalItsRemovalOrTheHoldTime() {
+    Set<String> removed = ConcurrentHashMap.newKeySet();
+    AddressBook book = new AddressBook(id -> !removed.contains(id), Optional.empty(), 60_000);
+    book.answer(AddressBookMessage.opening("3"));
+    CompletableFuture<String> held = book.answerAsync(AddressBookMessage.lookup("3"));
+    assertEquals(AddressBookMessage.OK, book.answer(AddressBookMessage.withdraw("3")));
+    assertEquals(AddressBookMessage.UNKNOWN, held.join());
+    assertEquals(0, book.openingExecutors());
+    book.answer(AddressBookMessage.opening("5"));
+    removed.add("5");
+    assertEquals(AddressBookMessage.UNKNOWN, book.answerAsync(AddressBookMessage.lookup("5")).join());
+
+    AddressBook brief = new AddressBook(id -> true, Optional.empty(), 50);
+    brief.answer(AddressBookMessage.opening("7"));
+    assertEquals(AddressBookMessage.UNKNOWN, brief.answerAsync(AddressBookMessage.lookup("7")).join());
+    // A withdrawal of an executor that never announced, and malformed ones.
+    assertEquals(AddressBookMessage.OK, brief.answer(AddressBookMessage.withdraw("8")));
+    assertThrows(IllegalArgumentException.class, () -> brief.answer("opening "));
+    assertThrows(IllegalArgumentException.class, () -> brief.answer("withdraw 1 2"));
+    assertThrows(IllegalArgumentException.class, () -> AddressBookMessage.opening("a b"));
+  }
+
+  @Test
+  void announcementsAreBounded() {
+    AddressBook book = new AddressBook(id -> true, Optional.empty(), 60_000);
+    for (int i = 0; i < AddressBook.MAX_OPENING; i++) {
+      book.answer(AddressBookMessage.opening("e" + i));
+    }
+    assertThrows(IllegalStateException.class, () -> book.answer(AddressBookMessage.opening("one-more")));
+    // An executor already announced may announce again; a registration still ends its open.
+    assertEquals(AddressBookMessage.OK, book.answer(AddressBookMessage.opening("e0")));
+    book.answer(AddressBookMessage.register(new AddressBookMessage.Entry("e0", new NodeAddress("h", 1), "tcp")));
+    assertEquals(AddressBook.MAX_OPENING - 1, book.openingExecutors());
   }
 }

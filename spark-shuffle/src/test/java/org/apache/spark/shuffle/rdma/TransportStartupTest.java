@@ -19,6 +19,8 @@ import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import scala.Tuple2;
 
 /**
@@ -97,14 +99,37 @@ class TransportStartupTest {
   }
 
   /**
-   * The transport cannot listen (its port is taken) after its key pair, its shm arena and its
-   * threads were set up: the job runs on Spark's shuffle, and the executors keep no transport
-   * thread and no arena.
+   * The open is held back until after the map tasks: they commit their outputs without waiting for
+   * it, the open registers them once it has ended, and reducers that look an executor up before its
+   * registration arrives are answered by the driver's book when it does, and READ.
    */
   @Test
-  void anOpenThatFailsPartWayLeavesNothingBehind(@TempDir Path shmDir) throws Exception {
+  void mapTasksThatEndBeforeTheOpenLeaveTheirRegistrationToIt() throws Exception {
+    SparkConf conf = PrometheusScrape.enable(LocalCluster.conf("startup-late", true))
+        .set(RdmaShuffleManager.TEST_OPEN_DELAY, "4000");
+    try (JavaSparkContext sc = LocalCluster.start(conf)) {
+      assertEquals(expected(), reduceByKey(sc));
+      List<TransportReport> reports = TransportReports.collect(sc);
+      assertEquals(LocalCluster.EXECUTORS, reports.size(), reports.toString());
+      assertTrue(reports.stream().mapToInt(TransportReport::outputsRegisteredAfterOpen).sum() > 0, reports.toString());
+      assertTrue(reports.stream().anyMatch(r -> r.bytesRead() > 0), reports.toString());
+      Map<String, Long> scraped = PrometheusScrape.scrapeUntil(sc, "every executor's report",
+          v -> v.getOrDefault("executors_reporting", 0L) >= LocalCluster.EXECUTORS);
+      assertEquals(0, scraped.get("fallback_reduceTask_peerWithoutTransport"), scraped.toString());
+    }
+  }
+
+  /**
+   * The transport cannot listen (its port is taken) after its key pair, its shm arena and its
+   * threads were set up, at once or after the map tasks have committed their outputs to it: the job
+   * runs on Spark's shuffle, and the executors keep no transport thread and no arena.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {0, 3000})
+  void anOpenThatFailsPartWayLeavesNothingBehind(int openDelayMs, @TempDir Path shmDir) throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
       SparkConf conf = LocalCluster.conf("startup-failure", true)
+          .set(RdmaShuffleManager.TEST_OPEN_DELAY, String.valueOf(openDelayMs))
           .set("spark.shuffle.rdma.transport.bindHost", "127.0.0.1")
           .set("spark.shuffle.rdma.transport.port", String.valueOf(taken.getLocalPort()))
           .set("spark.shuffle.rdma.transport.shm.dir", shmDir.toString());
