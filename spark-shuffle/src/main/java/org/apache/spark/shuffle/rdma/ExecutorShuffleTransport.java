@@ -176,6 +176,11 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     }
   }
 
+  /** Completes once the driver has this executor's registration; fails if it refused it or did not answer. */
+  CompletableFuture<Void> registration() {
+    return registered;
+  }
+
   Transport transport() {
     return transport;
   }

@@ -319,9 +319,17 @@ public final class RdmaShuffleManager implements ShuffleManager {
         executorSource = source;
       }
     }
+    String executorId = env.executorId();
     if (!published || opened.isEmpty()) {
       // Lookups of this executor waiting in the driver's book get their answer now.
-      withdrawAnnouncement(env.executorId());
+      withdrawAnnouncement(executorId);
+    } else {
+      // A registration the driver never took leaves its lookups waiting for nothing: withdraw.
+      opened.get().registration().whenComplete((ok, e) -> {
+        if (e != null) {
+          withdrawAnnouncement(executorId);
+        }
+      });
     }
     if (!published) {
       report.ifPresent(MetricsReporter::close);
