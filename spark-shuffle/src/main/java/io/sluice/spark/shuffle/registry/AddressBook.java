@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>An executor announces its open before its first map output can leave it: a reducer that
  * looks it up meanwhile is answered when it registers or withdraws ({@link #answerAsync}), or with
- * "unknown" after the hold time (then it reads through Spark's shuffle), never wrongly "unknown"
- * while the address is on its way.
+ * "unknown" after the hold time (then it reads through Spark's shuffle), so that an address on its
+ * way is not missed for lack of a few milliseconds. An executor the driver no longer counts as
+ * active when it is looked up, or when the announcements reach their bound, is taken off.
  *
  * <p>Thread safe.
  */
@@ -111,7 +112,12 @@ public final class AddressBook {
       if (e != null) {
         return CompletableFuture.completedFuture(AddressBookMessage.found(e));
       }
-      if (waiting == null || !isActive.test(id)) {
+      if (waiting == null) {
+        return CompletableFuture.completedFuture(AddressBookMessage.UNKNOWN);
+      }
+      if (!isActive.test(id)) {
+        // Removed while it opened: it will neither register nor withdraw.
+        endOpening(id, AddressBookMessage.UNKNOWN);
         return CompletableFuture.completedFuture(AddressBookMessage.UNKNOWN);
       }
       return waiting.copy().completeOnTimeout(AddressBookMessage.UNKNOWN, holdMs, TimeUnit.MILLISECONDS);
@@ -130,16 +136,21 @@ public final class AddressBook {
     if (request.startsWith("register ")) {
       AddressBookMessage.Entry e = AddressBookMessage.Entry.decode(request.substring("register ".length()));
       entries.put(e.executorId(), e);
-      CompletableFuture<String> waiting = opening.remove(e.executorId());
-      if (waiting != null) {
-        waiting.complete(AddressBookMessage.found(e));
-      }
+      endOpening(e.executorId(), AddressBookMessage.found(e));
       LOG.info("Shuffle transport of executor {} registered at {} ({})", e.executorId(), e.address(), e.provider());
       return AddressBookMessage.OK;
     }
     if (request.startsWith("opening ")) {
       String id = word(request, "opening ");
       if (!entries.containsKey(id) && !opening.containsKey(id)) {
+        if (opening.size() >= MAX_OPENING) {
+          // Executors removed while they opened never end their open: theirs go first.
+          for (String stale : List.copyOf(opening.keySet())) {
+            if (!isActive.test(stale)) {
+              endOpening(stale, AddressBookMessage.UNKNOWN);
+            }
+          }
+        }
         if (opening.size() >= MAX_OPENING) {
           throw new IllegalStateException("more than " + MAX_OPENING + " executors announce an open");
         }
@@ -148,10 +159,7 @@ public final class AddressBook {
       return AddressBookMessage.OK;
     }
     if (request.startsWith("withdraw ")) {
-      CompletableFuture<String> waiting = opening.remove(word(request, "withdraw "));
-      if (waiting != null) {
-        waiting.complete(AddressBookMessage.UNKNOWN);
-      }
+      endOpening(word(request, "withdraw "), AddressBookMessage.UNKNOWN);
       return AddressBookMessage.OK;
     }
     if (request.startsWith("lookup ")) {
@@ -181,6 +189,14 @@ public final class AddressBook {
       return AddressBookMessage.encodeList(all);
     }
     throw new IllegalArgumentException("unknown address book request '" + request + "'");
+  }
+
+  /** Ends an executor's open in this book: lookups waiting for it get {@code reply}. */
+  private void endOpening(String executorId, String reply) {
+    CompletableFuture<String> waiting = opening.remove(executorId);
+    if (waiting != null) {
+      waiting.complete(reply);
+    }
   }
 
   /** The one word after {@code prefix}: an executor id. */

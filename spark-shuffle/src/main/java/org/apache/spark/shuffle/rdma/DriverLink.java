@@ -78,7 +78,8 @@ final class DriverLink {
 
   /**
    * Tells the book that the announced open ended without a transport, so that lookups waiting for
-   * it get their answer now; never waits (a withdrawal that is lost ends at the book's hold time).
+   * it get their answer now; never waits. A withdrawal that is lost leaves every later lookup of
+   * this executor to the book's hold time, until the driver no longer counts it as active.
    */
   void withdraw(String executorId) {
     tell(AddressBookMessage.withdraw(executorId));

@@ -103,8 +103,9 @@ final class ExecutorShuffleTransport implements AutoCloseable {
 
   /**
    * Opens the transport, starts serving range requests and sends its registration to the driver,
-   * without waiting for the answer: the first map task waits for it only before its output is
-   * published ({@link #awaitRegistered}), long after it came.
+   * without waiting for the answer: a map task that finds the transport open waits for it only
+   * before its output is published ({@link #awaitRegistered}), long after it came; one that ended
+   * during the open relies on the driver's book holding lookups until it comes.
    *
    * @param pooledDestinationBytes how many bytes of idle READ destinations to keep for reuse
    * @param registrationWindowBytes largest registration of a map output's data file (larger files take several)
@@ -154,8 +155,8 @@ final class ExecutorShuffleTransport implements AutoCloseable {
 
   /**
    * Waits until the driver has this executor's registration, at most the lookup timeout: a map
-   * task calls it before its output is published, so that reducers never learn of the output
-   * before they can learn this executor's address. A registration that failed or did not come in
+   * task that found the transport open calls it before its output is published, so that reducers
+   * do not learn of the output before they can learn this executor's address. A registration that failed or did not come in
    * time is logged once; reducers then read this executor's blocks through Spark's shuffle
    * (the fallback policy's {@code peerWithoutTransport}).
    */

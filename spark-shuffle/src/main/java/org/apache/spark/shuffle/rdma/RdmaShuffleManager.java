@@ -76,14 +76,17 @@ public final class RdmaShuffleManager implements ShuffleManager {
   /** The transport the open published: empty before it ended, if it failed, and after stop(). */
   private Optional<ExecutorShuffleTransport> transport = Optional.empty(); // guarded by this
   private boolean stopped; // guarded by this
-  /** This executor's announcement of its open to the driver's book: empty on the driver and until sent. */
+  /** This executor's announcement of its open to the driver's book: empty on the driver and until the open starts. */
   private Optional<CompletableFuture<Void>> announced = Optional.empty(); // guarded by this
   /** Map outputs committed while the transport opened, registered once it has; null once that ran. */
   private List<CommittedOutput> afterOpen = new ArrayList<>(); // guarded by this
 
+  /** What {@link #TEST_OPEN_DELAY} says, checked when the manager is made. */
+  private final long testOpenDelayMs;
+
   /**
-   * Holds the open back this long on its own thread (default 0), so that tests see map tasks end
-   * while it runs; not a setting for applications.
+   * Holds the open back this many milliseconds on its own thread (default 0), so that tests see
+   * map tasks end while it runs; not a setting for applications.
    */
   static final String TEST_OPEN_DELAY = "spark.shuffle.rdma.testing.openDelayMs";
 
@@ -100,6 +103,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
     this.settings = SparkTransportConfig.source(conf);
     this.sort = new SortShuffleManager(conf);
     this.isDriver = isDriver;
+    this.testOpenDelayMs = testOpenDelayMs(conf);
     // Spark 4.0 and later make the manager once SparkEnv is set; 3.5 makes it inside SparkEnv.create,
     // before, on the driver and on executors. Without an env the set-up below waits for the first use.
     SparkEnv env = SparkEnv.get();
@@ -110,7 +114,6 @@ public final class RdmaShuffleManager implements ShuffleManager {
         } else {
           // Requests only, no set-up: the first task would otherwise wait for their round trips.
           driverLink = Optional.of(startDriverLink(env));
-          announce(env);
         }
       }
     }
@@ -168,17 +171,36 @@ public final class RdmaShuffleManager implements ShuffleManager {
         .orElseGet(() -> DriverLink.start(conf, env.rpcEnv(), timeoutMs, wantSecret));
   }
 
+  private static long testOpenDelayMs(SparkConf conf) {
+    String value = conf.get(TEST_OPEN_DELAY, "0");
+    try {
+      long ms = Long.parseLong(value.trim());
+      if (ms >= 0) {
+        return ms;
+      }
+    } catch (NumberFormatException e) {
+      // below
+    }
+    throw new IllegalArgumentException(TEST_OPEN_DELAY + " must be a whole number of milliseconds, 0 or more: '"
+        + value + "'");
+  }
+
   /**
    * On an executor, tells the driver's book that this executor's transport is opening (once, without
-   * waiting), so that its first map tasks need not wait for the open: a reducer that looks this
-   * executor up before its registration arrives is answered when it does.
+   * waiting, as the open starts), so that its first map tasks need not wait for the open: a reducer
+   * that looks this executor up before its registration arrives is answered when it does. Never
+   * throws: without an announcement map tasks wait for the open.
    */
   private void announce(SparkEnv env) {
     assert Thread.holdsLock(this);
     if (!isDriver && announced.isEmpty() && !stopped) {
-      DriverLink link = driverLink.orElseGet(() -> startDriverLink(env));
-      driverLink = Optional.of(link);
-      announced = Optional.of(link.announceOpening(env.executorId()));
+      try {
+        DriverLink link = driverLink.orElseGet(() -> startDriverLink(env));
+        driverLink = Optional.of(link);
+        announced = Optional.of(link.announceOpening(env.executorId()));
+      } catch (RuntimeException e) {
+        LOG.debug("The open is not announced to the driver; map tasks wait for it", e);
+      }
     }
   }
 
@@ -195,9 +217,9 @@ public final class RdmaShuffleManager implements ShuffleManager {
       } else {
         SparkEnv env = SparkEnv.get();
         if (env != null) {
-          announce(env); // Spark 3.5 makes the manager before the env is set
+          announce(env);
         }
-        long delayMs = conf.getLong(TEST_OPEN_DELAY, 0);
+        long delayMs = testOpenDelayMs;
         Thread t = new Thread(() -> {
           try {
             if (delayMs > 0) {
@@ -208,8 +230,15 @@ public final class RdmaShuffleManager implements ShuffleManager {
             Thread.currentThread().interrupt();
           } finally {
             f.complete(null);
+            try {
+              registerCommittedOutputs();
+            } finally {
+              if (published().isEmpty()) {
+                // Failed, stopped or interrupted: lookups of this executor held in the driver's book end now.
+                withdrawAnnouncement();
+              }
+            }
           }
-          registerCommittedOutputs();
           // After the tasks waiting for the open are on their way: the connection it needs no task to wait for.
           published().ifPresent(ExecutorShuffleTransport::rehearseConnection);
         }, "sluice-transport-open");
@@ -319,15 +348,11 @@ public final class RdmaShuffleManager implements ShuffleManager {
         executorSource = source;
       }
     }
-    String executorId = env.executorId();
-    if (!published || opened.isEmpty()) {
-      // Lookups of this executor waiting in the driver's book get their answer now.
-      withdrawAnnouncement(executorId);
-    } else {
+    if (published && opened.isPresent()) {
       // A registration the driver never took leaves its lookups waiting for nothing: withdraw.
       opened.get().registration().whenComplete((ok, e) -> {
         if (e != null) {
-          withdrawAnnouncement(executorId);
+          withdrawAnnouncement();
         }
       });
     }
@@ -343,19 +368,33 @@ public final class RdmaShuffleManager implements ShuffleManager {
     fallback.decideExecutor(env.executorId(), failure);
   }
 
-  private void withdrawAnnouncement(String executorId) {
+  /**
+   * Withdraws this executor's announcement, once the announcement itself has had its answer (both
+   * wait for the book's endpoint, and a withdrawal sent first would leave the announcement
+   * standing).
+   */
+  private void withdrawAnnouncement() {
     DriverLink link;
+    CompletableFuture<Void> announcement;
     synchronized (this) {
       if (announced.isEmpty() || driverLink.isEmpty()) {
         return;
       }
       link = driverLink.get();
+      announcement = announced.get();
     }
-    try {
-      link.withdraw(executorId);
-    } catch (RuntimeException e) {
-      LOG.debug("Could not withdraw the open's announcement", e);
+    SparkEnv env = SparkEnv.get();
+    if (env == null) {
+      return;
     }
+    String executorId = env.executorId();
+    announcement.whenComplete((ok, e) -> {
+      try {
+        link.withdraw(executorId);
+      } catch (RuntimeException failure) {
+        LOG.debug("Could not withdraw the open's announcement", failure);
+      }
+    });
   }
 
   /**
@@ -516,6 +555,11 @@ public final class RdmaShuffleManager implements ShuffleManager {
     }
     // Files first: a reducer's range request arriving in between must not register them again
     // (the registry registers on request). Regions already registered stay readable until revoked.
+    synchronized (this) {
+      if (afterOpen != null) {
+        afterOpen.removeIf(c -> c.handle().shuffleId() == shuffleId);
+      }
+    }
     boolean removed = sort.unregisterShuffle(shuffleId);
     t.ifPresent(x -> x.registry().unregisterShuffle(shuffleId));
     fallback.forgetShuffle(shuffleId);

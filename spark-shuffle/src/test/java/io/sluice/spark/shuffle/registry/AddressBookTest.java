@@ -99,8 +99,12 @@ class AddressBookTest {
     assertEquals(AddressBookMessage.UNKNOWN, held.join());
     assertEquals(0, book.openingExecutors());
     book.answer(AddressBookMessage.opening("5"));
+    CompletableFuture<String> heldBeforeRemoval = book.answerAsync(AddressBookMessage.lookup("5"));
     removed.add("5");
+    // The next lookup finds it removed and ends its open: the held one gets its answer too.
     assertEquals(AddressBookMessage.UNKNOWN, book.answerAsync(AddressBookMessage.lookup("5")).join());
+    assertEquals(AddressBookMessage.UNKNOWN, heldBeforeRemoval.join());
+    assertEquals(0, book.openingExecutors());
 
     AddressBook brief = new AddressBook(id -> true, Optional.empty(), 50);
     brief.answer(AddressBookMessage.opening("7"));
@@ -113,8 +117,9 @@ class AddressBookTest {
   }
 
   @Test
-  void announcementsAreBounded() {
-    AddressBook book = new AddressBook(id -> true, Optional.empty(), 60_000);
+  void announcementsAreBoundedAndRemovedExecutorsMakeRoom() {
+    Set<String> removed = ConcurrentHashMap.newKeySet();
+    AddressBook book = new AddressBook(id -> !removed.contains(id), Optional.empty(), 60_000);
     for (int i = 0; i < AddressBook.MAX_OPENING; i++) {
       book.answer(AddressBookMessage.opening("e" + i));
     }
@@ -122,6 +127,13 @@ class AddressBookTest {
     // An executor already announced may announce again; a registration still ends its open.
     assertEquals(AddressBookMessage.OK, book.answer(AddressBookMessage.opening("e0")));
     book.answer(AddressBookMessage.register(new AddressBookMessage.Entry("e0", new NodeAddress("h", 1), "tcp")));
+    assertEquals(AddressBook.MAX_OPENING - 1, book.openingExecutors());
+    book.answer(AddressBookMessage.opening("filler"));
+    assertEquals(AddressBook.MAX_OPENING, book.openingExecutors());
+    // At the bound, executors removed while they opened are taken off first.
+    removed.add("e1");
+    removed.add("e2");
+    assertEquals(AddressBookMessage.OK, book.answer(AddressBookMessage.opening("one-more")));
     assertEquals(AddressBook.MAX_OPENING - 1, book.openingExecutors());
   }
 }
