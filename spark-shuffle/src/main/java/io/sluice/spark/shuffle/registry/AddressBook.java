@@ -108,20 +108,15 @@ public final class AddressBook {
       String id = request.substring("lookup ".length()).trim();
       // The open's future first: a registration puts the entry before it completes the future.
       CompletableFuture<String> waiting = opening.get(id);
-      AddressBookMessage.Entry e = entries.get(id);
-      if (e != null) {
-        return CompletableFuture.completedFuture(AddressBookMessage.found(e));
-      }
-      if (waiting == null) {
-        return CompletableFuture.completedFuture(AddressBookMessage.UNKNOWN);
-      }
-      if (!isActive.test(id)) {
+      if (waiting != null && !entries.containsKey(id)) {
+        if (isActive.test(id)) {
+          return waiting.copy().completeOnTimeout(AddressBookMessage.UNKNOWN, holdMs, TimeUnit.MILLISECONDS);
+        }
         // Removed while it opened: it will neither register nor withdraw.
         endOpening(id, AddressBookMessage.UNKNOWN);
-        return CompletableFuture.completedFuture(AddressBookMessage.UNKNOWN);
       }
-      return waiting.copy().completeOnTimeout(AddressBookMessage.UNKNOWN, holdMs, TimeUnit.MILLISECONDS);
     }
+    // Everything else, and a lookup with nothing to wait for, is answered from the book as it is.
     return CompletableFuture.completedFuture(answer(request));
   }
 

@@ -177,6 +177,15 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     }
   }
 
+  /**
+   * Registers a committed map output for remote READs (quietly: one that cannot be registered now
+   * is on request) and waits until the driver has this executor's address ({@link #awaitRegistered}).
+   */
+  void registerAndAwaitDriver(int shuffleId, long mapId) {
+    registry.registerQuietly(shuffleId, mapId);
+    awaitRegistered();
+  }
+
   /** Completes once the driver has this executor's registration; fails if it refused it or did not answer. */
   CompletableFuture<Void> registration() {
     return registered;

@@ -6,7 +6,10 @@ import io.sluice.spark.shuffle.fallback.FallbackPolicy;
 import io.sluice.spark.shuffle.registry.AddressBookClient;
 import io.sluice.spark.shuffle.startup.StartupTimes;
 import io.sluice.transport.TransportConfig;
+import io.sluice.transport.config.Check;
+import io.sluice.transport.config.ConfigKey;
 import io.sluice.transport.config.ConfigSource;
+import io.sluice.transport.config.Parsers;
 import io.sluice.transport.config.TransportKeys;
 import io.sluice.transport.metrics.TransportMetrics;
 import java.io.File;
@@ -77,7 +80,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
   private Optional<ExecutorShuffleTransport> transport = Optional.empty(); // guarded by this
   private boolean stopped; // guarded by this
   /** This executor's announcement of its open to the driver's book: empty on the driver and until the open starts. */
-  private Optional<CompletableFuture<Void>> announced = Optional.empty(); // guarded by this
+  private Optional<Announcement> announced = Optional.empty(); // guarded by this
   /** Map outputs committed while the transport opened, registered once it has; null once that ran. */
   private List<CommittedOutput> afterOpen = new ArrayList<>(); // guarded by this
 
@@ -85,13 +88,18 @@ public final class RdmaShuffleManager implements ShuffleManager {
   private final long testOpenDelayMs;
 
   /**
-   * Holds the open back this many milliseconds on its own thread (default 0), so that tests see
-   * map tasks end while it runs; not a setting for applications.
+   * Holds the open back this long on its own thread (default 0), so that tests see map tasks end
+   * while it runs; not a setting for applications (it is not among {@link RdmaShuffleOption#all}).
    */
-  static final String TEST_OPEN_DELAY = "spark.shuffle.rdma.testing.openDelayMs";
+  static final ConfigKey<Long> TEST_OPEN_DELAY = ConfigKey.of("spark.shuffle.rdma.testing.openDelay", "0",
+      "Holds the transport's open back this long, for tests.", Parsers.duration(TimeUnit.MILLISECONDS),
+      Check.notNegative());
 
   /** A map output committed while the transport opened. */
   private record CommittedOutput(ShuffleHandle handle, long mapId) {}
+
+  /** The announcement of this executor's open, and the book's answer to it. */
+  private record Announcement(String executorId, CompletableFuture<Void> answered) {}
 
   public RdmaShuffleManager(SparkConf conf, boolean isDriver) {
     // Settings the transport or this manager would refuse fail here, before any shuffle runs.
@@ -103,7 +111,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
     this.settings = SparkTransportConfig.source(conf);
     this.sort = new SortShuffleManager(conf);
     this.isDriver = isDriver;
-    this.testOpenDelayMs = testOpenDelayMs(conf);
+    this.testOpenDelayMs = settings.value(TEST_OPEN_DELAY);
     // Spark 4.0 and later make the manager once SparkEnv is set; 3.5 makes it inside SparkEnv.create,
     // before, on the driver and on executors. Without an env the set-up below waits for the first use.
     SparkEnv env = SparkEnv.get();
@@ -171,20 +179,6 @@ public final class RdmaShuffleManager implements ShuffleManager {
         .orElseGet(() -> DriverLink.start(conf, env.rpcEnv(), timeoutMs, wantSecret));
   }
 
-  private static long testOpenDelayMs(SparkConf conf) {
-    String value = conf.get(TEST_OPEN_DELAY, "0");
-    try {
-      long ms = Long.parseLong(value.trim());
-      if (ms >= 0) {
-        return ms;
-      }
-    } catch (NumberFormatException e) {
-      // below
-    }
-    throw new IllegalArgumentException(TEST_OPEN_DELAY + " must be a whole number of milliseconds, 0 or more: '"
-        + value + "'");
-  }
-
   /**
    * On an executor, tells the driver's book that this executor's transport is opening (once, without
    * waiting, as the open starts), so that its first map tasks need not wait for the open: a reducer
@@ -197,7 +191,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
       try {
         DriverLink link = driverLink.orElseGet(() -> startDriverLink(env));
         driverLink = Optional.of(link);
-        announced = Optional.of(link.announceOpening(env.executorId()));
+        announced = Optional.of(new Announcement(env.executorId(), link.announceOpening(env.executorId())));
       } catch (RuntimeException e) {
         LOG.debug("The open is not announced to the driver; map tasks wait for it", e);
       }
@@ -375,7 +369,7 @@ public final class RdmaShuffleManager implements ShuffleManager {
    */
   private void withdrawAnnouncement() {
     DriverLink link;
-    CompletableFuture<Void> announcement;
+    Announcement announcement;
     synchronized (this) {
       if (announced.isEmpty() || driverLink.isEmpty()) {
         return;
@@ -383,14 +377,9 @@ public final class RdmaShuffleManager implements ShuffleManager {
       link = driverLink.get();
       announcement = announced.get();
     }
-    SparkEnv env = SparkEnv.get();
-    if (env == null) {
-      return;
-    }
-    String executorId = env.executorId();
-    announcement.whenComplete((ok, e) -> {
+    announcement.answered().whenComplete((ok, e) -> {
       try {
-        link.withdraw(executorId);
+        link.withdraw(announcement.executorId());
       } catch (RuntimeException failure) {
         LOG.debug("Could not withdraw the open's announcement", failure);
       }
@@ -433,25 +422,22 @@ public final class RdmaShuffleManager implements ShuffleManager {
     if (leftToTheOpen(handle, mapId)) {
       return;
     }
-    registeringTransport(handle).ifPresent(t -> {
-      t.registry().registerQuietly(handle.shuffleId(), mapId);
-      t.awaitRegistered();
-    });
+    registeringTransport(handle).ifPresent(t -> t.registerAndAwaitDriver(handle.shuffleId(), mapId));
   }
 
   /** Leaves a committed output to the open's thread if it is still opening and was announced. */
   private boolean leftToTheOpen(ShuffleHandle handle, long mapId) {
-    CompletableFuture<Void> announcement;
+    CompletableFuture<Void> answered;
     synchronized (this) {
       if (afterOpen == null || announced.isEmpty()) {
         return false;
       }
-      announcement = announced.get();
+      answered = announced.get().answered();
     }
     long started = System.nanoTime();
     try {
-      // Sent when the manager was made: normally answered long before a map task ends.
-      announcement.get(settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT), TimeUnit.MILLISECONDS);
+      // Sent as the executor's first shuffle task began: normally answered long before a map task ends.
+      answered.get(settings.value(RdmaShuffleOption.LOOKUP_TIMEOUT), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return false;
@@ -501,10 +487,8 @@ public final class RdmaShuffleManager implements ShuffleManager {
     ShuffleWriter<K, V> writer = sort.getWriter(handle, mapId, context, metrics);
     if (opening().isDone()) {
       Optional<ExecutorShuffleTransport> t = registeringTransport(handle);
-      return t.isEmpty() ? writer : new RegisteringShuffleWriter<>(writer, () -> {
-        t.get().registry().registerQuietly(handle.shuffleId(), mapId);
-        t.get().awaitRegistered();
-      });
+      return t.isEmpty() ? writer
+          : new RegisteringShuffleWriter<>(writer, () -> t.get().registerAndAwaitDriver(handle.shuffleId(), mapId));
     }
     // While the transport opens, the executor's first map tasks compute; their outputs are
     // registered once it has opened.

@@ -106,7 +106,7 @@ final class SparkTransportConfig {
     for (ConfigKey<?> k : Transports.keys()) {
       known.add(SPARK_PREFIX + TransportKeys.suffix(k.key()));
     }
-    known.add(RdmaShuffleManager.TEST_OPEN_DELAY);
+    known.add(RdmaShuffleManager.TEST_OPEN_DELAY.key());
     List<String> present = java.util.Arrays.stream(conf.getAll()).map(t -> t._1()).toList();
     return ConfigKey.unknown(present, "spark.shuffle.rdma.", known);
   }

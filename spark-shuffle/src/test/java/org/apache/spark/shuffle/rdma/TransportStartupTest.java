@@ -106,7 +106,7 @@ class TransportStartupTest {
   @Test
   void mapTasksThatEndBeforeTheOpenLeaveTheirRegistrationToIt() throws Exception {
     SparkConf conf = PrometheusScrape.enable(LocalCluster.conf("startup-late", true))
-        .set(RdmaShuffleManager.TEST_OPEN_DELAY, "4000");
+        .set(RdmaShuffleManager.TEST_OPEN_DELAY.key(), "4000");
     try (JavaSparkContext sc = LocalCluster.start(conf)) {
       assertEquals(expected(), reduceByKey(sc));
       List<TransportReport> reports = TransportReports.collect(sc);
@@ -129,7 +129,7 @@ class TransportStartupTest {
   void anOpenThatFailsPartWayLeavesNothingBehind(int openDelayMs, @TempDir Path shmDir) throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
       SparkConf conf = LocalCluster.conf("startup-failure", true)
-          .set(RdmaShuffleManager.TEST_OPEN_DELAY, String.valueOf(openDelayMs))
+          .set(RdmaShuffleManager.TEST_OPEN_DELAY.key(), String.valueOf(openDelayMs))
           .set("spark.shuffle.rdma.transport.bindHost", "127.0.0.1")
           .set("spark.shuffle.rdma.transport.port", String.valueOf(taken.getLocalPort()))
           .set("spark.shuffle.rdma.transport.shm.dir", shmDir.toString());
