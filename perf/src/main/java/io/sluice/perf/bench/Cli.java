@@ -3,6 +3,10 @@ package io.sluice.perf.bench;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import picocli.CommandLine;
@@ -112,6 +116,30 @@ public final class Cli {
     boolean quick = result.hasMatchedOption(QUICK);
     Path out = result.hasMatchedOption(OUT) ? result.matchedOptionValue(OUT, null) : command.resultsFile(quick);
     return new Parsed<>(options, quick, out);
+  }
+
+  /**
+   * The Spark settings of a repeatable {@code --conf spark.KEY=VALUE} option, in key order.
+   *
+   * @param reserved keys the benchmark sets itself, each with the option that sets it instead
+   * @throws IllegalArgumentException for a value without {@code =}, a key outside {@code spark.}, or
+   *     a reserved key
+   */
+  public static SortedMap<String, String> sparkSettings(List<String> settings,
+      Map<String, String> reserved) {
+    SortedMap<String, String> out = new TreeMap<>();
+    for (String kv : settings) {
+      int eq = kv.indexOf('=');
+      if (eq <= 0 || !kv.startsWith("spark.")) {
+        throw new IllegalArgumentException("--conf takes a Spark setting as spark.KEY=VALUE, got '" + kv + "'");
+      }
+      String key = kv.substring(0, eq);
+      if (reserved.containsKey(key)) {
+        throw new IllegalArgumentException("--conf: " + key + " is the benchmark's to set (" + reserved.get(key) + ")");
+      }
+      out.put(key, kv.substring(eq + 1));
+    }
+    return out;
   }
 
   /**

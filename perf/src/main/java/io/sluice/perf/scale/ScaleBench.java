@@ -133,19 +133,9 @@ public final class ScaleBench {
       if (!f.executorMemory.matches("[0-9]+[kmgKMG]?")) {
         throw new IllegalArgumentException("--executor-memory: a size such as 384m, got '" + f.executorMemory + "'");
       }
-      Map<String, String> rdmaConf = new TreeMap<>();
-      for (String kv : f.conf) {
-        int eq = kv.indexOf('=');
-        if (eq <= 0 || !kv.startsWith("spark.")) {
-          throw new IllegalArgumentException("--conf takes a Spark setting as spark.KEY=VALUE, got '" + kv + "'");
-        }
-        String key = kv.substring(0, eq);
-        if (key.equals("spark.shuffle.manager") || key.equals("spark.shuffle.rdma.maxPeerConnections")) {
-          throw new IllegalArgumentException("--conf: " + key + " is the benchmark's to set (--max-peer-connections"
-              + " for the bound)");
-        }
-        rdmaConf.put(key, kv.substring(eq + 1));
-      }
+      Map<String, String> rdmaConf = Cli.sparkSettings(f.conf, Map.of(
+          "spark.shuffle.manager", "the benchmark runs both managers",
+          "spark.shuffle.rdma.maxPeerConnections", "--max-peer-connections"));
       return new Options(executors, rounds, f.partitionsPerExecutor, f.rowsPerBlock, f.valueBytes, f.executorMemory,
           f.startTimeoutS, f.jobTimeoutS, f.sampleMs, f.maxPeerConnections, Map.copyOf(rdmaConf), line.out());
     }

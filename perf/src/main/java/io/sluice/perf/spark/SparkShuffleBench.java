@@ -6,14 +6,19 @@ import io.sluice.perf.bench.Median;
 import io.sluice.perf.bench.ResultTable;
 import io.sluice.perf.bench.ResultsFile;
 import io.sluice.perf.bench.Spread;
+import java.io.File;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.TimeoutException;
@@ -48,6 +53,9 @@ public final class SparkShuffleBench {
   /** RdmaShuffleManager whose reducers do not check READ blocks against their CRC32C. */
   private static final String RDMA_NO_VERIFY = "rdma-noverify";
   private static final String RDMA_COPIES = "rdma-copies";
+  private static final String RDMA_ARCHIVE = "rdma-archive";
+  /** The executor settings {@code --with-class-archive} sets for its applications. */
+  private static final List<String> ARCHIVE_KEYS = List.of("spark.executor.extraClassPath", "spark.executor.extraJavaOptions");
   private static final String GROUPBY = "groupby";
   private static final String SORTBY = "sort";
   private static final List<String> JOBS = List.of(GROUPBY, SORTBY);
@@ -93,7 +101,7 @@ public final class SparkShuffleBench {
 
   private record Options(long sizeMb, int rounds, Path out, String master, String jar, List<Variant> variants,
       List<String> coldJobs, int warmRuns, String executorMemory, int reducers, boolean noVerify, boolean copies,
-      long sqlRows) {
+      long sqlRows, Map<String, String> rdmaConf, Optional<Path> classArchive) {
     static final Cli.Command COMMAND = new Cli.Command("spark-shuffle-bench", "spark-shuffle",
         "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager, alternately; an"
             + " application's first job (cold) apart from its later ones (warm), with CPU per shuffled MiB.",
@@ -159,6 +167,18 @@ public final class SparkShuffleBench {
           description = "Also run RdmaShuffleManager with spark.shuffle.rdma.sameHostViews=false (plain variant):"
               + " same-host blocks copied into READ destinations instead of deserialized from views.")
       boolean copies;
+
+      @Option(names = "--conf", paramLabel = "KEY=VALUE",
+          description = "A Spark setting for RdmaShuffleManager's applications only, such as"
+              + " spark.executor.extraJavaOptions for a class-data archive of the shuffle jar; repeatable.")
+      List<String> conf = new ArrayList<>();
+
+      @Option(names = "--with-class-archive", paramLabel = "FILE",
+          description = "Also run RdmaShuffleManager with its executors started on FILE, a class-data archive"
+              + " recorded by bin/sluice-class-archive FILE: the class path in FILE.classpath first on theirs,"
+              + " and the archive required (-Xshare:on; -XX:AOTMode=on on Java 25), so an executor that cannot"
+              + " map it fails to start.")
+      Path classArchive;
     }
 
     static Options parse(String[] args) {
@@ -181,6 +201,20 @@ public final class SparkShuffleBench {
       if (f.jar.isEmpty()) {
         throw new IllegalArgumentException("the shuffle jar is needed (--jar or -Dsluice.spark.jar)");
       }
+      Map<String, String> reserved = new TreeMap<>(Map.of(
+          "spark.shuffle.manager", "the benchmark runs both managers",
+          RdmaShuffleOption.VERIFY_READS.key(), "--with-noverify",
+          RdmaShuffleOption.SAME_HOST_VIEWS.key(), "--with-copies"));
+      if (f.classArchive != null) {
+        if (!Files.isRegularFile(f.classArchive) || !Files.isRegularFile(classPathOf(f.classArchive))) {
+          throw new IllegalArgumentException("--with-class-archive: " + f.classArchive + " or "
+              + classPathOf(f.classArchive) + " is missing (record both with bin/sluice-class-archive "
+              + f.classArchive + ")");
+        }
+        checkArchiveIsNewer(f.classArchive);
+        ARCHIVE_KEYS.forEach(k -> reserved.put(k, "--with-class-archive"));
+      }
+      Map<String, String> rdmaConf = Cli.sparkSettings(f.conf, reserved);
       List<Variant> variants = new ArrayList<>();
       for (String v : f.variants) {
         try {
@@ -191,7 +225,7 @@ public final class SparkShuffleBench {
       }
       return new Options(sizeMb, rounds, line.out(), f.master, f.jar, List.copyOf(variants),
           List.copyOf(new LinkedHashSet<>(coldJobs)), f.warmRuns, f.executorMemory, f.reducers, f.noVerify, f.copies,
-          sqlRows);
+          sqlRows, rdmaConf, Optional.ofNullable(f.classArchive));
     }
   }
 
@@ -225,6 +259,9 @@ public final class SparkShuffleBench {
 
   private static void run(Options o) throws IOException, TimeoutException {
     long rows = o.sizeMb() * 1024 * 1024 / BenchJobs.ROW_BYTES;
+    if (!o.rdmaConf().isEmpty()) {
+      System.out.println("RdmaShuffleManager's applications also set " + o.rdmaConf());
+    }
     if (o.coldJobs().contains(SQL)) {
       warmDriverSql(o);
     }
@@ -263,6 +300,18 @@ public final class SparkShuffleBench {
             results.addAll(viewGain(o, phase, job, samples));
           }
         }
+      }
+    }
+    if (o.classArchive().isPresent()) {
+      for (Variant variant : o.variants()) {
+        for (String phase : List.of(COLD, WARM)) {
+          for (String job : COLD_JOBS) {
+            if (samples.containsKey(key(variant, RDMA_ARCHIVE, phase, job))) {
+              results.addAll(archiveGain(o, variant, phase, job, samples, rounds));
+            }
+          }
+        }
+        results.addAll(STARTUP.beside(startupPrefix(variant, RDMA_ARCHIVE), startupPrefix(variant, RDMA)));
       }
     }
     results.addAll(STARTUP.measurements(prefix -> {
@@ -327,12 +376,16 @@ public final class SparkShuffleBench {
   }
 
   /**
-   * The managers a variant runs: the unchecked RdmaShuffleManager only with {@code
+   * The managers a variant runs: RdmaShuffleManager on a class-data archive with {@code
+   * --with-class-archive}, in both variants; the unchecked RdmaShuffleManager only with {@code
    * --with-noverify} and in the plain variant, since the check is the same CPU pass whatever
    * carried the bytes.
    */
   private static List<String> managers(Options o, Variant variant) {
     List<String> managers = new ArrayList<>(List.of(SORT, RDMA));
+    if (o.classArchive().isPresent()) {
+      managers.add(RDMA_ARCHIVE);
+    }
     if (variant == Variant.PLAIN && o.noVerify()) {
       managers.add(RDMA_NO_VERIFY);
     }
@@ -370,6 +423,79 @@ public final class SparkShuffleBench {
   private static double[] taskCpuPerMib(List<Sample> samples) {
     return samples.stream().filter(s -> s.threads().containsKey(ExecutorThreads.Kind.TASK))
         .mapToDouble(s -> s.msPerMib(s.threads().get(ExecutorThreads.Kind.TASK))).toArray();
+  }
+
+  /** Where an application's executors' startup figures go: one prefix per variant and per executor start. */
+  private static String startupPrefix(Variant variant, String manager) {
+    return "spark_shuffle." + (manager.equals(RDMA_ARCHIVE) ? "class_archive." : "") + variant.namePart + "startup";
+  }
+
+  /** The class path a class-data archive holds for, which bin/sluice-class-archive writes beside it. */
+  static Path classPathOf(Path archive) {
+    return archive.resolveSibling(archive.getFileName() + ".classpath");
+  }
+
+  /**
+   * Refuses an archive older than a jar of its class path: the JVM would not map it (it checks the
+   * jars' size and time), and a build packs the shuffle jar anew.
+   */
+  private static void checkArchiveIsNewer(Path archive) {
+    try {
+      FileTime recorded = Files.getLastModifiedTime(archive);
+      for (String entry : Files.readString(classPathOf(archive)).strip().split(File.pathSeparator)) {
+        Path jar = Path.of(entry);
+        if (!Files.isRegularFile(jar) || Files.getLastModifiedTime(jar).compareTo(recorded) > 0) {
+          throw new IllegalArgumentException("--with-class-archive: " + jar + " is missing or newer than " + archive
+              + "; record it again (bin/sluice-class-archive " + archive + ")");
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + archive + " or " + classPathOf(archive), e);
+    }
+  }
+
+  /**
+   * The executor settings that start executors on {@code archive}: its class path first, and the
+   * archive required, so that an executor that cannot map it (another JDK, a changed jar) fails
+   * instead of running without it unnoticed. Executors of a local-cluster run this JVM's Java.
+   */
+  private static Map<String, String> archiveSettings(Path archive) {
+    String classPath;
+    try {
+      classPath = Files.readString(classPathOf(archive)).strip();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + classPathOf(archive), e);
+    }
+    String file = archive.toAbsolutePath().toString();
+    String flags = Runtime.version().feature() >= 25 ? "-XX:AOTMode=on -XX:AOTCache=" + file
+        : "-Xshare:on -XX:SharedArchiveFile=" + file;
+    return Map.of(ARCHIVE_KEYS.get(0), classPath, ARCHIVE_KEYS.get(1), flags);
+  }
+
+  /**
+   * RdmaShuffleManager's figures for one job with its executors on the class-data archive against
+   * the same without it in the same run: {@code spark_shuffle.class_archive.<variant><phase>.<job>.<size>.wall}
+   * beside {@code spark_shuffle.<variant><phase>.<job>.<size>.wall}, and the executors' CPU per
+   * shuffled MiB in all and in threads that exited (the open's own) where they were read. Each
+   * application's wall time goes to {@code rounds}.
+   */
+  private static List<Measurement> archiveGain(Options o, Variant variant, String phase, String job,
+      Map<String, List<Sample>> samples, Map<String, double[]> rounds) {
+    List<Sample> archived = samples.get(key(variant, RDMA_ARCHIVE, phase, job));
+    List<Sample> plain = samples.get(key(variant, RDMA, phase, job));
+    String suffix = variant.namePart + phase + "." + job + "." + o.size(job);
+    String name = "spark_shuffle.class_archive." + suffix;
+    String base = "spark_shuffle." + suffix;
+    rounds.put(name + ".wall", walls(archived));
+    List<Measurement> out = new ArrayList<>(List.of(
+        new Measurement(name + ".wall", "s", Median.of(walls(archived)), base + ".wall", Median.of(walls(plain)))));
+    if (!archived.get(0).threads().isEmpty() && !plain.get(0).threads().isEmpty()) {
+      out.add(median(name + ".cpu_per_mib.threads.all", base + ".cpu_per_mib.threads.all", "ms/MiB", archived, plain,
+          s -> s.msPerMib(s.threads().values().stream().mapToDouble(Double::doubleValue).sum())));
+      out.add(median(name + ".cpu_per_mib.threads.exited", base + ".cpu_per_mib.threads.exited", "ms/MiB", archived,
+          plain, s -> s.msPerMib(s.threads().getOrDefault(ExecutorThreads.Kind.EXITED, 0.0))));
+    }
+    return out;
   }
 
   /**
@@ -452,6 +578,10 @@ public final class SparkShuffleBench {
       conf.set(RdmaShuffleOption.VERIFY_READS.key(), String.valueOf(!manager.equals(RDMA_NO_VERIFY)));
       conf.set(RdmaShuffleOption.SAME_HOST_VIEWS.key(), String.valueOf(!manager.equals(RDMA_COPIES)));
       variant.rdmaConf.forEach(conf::set);
+      o.rdmaConf().forEach(conf::set);
+      if (manager.equals(RDMA_ARCHIVE)) {
+        archiveSettings(o.classArchive().orElseThrow()).forEach(conf::set);
+      }
     }
     variant.conf.forEach(conf::set);
     if (variant == Variant.ENCRYPTED) {
@@ -506,7 +636,7 @@ public final class SparkShuffleBench {
             threadLine(sample));
       }
       if (!manager.equals(SORT)) {
-        STARTUP.collect(sc, "spark_shuffle." + variant.namePart + "startup");
+        STARTUP.collect(sc, startupPrefix(variant, manager));
       }
     }
   }

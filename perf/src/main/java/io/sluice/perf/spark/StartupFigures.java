@@ -56,4 +56,24 @@ final class StartupFigures {
     }));
     return out;
   }
+
+  /**
+   * {@code <prefix>.open} and {@code <prefix>.first_connect} beside the same figures of {@code
+   * baselinePrefix} (executors started otherwise in the same run), in ms; nothing unless both were
+   * collected.
+   */
+  List<Measurement> beside(String prefix, String baselinePrefix) {
+    List<double[]> s = samples.get(prefix);
+    List<double[]> b = samples.get(baselinePrefix);
+    if (s == null || b == null) {
+      return List.of();
+    }
+    return List.of(
+        new Measurement(prefix + ".open", "ms", median(s, 2), baselinePrefix + ".open", median(b, 2)),
+        new Measurement(prefix + ".first_connect", "ms", median(s, 1), baselinePrefix + ".first_connect", median(b, 1)));
+  }
+
+  private static double median(List<double[]> samples, int column) {
+    return Median.of(samples.stream().mapToDouble(x -> x[column]).toArray());
+  }
 }

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine.Option;
 
@@ -48,5 +50,20 @@ class CliTest {
         .getMessage().contains("--nope"));
     assertTrue(assertThrows(IllegalArgumentException.class, () -> new Cli.Command("x", " ", "d", "q"))
         .getMessage().contains("results"));
+  }
+
+  @Test
+  void sparkSettingsKeepTheValueWholeAndRefuseWhatTheBenchmarkSets() {
+    assertEquals(List.of("spark.a", "spark.b"), List.copyOf(Cli.sparkSettings(
+        List.of("spark.b=x=y", "spark.a="), Map.of()).keySet()));
+    assertEquals("x=y", Cli.sparkSettings(List.of("spark.b=x=y"), Map.of()).get("spark.b"));
+    String reserved = assertThrows(IllegalArgumentException.class, () -> Cli.sparkSettings(
+        List.of("spark.shuffle.manager=sort"), Map.of("spark.shuffle.manager", "--managers")))
+        .getMessage();
+    assertTrue(reserved.contains("spark.shuffle.manager") && reserved.contains("--managers"), reserved);
+    for (String bad : new String[] {"=x", "a=b", "spark.a"}) {
+      assertThrows(IllegalArgumentException.class, () -> Cli.sparkSettings(List.of(bad), Map.of()),
+          bad);
+    }
   }
 }
