@@ -54,8 +54,8 @@ public final class SparkShuffleBench {
   private static final String RDMA_NO_VERIFY = "rdma-noverify";
   private static final String RDMA_COPIES = "rdma-copies";
   private static final String RDMA_ARCHIVE = "rdma-archive";
-  /** The executor settings {@code --with-class-archive} sets for its applications. */
-  private static final List<String> ARCHIVE_KEYS = List.of("spark.executor.extraClassPath", "spark.executor.extraJavaOptions");
+  private static final String EXTRA_CLASS_PATH = "spark.executor.extraClassPath";
+  private static final String EXTRA_JAVA_OPTIONS = "spark.executor.extraJavaOptions";
   private static final String GROUPBY = "groupby";
   private static final String SORTBY = "sort";
   private static final List<String> JOBS = List.of(GROUPBY, SORTBY);
@@ -175,9 +175,10 @@ public final class SparkShuffleBench {
 
       @Option(names = "--with-class-archive", paramLabel = "FILE",
           description = "Also run RdmaShuffleManager with its executors started on FILE, a class-data archive"
-              + " recorded by bin/sluice-class-archive FILE: the class path in FILE.classpath first on theirs,"
-              + " and the archive required (-Xshare:on; -XX:AOTMode=on on Java 25), so an executor that cannot"
-              + " map it fails to start.")
+              + " recorded by bin/sluice-class-archive FILE, and the archive required (-Xshare:on;"
+              + " -XX:AOTMode=on on Java 25), so an executor that cannot map it fails to start. Every"
+              + " RdmaShuffleManager application then has the class path in FILE.classpath first on its"
+              + " executors', on the archive or not.")
       Path classArchive;
     }
 
@@ -201,18 +202,26 @@ public final class SparkShuffleBench {
       if (f.jar.isEmpty()) {
         throw new IllegalArgumentException("the shuffle jar is needed (--jar or -Dsluice.spark.jar)");
       }
-      Map<String, String> reserved = new TreeMap<>(Map.of(
-          "spark.shuffle.manager", "the benchmark runs both managers",
-          RdmaShuffleOption.VERIFY_READS.key(), "--with-noverify",
-          RdmaShuffleOption.SAME_HOST_VIEWS.key(), "--with-copies"));
+      Map<String, String> reserved = new TreeMap<>();
+      for (String key : List.of("spark.master", "spark.app.name", "spark.jars", "spark.ui.enabled", "spark.serializer",
+          "spark.shuffle.manager", "spark.authenticate.secret")) {
+        reserved.put(key, "the benchmark sets it for both managers");
+      }
+      reserved.put("spark.executor.memory", "--executor-memory");
+      reserved.put(RdmaShuffleOption.VERIFY_READS.key(), "--with-noverify");
+      reserved.put(RdmaShuffleOption.SAME_HOST_VIEWS.key(), "--with-copies");
+      for (Variant v : Variant.values()) {
+        v.conf.keySet().forEach(k -> reserved.put(k, "--variants"));
+        v.rdmaConf.keySet().forEach(k -> reserved.put(k, "--variants"));
+      }
       if (f.classArchive != null) {
         if (!Files.isRegularFile(f.classArchive) || !Files.isRegularFile(classPathOf(f.classArchive))) {
           throw new IllegalArgumentException("--with-class-archive: " + f.classArchive + " or "
               + classPathOf(f.classArchive) + " is missing (record both with bin/sluice-class-archive "
               + f.classArchive + ")");
         }
-        checkArchiveIsNewer(f.classArchive);
-        ARCHIVE_KEYS.forEach(k -> reserved.put(k, "--with-class-archive"));
+        checkArchive(f.classArchive, Path.of(f.jar));
+        reserved.put(EXTRA_CLASS_PATH, "--with-class-archive");
       }
       Map<String, String> rdmaConf = Cli.sparkSettings(f.conf, reserved);
       List<Variant> variants = new ArrayList<>();
@@ -436,17 +445,24 @@ public final class SparkShuffleBench {
   }
 
   /**
-   * Refuses an archive older than a jar of its class path: the JVM would not map it (it checks the
-   * jars' size and time), and a build packs the shuffle jar anew.
+   * Refuses an archive older than a jar of its class path (the JVM would not map it: it checks the
+   * jars' size and time, and a build packs the shuffle jar anew), or one whose class path does not
+   * start with the shuffle jar the benchmark runs.
    */
-  private static void checkArchiveIsNewer(Path archive) {
+  private static void checkArchive(Path archive, Path jar) {
     try {
+      String[] entries = archiveClassPath(archive).split(File.pathSeparator);
+      if (!Files.isRegularFile(jar) || !Files.isSameFile(Path.of(entries[0]), jar)) {
+        throw new IllegalArgumentException("--with-class-archive: " + archive + " holds for " + entries[0]
+            + ", not the shuffle jar " + jar + "; record it for that jar (SLUICE_JAR=" + jar
+            + " bin/sluice-class-archive " + archive + ")");
+      }
       FileTime recorded = Files.getLastModifiedTime(archive);
-      for (String entry : Files.readString(classPathOf(archive)).strip().split(File.pathSeparator)) {
-        Path jar = Path.of(entry);
-        if (!Files.isRegularFile(jar) || Files.getLastModifiedTime(jar).compareTo(recorded) > 0) {
-          throw new IllegalArgumentException("--with-class-archive: " + jar + " is missing or newer than " + archive
-              + "; record it again (bin/sluice-class-archive " + archive + ")");
+      for (String entry : entries) {
+        Path onPath = Path.of(entry);
+        if (!Files.isRegularFile(onPath) || Files.getLastModifiedTime(onPath).compareTo(recorded) > 0) {
+          throw new IllegalArgumentException("--with-class-archive: " + onPath + " is missing or newer than "
+              + archive + "; record it again (bin/sluice-class-archive " + archive + ")");
         }
       }
     } catch (IOException e) {
@@ -454,22 +470,24 @@ public final class SparkShuffleBench {
     }
   }
 
-  /**
-   * The executor settings that start executors on {@code archive}: its class path first, and the
-   * archive required, so that an executor that cannot map it (another JDK, a changed jar) fails
-   * instead of running without it unnoticed. Executors of a local-cluster run this JVM's Java.
-   */
-  private static Map<String, String> archiveSettings(Path archive) {
-    String classPath;
+  /** The class path {@code archive} holds for, as bin/sluice-class-archive wrote it beside it. */
+  private static String archiveClassPath(Path archive) {
     try {
-      classPath = Files.readString(classPathOf(archive)).strip();
+      return Files.readString(classPathOf(archive)).strip();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read " + classPathOf(archive), e);
     }
+  }
+
+  /**
+   * The JVM flags that start an executor on {@code archive} and require it, so that an executor
+   * that cannot map it (another JDK, a changed jar) fails instead of running without it unnoticed.
+   * Executors of a local-cluster run this JVM's Java.
+   */
+  private static String archiveFlags(Path archive) {
     String file = archive.toAbsolutePath().toString();
-    String flags = Runtime.version().feature() >= 25 ? "-XX:AOTMode=on -XX:AOTCache=" + file
+    return Runtime.version().feature() >= 25 ? "-XX:AOTMode=on -XX:AOTCache=" + file
         : "-Xshare:on -XX:SharedArchiveFile=" + file;
-    return Map.of(ARCHIVE_KEYS.get(0), classPath, ARCHIVE_KEYS.get(1), flags);
   }
 
   /**
@@ -579,8 +597,15 @@ public final class SparkShuffleBench {
       conf.set(RdmaShuffleOption.SAME_HOST_VIEWS.key(), String.valueOf(!manager.equals(RDMA_COPIES)));
       variant.rdmaConf.forEach(conf::set);
       o.rdmaConf().forEach(conf::set);
+      if (o.classArchive().isPresent()) {
+        // Every RdmaShuffleManager application gets the archive's class path, so that the archive is
+        // all that differs between those on it and those not.
+        conf.set(EXTRA_CLASS_PATH, archiveClassPath(o.classArchive().get()));
+      }
       if (manager.equals(RDMA_ARCHIVE)) {
-        archiveSettings(o.classArchive().orElseThrow()).forEach(conf::set);
+        String flags = archiveFlags(o.classArchive().orElseThrow());
+        conf.set(EXTRA_JAVA_OPTIONS, o.rdmaConf().containsKey(EXTRA_JAVA_OPTIONS)
+            ? o.rdmaConf().get(EXTRA_JAVA_OPTIONS) + " " + flags : flags);
       }
     }
     variant.conf.forEach(conf::set);
