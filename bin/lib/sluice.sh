@@ -14,8 +14,9 @@
 #                        the module's jar and its runtime class path (target/runtime-classpath.txt)
 #   sluice_classpath_jar MODULE NAME
 #                        the jar NAME-<version>.jar on that class path, for example picocli
-#   sluice_slf4j_jar     SLF4J's API jar, from $SPARK_HOME/jars, $HADOOP_HOME, the build's Spark
-#                        home or ~/.m2, in that order; fails when there is none
+#   sluice_slf4j_jar     SLF4J's API jar: $SLUICE_SLF4J_JAR when set, else from $SPARK_HOME/jars,
+#                        $HADOOP_HOME, the build's Spark home or ~/.m2, in that order; fails when
+#                        there is none
 #   sluice_spark_opens   the JVM flags Spark's launcher adds on JDK 17 (spark.module.opens in the
 #                        parent pom, the one place they are kept), for JVMs that are Spark drivers
 #   sluice_has_option OPTION ARGS...
@@ -88,6 +89,10 @@ sluice_classpath_jar() {
 
 sluice_slf4j_jar() {
   local dir jar
+  if [[ -n ${SLUICE_SLF4J_JAR:-} ]]; then
+    echo "$SLUICE_SLF4J_JAR"
+    return 0
+  fi
   for dir in "${SPARK_HOME:-}/jars" "${HADOOP_HOME:-}/share/hadoop/common/lib" "$SLUICE_SPARK_HOME/jars" \
       "$HOME/.m2/repository/org/slf4j/slf4j-api"; do
     if [[ -d $dir ]]; then
