@@ -101,7 +101,7 @@ public final class SparkShuffleBench {
 
   private record Options(long sizeMb, int rounds, Path out, String master, String jar, List<Variant> variants,
       List<String> coldJobs, int warmRuns, String executorMemory, int reducers, boolean noVerify, boolean copies,
-      long sqlRows, Map<String, String> rdmaConf, Optional<Path> classArchive) {
+      long sqlRows, Map<String, String> rdmaConf, Optional<ClassArchive> classArchive) {
     static final Cli.Command COMMAND = new Cli.Command("spark-shuffle-bench", "spark-shuffle",
         "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager, alternately; an"
             + " application's first job (cold) apart from its later ones (warm), with CPU per shuffled MiB.",
@@ -214,13 +214,14 @@ public final class SparkShuffleBench {
         v.conf.keySet().forEach(k -> reserved.put(k, "--variants"));
         v.rdmaConf.keySet().forEach(k -> reserved.put(k, "--variants"));
       }
+      ClassArchive classArchive = null;
       if (f.classArchive != null) {
         if (!Files.isRegularFile(f.classArchive) || !Files.isRegularFile(classPathOf(f.classArchive))) {
           throw new IllegalArgumentException("--with-class-archive: " + f.classArchive + " or "
               + classPathOf(f.classArchive) + " is missing (record both with bin/sluice-class-archive "
               + f.classArchive + ")");
         }
-        checkArchive(f.classArchive, Path.of(f.jar));
+        classArchive = ClassArchive.read(f.classArchive, Path.of(f.jar));
         reserved.put(EXTRA_CLASS_PATH, "--with-class-archive");
       }
       Map<String, String> rdmaConf = Cli.sparkSettings(f.conf, reserved);
@@ -234,7 +235,7 @@ public final class SparkShuffleBench {
       }
       return new Options(sizeMb, rounds, line.out(), f.master, f.jar, List.copyOf(variants),
           List.copyOf(new LinkedHashSet<>(coldJobs)), f.warmRuns, f.executorMemory, f.reducers, f.noVerify, f.copies,
-          sqlRows, rdmaConf, Optional.ofNullable(f.classArchive));
+          sqlRows, rdmaConf, Optional.ofNullable(classArchive));
     }
   }
 
@@ -253,6 +254,11 @@ public final class SparkShuffleBench {
     /** Milliseconds of CPU per MiB the job's map tasks wrote to the shuffle. */
     double msPerMib(double cpuSeconds) {
       return shuffledMib() == 0 ? 0 : cpuSeconds * 1000 / shuffledMib();
+    }
+
+    /** The executors' threads of every kind together, in ms of CPU per shuffled MiB. */
+    double allThreadsMsPerMib() {
+      return msPerMib(threads.values().stream().mapToDouble(Double::doubleValue).sum());
     }
   }
 
@@ -325,7 +331,7 @@ public final class SparkShuffleBench {
     }
     results.addAll(STARTUP.measurements(prefix -> {
       for (Variant variant : o.variants()) {
-        if (prefix.equals("spark_shuffle." + variant.namePart + "startup")) {
+        if (prefix.equals(startupPrefix(variant, RDMA))) {
           for (String job : COLD_JOBS) {
             List<Sample> sort = samples.get(key(variant, SORT, COLD, job));
             if (sort != null) {
@@ -445,49 +451,48 @@ public final class SparkShuffleBench {
   }
 
   /**
-   * Refuses an archive older than a jar of its class path (the JVM would not map it: it checks the
-   * jars' size and time, and a build packs the shuffle jar anew), or one whose class path does not
-   * start with the shuffle jar the benchmark runs.
+   * A class-data archive and the class path it holds for, read once from {@code FILE.classpath}
+   * when the options are parsed.
    */
-  private static void checkArchive(Path archive, Path jar) {
-    try {
-      String[] entries = archiveClassPath(archive).split(File.pathSeparator);
-      if (!Files.isRegularFile(jar) || !Files.isSameFile(Path.of(entries[0]), jar)) {
-        throw new IllegalArgumentException("--with-class-archive: " + archive + " holds for " + entries[0]
-            + ", not the shuffle jar " + jar + "; record it for that jar (SLUICE_JAR=" + jar
-            + " bin/sluice-class-archive " + archive + ")");
-      }
-      FileTime recorded = Files.getLastModifiedTime(archive);
-      for (String entry : entries) {
-        Path onPath = Path.of(entry);
-        if (!Files.isRegularFile(onPath) || Files.getLastModifiedTime(onPath).compareTo(recorded) > 0) {
-          throw new IllegalArgumentException("--with-class-archive: " + onPath + " is missing or newer than "
-              + archive + "; record it again (bin/sluice-class-archive " + archive + ")");
+  private record ClassArchive(Path file, String classPath) {
+    /**
+     * Reads {@code archive}'s class path and refuses an archive older than a jar of it (the JVM
+     * would not map it: it checks the jars' size and time, and a build packs the shuffle jar anew),
+     * or one whose class path does not start with {@code jar}, the shuffle jar the benchmark runs.
+     */
+    static ClassArchive read(Path archive, Path jar) {
+      try {
+        String classPath = Files.readString(classPathOf(archive)).strip();
+        String[] entries = classPath.split(File.pathSeparator);
+        if (!Files.isRegularFile(jar) || !Files.isSameFile(Path.of(entries[0]), jar)) {
+          throw new IllegalArgumentException("--with-class-archive: " + archive + " holds for " + entries[0]
+              + ", not the shuffle jar " + jar + "; record it for that jar (SLUICE_JAR=" + jar
+              + " bin/sluice-class-archive " + archive + ")");
         }
+        FileTime recorded = Files.getLastModifiedTime(archive);
+        for (String entry : entries) {
+          Path onPath = Path.of(entry);
+          if (!Files.isRegularFile(onPath) || Files.getLastModifiedTime(onPath).compareTo(recorded) > 0) {
+            throw new IllegalArgumentException("--with-class-archive: " + onPath + " is missing or newer than "
+                + archive + "; record it again (bin/sluice-class-archive " + archive + ")");
+          }
+        }
+        return new ClassArchive(archive, classPath);
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read " + archive + " or " + classPathOf(archive), e);
       }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read " + archive + " or " + classPathOf(archive), e);
     }
-  }
 
-  /** The class path {@code archive} holds for, as bin/sluice-class-archive wrote it beside it. */
-  private static String archiveClassPath(Path archive) {
-    try {
-      return Files.readString(classPathOf(archive)).strip();
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read " + classPathOf(archive), e);
+    /**
+     * The JVM flags that start an executor on the archive and require it, so that an executor that
+     * cannot map it (another JDK, a changed jar) fails instead of running without it unnoticed.
+     * Executors of a local-cluster run this JVM's Java.
+     */
+    String flags() {
+      String path = file.toAbsolutePath().toString();
+      return Runtime.version().feature() >= 25 ? "-XX:AOTMode=on -XX:AOTCache=" + path
+          : "-Xshare:on -XX:SharedArchiveFile=" + path;
     }
-  }
-
-  /**
-   * The JVM flags that start an executor on {@code archive} and require it, so that an executor
-   * that cannot map it (another JDK, a changed jar) fails instead of running without it unnoticed.
-   * Executors of a local-cluster run this JVM's Java.
-   */
-  private static String archiveFlags(Path archive) {
-    String file = archive.toAbsolutePath().toString();
-    return Runtime.version().feature() >= 25 ? "-XX:AOTMode=on -XX:AOTCache=" + file
-        : "-Xshare:on -XX:SharedArchiveFile=" + file;
   }
 
   /**
@@ -509,7 +514,7 @@ public final class SparkShuffleBench {
         new Measurement(name + ".wall", "s", Median.of(walls(archived)), base + ".wall", Median.of(walls(plain)))));
     if (!archived.get(0).threads().isEmpty() && !plain.get(0).threads().isEmpty()) {
       out.add(median(name + ".cpu_per_mib.threads.all", base + ".cpu_per_mib.threads.all", "ms/MiB", archived, plain,
-          s -> s.msPerMib(s.threads().values().stream().mapToDouble(Double::doubleValue).sum())));
+          Sample::allThreadsMsPerMib));
       out.add(median(name + ".cpu_per_mib.threads.exited", base + ".cpu_per_mib.threads.exited", "ms/MiB", archived,
           plain, s -> s.msPerMib(s.threads().getOrDefault(ExecutorThreads.Kind.EXITED, 0.0))));
     }
@@ -563,7 +568,7 @@ public final class SparkShuffleBench {
             "ms/MiB", rdma, sort, s -> s.msPerMib(s.threads().get(kind))));
       }
       m.add(median(prefix + ".cpu_per_mib.threads.all", base + ".cpu_per_mib.threads.all", "ms/MiB", rdma, sort,
-          s -> s.msPerMib(s.threads().values().stream().mapToDouble(Double::doubleValue).sum())));
+          Sample::allThreadsMsPerMib));
     }
     return m;
   }
@@ -600,10 +605,10 @@ public final class SparkShuffleBench {
       if (o.classArchive().isPresent()) {
         // Every RdmaShuffleManager application gets the archive's class path, so that the archive is
         // all that differs between those on it and those not.
-        conf.set(EXTRA_CLASS_PATH, archiveClassPath(o.classArchive().get()));
+        conf.set(EXTRA_CLASS_PATH, o.classArchive().get().classPath());
       }
       if (manager.equals(RDMA_ARCHIVE)) {
-        String flags = archiveFlags(o.classArchive().orElseThrow());
+        String flags = o.classArchive().orElseThrow().flags();
         conf.set(EXTRA_JAVA_OPTIONS, o.rdmaConf().containsKey(EXTRA_JAVA_OPTIONS)
             ? o.rdmaConf().get(EXTRA_JAVA_OPTIONS) + " " + flags : flags);
       }

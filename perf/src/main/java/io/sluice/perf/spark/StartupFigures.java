@@ -47,12 +47,9 @@ final class StartupFigures {
   List<Measurement> measurements(java.util.function.Function<String, java.util.Optional<Baseline>> baseline) {
     List<Measurement> out = new ArrayList<>();
     samples.forEach((prefix, s) -> baseline.apply(prefix).ifPresent(b -> {
-      out.add(new Measurement(prefix + ".open_wall", "ms", Median.of(s.stream().mapToDouble(x -> x[0]).toArray()),
-          b.name(), b.ms()));
-      out.add(new Measurement(prefix + ".open", "ms", Median.of(s.stream().mapToDouble(x -> x[2]).toArray()),
-          b.name(), b.ms()));
-      out.add(new Measurement(prefix + ".first_connect", "ms",
-          Median.of(s.stream().mapToDouble(x -> x[1]).toArray()), b.name(), b.ms()));
+      out.add(new Measurement(prefix + ".open_wall", "ms", median(s, 0), b.name(), b.ms()));
+      out.add(new Measurement(prefix + ".open", "ms", median(s, 2), b.name(), b.ms()));
+      out.add(new Measurement(prefix + ".first_connect", "ms", median(s, 1), b.name(), b.ms()));
     }));
     return out;
   }
