@@ -53,6 +53,8 @@ public final class SparkShuffleBench {
   /** RdmaShuffleManager whose reducers do not check READ blocks against their CRC32C. */
   private static final String RDMA_NO_VERIFY = "rdma-noverify";
   private static final String RDMA_COPIES = "rdma-copies";
+  /** The sort shuffle with {@link TransportOpenPlugin}: a transport opened in each executor, no data on it. */
+  private static final String SORT_OPEN = "sort-open";
   private static final String RDMA_ARCHIVE = "rdma-archive";
   private static final String EXTRA_CLASS_PATH = "spark.executor.extraClassPath";
   private static final String EXTRA_JAVA_OPTIONS = "spark.executor.extraJavaOptions";
@@ -101,7 +103,7 @@ public final class SparkShuffleBench {
 
   private record Options(long sizeMb, int rounds, Path out, String master, String jar, List<Variant> variants,
       List<String> coldJobs, int warmRuns, String executorMemory, int reducers, boolean noVerify, boolean copies,
-      long sqlRows, Map<String, String> rdmaConf, Optional<ClassArchive> classArchive) {
+      boolean openUnderSort, long sqlRows, Map<String, String> rdmaConf, Optional<ClassArchive> classArchive) {
     static final Cli.Command COMMAND = new Cli.Command("spark-shuffle-bench", "spark-shuffle",
         "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager, alternately; an"
             + " application's first job (cold) apart from its later ones (warm), with CPU per shuffled MiB.",
@@ -167,6 +169,13 @@ public final class SparkShuffleBench {
           description = "Also run RdmaShuffleManager with spark.shuffle.rdma.sameHostViews=false (plain variant):"
               + " same-host blocks copied into READ destinations instead of deserialized from views.")
       boolean copies;
+
+      @Option(names = "--with-open-under-sort",
+          description = "Also run the sort shuffle with a Sluice transport opened in each executor as"
+              + " RdmaShuffleManager opens it, its first connection rehearsed, and no data moved on it"
+              + " (spark.plugins=io.sluice.perf.spark.TransportOpenPlugin): the transport's cost per"
+              + " executor JVM apart from the data path's.")
+      boolean openUnderSort;
 
       @Option(names = "--conf", paramLabel = "KEY=VALUE",
           description = "A Spark setting for RdmaShuffleManager's applications only, such as"
@@ -235,7 +244,7 @@ public final class SparkShuffleBench {
       }
       return new Options(sizeMb, rounds, line.out(), f.master, f.jar, List.copyOf(variants),
           List.copyOf(new LinkedHashSet<>(coldJobs)), f.warmRuns, f.executorMemory, f.reducers, f.noVerify, f.copies,
-          sqlRows, rdmaConf, Optional.ofNullable(classArchive));
+          f.openUnderSort, sqlRows, rdmaConf, Optional.ofNullable(classArchive));
     }
   }
 
@@ -313,6 +322,17 @@ public final class SparkShuffleBench {
         for (String job : JOBS) {
           if (samples.containsKey(key(Variant.PLAIN, RDMA_COPIES, phase, job))) {
             results.addAll(viewGain(o, phase, job, samples));
+          }
+        }
+      }
+    }
+    if (o.openUnderSort()) {
+      for (Variant variant : o.variants()) {
+        for (String phase : List.of(COLD, WARM)) {
+          for (String job : COLD_JOBS) {
+            if (samples.containsKey(key(variant, SORT_OPEN, phase, job))) {
+              results.addAll(openUnderSort(o, variant, phase, job, samples, rounds));
+            }
           }
         }
       }
@@ -396,6 +416,11 @@ public final class SparkShuffleBench {
    * --with-noverify} and in the plain variant, since the check is the same CPU pass whatever
    * carried the bytes.
    */
+  /** Whether {@code manager} is one of RdmaShuffleManager's applications (the others run the sort shuffle). */
+  private static boolean usesRdma(String manager) {
+    return !manager.equals(SORT) && !manager.equals(SORT_OPEN);
+  }
+
   private static List<String> managers(Options o, Variant variant) {
     List<String> managers = new ArrayList<>(List.of(SORT, RDMA));
     if (o.classArchive().isPresent()) {
@@ -406,6 +431,9 @@ public final class SparkShuffleBench {
     }
     if (variant == Variant.PLAIN && o.copies()) {
       managers.add(RDMA_COPIES);
+    }
+    if (o.openUnderSort()) {
+      managers.add(SORT_OPEN);
     }
     return managers;
   }
@@ -522,6 +550,41 @@ public final class SparkShuffleBench {
   }
 
   /**
+   * The sort shuffle with a transport opened in each executor and no data on it ({@link
+   * TransportOpenPlugin}) against the sort shuffle alone, and RdmaShuffleManager against it: {@code
+   * spark_shuffle.open_under_sort.<variant><phase>.<job>.<size>MB.*} (wall; CPU per shuffled MiB in
+   * Spark's task metrics, in every executor thread and in threads that exited) beside the sort
+   * shuffle's, and {@code spark_shuffle.<variant><phase>.<job>.<size>MB.data_path_wall} (RdmaShuffleManager)
+   * beside {@code spark_shuffle.open_under_sort...wall}: what the transport's per-JVM cost explains of
+   * the gap, and what is left for the data path.
+   */
+  private static List<Measurement> openUnderSort(Options o, Variant variant, String phase, String job,
+      Map<String, List<Sample>> samples, Map<String, double[]> rounds) {
+    List<Sample> opened = samples.get(key(variant, SORT_OPEN, phase, job));
+    List<Sample> sort = samples.get(key(variant, SORT, phase, job));
+    List<Sample> rdma = samples.get(key(variant, RDMA, phase, job));
+    String suffix = variant.namePart + phase + "." + job + "." + o.size(job);
+    String name = "spark_shuffle.open_under_sort." + suffix;
+    String base = "sort_shuffle." + suffix;
+    rounds.put(name + ".wall", walls(opened));
+    List<Measurement> out = new ArrayList<>(List.of(
+        new Measurement(name + ".wall", "s", Median.of(walls(opened)), base + ".wall", Median.of(walls(sort))),
+        median(name + ".cpu_per_mib.task_metrics", base + ".cpu_per_mib.task_metrics", "ms/MiB", opened, sort,
+            s -> s.msPerMib(s.tasks().cpuNs() / 1e9))));
+    if (!opened.get(0).threads().isEmpty() && !sort.get(0).threads().isEmpty()) {
+      out.add(median(name + ".cpu_per_mib.threads.all", base + ".cpu_per_mib.threads.all", "ms/MiB", opened, sort,
+          Sample::allThreadsMsPerMib));
+      out.add(median(name + ".cpu_per_mib.threads.exited", base + ".cpu_per_mib.threads.exited", "ms/MiB", opened,
+          sort, s -> s.msPerMib(s.threads().getOrDefault(ExecutorThreads.Kind.EXITED, 0.0))));
+    }
+    if (rdma != null) {
+      out.add(new Measurement("spark_shuffle." + suffix + ".data_path_wall", "s", Median.of(walls(rdma)),
+          name + ".wall", Median.of(walls(opened))));
+    }
+    return out;
+  }
+
+  /**
    * RdmaShuffleManager's median wall time for one plain job with verifyReads on (the default)
    * against the same with it off: {@code spark_shuffle.<phase>.<job>.<size>MB.verified_wall} beside
    * {@code spark_shuffle.noverify.<phase>.<job>.<size>MB.wall}.
@@ -596,7 +659,7 @@ public final class SparkShuffleBench {
         .set("spark.executor.memory", o.executorMemory())
         .set("spark.ui.enabled", "false")
         .set("spark.serializer", "org.apache.spark.serializer.KryoSerializer");
-    if (!manager.equals(SORT)) {
+    if (usesRdma(manager)) {
       conf.set("spark.shuffle.manager", RdmaShuffleManager.class.getName());
       conf.set(RdmaShuffleOption.VERIFY_READS.key(), String.valueOf(!manager.equals(RDMA_NO_VERIFY)));
       conf.set(RdmaShuffleOption.SAME_HOST_VIEWS.key(), String.valueOf(!manager.equals(RDMA_COPIES)));
@@ -612,6 +675,9 @@ public final class SparkShuffleBench {
         conf.set(EXTRA_JAVA_OPTIONS, o.rdmaConf().containsKey(EXTRA_JAVA_OPTIONS)
             ? o.rdmaConf().get(EXTRA_JAVA_OPTIONS) + " " + flags : flags);
       }
+    }
+    if (manager.equals(SORT_OPEN)) {
+      conf.set("spark.plugins", TransportOpenPlugin.class.getName());
     }
     variant.conf.forEach(conf::set);
     if (variant == Variant.ENCRYPTED) {
@@ -665,7 +731,7 @@ public final class SparkShuffleBench {
             t.remoteBytes() / MIB, tasks.diskSpilled() / MIB, sample.msPerMib(tasks.cpuNs() / 1e9),
             threadLine(sample));
       }
-      if (!manager.equals(SORT)) {
+      if (usesRdma(manager)) {
         STARTUP.collect(sc, startupPrefix(variant, manager));
       }
     }
