@@ -537,16 +537,33 @@ public final class SparkShuffleBench {
     String suffix = variant.namePart + phase + "." + job + "." + o.size(job);
     String name = "spark_shuffle.class_archive." + suffix;
     String base = "spark_shuffle." + suffix;
-    rounds.put(name + ".wall", walls(archived));
-    List<Measurement> out = new ArrayList<>(List.of(
-        new Measurement(name + ".wall", "s", Median.of(walls(archived)), base + ".wall", Median.of(walls(plain)))));
-    if (!archived.get(0).threads().isEmpty() && !plain.get(0).threads().isEmpty()) {
-      out.add(median(name + ".cpu_per_mib.threads.all", base + ".cpu_per_mib.threads.all", "ms/MiB", archived, plain,
-          Sample::allThreadsMsPerMib));
-      out.add(median(name + ".cpu_per_mib.threads.exited", base + ".cpu_per_mib.threads.exited", "ms/MiB", archived,
-          plain, s -> s.msPerMib(s.threads().getOrDefault(ExecutorThreads.Kind.EXITED, 0.0))));
-    }
+    List<Measurement> out = new ArrayList<>(List.of(wall(name, base, archived, plain, rounds)));
+    out.addAll(threadCpu(name, base, archived, plain));
     return out;
+  }
+
+  /** {@code name.wall} beside {@code baseName.wall}, medians; the wall times of {@code samples} go to {@code rounds}. */
+  private static Measurement wall(String name, String baseName, List<Sample> samples, List<Sample> baseline,
+      Map<String, double[]> rounds) {
+    rounds.put(name + ".wall", walls(samples));
+    return new Measurement(name + ".wall", "s", Median.of(walls(samples)), baseName + ".wall",
+        Median.of(walls(baseline)));
+  }
+
+  /**
+   * The executors' CPU per shuffled MiB in all their threads and in threads that exited (an open's
+   * own), {@code samples} beside {@code baseline}; none where the threads were not read.
+   */
+  private static List<Measurement> threadCpu(String name, String baseName, List<Sample> samples,
+      List<Sample> baseline) {
+    if (samples.get(0).threads().isEmpty() || baseline.get(0).threads().isEmpty()) {
+      return List.of();
+    }
+    return List.of(
+        median(name + ".cpu_per_mib.threads.all", baseName + ".cpu_per_mib.threads.all", "ms/MiB", samples, baseline,
+            Sample::allThreadsMsPerMib),
+        median(name + ".cpu_per_mib.threads.exited", baseName + ".cpu_per_mib.threads.exited", "ms/MiB", samples,
+            baseline, s -> s.msPerMib(s.threads().getOrDefault(ExecutorThreads.Kind.EXITED, 0.0))));
   }
 
   /**
@@ -566,17 +583,10 @@ public final class SparkShuffleBench {
     String suffix = variant.namePart + phase + "." + job + "." + o.size(job);
     String name = "spark_shuffle.open_under_sort." + suffix;
     String base = "sort_shuffle." + suffix;
-    rounds.put(name + ".wall", walls(opened));
-    List<Measurement> out = new ArrayList<>(List.of(
-        new Measurement(name + ".wall", "s", Median.of(walls(opened)), base + ".wall", Median.of(walls(sort))),
+    List<Measurement> out = new ArrayList<>(List.of(wall(name, base, opened, sort, rounds),
         median(name + ".cpu_per_mib.task_metrics", base + ".cpu_per_mib.task_metrics", "ms/MiB", opened, sort,
             s -> s.msPerMib(s.tasks().cpuNs() / 1e9))));
-    if (!opened.get(0).threads().isEmpty() && !sort.get(0).threads().isEmpty()) {
-      out.add(median(name + ".cpu_per_mib.threads.all", base + ".cpu_per_mib.threads.all", "ms/MiB", opened, sort,
-          Sample::allThreadsMsPerMib));
-      out.add(median(name + ".cpu_per_mib.threads.exited", base + ".cpu_per_mib.threads.exited", "ms/MiB", opened,
-          sort, s -> s.msPerMib(s.threads().getOrDefault(ExecutorThreads.Kind.EXITED, 0.0))));
-    }
+    out.addAll(threadCpu(name, base, opened, sort));
     if (rdma != null) {
       out.add(new Measurement("spark_shuffle." + suffix + ".data_path_wall", "s", Median.of(walls(rdma)),
           name + ".wall", Median.of(walls(opened))));
