@@ -265,6 +265,11 @@ public final class SparkShuffleBench {
       return shuffledMib() == 0 ? 0 : cpuSeconds * 1000 / shuffledMib();
     }
 
+    /** The job's CPU in Spark's task metrics, in ms per shuffled MiB. */
+    double taskMetricsMsPerMib() {
+      return msPerMib(tasks.cpuNs() / 1e9);
+    }
+
     /** The executors' threads of every kind together, in ms of CPU per shuffled MiB. */
     double allThreadsMsPerMib() {
       return msPerMib(threads.values().stream().mapToDouble(Double::doubleValue).sum());
@@ -410,17 +415,18 @@ public final class SparkShuffleBench {
     return apps;
   }
 
-  /**
-   * The managers a variant runs: RdmaShuffleManager on a class-data archive with {@code
-   * --with-class-archive}, in both variants; the unchecked RdmaShuffleManager only with {@code
-   * --with-noverify} and in the plain variant, since the check is the same CPU pass whatever
-   * carried the bytes.
-   */
   /** Whether {@code manager} is one of RdmaShuffleManager's applications (the others run the sort shuffle). */
   private static boolean usesRdma(String manager) {
     return !manager.equals(SORT) && !manager.equals(SORT_OPEN);
   }
 
+  /**
+   * The managers a variant runs: RdmaShuffleManager on a class-data archive with {@code
+   * --with-class-archive}, in both variants; the unchecked RdmaShuffleManager only with {@code
+   * --with-noverify} and in the plain variant, since the check is the same CPU pass whatever
+   * carried the bytes; the sort shuffle with a transport opened beside it with {@code
+   * --with-open-under-sort}, in both variants.
+   */
   private static List<String> managers(Options o, Variant variant) {
     List<String> managers = new ArrayList<>(List.of(SORT, RDMA));
     if (o.classArchive().isPresent()) {
@@ -585,7 +591,7 @@ public final class SparkShuffleBench {
     String base = "sort_shuffle." + suffix;
     List<Measurement> out = new ArrayList<>(List.of(wall(name, base, opened, sort, rounds),
         median(name + ".cpu_per_mib.task_metrics", base + ".cpu_per_mib.task_metrics", "ms/MiB", opened, sort,
-            s -> s.msPerMib(s.tasks().cpuNs() / 1e9))));
+            Sample::taskMetricsMsPerMib)));
     out.addAll(threadCpu(name, base, opened, sort));
     if (rdma != null) {
       out.add(new Measurement("spark_shuffle." + suffix + ".data_path_wall", "s", Median.of(walls(rdma)),
@@ -634,7 +640,7 @@ public final class SparkShuffleBench {
         median(prefix + ".remote_read", base + ".remote_read", "MB", rdma, sort, s -> s.remoteBytes() / MIB),
         median(prefix + ".spill_disk", base + ".spill_disk", "MB", rdma, sort, s -> s.tasks().diskSpilled() / MIB),
         median(prefix + ".cpu_per_mib.task_metrics", base + ".cpu_per_mib.task_metrics", "ms/MiB", rdma, sort,
-            s -> s.msPerMib(s.tasks().cpuNs() / 1e9))));
+            Sample::taskMetricsMsPerMib)));
     if (!rdma.get(0).threads().isEmpty() && !sort.get(0).threads().isEmpty()) {
       for (ExecutorThreads.Kind kind : ExecutorThreads.Kind.values()) {
         m.add(median(prefix + ".cpu_per_mib.threads." + kind.label, base + ".cpu_per_mib.threads." + kind.label,
@@ -738,7 +744,7 @@ public final class SparkShuffleBench {
         samples.computeIfAbsent(key(variant, manager, phase, job), k -> new ArrayList<>()).add(sample);
         System.out.printf("%-9s %-13s %-4s %-8s %7.2f s  fetch wait %6d ms  remote %8.1f MB  spilled %7.1f MB"
             + "  CPU ms/MiB: tasks %6.2f%s%n", variant.label(), manager, phase, job, seconds, t.fetchWaitMs(),
-            t.remoteBytes() / MIB, tasks.diskSpilled() / MIB, sample.msPerMib(tasks.cpuNs() / 1e9),
+            t.remoteBytes() / MIB, tasks.diskSpilled() / MIB, sample.taskMetricsMsPerMib(),
             threadLine(sample));
       }
       if (usesRdma(manager)) {
