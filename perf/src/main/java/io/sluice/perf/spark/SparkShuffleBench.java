@@ -103,7 +103,8 @@ public final class SparkShuffleBench {
 
   private record Options(long sizeMb, int rounds, Path out, String master, String jar, List<Variant> variants,
       List<String> coldJobs, int warmRuns, String executorMemory, int reducers, boolean noVerify, boolean copies,
-      boolean openUnderSort, long sqlRows, Map<String, String> rdmaConf, Optional<ClassArchive> classArchive) {
+      boolean openUnderSort, long sqlRows, Map<String, String> rdmaConf, Optional<ClassArchive> classArchive,
+      Optional<Path> workDir) {
     static final Cli.Command COMMAND = new Cli.Command("spark-shuffle-bench", "spark-shuffle",
         "A groupByKey and a sortByKey under Spark's sort shuffle and RdmaShuffleManager, alternately; an"
             + " application's first job (cold) apart from its later ones (warm), with CPU per shuffled MiB.",
@@ -177,6 +178,13 @@ public final class SparkShuffleBench {
               + " executor JVM apart from the data path's.")
       boolean openUnderSort;
 
+      @Option(names = "--with-jit-log",
+          description = "Start every application's executors with -XX:+PrintCompilation and read their"
+              + " output from the local-cluster Workers' folder ($SPARK_HOME/work): for the cold sort job,"
+              + " how long each executor's reducers sorted before C2 had compiled Spark's TimSort, per"
+              + " application kind beside the sort shuffle's.")
+      boolean jitLog;
+
       @Option(names = "--conf", paramLabel = "KEY=VALUE",
           description = "A Spark setting for RdmaShuffleManager's applications only, such as"
               + " spark.executor.extraJavaOptions for a class-data archive of the shuffle jar; repeatable.")
@@ -233,6 +241,16 @@ public final class SparkShuffleBench {
         classArchive = ClassArchive.read(f.classArchive, Path.of(f.jar));
         reserved.put(EXTRA_CLASS_PATH, "--with-class-archive");
       }
+      Optional<Path> workDir = Optional.empty();
+      if (f.jitLog) {
+        String home = System.getenv("SPARK_HOME");
+        if (!f.master.startsWith("local-cluster") || home == null) {
+          throw new IllegalArgumentException("--with-jit-log reads the executors' output where local-cluster's"
+              + " Workers keep it ($SPARK_HOME/work): it needs a local-cluster master and SPARK_HOME set"
+              + " (perf/bin/spark-shuffle-bench sets it)");
+        }
+        workDir = Optional.of(Path.of(home, "work"));
+      }
       Map<String, String> rdmaConf = Cli.sparkSettings(f.conf, reserved);
       List<Variant> variants = new ArrayList<>();
       for (String v : f.variants) {
@@ -244,7 +262,7 @@ public final class SparkShuffleBench {
       }
       return new Options(sizeMb, rounds, line.out(), f.master, f.jar, List.copyOf(variants),
           List.copyOf(new LinkedHashSet<>(coldJobs)), f.warmRuns, f.executorMemory, f.reducers, f.noVerify, f.copies,
-          f.openUnderSort, sqlRows, rdmaConf, Optional.ofNullable(classArchive));
+          f.openUnderSort, sqlRows, rdmaConf, Optional.ofNullable(classArchive), workDir);
     }
   }
 
@@ -295,10 +313,11 @@ public final class SparkShuffleBench {
       warmDriverSql(o);
     }
     Map<String, List<Sample>> samples = new TreeMap<>();
+    Map<String, List<Long>> sortLoopLags = new TreeMap<>();
     for (int round = 0; round < o.rounds(); round++) {
       for (Variant variant : o.variants()) {
         for (Application app : applications(o, variant, round)) {
-          runRound(o, variant, app.manager(), app.coldJob(), rows, samples);
+          runRound(o, variant, app.manager(), app.coldJob(), rows, samples, sortLoopLags);
         }
       }
     }
@@ -353,6 +372,9 @@ public final class SparkShuffleBench {
         }
         results.addAll(STARTUP.beside(startupPrefix(variant, RDMA_ARCHIVE), startupPrefix(variant, RDMA)));
       }
+    }
+    if (o.workDir().isPresent()) {
+      results.addAll(sortLoopLags(o, sortLoopLags));
     }
     results.addAll(STARTUP.measurements(prefix -> {
       for (Variant variant : o.variants()) {
@@ -533,7 +555,7 @@ public final class SparkShuffleBench {
    * RdmaShuffleManager's figures for one job with its executors on the class-data archive against
    * the same without it in the same run: {@code spark_shuffle.class_archive.<variant><phase>.<job>.<size>.wall}
    * beside {@code spark_shuffle.<variant><phase>.<job>.<size>.wall}, and the executors' CPU per
-   * shuffled MiB in all and in threads that exited (the open's own) where they were read. Each
+   * shuffled MiB in all, in threads that exited (the open's own) and in the JIT's where they were read. Each
    * application's wall time goes to {@code rounds}.
    */
   private static List<Measurement> archiveGain(Options o, Variant variant, String phase, String job,
@@ -557,8 +579,9 @@ public final class SparkShuffleBench {
   }
 
   /**
-   * The executors' CPU per shuffled MiB in all their threads and in threads that exited (an open's
-   * own), {@code samples} beside {@code baseline}; none where the threads were not read.
+   * The executors' CPU per shuffled MiB in all their threads, in threads that exited (an open's
+   * own) and in the JIT's compiler threads, {@code samples} beside {@code baseline}; none where the
+   * threads were not read.
    */
   private static List<Measurement> threadCpu(String name, String baseName, List<Sample> samples,
       List<Sample> baseline) {
@@ -569,14 +592,16 @@ public final class SparkShuffleBench {
         median(name + ".cpu_per_mib.threads.all", baseName + ".cpu_per_mib.threads.all", "ms/MiB", samples, baseline,
             Sample::allThreadsMsPerMib),
         median(name + ".cpu_per_mib.threads.exited", baseName + ".cpu_per_mib.threads.exited", "ms/MiB", samples,
-            baseline, s -> s.msPerMib(s.threads().getOrDefault(ExecutorThreads.Kind.EXITED, 0.0))));
+            baseline, s -> s.msPerMib(s.threads().getOrDefault(ExecutorThreads.Kind.EXITED, 0.0))),
+        median(name + ".cpu_per_mib.threads.jit", baseName + ".cpu_per_mib.threads.jit", "ms/MiB", samples,
+            baseline, s -> s.msPerMib(s.threads().getOrDefault(ExecutorThreads.Kind.JIT, 0.0))));
   }
 
   /**
    * The sort shuffle with a transport opened in each executor and no data on it ({@link
    * TransportOpenPlugin}) against the sort shuffle alone, and RdmaShuffleManager against it: {@code
    * spark_shuffle.open_under_sort.<variant><phase>.<job>.<size>MB.*} (wall; CPU per shuffled MiB in
-   * Spark's task metrics, in every executor thread and in threads that exited) beside the sort
+   * Spark's task metrics, in every executor thread, in threads that exited and in the JIT's) beside the sort
    * shuffle's, and {@code spark_shuffle.<variant><phase>.<job>.<size>MB.data_path_wall} (RdmaShuffleManager)
    * beside {@code spark_shuffle.open_under_sort...wall}: what the transport's per-JVM cost explains of
    * the gap, and what is left for the data path.
@@ -663,11 +688,52 @@ public final class SparkShuffleBench {
   }
 
   /**
+   * With {@code --with-jit-log}, each application kind's {@link CompilationLog#sortLoopC2LagMs}
+   * in the cold sort job, the median over its executors and rounds, beside the sort shuffle's:
+   * {@code <kind's prefix><variant>cold.sort.<size>.jit.sort_loop_c2_lag} (ms), and how many
+   * executors' logs gave one ({@code ...sort_loop_c2_lag_executors}).
+   */
+  private static List<Measurement> sortLoopLags(Options o, Map<String, List<Long>> lags) {
+    List<Measurement> out = new ArrayList<>();
+    for (Variant variant : o.variants()) {
+      List<Long> sort = lags.get(key(variant, SORT, COLD, SORTBY));
+      if (sort == null || sort.isEmpty()) {
+        continue;
+      }
+      String suffix = variant.namePart + COLD + "." + SORTBY + "." + o.size(SORTBY) + ".jit.sort_loop_c2_lag";
+      String base = "sort_shuffle." + suffix;
+      for (String manager : managers(o, variant)) {
+        List<Long> l = lags.get(key(variant, manager, COLD, SORTBY));
+        if (manager.equals(SORT) || l == null || l.isEmpty()) {
+          continue;
+        }
+        String name = figurePrefix(manager) + suffix;
+        out.add(new Measurement(name, "ms", Median.of(l.stream().mapToDouble(Long::doubleValue).toArray()), base,
+            Median.of(sort.stream().mapToDouble(Long::doubleValue).toArray())));
+        out.add(new Measurement(name + "_executors", "executors", l.size(), base + "_executors", sort.size()));
+      }
+    }
+    return out;
+  }
+
+  /** Where the figures of an application kind other than the sort shuffle start. */
+  private static String figurePrefix(String manager) {
+    return switch (manager) {
+      case SORT_OPEN -> "spark_shuffle.open_under_sort.";
+      case RDMA_ARCHIVE -> "spark_shuffle.class_archive.";
+      case RDMA_NO_VERIFY -> "spark_shuffle.noverify.";
+      case RDMA_COPIES -> "spark_shuffle.copies.";
+      default -> "spark_shuffle.";
+    };
+  }
+
+  /**
    * One application: {@code coldJob} first, then every job {@code warmRuns} times. Prints a line
-   * per job and adds its sample to {@code samples}.
+   * per job and adds its sample to {@code samples}; with {@code --with-jit-log} and the sort job
+   * cold, adds its executors' {@link CompilationLog#sortLoopC2LagMs} to {@code sortLoopLags}.
    */
   private static void runRound(Options o, Variant variant, String manager, String coldJob, long rows,
-      Map<String, List<Sample>> samples) throws TimeoutException {
+      Map<String, List<Sample>> samples, Map<String, List<Long>> sortLoopLags) throws TimeoutException {
     SparkConf conf = new SparkConf()
         .setMaster(o.master())
         .setAppName("sluice-shuffle-bench-" + variant.label() + "-" + manager)
@@ -699,13 +765,18 @@ public final class SparkShuffleBench {
     if (variant == Variant.ENCRYPTED) {
       conf.set("spark.authenticate.secret", UUID.randomUUID().toString());
     }
+    if (o.workDir().isPresent()) {
+      conf.set(EXTRA_JAVA_OPTIONS, (conf.get(EXTRA_JAVA_OPTIONS, "") + " -XX:+PrintCompilation").strip());
+    }
     int slices = 8;
     int reducers = o.reducers();
     List<String> jobs = new ArrayList<>(List.of(coldJob));
     for (int i = 0; i < o.warmRuns(); i++) {
       jobs.addAll(JOBS);
     }
+    String appId;
     try (JavaSparkContext sc = new JavaSparkContext(conf)) {
+      appId = sc.sc().applicationId();
       SparkApps.awaitExecutors(sc.sc(), 2, 120);
       List<Long> executors = ExecutorThreads.executorsOf(ProcessHandle.current().pid());
       ShuffleReadTotals totals = new ShuffleReadTotals();
@@ -750,6 +821,13 @@ public final class SparkShuffleBench {
       if (usesRdma(manager)) {
         STARTUP.collect(sc, startupPrefix(variant, manager));
       }
+    }
+    if (o.workDir().isPresent() && coldJob.equals(SORTBY)) {
+      // The executors have stopped with the application; what they logged of the cold job is written.
+      List<Long> lags = CompilationLog.sortLoopC2LagsMs(o.workDir().get().resolve(appId));
+      sortLoopLags.computeIfAbsent(key(variant, manager, COLD, SORTBY), k -> new ArrayList<>()).addAll(lags);
+      System.out.printf("%-9s %-13s cold sort: the reducers' sort loop reached C2 %s ms after it got hot%n",
+          variant.label(), manager, lags);
     }
   }
 
