@@ -555,8 +555,8 @@ public final class SparkShuffleBench {
    * RdmaShuffleManager's figures for one job with its executors on the class-data archive against
    * the same without it in the same run: {@code spark_shuffle.class_archive.<variant><phase>.<job>.<size>.wall}
    * beside {@code spark_shuffle.<variant><phase>.<job>.<size>.wall}, and the executors' CPU per
-   * shuffled MiB in all, in threads that exited (the open's own) and in the JIT's where they were read. Each
-   * application's wall time goes to {@code rounds}.
+   * shuffled MiB in all, in threads that exited (the open's own) and in the JIT's where they were
+   * read. Each application's wall time goes to {@code rounds}.
    */
   private static List<Measurement> archiveGain(Options o, Variant variant, String phase, String job,
       Map<String, List<Sample>> samples, Map<String, double[]> rounds) {
@@ -601,8 +601,8 @@ public final class SparkShuffleBench {
    * The sort shuffle with a transport opened in each executor and no data on it ({@link
    * TransportOpenPlugin}) against the sort shuffle alone, and RdmaShuffleManager against it: {@code
    * spark_shuffle.open_under_sort.<variant><phase>.<job>.<size>MB.*} (wall; CPU per shuffled MiB in
-   * Spark's task metrics, in every executor thread, in threads that exited and in the JIT's) beside the sort
-   * shuffle's, and {@code spark_shuffle.<variant><phase>.<job>.<size>MB.data_path_wall} (RdmaShuffleManager)
+   * Spark's task metrics, in every executor thread, in threads that exited and in the JIT's) beside
+   * the sort shuffle's, and {@code spark_shuffle.<variant><phase>.<job>.<size>MB.data_path_wall} (RdmaShuffleManager)
    * beside {@code spark_shuffle.open_under_sort...wall}: what the transport's per-JVM cost explains of
    * the gap, and what is left for the data path.
    */

@@ -61,7 +61,8 @@ class CompilationLogTest {
     Files.writeString(app.resolve("0/stdout"), "  10105 5018       2       " + COMPARATOR + " (32 bytes)\n"
         + "  12295 5400       4       org.apache.spark.util.collection.TimSort::binarySort (308 bytes)\n");
     Files.writeString(app.resolve("1/stdout"), "  10031 5404       2       " + COMPARATOR + " (32 bytes)\n"
-        + "  10656 5480       4       org.apache.spark.util.collection.TimSort::countRunAndMakeAscending (198 bytes)\n");
+        + "  10656 5480       4       org.apache.spark.util.collection.TimSort::countRunAndMakeAscending"
+        + " (198 bytes)\n");
     Files.writeString(app.resolve("2/stdout"), "no compilation logged\n");
     Files.writeString(app.resolve("1/stderr"), "  1 2       4       " + COMPARATOR + " (32 bytes)\n");
     assertEquals(List.of(2190L, 625L), CompilationLog.sortLoopC2LagsMs(app));
