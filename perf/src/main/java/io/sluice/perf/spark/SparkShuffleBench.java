@@ -477,7 +477,7 @@ public final class SparkShuffleBench {
     List<Sample> viewed = samples.get(key(Variant.PLAIN, RDMA, phase, job));
     List<Sample> copied = samples.get(key(Variant.PLAIN, RDMA_COPIES, phase, job));
     String name = "spark_shuffle." + phase + "." + job + "." + o.size(job) + ".";
-    String copiesName = "spark_shuffle.copies." + phase + "." + job + "." + o.size(job) + ".";
+    String copiesName = figurePrefix(RDMA_COPIES) + phase + "." + job + "." + o.size(job) + ".";
     List<Measurement> out = new ArrayList<>();
     out.add(new Measurement(name + "viewed_wall", "s", Median.of(walls(viewed)), copiesName + "wall",
         Median.of(walls(copied))));
@@ -563,7 +563,7 @@ public final class SparkShuffleBench {
     List<Sample> archived = samples.get(key(variant, RDMA_ARCHIVE, phase, job));
     List<Sample> plain = samples.get(key(variant, RDMA, phase, job));
     String suffix = variant.namePart + phase + "." + job + "." + o.size(job);
-    String name = "spark_shuffle.class_archive." + suffix;
+    String name = figurePrefix(RDMA_ARCHIVE) + suffix;
     String base = "spark_shuffle." + suffix;
     List<Measurement> out = new ArrayList<>(List.of(wall(name, base, archived, plain, rounds)));
     out.addAll(threadCpu(name, base, archived, plain));
@@ -612,7 +612,7 @@ public final class SparkShuffleBench {
     List<Sample> sort = samples.get(key(variant, SORT, phase, job));
     List<Sample> rdma = samples.get(key(variant, RDMA, phase, job));
     String suffix = variant.namePart + phase + "." + job + "." + o.size(job);
-    String name = "spark_shuffle.open_under_sort." + suffix;
+    String name = figurePrefix(SORT_OPEN) + suffix;
     String base = "sort_shuffle." + suffix;
     List<Measurement> out = new ArrayList<>(List.of(wall(name, base, opened, sort, rounds),
         median(name + ".cpu_per_mib.task_metrics", base + ".cpu_per_mib.task_metrics", "ms/MiB", opened, sort,
@@ -634,7 +634,7 @@ public final class SparkShuffleBench {
     double checked = Median.of(walls(samples.get(key(Variant.PLAIN, RDMA, phase, job))));
     double unchecked = Median.of(walls(samples.get(key(Variant.PLAIN, RDMA_NO_VERIFY, phase, job))));
     return new Measurement("spark_shuffle." + phase + "." + job + "." + o.size(job) + ".verified_wall", "s",
-        checked, "spark_shuffle.noverify." + phase + "." + job + "." + o.size(job) + ".wall", unchecked);
+        checked, figurePrefix(RDMA_NO_VERIFY) + phase + "." + job + "." + o.size(job) + ".wall", unchecked);
   }
 
   private static double[] walls(List<Sample> s) {
@@ -716,7 +716,10 @@ public final class SparkShuffleBench {
     return out;
   }
 
-  /** Where the figures of an application kind other than the sort shuffle start. */
+  /**
+   * Where the figures of an application kind other than the sort shuffle start: RdmaShuffleManager's
+   * {@code spark_shuffle.}, each variant's with its own part after it.
+   */
   private static String figurePrefix(String manager) {
     return switch (manager) {
       case SORT_OPEN -> "spark_shuffle.open_under_sort.";
