@@ -19,8 +19,10 @@ import java.util.Map;
  * and its bound on connections to peers ({@code maxPeerConnections}): how many are open (or being
  * opened) now, the most there were at once, how many reads waited for room, how many of those
  * waits ended at their deadline (each a fetch failure), and how many idle connections were closed
- * to make room; and how many blocks its reduce tasks read as part of a run of one map output's
- * blocks decompressed and deserialized as one stream ({@code blocksInRuns}), as Spark's reader
+ * to make room, and how many peers its reduce tasks read through Spark's reader because they were
+ * past the task's share of the bound ({@code peersPassedOn}, with {@code
+ * spark.shuffle.rdma.peersBeyondBound=spark}); and how many blocks its reduce tasks read as part
+ * of a run of one map output's blocks decompressed and deserialized as one stream ({@code blocksInRuns}), as Spark's reader
  * fetches them in batch; and how many map outputs committed while the transport was still opening
  * were registered once it had opened ({@code outputsRegisteredAfterOpen}), their tasks having gone
  * on without waiting for it. Immutable; serializable so a task can return it to the driver.
@@ -30,8 +32,9 @@ public record TransportReport(String executorId, String provider, String address
     Map<String, Long> openStepNanos, int firstConnections,
     long firstConnectMedianNanos, long firstConnectMaxNanos, int maxPeerConnections, int peerConnectionsOpen,
     int peerConnectionsPeak, long peerConnectionWaits, long peerConnectionWaitTimeouts,
-    long peerConnectionEvictions, long blocksInRuns, int outputsRegisteredAfterOpen) implements Serializable {
-  private static final long serialVersionUID = 7L;
+    long peerConnectionEvictions, long peersPassedOn, long blocksInRuns, int outputsRegisteredAfterOpen)
+    implements Serializable {
+  private static final long serialVersionUID = 8L;
 
   public TransportReport {
     bytesReadByPath = Map.copyOf(bytesReadByPath);
@@ -42,7 +45,7 @@ public record TransportReport(String executorId, String provider, String address
   public TransportReport(String executorId, String provider, String address, Map<String, Long> bytesReadByPath,
       int registeredMapOutputs) {
     this(executorId, provider, address, bytesReadByPath, 0, 0, 0, registeredMapOutputs, 0, 0, Map.of(), 0, 0, 0, 0, 0,
-        0, 0, 0, 0, 0, 0);
+        0, 0, 0, 0, 0, 0, 0);
   }
 
   public long bytesRead() {
@@ -63,7 +66,8 @@ public record TransportReport(String executorId, String provider, String address
         + " first connections, median " + millis(firstConnectMedianNanos) + " ms, max "
         + millis(firstConnectMaxNanos) + " ms; connections to peers: " + peerConnectionsOpen + " open of at most "
         + maxPeerConnections + ", peak " + peerConnectionsPeak + ", " + peerConnectionWaits + " waits ("
-        + peerConnectionWaitTimeouts + " timed out), " + peerConnectionEvictions + " idle ones closed for room; "
+        + peerConnectionWaitTimeouts + " timed out), " + peerConnectionEvictions + " idle ones closed for room, "
+        + peersPassedOn + " peers read through Spark's reader past a task's share; "
         + blocksInRuns + " blocks read in runs of one map output's blocks; " + outputsRegisteredAfterOpen
         + " map outputs registered after the open, their tasks not waiting for it";
   }

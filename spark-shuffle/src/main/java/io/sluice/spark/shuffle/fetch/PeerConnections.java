@@ -9,6 +9,7 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -64,9 +65,11 @@ public final class PeerConnections implements AutoCloseable {
   /**
    * The bound and what it did: how many connections are open or being opened now, the most there
    * ever were at once, how many uses had to wait for room, how many of those waits ended at their
-   * deadline, and how many idle connections were closed to make room.
+   * deadline, how many idle connections were closed to make room, and how many peers reduce tasks
+   * read through another path because they were past the task's share ({@link #choose}).
    */
-  public record Stats(int bound, int open, int peak, long waits, long waitTimeouts, long evictions) {}
+  public record Stats(int bound, int open, int peak, long waits, long waitTimeouts, long evictions,
+      long passedOn) {}
 
   /** One connection, open or being opened, and who uses it. Guarded by the PeerConnections. */
   private static final class Slot {
@@ -123,6 +126,7 @@ public final class PeerConnections implements AutoCloseable {
   private long waits;
   private long waitTimeouts;
   private long evictions;
+  private long passedOn;
   private boolean closed;
 
   /**
@@ -425,6 +429,38 @@ public final class PeerConnections implements AutoCloseable {
   }
 
   /**
+   * Which of a task's peers it reads over connections of this bound when it may use {@code share}
+   * of them, and reads the others through another path: at most {@code share}, those with a
+   * connection open or being opened first, then the others, each group in the order given (the
+   * caller's preference). The rest are counted as passed on ({@link Stats#passedOn}). Choosing
+   * reserves nothing: the uses that follow take connections as any use does.
+   *
+   * @param share how many peers the task may read over connections, at least 1
+   * @return the chosen peers, in the order given
+   */
+  public synchronized Set<NodeAddress> choose(List<NodeAddress> peers, int share) {
+    if (share < 1) {
+      throw new IllegalArgumentException("share must be at least 1: " + share);
+    }
+    Set<NodeAddress> distinct = new LinkedHashSet<>(peers);
+    int asked = distinct.size();
+    Set<NodeAddress> chosen = new HashSet<>();
+    for (NodeAddress p : distinct) {
+      if (chosen.size() < share && connected(p)) {
+        chosen.add(p);
+      }
+    }
+    for (NodeAddress p : distinct) {
+      if (chosen.size() < share) {
+        chosen.add(p);
+      }
+    }
+    distinct.retainAll(chosen); // in the order given
+    passedOn += asked - distinct.size();
+    return distinct;
+  }
+
+  /**
    * Forgets a connection that failed, and closes it, so the next use reconnects; a connection to
    * the peer that has replaced it already is left alone. Uses of it still in flight fail.
    */
@@ -444,7 +480,7 @@ public final class PeerConnections implements AutoCloseable {
 
   /** The bound and what it did so far. */
   public synchronized Stats stats() {
-    return new Stats(maxConnections, slots.size(), peak, waits, waitTimeouts, evictions);
+    return new Stats(maxConnections, slots.size(), peak, waits, waitTimeouts, evictions, passedOn);
   }
 
   @Override

@@ -276,6 +276,28 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     readers.decrementAndGet();
   }
 
+  /** The share of the bound ({@link #startReading}) a reduce task that started reading now would get. */
+  int readingShare() {
+    return Math.max(1, connections.stats().bound() / (readers.get() + 1));
+  }
+
+  /**
+   * Which of a reduce task's peers it READs when it may use {@code share} connections (see {@link
+   * PeerConnections#choose}: those this executor has a connection to first); it reads the others
+   * through Spark's reader. Every peer must have a known transport address.
+   *
+   * @param peerExecutorIds the peers, in the order the task prefers them
+   */
+  Set<String> chooseReadPeers(List<String> peerExecutorIds, int share) {
+    Map<NodeAddress, String> ids = new java.util.LinkedHashMap<>();
+    for (String id : peerExecutorIds) {
+      ids.put(addressOf(id).orElseThrow(() -> new IllegalStateException("executor " + id + " has no transport")), id);
+    }
+    Set<String> chosen = new java.util.LinkedHashSet<>();
+    connections.choose(new ArrayList<>(ids.keySet()), share).forEach(a -> chosen.add(ids.get(a)));
+    return chosen;
+  }
+
   /** See {@link PeerConnections#expect}. */
   PeerConnections.Expectation expect(NodeAddress peer) {
     return connections.expect(peer);
@@ -362,7 +384,7 @@ final class ExecutorShuffleTransport implements AutoCloseable {
         bytesViewed.sum(), viewsHeld.get(), destinations.peakBytes(), registry.registeredCount(),
         startup.openNanos(), startup.openWaitNanos(), startup.steps(), startup.firstConnects(), startup.firstConnectMedianNanos(),
         startup.firstConnectMaxNanos(), peers.bound(), peers.open(), peers.peak(), peers.waits(), peers.waitTimeouts(),
-        peers.evictions(), blocksInRuns.sum(), startup.registeredAfterOpen());
+        peers.evictions(), peers.passedOn(), blocksInRuns.sum(), startup.registeredAfterOpen());
   }
 
   @Override

@@ -528,7 +528,8 @@ public final class RdmaShuffleManager implements ShuffleManager {
         settings.value(RdmaShuffleOption.SAME_HOST_VIEWS),
         Math.max(4096, maxMessage / 2),
         conf.getBoolean("spark.shuffle.service.enabled", false),
-        CorruptionDiagnosis.of(conf), RdmaShuffleReader.streamsConcatenate(conf));
+        CorruptionDiagnosis.of(conf), RdmaShuffleReader.streamsConcatenate(conf),
+        settings.value(RdmaShuffleOption.PEERS_BEYOND_BOUND).equals("spark"));
   }
 
   @Override

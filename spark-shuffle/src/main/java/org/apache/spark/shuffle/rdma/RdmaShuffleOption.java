@@ -45,6 +45,13 @@ public final class RdmaShuffleOption {
           + " at the bound the least recently used idle one is closed for a new peer, or the read waits for one to"
           + " become idle, at most transport.ioTimeoutMs, then fails as a fetch failure.",
       Parsers.integer(), Check.positive());
+  public static final ConfigKey<String> PEERS_BEYOND_BOUND = ConfigKey.of(
+      "spark.shuffle.rdma.peersBeyondBound", "queue",
+      "What a reduce task does with the peers it reads past its share of maxPeerConnections (the bound divided"
+          + " among the tasks reading at once): queue, READ them too, a share at a time, reopening connections"
+          + " for them; spark, read them through Spark's own shuffle reader in the same task and READ only the"
+          + " share, the peers it has a connection to first.",
+      Parsers.choice("queue", "spark"));
   public static final ConfigKey<Long> LOOKUP_TIMEOUT = ConfigKey.of("spark.shuffle.rdma.lookupTimeout", "30s",
       "Deadline for registering with, and asking, the driver's transport address book.",
       Parsers.duration(TimeUnit.MILLISECONDS), Check.positive());
@@ -57,7 +64,7 @@ public final class RdmaShuffleOption {
 
   private static final List<ConfigKey<?>> ALL = List.of(MAX_BYTES_IN_FLIGHT, READ_CHUNK_BYTES, MAX_RANGE_BYTES,
       REGISTRATION_WINDOW_BYTES, LOCAL_READS, VERIFY_READS, SAME_HOST_VIEWS, MAX_PEER_CONNECTIONS,
-      LOOKUP_TIMEOUT, METRICS_REPORT_INTERVAL);
+      PEERS_BEYOND_BOUND, LOOKUP_TIMEOUT, METRICS_REPORT_INTERVAL);
 
   private RdmaShuffleOption() {}
 

@@ -2,9 +2,15 @@ package org.apache.spark.shuffle.rdma;
 
 import io.sluice.spark.shuffle.fallback.Decision;
 import io.sluice.spark.shuffle.fallback.FallbackPolicy;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Supplier;
 import org.apache.spark.InterruptibleIterator;
 import org.apache.spark.ShuffleDependency;
@@ -15,15 +21,19 @@ import org.apache.spark.io.CompressionCodec$;
 import org.apache.spark.serializer.SerializerInstance;
 import org.apache.spark.serializer.SerializerManager;
 import org.apache.spark.shuffle.BaseShuffleHandle;
+import org.apache.spark.shuffle.BlockStoreShuffleReader;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.sort.SortShuffleManager$;
+import org.apache.spark.storage.BlockId;
+import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.util.TaskCompletionListener;
 import org.apache.spark.util.collection.ExternalSorter;
 import scala.Option;
 import scala.Product2;
 import scala.Tuple2;
+import scala.Tuple3;
 import scala.math.Ordering;
 
 /**
@@ -35,8 +45,11 @@ import scala.math.Ordering;
  * <p>If any executor holding blocks has no shuffle transport (it fell back to Spark's shuffle), or
  * is gone while the external shuffle service keeps its output, the whole task reads through
  * Spark's sort-shuffle reader instead, which can fetch from every executor and shuffle service
- * (the {@link FallbackPolicy} decides, once per task). One instance per reduce task; not thread
- * safe.
+ * (the {@link FallbackPolicy} decides, once per task). With {@code
+ * spark.shuffle.rdma.peersBeyondBound=spark}, a task that reads more peers than its share of the
+ * executor's bound on connections READs only that many ({@link ExecutorShuffleTransport#chooseReadPeers})
+ * and has Spark's reader fetch the other peers' blocks in the same task, both at once; their
+ * records are combined and sorted together. One instance per reduce task; not thread safe.
  */
 final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
   private final BaseShuffleHandle<K, ?, C> handle;
@@ -57,10 +70,12 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
    *
    * @param streamsConcatenate whether block streams of this configuration may be read as one (see
    *     {@link #streamsConcatenate})
+   * @param peersBeyondBoundThroughSpark whether a task reads the peers past its share of the bound on
+   *     connections through Spark's reader ({@code spark.shuffle.rdma.peersBeyondBound=spark})
    */
   record ReaderSettings(long maxBytesInFlight, int readChunkBytes, long maxRangeBytes, boolean localReads,
       boolean verifyReads, boolean sameHostViews, int maxRequestBytes, boolean shuffleServiceEnabled,
-      CorruptionDiagnosis diagnosis, boolean streamsConcatenate) {}
+      CorruptionDiagnosis diagnosis, boolean streamsConcatenate, boolean peersBeyondBoundThroughSpark) {}
 
   /**
    * Whether, under {@code conf}, the bytes of consecutive blocks of one map output may be
@@ -99,26 +114,54 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
   public scala.collection.Iterator<Product2<K, C>> read() {
     SparkEnv env = SparkEnv.get();
     int shuffleId = handle.shuffleId();
+    List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> byAddress = new ArrayList<>();
+    scala.collection.Iterator<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> sizes =
+        env.mapOutputTracker().getMapSizesByExecutorId(shuffleId, startMapIndex, endMapIndex, startPartition,
+            endPartition);
+    while (sizes.hasNext()) {
+      byAddress.add(sizes.next());
+    }
     Optional<FetchPlan> plan = Optional.empty();
     Optional<String> unsupported = Optional.empty();
     try {
-      plan = Optional.of(FetchPlan.build(
-          env.mapOutputTracker().getMapSizesByExecutorId(
-              shuffleId, startMapIndex, endMapIndex, startPartition, endPartition),
-          transport.executorId(), settings.localReads()));
+      plan = Optional.of(FetchPlan.build(ScalaInterop.asScala(byAddress.iterator()), transport.executorId(),
+          settings.localReads()));
     } catch (IllegalArgumentException e) {
       unsupported = Optional.of(e.getMessage());
     }
     List<String> holders = plan.map(p -> p.remote().stream().map(r -> r.location().executorId()).toList())
         .orElse(List.of());
-    // The handshakes with peers it knows run while it decides, and asks the driver about the others.
-    transport.connectAhead(holders);
+    int share = transport.readingShare();
+    boolean split = settings.peersBeyondBoundThroughSpark() && holders.size() > share;
+    if (!split) {
+      // The handshakes with peers it knows run while it decides, and asks the driver about the others.
+      transport.connectAhead(holders);
+    }
     Decision route = fallback.decideReduceTask(shuffleId, startPartition, unsupported, holders,
         settings.shuffleServiceEnabled(), transport::goneAmong, id -> transport.addressOf(id).isPresent());
     if (route.usesSparkShuffle()) {
       return sortShuffleReader.get().read();
     }
-    RemoteFetcher remote = new RemoteFetcher(shuffleId, plan.get(), transport, metrics, settings.maxBytesInFlight(),
+    FetchPlan readPlan = plan.get();
+    Optional<ShuffleReader<K, C>> beyondShare = Optional.empty();
+    if (split) {
+      // READ the share, the peers with a connection and then those with the most bytes; Spark's
+      // reader fetches the rest in the same task, beside the READs.
+      Set<String> chosen = transport.chooseReadPeers(byBytes(byAddress, holders), share);
+      transport.connectAhead(chosen);
+      List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> ours = new ArrayList<>();
+      List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> theirs = new ArrayList<>();
+      Set<String> remote = new HashSet<>(holders);
+      for (Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>> e : byAddress) {
+        String id = e._1().executorId();
+        (remote.contains(id) && !chosen.contains(id) ? theirs : ours).add(e);
+      }
+      readPlan = FetchPlan.build(ScalaInterop.asScala(ours.iterator()), transport.executorId(), settings.localReads());
+      beyondShare = Optional.of(new BlockStoreShuffleReader<>(handle, ScalaInterop.asScala(theirs.iterator()), context,
+          metrics, env.serializerManager(), env.blockManager(), env.mapOutputTracker(),
+          SortShuffleManager$.MODULE$.canUseBatchFetch(startPartition, endPartition, context)));
+    }
+    RemoteFetcher remote = new RemoteFetcher(shuffleId, readPlan, transport, metrics, settings.maxBytesInFlight(),
         settings.readChunkBytes(), settings.maxRangeBytes(), settings.maxRequestBytes(), settings.verifyReads(),
         settings.sameHostViews(), settings.diagnosis());
     // As Spark's reader batches its fetches: where the task reads several partitions (AQE's coalesced
@@ -127,11 +170,28 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
     boolean concatenate = settings.streamsConcatenate()
         && handle.dependency().serializer().supportsRelocationOfSerializedObjects()
         && SortShuffleManager$.MODULE$.canUseBatchFetch(startPartition, endPartition, context);
-    BlockStreams streams = new BlockStreams(shuffleId, plan.get(), resolver, remote, metrics, transport.registry(),
+    BlockStreams streams = new BlockStreams(shuffleId, readPlan, resolver, remote, metrics, transport.registry(),
         settings.verifyReads(), settings.diagnosis(), concatenate, transport::recordBlocksInRun);
     context.addTaskCompletionListener((TaskCompletionListener) ctx -> streams.close());
     remote.start();
-    return combineAndSort(records(streams, env.serializerManager()));
+    // Spark's reader starts its fetches when asked to read, so both paths move bytes from here on.
+    Optional<scala.collection.Iterator<Product2<K, C>>> fetched = beyondShare.map(ShuffleReader::read);
+    return combineAndSort(records(streams, env.serializerManager()), fetched);
+  }
+
+  /** The executors, those holding the most of the task's bytes first (ties in the order given). */
+  private static List<String> byBytes(
+      List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> byAddress,
+      List<String> executors) {
+    Map<String, Long> bytes = new HashMap<>();
+    for (Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>> e : byAddress) {
+      for (Tuple3<BlockId, Object, Object> b : ScalaInterop.asJava(e._2())) {
+        bytes.merge(e._1().executorId(), (Long) b._2(), Long::sum);
+      }
+    }
+    List<String> sorted = new ArrayList<>(executors);
+    sorted.sort(Comparator.comparing((String id) -> bytes.getOrDefault(id, 0L)).reversed());
+    return sorted;
   }
 
   /** Deserializes each block stream; counts records; merges metrics into the task when done. */
@@ -171,18 +231,32 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
     return new InterruptibleIterator<>(context, ScalaInterop.asScala(records));
   }
 
+  /**
+   * Combines and sorts as the dependency asks, and as Spark's reader does. {@code fetched}, where
+   * present, is what Spark's reader read of the same task's blocks, already combined (and sorted)
+   * by it: with an aggregator the task's own records are combined first and the two merged as
+   * combiners; without one the two are read one after the other.
+   */
   @SuppressWarnings({"unchecked", "rawtypes"})
   private scala.collection.Iterator<Product2<K, C>> combineAndSort(
-      scala.collection.Iterator<Tuple2<Object, Object>> records) {
+      scala.collection.Iterator<Tuple2<Object, Object>> records, Optional<scala.collection.Iterator<Product2<K, C>>> fetched) {
     ShuffleDependency<K, ?, C> dep = handle.dependency();
     scala.collection.Iterator<Product2<K, C>> combined;
     if (dep.aggregator().isDefined()) {
       org.apache.spark.Aggregator agg = dep.aggregator().get();
-      combined = dep.mapSideCombine()
-          ? (scala.collection.Iterator) agg.combineCombinersByKey((scala.collection.Iterator) records, context)
-          : (scala.collection.Iterator) agg.combineValuesByKey((scala.collection.Iterator) records, context);
+      if (fetched.isPresent()) {
+        scala.collection.Iterator ours = dep.mapSideCombine() ? records
+            : agg.combineValuesByKey((scala.collection.Iterator) records, context);
+        combined = (scala.collection.Iterator) agg.combineCombinersByKey(
+            ScalaInterop.concat(ours, (scala.collection.Iterator) fetched.get()), context);
+      } else {
+        combined = dep.mapSideCombine()
+            ? (scala.collection.Iterator) agg.combineCombinersByKey((scala.collection.Iterator) records, context)
+            : (scala.collection.Iterator) agg.combineValuesByKey((scala.collection.Iterator) records, context);
+      }
     } else {
-      combined = (scala.collection.Iterator) records;
+      combined = fetched.isPresent() ? ScalaInterop.concat((scala.collection.Iterator) records, fetched.get())
+          : (scala.collection.Iterator) records;
     }
     Option<Ordering<K>> ordering = dep.keyOrdering();
     if (ordering.isEmpty()) {

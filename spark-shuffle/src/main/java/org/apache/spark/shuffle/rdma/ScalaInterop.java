@@ -29,6 +29,22 @@ final class ScalaInterop {
     };
   }
 
+  /** The elements of {@code first}, then those of {@code second}; neither is read before it is needed. */
+  static <T> scala.collection.Iterator<T> concat(scala.collection.Iterator<? extends T> first,
+      scala.collection.Iterator<? extends T> second) {
+    return new scala.collection.AbstractIterator<T>() {
+      @Override
+      public boolean hasNext() {
+        return first.hasNext() || second.hasNext();
+      }
+
+      @Override
+      public T next() {
+        return first.hasNext() ? first.next() : second.next();
+      }
+    };
+  }
+
   /** An iterator with no elements, typed for the caller. */
   static <T> scala.collection.Iterator<T> emptyIterator() {
     return asScala(java.util.Collections.emptyIterator());

@@ -35,6 +35,7 @@ final class ShuffleMetrics {
   static final String PEER_CONNECTION_WAITS = "peerConnections.waits";
   static final String PEER_CONNECTION_WAIT_TIMEOUTS = "peerConnections.waitTimeouts";
   static final String PEER_CONNECTION_EVICTIONS = "peerConnections.evictions";
+  static final String PEERS_PASSED_ON = "peerConnections.passedOn";
 
   private ShuffleMetrics() {}
 
@@ -76,7 +77,7 @@ final class ShuffleMetrics {
 
   /** The bound on connections to peers and what it did; zeros without a transport. */
   private static Map<String, Long> peerValues(Optional<PeerConnections.Stats> peers) {
-    PeerConnections.Stats p = peers.orElse(new PeerConnections.Stats(0, 0, 0, 0, 0, 0));
+    PeerConnections.Stats p = peers.orElse(new PeerConnections.Stats(0, 0, 0, 0, 0, 0, 0));
     Map<String, Long> values = new LinkedHashMap<>();
     values.put(PEER_CONNECTIONS_MAX, (long) p.bound());
     values.put(PEER_CONNECTIONS_OPEN, (long) p.open());
@@ -84,6 +85,7 @@ final class ShuffleMetrics {
     values.put(PEER_CONNECTION_WAITS, p.waits());
     values.put(PEER_CONNECTION_WAIT_TIMEOUTS, p.waitTimeouts());
     values.put(PEER_CONNECTION_EVICTIONS, p.evictions());
+    values.put(PEERS_PASSED_ON, p.passedOn());
     return values;
   }
 

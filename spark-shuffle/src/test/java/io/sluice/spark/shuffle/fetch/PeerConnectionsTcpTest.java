@@ -207,11 +207,11 @@ class PeerConnectionsTcpTest {
       readAll(c, 2).get(DEADLINE_SECONDS, TimeUnit.SECONDS);
       assertFalse(first1.isOpen(), "the least recently used idle connection was closed");
       assertTrue(first0.isOpen());
-      assertEquals(new PeerConnections.Stats(BOUND, BOUND, BOUND, 0, 0, 1), c.stats());
+      assertEquals(new PeerConnections.Stats(BOUND, BOUND, BOUND, 0, 0, 1, 0), c.stats());
       // Peer 1 again: a new connection, in place of peer 0's (now the least recently used).
       readAll(c, 1).get(DEADLINE_SECONDS, TimeUnit.SECONDS);
       assertFalse(first0.isOpen());
-      assertEquals(new PeerConnections.Stats(BOUND, BOUND, BOUND, 0, 0, 2), c.stats());
+      assertEquals(new PeerConnections.Stats(BOUND, BOUND, BOUND, 0, 0, 2, 0), c.stats());
       assertEquals(BOUND, live.get());
     }
   }
@@ -242,7 +242,7 @@ class PeerConnectionsTcpTest {
       assertTrue(busy.getMessage().contains(peer(2).toString()) && busy.getMessage().contains("maxPeerConnections"),
           busy.getMessage());
       assertFalse(busy0.isDone() || busy1.isDone(), "the uses in flight are not disturbed");
-      assertEquals(new PeerConnections.Stats(BOUND, BOUND, BOUND, 1, 1, 0), c.stats());
+      assertEquals(new PeerConnections.Stats(BOUND, BOUND, BOUND, 1, 1, 0, 0), c.stats());
 
       // A use that waits longer: one of the busy connections stops taking new uses, and once its
       // answer comes it is closed for this peer.

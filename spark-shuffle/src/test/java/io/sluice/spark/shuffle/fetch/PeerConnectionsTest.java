@@ -134,7 +134,26 @@ class PeerConnectionsTest {
     try (PeerConnections c = connections(true, 2)) {
       assertEquals(2, c.connectAhead(List.of(A, B, new NodeAddress("10.0.0.3", 7003)), 16));
       assertEquals(0, c.connectAhead(List.of(new NodeAddress("10.0.0.4", 7004)), 16), "idle ones are not closed for it");
-      assertEquals(new PeerConnections.Stats(2, 2, 2, 0, 0, 0), c.stats());
+      assertEquals(new PeerConnections.Stats(2, 2, 2, 0, 0, 0, 0), c.stats());
+    }
+  }
+
+  @Test
+  void aTaskChoosesThePeersItHasConnectionsToFirstAndCountsTheOthersAsPassedOn() {
+    NodeAddress c3 = new NodeAddress("10.0.0.3", 7003);
+    NodeAddress d4 = new NodeAddress("10.0.0.4", 7004);
+    try (PeerConnections c = connections(true, 4)) {
+      assertEquals(List.of(A, B), List.copyOf(c.choose(List.of(A, B, c3), 2)), "nothing connected: in the order given");
+      assertEquals(1, c.stats().passedOn());
+      connection(c, c3).join();
+      connection(c, d4).join().close(); // a dead connection counts as none
+      assertEquals(List.of(A, c3), List.copyOf(c.choose(List.of(A, B, c3, d4), 2)),
+          "the connected peer, then the first of the others, in the order given");
+      assertEquals(List.of(c3), List.copyOf(c.choose(List.of(A, B, c3, c3), 1)), "a repeated peer counts once");
+      assertEquals(List.of(A, B), List.copyOf(c.choose(List.of(A, B), 5)), "a share above the peers takes them all");
+      assertEquals(1 + 2 + 2, c.stats().passedOn());
+      assertEquals(2, opened.size(), "choosing opens nothing");
+      assertThrows(IllegalArgumentException.class, () -> c.choose(List.of(A), 0));
     }
   }
 
