@@ -50,7 +50,7 @@ public final class ScaleBench {
 
   record Options(List<Integer> executors, int rounds, int partitionsPerExecutor, int rowsPerBlock, int valueBytes,
       String executorMemory, int startTimeoutS, int jobTimeoutS, long sampleMs, int maxPeerConnections,
-      Map<String, String> rdmaConf, Path out) {
+      List<String> boundedManagers, Map<String, String> rdmaConf, Path out) {
     static final Cli.Command COMMAND = new Cli.Command("scale-bench", "scale",
         "Per-executor connections, sockets, file descriptors, threads and memory as the number of executors N"
             + " grows, under RdmaShuffleManager and Spark's sort shuffle, with an all-to-all shuffle of tiny data.",
@@ -96,6 +96,12 @@ public final class ScaleBench {
               + " curve with a bound beside the one without (default: not run).")
       int maxPeerConnections;
 
+      @Option(names = "--peers-beyond-bound", split = ",", paramLabel = "LIST",
+          description = "With --max-peer-connections: one bounded application per value and round, queue (the"
+              + " peers past a reduce task's share READ a share at a time) and/or spark (read through Spark's"
+              + " reader), spark.shuffle.rdma.peersBeyondBound (default queue).")
+      List<String> peersBeyondBound;
+
       @Option(names = "--conf", paramLabel = "KEY=VALUE",
           description = "A Spark setting for RdmaShuffleManager's applications (bounded or not), such as a longer"
               + " spark.shuffle.rdma.transport.connectTimeoutMs where many executors share few cores; repeatable.")
@@ -135,9 +141,21 @@ public final class ScaleBench {
       }
       Map<String, String> rdmaConf = Cli.sparkSettings(f.conf, Map.of(
           "spark.shuffle.manager", "the benchmark runs both managers",
-          "spark.shuffle.rdma.maxPeerConnections", "--max-peer-connections"));
+          "spark.shuffle.rdma.maxPeerConnections", "--max-peer-connections",
+          "spark.shuffle.rdma.peersBeyondBound", "--peers-beyond-bound"));
+      List<String> beyond = f.peersBeyondBound == null ? List.of("queue") : List.copyOf(f.peersBeyondBound);
+      if (f.peersBeyondBound != null && f.maxPeerConnections == 0) {
+        throw new IllegalArgumentException("--peers-beyond-bound needs --max-peer-connections");
+      }
+      if (beyond.isEmpty() || new HashSet<>(beyond).size() != beyond.size()
+          || !List.of("queue", "spark").containsAll(beyond)) {
+        throw new IllegalArgumentException("--peers-beyond-bound: queue, spark or both, each once, got " + beyond);
+      }
+      List<String> bounded = f.maxPeerConnections == 0 ? List.of()
+          : beyond.stream().map(v -> v.equals("spark") ? ScaleFigures.BOUNDED_SPARK : ScaleFigures.BOUNDED).toList();
       return new Options(executors, rounds, f.partitionsPerExecutor, f.rowsPerBlock, f.valueBytes, f.executorMemory,
-          f.startTimeoutS, f.jobTimeoutS, f.sampleMs, f.maxPeerConnections, Map.copyOf(rdmaConf), line.out());
+          f.startTimeoutS, f.jobTimeoutS, f.sampleMs, f.maxPeerConnections, bounded, Map.copyOf(rdmaConf),
+          line.out());
     }
   }
 
@@ -149,14 +167,13 @@ public final class ScaleBench {
     System.out.printf(Locale.ROOT, "[scale] N = %s, %d round(s), %d map and reduce partitions per executor, %d rows"
         + " of %d B per block, executors of 1 core and %s%s%n", o.executors(), o.rounds(), o.partitionsPerExecutor(),
         o.rowsPerBlock(), o.valueBytes(), o.executorMemory(), o.maxPeerConnections() > 0
-            ? "; RdmaShuffleManager also with at most " + o.maxPeerConnections() + " connections to peers" : "");
+            ? "; RdmaShuffleManager also with at most " + o.maxPeerConnections() + " connections to peers ("
+                + String.join(", ", o.boundedManagers()) + ")" : "");
     if (!o.rdmaConf().isEmpty()) {
       System.out.println("[scale] RdmaShuffleManager's applications also set " + new TreeMap<>(o.rdmaConf()));
     }
     List<String> managers = new ArrayList<>(List.of(ScaleFigures.SORT, ScaleFigures.RDMA));
-    if (o.maxPeerConnections() > 0) {
-      managers.add(ScaleFigures.BOUNDED);
-    }
+    managers.addAll(o.boundedManagers());
     List<ScaleFigures.App> apps = new ArrayList<>();
     List<String> failures = new ArrayList<>();
     int turn = 0;
@@ -232,8 +249,9 @@ public final class ScaleBench {
       conf.set("spark.shuffle.rdma.transport.shm.enabled", "false");
       o.rdmaConf().forEach(conf::set);
     }
-    if (manager.equals(ScaleFigures.BOUNDED)) {
+    if (o.boundedManagers().contains(manager)) {
       conf.set("spark.shuffle.rdma.maxPeerConnections", String.valueOf(o.maxPeerConnections()));
+      conf.set("spark.shuffle.rdma.peersBeyondBound", manager.equals(ScaleFigures.BOUNDED_SPARK) ? "spark" : "queue");
     }
     String label = String.format(Locale.ROOT, "N=%d %s round %d", n, manager, round + 1);
     long startedApp = System.nanoTime();
@@ -412,11 +430,12 @@ public final class ScaleBench {
         mm(e, x -> x.peaks().threads()), mm(e, x -> x.peaks().rssKb() / 1024.0), mm(e, x -> x.peaks().lockedKb()),
         !app.manager().equals(ScaleFigures.SORT) ? String.format(Locale.ROOT,
             "  transport: connections %s handshakes %s threads %s; peer connections opened at once %s, waits %s,"
-                + " evictions %s (reports %d, metrics %d of %d)",
+                + " evictions %s, peers passed on %s (reports %d, metrics %d of %d)",
             mm(e.stream().filter(x -> !x.sluice().isEmpty()).toList(), x -> x.openConnections()),
             mm(e.stream().filter(x -> !x.sluice().isEmpty()).toList(), x -> x.handshakes()),
             mm(e, x -> x.transportThreads()), mm(e, x -> x.gauge(ScaleFigures.PEAK)),
-            mm(e, x -> x.gauge(ScaleFigures.WAITS)), mm(e, x -> x.gauge(ScaleFigures.EVICTIONS)), reports, metrics,
+            mm(e, x -> x.gauge(ScaleFigures.WAITS)), mm(e, x -> x.gauge(ScaleFigures.EVICTIONS)),
+            mm(e, x -> x.gauge(ScaleFigures.PASSED_ON)), reports, metrics,
             e.size()) : "",
         app.driver().peaks().threads(), app.driver().peaks().tcpEstablished(),
         app.driver().peaks().heapUsedBytes() / 1048576.0);

@@ -22,10 +22,17 @@ final class ScaleFigures {
   static final String RDMA = "rdma";
   /** RdmaShuffleManager with a bound on each executor's connections to peers (spark.shuffle.rdma.maxPeerConnections). */
   static final String BOUNDED = "rdma-bounded";
+  /**
+   * The same bound, with the peers past a reduce task's share read through Spark's reader
+   * (spark.shuffle.rdma.peersBeyondBound=spark).
+   */
+  static final String BOUNDED_SPARK = "rdma-bounded-spark";
   /** The executor's {@code sluice} gauges of the bound: connections it opened at once at most, waits, evictions. */
   static final String PEAK = "peerConnections.peak";
   static final String WAITS = "peerConnections.waits";
   static final String EVICTIONS = "peerConnections.evictions";
+  /** Peers the executor's reduce tasks read through Spark's reader, past their share of the bound. */
+  static final String PASSED_ON = "peerConnections.passedOn";
 
   private ScaleFigures() {}
 
@@ -143,10 +150,14 @@ final class ScaleFigures {
       List<App> rdma = list.stream().filter(a -> a.manager().equals(RDMA)).toList();
       List<App> sort = list.stream().filter(a -> a.manager().equals(SORT)).toList();
       List<App> bounded = list.stream().filter(a -> a.manager().equals(BOUNDED)).toList();
+      List<App> boundedSpark = list.stream().filter(a -> a.manager().equals(BOUNDED_SPARK)).toList();
       if (!rdma.isEmpty() && !sort.isEmpty()) {
         out.addAll(forN(n, rdma, sort));
         if (!bounded.isEmpty()) {
-          out.addAll(bounded(n, bounded, rdma, sort));
+          out.addAll(bounded(n, "bounded", bounded, rdma, sort));
+        }
+        if (!boundedSpark.isEmpty()) {
+          out.addAll(bounded(n, "bounded_spark", boundedSpark, rdma, sort));
         }
       }
     });
@@ -233,11 +244,12 @@ final class ScaleFigures {
   }
 
   /**
-   * RdmaShuffleManager with a bound ({@code scale.n<N>.bounded.*}) beside the same manager without one: the curve
+   * RdmaShuffleManager with a bound ({@code scale.n<N>.<kind>.*}: {@code bounded}, or {@code bounded_spark}
+   * where the peers past a task's share go through Spark's reader) beside the same manager without one: the curve
    * after the change beside the curve before it, from the same run.
    */
-  private static List<Measurement> bounded(int n, List<App> bounded, List<App> rdma, List<App> sort) {
-    String p = "scale.n" + n + ".bounded.";
+  private static List<Measurement> bounded(int n, String kind, List<App> bounded, List<App> rdma, List<App> sort) {
+    String p = "scale.n" + n + "." + kind + ".";
     String b = "scale.n" + n + ".";
     List<Executor> be = executors(bounded);
     List<Executor> re = executors(rdma);
@@ -251,6 +263,7 @@ final class ScaleFigures {
     spread(out, p, b, "transport.opened_at_once", "count", be, re, e -> e.gauge(PEAK));
     spread(out, p, b, "transport.waits", "count", be, re, e -> e.gauge(WAITS));
     spread(out, p, b, "transport.evictions", "count", be, re, e -> e.gauge(EVICTIONS));
+    spread(out, p, b, "transport.passed_on", "count", be, re, e -> e.gauge(PASSED_ON));
     List<Executor> reported = be.stream().filter(e -> !e.sluice().isEmpty()).toList();
     List<Executor> reportedBefore = re.stream().filter(e -> !e.sluice().isEmpty()).toList();
     if (!reported.isEmpty() && !reportedBefore.isEmpty()) {

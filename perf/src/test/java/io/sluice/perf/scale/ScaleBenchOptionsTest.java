@@ -21,7 +21,12 @@ class ScaleBenchOptionsTest {
     assertEquals(List.of(2, 6), some.executors());
     assertEquals(3, some.rounds());
     assertEquals(0, some.maxPeerConnections(), "no bounded run unless asked");
-    assertEquals(8, ScaleBench.Options.parse(new String[] {"--max-peer-connections", "8"}).maxPeerConnections());
+    assertEquals(List.of(), some.boundedManagers());
+    ScaleBench.Options bounded = ScaleBench.Options.parse(new String[] {"--max-peer-connections", "8"});
+    assertEquals(8, bounded.maxPeerConnections());
+    assertEquals(List.of(ScaleFigures.BOUNDED), bounded.boundedManagers(), "the manager's default, queue");
+    assertEquals(List.of(ScaleFigures.BOUNDED_SPARK, ScaleFigures.BOUNDED), ScaleBench.Options.parse(new String[] {
+        "--max-peer-connections", "8", "--peers-beyond-bound", "spark,queue"}).boundedManagers());
     assertEquals(java.util.Map.of(), some.rdmaConf());
     assertEquals(java.util.Map.of("spark.shuffle.rdma.transport.connectTimeoutMs", "60000", "spark.a", "b=c"),
         ScaleBench.Options.parse(new String[] {"--conf", "spark.shuffle.rdma.transport.connectTimeoutMs=60000",
@@ -48,6 +53,11 @@ class ScaleBenchOptionsTest {
     assertTrue(message("--max-peer-connections", "-1").contains("--max-peer-connections"));
     assertTrue(message("--conf", "connectTimeoutMs=1").contains("spark.KEY=VALUE"));
     assertTrue(message("--conf", "spark.shuffle.manager=sort").contains("the benchmark's to set"));
+    assertTrue(message("--conf", "spark.shuffle.rdma.peersBeyondBound=spark").contains("--peers-beyond-bound"));
+    assertTrue(message("--peers-beyond-bound", "spark").contains("needs --max-peer-connections"));
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> ScaleBench.Options.parse(new String[] {
+        "--max-peer-connections", "8", "--peers-beyond-bound", "spark,wait"})).getMessage()
+        .contains("--peers-beyond-bound"));
   }
 
   @Test
@@ -55,7 +65,8 @@ class ScaleBenchOptionsTest {
     String usage = assertThrows(Cli.HelpRequested.class, () -> ScaleBench.Options.parse(new String[] {"--help"}))
         .usage();
     for (String option : List.of("--quick", "--executors", "--rounds", "--partitions-per-executor", "--rows-per-block",
-        "--value-bytes", "--executor-memory", "--start-timeout-s", "--job-timeout-s", "--sample-ms", "--max-peer-connections", "--conf", "--out")) {
+        "--value-bytes", "--executor-memory", "--start-timeout-s", "--job-timeout-s", "--sample-ms", "--max-peer-connections", "--peers-beyond-bound", "--conf",
+        "--out")) {
       assertTrue(usage.contains(option), option + " in " + usage);
     }
   }

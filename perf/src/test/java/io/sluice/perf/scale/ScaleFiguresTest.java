@@ -133,6 +133,26 @@ class ScaleFiguresTest {
   }
 
   @Test
+  void theBoundedManagerThatPassesPeersOnHasFiguresOfItsOwn() {
+    Map<String, Long> open = Map.of("connections.opened", 7L, "connections.accepted", 7L);
+    Map<String, Long> passing = Map.of("connections.opened", 2L, "connections.accepted", 2L, ScaleFigures.PEAK, 2L,
+        ScaleFigures.PASSED_ON, 10L);
+    ScaleFigures.Driver driver = new ScaleFigures.Driver(peaks(9, 70, Set.of()), 8);
+    List<Measurement> m = ScaleFigures.measurements(List.of(
+        new ScaleFigures.App(8, ScaleFigures.BOUNDED_SPARK, 0, 4.4, 1.1,
+            List.of(executor("0", 4, 55, passing), executor("1", 4, 56, passing)), driver),
+        new ScaleFigures.App(8, ScaleFigures.RDMA, 0, 4.0, 1.0,
+            List.of(executor("0", 14, 60, open), executor("1", 14, 61, open)), driver),
+        new ScaleFigures.App(8, ScaleFigures.SORT, 0, 4.0, 1.0,
+            List.of(executor("0", 7, 50, Map.of()), executor("1", 7, 50, Map.of())), driver)));
+    Map<String, Measurement> byName = m.stream().collect(Collectors.toMap(Measurement::name, x -> x));
+    assertEquals(10, byName.get("scale.n8.bounded_spark.transport.passed_on.median").value());
+    assertEquals(0, byName.get("scale.n8.bounded_spark.transport.passed_on.median").baselineValue());
+    assertEquals(1.1, byName.get("scale.n8.bounded_spark.job.cold_ratio").value(), 1e-9);
+    assertFalse(byName.keySet().stream().anyMatch(n -> n.startsWith("scale.n8.bounded.")), "no queueing run");
+  }
+
+  @Test
   void withoutTheSortShuffleTheBoundedRunIsLeftOutToo() {
     ScaleFigures.Driver driver = new ScaleFigures.Driver(peaks(9, 70, Set.of()), 2);
     List<Measurement> m = ScaleFigures.measurements(List.of(
