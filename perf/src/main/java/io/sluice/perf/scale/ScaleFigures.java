@@ -23,7 +23,7 @@ final class ScaleFigures {
   /** RdmaShuffleManager with a bound on each executor's connections to peers (spark.shuffle.rdma.maxPeerConnections). */
   static final String BOUNDED = "rdma-bounded";
   /**
-   * The same bound, with the peers past a reduce task's share read through Spark's reader
+   * The same bound, with the peers it has no room for read through Spark's reader
    * (spark.shuffle.rdma.peersBeyondBound=spark).
    */
   static final String BOUNDED_SPARK = "rdma-bounded-spark";
@@ -31,7 +31,7 @@ final class ScaleFigures {
   static final String PEAK = "peerConnections.peak";
   static final String WAITS = "peerConnections.waits";
   static final String EVICTIONS = "peerConnections.evictions";
-  /** Peers the executor's reduce tasks read through Spark's reader, past their share of the bound. */
+  /** Peers the executor's reduce tasks read through Spark's reader, the bound having no room for them. */
   static final String PASSED_ON = "peerConnections.passedOn";
 
   private ScaleFigures() {}
@@ -245,7 +245,7 @@ final class ScaleFigures {
 
   /**
    * RdmaShuffleManager with a bound ({@code scale.n<N>.<kind>.*}: {@code bounded}, or {@code bounded_spark}
-   * where the peers past a task's share go through Spark's reader) beside the same manager without one: the curve
+   * where the peers the bound has no room for go through Spark's reader) beside the same manager without one: the curve
    * after the change beside the curve before it, from the same run.
    */
   private static List<Measurement> bounded(int n, String kind, List<App> bounded, List<App> rdma, List<App> sort) {

@@ -19,8 +19,8 @@ import java.util.Map;
  * and its bound on connections to peers ({@code maxPeerConnections}): how many are open (or being
  * opened) now, the most there were at once, how many reads waited for room, how many of those
  * waits ended at their deadline (each a fetch failure), and how many idle connections were closed
- * to make room, and how many peers its reduce tasks read through Spark's reader because they were
- * past the task's share of the bound ({@code peersPassedOn}, with {@code
+ * to make room, and how many peers its reduce tasks read through Spark's reader because the bound
+ * had no room for them ({@code peersPassedOn}, with {@code
  * spark.shuffle.rdma.peersBeyondBound=spark}); and how many blocks its reduce tasks read as part
  * of a run of one map output's blocks decompressed and deserialized as one stream ({@code blocksInRuns}), as Spark's reader
  * fetches them in batch; and how many map outputs committed while the transport was still opening
@@ -67,7 +67,7 @@ public record TransportReport(String executorId, String provider, String address
         + millis(firstConnectMaxNanos) + " ms; connections to peers: " + peerConnectionsOpen + " open of at most "
         + maxPeerConnections + ", peak " + peerConnectionsPeak + ", " + peerConnectionWaits + " waits ("
         + peerConnectionWaitTimeouts + " timed out), " + peerConnectionEvictions + " idle ones closed for room, "
-        + peersPassedOn + " peers read through Spark's reader past a task's share; "
+        + peersPassedOn + " peers read through Spark's reader for want of room; "
         + blocksInRuns + " blocks read in runs of one map output's blocks; " + outputsRegisteredAfterOpen
         + " map outputs registered after the open, their tasks not waiting for it";
   }

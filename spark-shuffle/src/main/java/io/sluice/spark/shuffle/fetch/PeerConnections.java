@@ -66,7 +66,7 @@ public final class PeerConnections implements AutoCloseable {
    * The bound and what it did: how many connections are open or being opened now, the most there
    * ever were at once, how many uses had to wait for room, how many of those waits ended at their
    * deadline, how many idle connections were closed to make room, and how many peers reduce tasks
-   * read through another path because they were past the task's share ({@link #choose}).
+   * read through another path because the bound had no room for them ({@link #choose}).
    */
   public record Stats(int bound, int open, int peak, long waits, long waitTimeouts, long evictions,
       long passedOn) {}
@@ -429,29 +429,36 @@ public final class PeerConnections implements AutoCloseable {
   }
 
   /**
-   * Which of a task's peers it reads over connections of this bound when it may use {@code share}
-   * of them, and reads the others through another path: at most {@code share}, those with a
-   * connection open or being opened first, then the others, each group in the order given (the
-   * caller's preference). The rest are counted as passed on ({@link Stats#passedOn}). Choosing
-   * reserves nothing: the uses that follow take connections as any use does.
+   * Which of a task's peers it reads over connections of this bound, the others to be read through
+   * another path: as many as the bound has room for beside what other tasks hold (connections in use
+   * or expected, to peers not among these; a connection that is only idle counts as room), at
+   * least one; those with a connection open or being opened, or that another task is about to
+   * read, first, then the others, each group in the order given (the caller's preference). Tasks that read the same peers share their
+   * connections, so they take no room from each other. The rest are counted as passed on ({@link
+   * Stats#passedOn}). Choosing reserves nothing: the uses that follow take connections as any use
+   * does, so tasks choosing at once may still wait for room or close idle connections.
    *
-   * @param share how many peers the task may read over connections, at least 1
    * @return the chosen peers, in the order given
    */
-  public synchronized Set<NodeAddress> choose(List<NodeAddress> peers, int share) {
-    if (share < 1) {
-      throw new IllegalArgumentException("share must be at least 1: " + share);
-    }
+  public synchronized Set<NodeAddress> choose(List<NodeAddress> peers) {
     Set<NodeAddress> distinct = new LinkedHashSet<>(peers);
+    Set<NodeAddress> others = new HashSet<>(expected.keySet());
+    for (Slot s : slots.values()) {
+      if (s.leases > 0) {
+        others.add(s.peer);
+      }
+    }
+    others.removeAll(distinct);
+    int room = Math.max(1, maxConnections - others.size());
     int asked = distinct.size();
     Set<NodeAddress> chosen = new HashSet<>();
     for (NodeAddress p : distinct) {
-      if (chosen.size() < share && connected(p)) {
+      if (chosen.size() < room && (connected(p) || expected.containsKey(p))) {
         chosen.add(p);
       }
     }
     for (NodeAddress p : distinct) {
-      if (chosen.size() < share) {
+      if (chosen.size() < room) {
         chosen.add(p);
       }
     }

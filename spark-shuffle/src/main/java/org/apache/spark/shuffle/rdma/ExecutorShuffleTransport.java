@@ -276,25 +276,21 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     readers.decrementAndGet();
   }
 
-  /** The share of the bound ({@link #startReading}) a reduce task that started reading now would get. */
-  int readingShare() {
-    return Math.max(1, connections.stats().bound() / (readers.get() + 1));
-  }
-
   /**
-   * Which of a reduce task's peers it READs when it may use {@code share} connections (see {@link
-   * PeerConnections#choose}: those this executor has a connection to first); it reads the others
-   * through Spark's reader. Every peer must have a known transport address.
+   * Which of a reduce task's peers it READs (see {@link PeerConnections#choose}: as many as the
+   * bound has room for beside the peers other tasks are reading, those this executor has a
+   * connection to first); it reads the others through Spark's reader. Every peer must have a known
+   * transport address.
    *
    * @param peerExecutorIds the peers, in the order the task prefers them
    */
-  Set<String> chooseReadPeers(List<String> peerExecutorIds, int share) {
+  Set<String> chooseReadPeers(List<String> peerExecutorIds) {
     Map<NodeAddress, String> ids = new java.util.LinkedHashMap<>();
     for (String id : peerExecutorIds) {
       ids.put(addressOf(id).orElseThrow(() -> new IllegalStateException("executor " + id + " has no transport")), id);
     }
     Set<String> chosen = new java.util.LinkedHashSet<>();
-    connections.choose(new ArrayList<>(ids.keySet()), share).forEach(a -> chosen.add(ids.get(a)));
+    connections.choose(new ArrayList<>(ids.keySet())).forEach(a -> chosen.add(ids.get(a)));
     return chosen;
   }
 

@@ -4,11 +4,9 @@ import io.sluice.spark.shuffle.fallback.Decision;
 import io.sluice.spark.shuffle.fallback.FallbackPolicy;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -46,10 +44,10 @@ import scala.math.Ordering;
  * is gone while the external shuffle service keeps its output, the whole task reads through
  * Spark's sort-shuffle reader instead, which can fetch from every executor and shuffle service
  * (the {@link FallbackPolicy} decides, once per task). With {@code
- * spark.shuffle.rdma.peersBeyondBound=spark}, a task that reads more peers than its share of the
- * executor's bound on connections READs only that many ({@link ExecutorShuffleTransport#chooseReadPeers})
- * and has Spark's reader fetch the other peers' blocks in the same task, both at once; their
- * records are combined and sorted together. One instance per reduce task; not thread safe.
+ * spark.shuffle.rdma.peersBeyondBound=spark}, a task that reads more peers than the executor's
+ * bound on connections has room for READs only as many as it has ({@link
+ * ExecutorShuffleTransport#chooseReadPeers}) and has Spark's reader fetch the other peers' blocks
+ * in the same task, both at once; their records are combined and sorted together. One instance per reduce task; not thread safe.
  */
 final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
   private final BaseShuffleHandle<K, ?, C> handle;
@@ -70,8 +68,8 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
    *
    * @param streamsConcatenate whether block streams of this configuration may be read as one (see
    *     {@link #streamsConcatenate})
-   * @param peersBeyondBoundThroughSpark whether a task reads the peers past its share of the bound on
-   *     connections through Spark's reader ({@code spark.shuffle.rdma.peersBeyondBound=spark})
+   * @param peersBeyondBoundThroughSpark whether a task reads the peers the bound on connections has no
+   *     room for through Spark's reader ({@code spark.shuffle.rdma.peersBeyondBound=spark})
    */
   record ReaderSettings(long maxBytesInFlight, int readChunkBytes, long maxRangeBytes, boolean localReads,
       boolean verifyReads, boolean sameHostViews, int maxRequestBytes, boolean shuffleServiceEnabled,
@@ -131,9 +129,8 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
     }
     List<String> holders = plan.map(p -> p.remote().stream().map(r -> r.location().executorId()).toList())
         .orElse(List.of());
-    int share = transport.readingShare();
-    boolean split = settings.peersBeyondBoundThroughSpark() && holders.size() > share;
-    if (!split) {
+    boolean choosing = settings.peersBeyondBoundThroughSpark();
+    if (!choosing) {
       // The handshakes with peers it knows run while it decides, and asks the driver about the others.
       transport.connectAhead(holders);
     }
@@ -143,23 +140,25 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
       return sortShuffleReader.get().read();
     }
     FetchPlan readPlan = plan.get();
-    Optional<ShuffleReader<K, C>> beyondShare = Optional.empty();
-    if (split) {
-      // READ the share, the peers with a connection and then those with the most bytes; Spark's
-      // reader fetches the rest in the same task, beside the READs.
-      Set<String> chosen = transport.chooseReadPeers(byBytes(byAddress, holders), share);
+    Optional<ShuffleReader<K, C>> beyondBound = Optional.empty();
+    if (choosing) {
+      // READ what the bound has room for, the peers with a connection first; Spark's reader
+      // fetches the rest in the same task, beside the READs.
+      Set<String> chosen = transport.chooseReadPeers(preferenceOrder(transport.executorId(), holders));
       transport.connectAhead(chosen);
-      List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> ours = new ArrayList<>();
-      List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> theirs = new ArrayList<>();
-      Set<String> remote = new HashSet<>(holders);
-      for (Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>> e : byAddress) {
-        String id = e._1().executorId();
-        (remote.contains(id) && !chosen.contains(id) ? theirs : ours).add(e);
+      if (chosen.size() < holders.size()) {
+        List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> ours = new ArrayList<>();
+        List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> theirs = new ArrayList<>();
+        Set<String> remote = new HashSet<>(holders);
+        for (Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>> e : byAddress) {
+          String id = e._1().executorId();
+          (remote.contains(id) && !chosen.contains(id) ? theirs : ours).add(e);
+        }
+        readPlan = FetchPlan.build(ScalaInterop.asScala(ours.iterator()), transport.executorId(), settings.localReads());
+        beyondBound = Optional.of(new BlockStoreShuffleReader<>(handle, ScalaInterop.asScala(theirs.iterator()),
+            context, metrics, env.serializerManager(), env.blockManager(), env.mapOutputTracker(),
+            SortShuffleManager$.MODULE$.canUseBatchFetch(startPartition, endPartition, context)));
       }
-      readPlan = FetchPlan.build(ScalaInterop.asScala(ours.iterator()), transport.executorId(), settings.localReads());
-      beyondShare = Optional.of(new BlockStoreShuffleReader<>(handle, ScalaInterop.asScala(theirs.iterator()), context,
-          metrics, env.serializerManager(), env.blockManager(), env.mapOutputTracker(),
-          SortShuffleManager$.MODULE$.canUseBatchFetch(startPartition, endPartition, context)));
     }
     RemoteFetcher remote = new RemoteFetcher(shuffleId, readPlan, transport, metrics, settings.maxBytesInFlight(),
         settings.readChunkBytes(), settings.maxRangeBytes(), settings.maxRequestBytes(), settings.verifyReads(),
@@ -175,23 +174,28 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
     context.addTaskCompletionListener((TaskCompletionListener) ctx -> streams.close());
     remote.start();
     // Spark's reader starts its fetches when asked to read, so both paths move bytes from here on.
-    Optional<scala.collection.Iterator<Product2<K, C>>> fetched = beyondShare.map(ShuffleReader::read);
+    Optional<scala.collection.Iterator<Product2<K, C>>> fetched = beyondBound.map(ShuffleReader::read);
     return combineAndSort(records(streams, env.serializerManager()), fetched);
   }
 
-  /** The executors, those holding the most of the task's bytes first (ties in the order given). */
-  private static List<String> byBytes(
-      List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> byAddress,
-      List<String> executors) {
-    Map<String, Long> bytes = new HashMap<>();
-    for (Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>> e : byAddress) {
-      for (Tuple3<BlockId, Object, Object> b : ScalaInterop.asJava(e._2())) {
-        bytes.merge(e._1().executorId(), (Long) b._2(), Long::sum);
-      }
-    }
+  /**
+   * The executors in this executor's own order of preference, a rendezvous hash of its id and
+   * theirs: stable from task to task, and different from executor to executor, so that where
+   * every executor reads every peer and the bound has room for some of them, the executors READ
+   * from different peers rather than all from the same ones.
+   */
+  static List<String> preferenceOrder(String self, List<String> executors) {
     List<String> sorted = new ArrayList<>(executors);
-    sorted.sort(Comparator.comparing((String id) -> bytes.getOrDefault(id, 0L)).reversed());
+    sorted.sort(Comparator.comparingLong((String id) -> rendezvous(self, id)).thenComparing(id -> id));
     return sorted;
+  }
+
+  /** A 64-bit mix (SplitMix64's finalizer) of the two ids' hashes. */
+  private static long rendezvous(String self, String peer) {
+    long z = ((long) self.hashCode() << 32) ^ (peer.hashCode() & 0xffffffffL);
+    z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+    z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+    return z ^ (z >>> 31);
   }
 
   /** Deserializes each block stream; counts records; merges metrics into the task when done. */

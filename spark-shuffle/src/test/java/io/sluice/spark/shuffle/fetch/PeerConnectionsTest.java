@@ -139,21 +139,36 @@ class PeerConnectionsTest {
   }
 
   @Test
-  void aTaskChoosesThePeersItHasConnectionsToFirstAndCountsTheOthersAsPassedOn() {
+  void aTaskChoosesWhatTheBoundHasRoomForThePeersItHasConnectionsToFirst() {
     NodeAddress c3 = new NodeAddress("10.0.0.3", 7003);
     NodeAddress d4 = new NodeAddress("10.0.0.4", 7004);
-    try (PeerConnections c = connections(true, 4)) {
-      assertEquals(List.of(A, B), List.copyOf(c.choose(List.of(A, B, c3), 2)), "nothing connected: in the order given");
+    NodeAddress e5 = new NodeAddress("10.0.0.5", 7005);
+    try (PeerConnections c = connections(true, 2)) {
+      assertEquals(List.of(A, B), List.copyOf(c.choose(List.of(A, B, c3))), "nothing connected: in the order given");
       assertEquals(1, c.stats().passedOn());
       connection(c, c3).join();
       connection(c, d4).join().close(); // a dead connection counts as none
-      assertEquals(List.of(A, c3), List.copyOf(c.choose(List.of(A, B, c3, d4), 2)),
+      assertEquals(List.of(A, c3), List.copyOf(c.choose(List.of(A, B, c3, d4))),
           "the connected peer, then the first of the others, in the order given");
-      assertEquals(List.of(c3), List.copyOf(c.choose(List.of(A, B, c3, c3), 1)), "a repeated peer counts once");
-      assertEquals(List.of(A, B), List.copyOf(c.choose(List.of(A, B), 5)), "a share above the peers takes them all");
-      assertEquals(1 + 2 + 2, c.stats().passedOn());
+      assertEquals(List.of(A, c3), List.copyOf(c.choose(List.of(A, c3, c3))), "a repeated peer counts once");
+      // Another task expects e5: one connection's room is its, whoever asks next.
+      PeerConnections.Expectation other = c.expect(e5);
+      assertEquals(List.of(c3), List.copyOf(c.choose(List.of(A, B, c3))), "room for one, the connected peer");
+      assertEquals(List.of(A, e5), List.copyOf(c.choose(List.of(A, B, e5))),
+          "a task that reads e5 too shares its connection: it takes no room from it");
+      other.close();
+      assertEquals(List.of(A, B), List.copyOf(c.choose(List.of(A, B))), "room again once the other task is done");
+      assertEquals(1 + 2 + 2 + 1, c.stats().passedOn());
       assertEquals(2, opened.size(), "choosing opens nothing");
-      assertThrows(IllegalArgumentException.class, () -> c.choose(List.of(A), 0));
+    }
+  }
+
+  @Test
+  void aTaskChoosesOnePeerAtLeastWhateverOthersHold() {
+    try (PeerConnections c = connections(true, 1)) {
+      PeerConnections.Expectation other = c.expect(B);
+      assertEquals(List.of(A), List.copyOf(c.choose(List.of(A, new NodeAddress("10.0.0.3", 7003)))));
+      other.close();
     }
   }
 

@@ -19,7 +19,7 @@ import scala.Tuple2;
 
 /**
  * An all-to-all shuffle among three executor JVMs ({@code local-cluster[3,1,1024]}) with at most one
- * connection to peers per executor: every block crosses the transport over tcp (no local reads, no
+ * connection to peers per executor, the peers past it READ in turns ({@code peersBeyondBound=queue}): every block crosses the transport over tcp (no local reads, no
  * shm), so each reduce task reads every executor that ran map tasks (its own included) through one
  * connection, closed and reopened between peers. The answer is right, no task fails to fetch, no executor
  * ever had more than one connection open, and no task opened a peer twice.
@@ -34,6 +34,7 @@ class PeerConnectionBoundTest {
   void anAllToAllShuffleAtABoundOfOneConnectionGivesTheRightAnswerWithoutFetchFailures() throws Exception {
     SparkConf conf = LocalCluster.conf("peer-connection-bound", true, EXECUTORS)
         .set(RdmaShuffleOption.MAX_PEER_CONNECTIONS.key(), "1")
+        .set(RdmaShuffleOption.PEERS_BEYOND_BOUND.key(), "queue")
         .set(RdmaShuffleOption.LOCAL_READS.key(), "false")
         .set("spark.shuffle.rdma.transport.shm.enabled", "false");
     try (JavaSparkContext sc = LocalCluster.start(conf, EXECUTORS)) {
