@@ -529,7 +529,22 @@ public final class RdmaShuffleManager implements ShuffleManager {
         Math.max(4096, maxMessage / 2),
         conf.getBoolean("spark.shuffle.service.enabled", false),
         CorruptionDiagnosis.of(conf), RdmaShuffleReader.streamsConcatenate(conf),
-        settings.value(RdmaShuffleOption.PEERS_BEYOND_BOUND).equals("spark"));
+        peersBeyondBoundThroughSpark(conf));
+  }
+
+  /**
+   * Whether reduce tasks read the peers the bound has no room for through Spark's reader: as
+   * {@code peersBeyondBound} says, except where the transport encrypts and Spark's own network does
+   * not ({@code spark.shuffle.rdma.transport.encryption=true} without {@code
+   * spark.network.crypto.enabled}): blocks asked to cross the network encrypted never cross it in the
+   * clear, so those peers are READ in turns ({@code queue}).
+   */
+  static boolean peersBeyondBoundThroughSpark(SparkConf conf) {
+    if (!SparkTransportConfig.source(conf).value(RdmaShuffleOption.PEERS_BEYOND_BOUND).equals("spark")) {
+      return false;
+    }
+    boolean sparkEncrypts = conf.getBoolean(SparkTransportConfig.NETWORK_CRYPTO, false);
+    return sparkEncrypts || !SparkTransportConfig.passThrough(conf).value(TransportKeys.ENCRYPTION);
   }
 
   @Override
