@@ -99,7 +99,7 @@ public final class ScaleBench {
       @Option(names = "--peers-beyond-bound", split = ",", paramLabel = "LIST",
           description = "With --max-peer-connections: one bounded application per value and round, queue (the"
               + " peers past the bound READ in turns) and/or spark (those the bound has no room for read through"
-              + " Spark's reader), spark.shuffle.rdma.peersBeyondBound (default spark, the manager's default).")
+              + " Spark's reader), spark.shuffle.rdma.peersBeyondBound (default queue, the manager's default).")
       List<String> peersBeyondBound;
 
       @Option(names = "--conf", paramLabel = "KEY=VALUE",
@@ -143,7 +143,7 @@ public final class ScaleBench {
           "spark.shuffle.manager", "the benchmark runs both managers",
           "spark.shuffle.rdma.maxPeerConnections", "--max-peer-connections",
           "spark.shuffle.rdma.peersBeyondBound", "--peers-beyond-bound"));
-      List<String> beyond = f.peersBeyondBound == null ? List.of("spark") : List.copyOf(f.peersBeyondBound);
+      List<String> beyond = f.peersBeyondBound == null ? List.of("queue") : List.copyOf(f.peersBeyondBound);
       if (f.peersBeyondBound != null && f.maxPeerConnections == 0) {
         throw new IllegalArgumentException("--peers-beyond-bound needs --max-peer-connections");
       }

@@ -24,7 +24,7 @@ class ScaleBenchOptionsTest {
     assertEquals(List.of(), some.boundedManagers());
     ScaleBench.Options bounded = ScaleBench.Options.parse(new String[] {"--max-peer-connections", "8"});
     assertEquals(8, bounded.maxPeerConnections());
-    assertEquals(List.of(ScaleFigures.BOUNDED_SPARK), bounded.boundedManagers(), "the manager's default, spark");
+    assertEquals(List.of(ScaleFigures.BOUNDED), bounded.boundedManagers(), "the manager's default, queue");
     assertEquals(List.of(ScaleFigures.BOUNDED_SPARK, ScaleFigures.BOUNDED), ScaleBench.Options.parse(new String[] {
         "--max-peer-connections", "8", "--peers-beyond-bound", "spark,queue"}).boundedManagers());
     assertEquals(java.util.Map.of(), some.rdmaConf());

@@ -431,8 +431,8 @@ public final class PeerConnections implements AutoCloseable {
   /**
    * Which of a task's peers it reads over connections of this bound, the others to be read through
    * another path: as many as the bound has room for beside what other tasks hold (connections in use
-   * or expected, to peers not among these; a connection that is only idle counts as room), at
-   * least one; those with a connection open or being opened, or that another task is about to
+   * or expected, to peers not among these; a connection that is only idle counts as room), none
+   * where others hold the whole bound; those with a connection open or being opened, or that another task is about to
    * read, first, then the others, each group in the order given (the caller's preference). Tasks that read the same peers share their
    * connections, so they take no room from each other. The rest are counted as passed on ({@link
    * Stats#passedOn}). Choosing reserves nothing: the uses that follow take connections as any use
@@ -449,7 +449,7 @@ public final class PeerConnections implements AutoCloseable {
       }
     }
     others.removeAll(distinct);
-    int room = Math.max(1, maxConnections - others.size());
+    int room = Math.max(0, maxConnections - others.size());
     int asked = distinct.size();
     Set<NodeAddress> chosen = new HashSet<>();
     for (NodeAddress p : distinct) {

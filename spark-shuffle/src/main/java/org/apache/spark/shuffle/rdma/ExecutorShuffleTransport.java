@@ -276,6 +276,11 @@ final class ExecutorShuffleTransport implements AutoCloseable {
     readers.decrementAndGet();
   }
 
+  /** The bound on connections to peers, {@code maxPeerConnections}. */
+  int peerConnectionBound() {
+    return connections.stats().bound();
+  }
+
   /**
    * Which of a reduce task's peers it READs (see {@link PeerConnections#choose}: as many as the
    * bound has room for beside the peers other tasks are reading, those this executor has a

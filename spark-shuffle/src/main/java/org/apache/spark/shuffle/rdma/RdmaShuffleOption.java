@@ -42,16 +42,18 @@ public final class RdmaShuffleOption {
   public static final ConfigKey<Integer> MAX_PEER_CONNECTIONS = ConfigKey.of(
       "spark.shuffle.rdma.maxPeerConnections", "256",
       "Connections an executor keeps open (or opening) to peer executors at once, however many it reads from;"
-          + " peers past it are read as peersBeyondBound says, and where a connection is still needed at the bound"
+          + " peers past it are read as peersBeyondBound says; where a connection is still needed at the bound"
           + " the least recently used idle one is closed for it, or the read waits for one to become idle, at most"
           + " transport.ioTimeoutMs, then fails as a fetch failure.",
       Parsers.integer(), Check.positive());
   public static final ConfigKey<String> PEERS_BEYOND_BOUND = ConfigKey.of(
-      "spark.shuffle.rdma.peersBeyondBound", "spark",
-      "What a reduce task does when it reads more peers than maxPeerConnections has room for: spark, READ as"
-          + " many as there is room for (beside the peers other tasks are reading), those with a connection first,"
-          + " and read the others through Spark's own shuffle reader in the same task; queue, READ them all, its"
-          + " share of the bound at a time, reopening connections for them.",
+      "spark.shuffle.rdma.peersBeyondBound", "queue",
+      "What a reduce task does when it reads more peers than maxPeerConnections has room for: queue, READ them"
+          + " all, its share of the bound at a time, reopening connections for them; spark, READ as many as there"
+          + " is room for (beside the peers other tasks are reading), those with a connection first, and read the"
+          + " others through Spark's own shuffle reader in the same task, with Spark's protection of the network"
+          + " (spark.authenticate, spark.network.crypto.enabled) instead of the transport's authentication, frame"
+          + " integrity and verifyReads.",
       Parsers.choice("queue", "spark"));
   public static final ConfigKey<Long> LOOKUP_TIMEOUT = ConfigKey.of("spark.shuffle.rdma.lookupTimeout", "30s",
       "Deadline for registering with, and asking, the driver's transport address book.",

@@ -130,7 +130,9 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
     List<String> holders = plan.map(p -> p.remote().stream().map(r -> r.location().executorId()).toList())
         .orElse(List.of());
     boolean choosing = settings.peersBeyondBoundThroughSpark();
-    if (!choosing) {
+    // Its own blocks (read over the transport where localReads is off) are never passed on.
+    List<String> peers = holders.stream().filter(id -> !id.equals(transport.executorId())).toList();
+    if (!choosing || peers.size() <= transport.peerConnectionBound()) {
       // The handshakes with peers it knows run while it decides, and asks the driver about the others.
       transport.connectAhead(holders);
     }
@@ -144,15 +146,15 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
     if (choosing) {
       // READ what the bound has room for, the peers with a connection first; Spark's reader
       // fetches the rest in the same task, beside the READs.
-      Set<String> chosen = transport.chooseReadPeers(preferenceOrder(transport.executorId(), holders));
+      Set<String> chosen = transport.chooseReadPeers(preferenceOrder(transport.executorId(), peers));
       transport.connectAhead(chosen);
-      if (chosen.size() < holders.size()) {
+      if (chosen.size() < peers.size()) {
         List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> ours = new ArrayList<>();
         List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> theirs = new ArrayList<>();
         Set<String> remote = new HashSet<>(holders);
         for (Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>> e : byAddress) {
           String id = e._1().executorId();
-          (remote.contains(id) && !chosen.contains(id) ? theirs : ours).add(e);
+          (remote.contains(id) && !chosen.contains(id) && !id.equals(transport.executorId()) ? theirs : ours).add(e);
         }
         readPlan = FetchPlan.build(ScalaInterop.asScala(ours.iterator()), transport.executorId(), settings.localReads());
         beyondBound = Optional.of(new BlockStoreShuffleReader<>(handle, ScalaInterop.asScala(theirs.iterator()),
@@ -173,7 +175,8 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
         settings.verifyReads(), settings.diagnosis(), concatenate, transport::recordBlocksInRun);
     context.addTaskCompletionListener((TaskCompletionListener) ctx -> streams.close());
     remote.start();
-    // Spark's reader starts its fetches when asked to read, so both paths move bytes from here on.
+    // Spark's reader starts its fetches when asked to read, so both paths have their first bytes in
+    // flight from here on; the task then consumes one part and the other.
     Optional<scala.collection.Iterator<Product2<K, C>>> fetched = beyondBound.map(ShuffleReader::read);
     return combineAndSort(records(streams, env.serializerManager()), fetched);
   }

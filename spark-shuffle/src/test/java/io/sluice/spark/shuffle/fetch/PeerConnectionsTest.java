@@ -164,10 +164,13 @@ class PeerConnectionsTest {
   }
 
   @Test
-  void aTaskChoosesOnePeerAtLeastWhateverOthersHold() {
+  void aTaskChoosesNoneWhereOtherTasksHoldTheWholeBoundUnlessItSharesTheirPeers() {
+    NodeAddress c3 = new NodeAddress("10.0.0.3", 7003);
     try (PeerConnections c = connections(true, 1)) {
       PeerConnections.Expectation other = c.expect(B);
-      assertEquals(List.of(A), List.copyOf(c.choose(List.of(A, new NodeAddress("10.0.0.3", 7003)))));
+      assertEquals(List.of(), List.copyOf(c.choose(List.of(A, c3))), "no room: all through the other path");
+      assertEquals(List.of(B), List.copyOf(c.choose(List.of(A, B, c3))), "B's connection is shared");
+      assertEquals(2 + 2, c.stats().passedOn());
       other.close();
     }
   }

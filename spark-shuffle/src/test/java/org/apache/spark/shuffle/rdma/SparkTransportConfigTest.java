@@ -124,13 +124,13 @@ class SparkTransportConfigTest {
   void peersPastTheBoundGoThroughSparksReaderUnlessThatWouldSendInTheClearWhatTheTransportEncrypts() {
     String key = RdmaShuffleOption.PEERS_BEYOND_BOUND.key();
     String encrypt = SparkTransportConfig.SPARK_PREFIX + "encryption";
-    assertEquals(true, RdmaShuffleManager.peersBeyondBoundThroughSpark(new SparkConf(false)), "the default");
-    assertEquals(false, RdmaShuffleManager.peersBeyondBoundThroughSpark(new SparkConf(false).set(key, "queue")));
-    assertEquals(false, RdmaShuffleManager.peersBeyondBoundThroughSpark(new SparkConf(false).set(encrypt, "true")),
-        "the transport encrypts and Spark's network does not: READ in turns");
-    assertEquals(true, RdmaShuffleManager.peersBeyondBoundThroughSpark(new SparkConf(false).set(encrypt, "true")
-        .set(SparkTransportConfig.NETWORK_CRYPTO, "true")), "both encrypt");
-    assertEquals(true, RdmaShuffleManager.peersBeyondBoundThroughSpark(new SparkConf(false)
+    assertEquals(false, RdmaShuffleManager.peersBeyondBoundThroughSpark(new SparkConf(false)), "the default, queue");
+    assertEquals(true, RdmaShuffleManager.peersBeyondBoundThroughSpark(new SparkConf(false).set(key, "spark")));
+    assertEquals(false, RdmaShuffleManager.peersBeyondBoundThroughSpark(new SparkConf(false).set(key, "spark")
+        .set(encrypt, "true")), "the transport encrypts and Spark's network does not: READ in turns");
+    assertEquals(true, RdmaShuffleManager.peersBeyondBoundThroughSpark(new SparkConf(false).set(key, "spark")
+        .set(encrypt, "true").set(SparkTransportConfig.NETWORK_CRYPTO, "true")), "both encrypt");
+    assertEquals(true, RdmaShuffleManager.peersBeyondBoundThroughSpark(new SparkConf(false).set(key, "spark")
         .set(SparkTransportConfig.NETWORK_CRYPTO, "true")), "Spark's encryption turns on the transport's too");
     String message = assertThrows(IllegalArgumentException.class,
         () -> new RdmaShuffleManager(new SparkConf(false).set(key, "sometimes"), false)).getMessage();
