@@ -20,11 +20,12 @@ import scala.Tuple2;
 
 /**
  * {@code spark.shuffle.rdma.peersBeyondBound=spark} among three executor JVMs ({@code
- * local-cluster[3,1,1024]}) with at most one connection to peers per executor, over tcp (no shm):
- * a reduce task that reads two peers READs one and has Spark's reader fetch the other's blocks in
- * the same task. Every kind of shuffle read gives the right answer (an aggregator with and without
- * map-side combine, a key ordering, neither), no task fails to fetch, both paths moved bytes, and
- * no executor ever had more than one connection open.
+ * local-cluster[3,1,1024]}) with at most one connection to peers per executor, over tcp (no shm), its
+ * own blocks READ over the transport too (no local reads): a reduce task that reads two peers READs
+ * one and has Spark's reader fetch the other's blocks in the same task, never its own. Every kind of
+ * shuffle read gives the right answer (an aggregator with and without map-side combine, a key
+ * ordering, neither), no task fails to fetch, both paths moved bytes, and no executor ever had more
+ * than one connection open.
  */
 class PeersBeyondBoundTest {
   private static final int EXECUTORS = 3;
@@ -38,6 +39,7 @@ class PeersBeyondBoundTest {
     SparkConf conf = LocalCluster.conf("peers-beyond-bound", true, EXECUTORS)
         .set(RdmaShuffleOption.MAX_PEER_CONNECTIONS.key(), "1")
         .set(RdmaShuffleOption.PEERS_BEYOND_BOUND.key(), "spark")
+        .set(RdmaShuffleOption.LOCAL_READS.key(), "false")
         .set("spark.shuffle.rdma.transport.shm.enabled", "false");
     try (JavaSparkContext sc = LocalCluster.start(conf, EXECUTORS)) {
       ShuffleMetricsListener listener = new ShuffleMetricsListener();
@@ -89,6 +91,9 @@ class PeersBeyondBoundTest {
         bytesRead += r.bytesRead();
       }
       assertTrue(passedOn > 0, "no peer was read through Spark's reader: " + reports);
+      // Four shuffles of REDUCE_TASKS reduce tasks, each reading at most two peers besides itself at
+      // a bound of one: at most one peer passed on per task, never the executor itself.
+      assertTrue(passedOn <= 4L * REDUCE_TASKS, passedOn + " peers passed on: " + reports);
       assertTrue(bytesRead > 0, "nothing was READ: " + reports);
       long remote = listener.snapshot().remoteBytes();
       assertTrue(remote > bytesRead, "Spark's reader moved no remote bytes: " + remote + " remote bytes in all, "
