@@ -25,19 +25,14 @@ import scala.Tuple2;
  * ever had more than one connection open, and no task opened a peer twice.
  */
 class PeerConnectionBoundTest {
-  private static final int EXECUTORS = 3;
+  static final int EXECUTORS = 3;
   private static final int ROWS = 60_000;
   private static final int REDUCE_TASKS = 6;
 
   @Test
   @Timeout(600)
   void anAllToAllShuffleAtABoundOfOneConnectionGivesTheRightAnswerWithoutFetchFailures() throws Exception {
-    SparkConf conf = LocalCluster.conf("peer-connection-bound", true, EXECUTORS)
-        .set(RdmaShuffleOption.MAX_PEER_CONNECTIONS.key(), "1")
-        .set(RdmaShuffleOption.PEERS_BEYOND_BOUND.key(), "queue")
-        .set(RdmaShuffleOption.LOCAL_READS.key(), "false")
-        .set("spark.shuffle.rdma.transport.shm.enabled", "false");
-    try (JavaSparkContext sc = LocalCluster.start(conf, EXECUTORS)) {
+    try (JavaSparkContext sc = LocalCluster.start(boundToOneConnection("peer-connection-bound", "queue"), EXECUTORS)) {
       FetchFailureMessages fetchFailures = FetchFailureMessages.of(sc);
       // Map tasks that take a moment, so that the single-core executors share them.
       JavaPairRDD<Integer, Long> reduced = sc.parallelize(SharedJobs.range(ROWS), 12)
@@ -76,7 +71,21 @@ class PeerConnectionBoundTest {
     }
   }
 
-  private static Iterator<Tuple2<Integer, Long>> slowly(Iterator<Integer> rows) throws InterruptedException {
+  /**
+   * RdmaShuffleManager on {@code EXECUTORS} executors with at most one connection to peers each,
+   * the peers past it read as {@code peersBeyondBound} says, and every block crossing the network:
+   * over tcp (no shm), an executor's own blocks too (no local reads).
+   */
+  static SparkConf boundToOneConnection(String appName, String peersBeyondBound) {
+    return LocalCluster.conf(appName, true, EXECUTORS)
+        .set(RdmaShuffleOption.MAX_PEER_CONNECTIONS.key(), "1")
+        .set(RdmaShuffleOption.PEERS_BEYOND_BOUND.key(), peersBeyondBound)
+        .set(RdmaShuffleOption.LOCAL_READS.key(), "false")
+        .set("spark.shuffle.rdma.transport.shm.enabled", "false");
+  }
+
+  /** Rows as (row % 1000, row), after 300 ms: map tasks that take a moment, so that single-core executors share them. */
+  static Iterator<Tuple2<Integer, Long>> slowly(Iterator<Integer> rows) throws InterruptedException {
     Thread.sleep(300);
     List<Tuple2<Integer, Long>> out = new ArrayList<>();
     rows.forEachRemaining(i -> out.add(new Tuple2<>(i % 1000, (long) i)));

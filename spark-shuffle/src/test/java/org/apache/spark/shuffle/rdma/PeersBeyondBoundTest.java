@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sluice.spark.shuffle.TransportReport;
 import java.lang.ref.Reference;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -28,25 +27,21 @@ import scala.Tuple2;
  * than one connection open.
  */
 class PeersBeyondBoundTest {
-  private static final int EXECUTORS = 3;
+  private static final int EXECUTORS = PeerConnectionBoundTest.EXECUTORS;
   private static final int ROWS = 30_000;
-  private static final int KEYS = 1000;
+  private static final int KEYS = 1000; // as PeerConnectionBoundTest.slowly keys the rows
   private static final int REDUCE_TASKS = 6;
 
   @Test
   @Timeout(600)
   void peersPastTheSharedBoundAreReadThroughSparksReaderInTheSameTask() throws Exception {
-    SparkConf conf = LocalCluster.conf("peers-beyond-bound", true, EXECUTORS)
-        .set(RdmaShuffleOption.MAX_PEER_CONNECTIONS.key(), "1")
-        .set(RdmaShuffleOption.PEERS_BEYOND_BOUND.key(), "spark")
-        .set(RdmaShuffleOption.LOCAL_READS.key(), "false")
-        .set("spark.shuffle.rdma.transport.shm.enabled", "false");
+    SparkConf conf = PeerConnectionBoundTest.boundToOneConnection("peers-beyond-bound", "spark");
     try (JavaSparkContext sc = LocalCluster.start(conf, EXECUTORS)) {
       ShuffleMetricsListener listener = new ShuffleMetricsListener();
       sc.sc().addSparkListener(listener);
       // Map tasks that take a moment, so that the single-core executors share them.
       JavaPairRDD<Integer, Long> pairs = sc.parallelize(SharedJobs.range(ROWS), 12)
-          .mapPartitionsToPair(PeersBeyondBoundTest::slowly);
+          .mapPartitionsToPair(PeerConnectionBoundTest::slowly);
       Map<Integer, Long> sums = new TreeMap<>();
       Map<Integer, Long> counts = new TreeMap<>();
       List<Tuple2<Integer, Long>> all = new ArrayList<>();
@@ -107,12 +102,5 @@ class PeersBeyondBoundTest {
   private static int compare(Tuple2<Integer, Long> a, Tuple2<Integer, Long> b) {
     int c = Integer.compare(a._1(), b._1());
     return c != 0 ? c : Long.compare(a._2(), b._2());
-  }
-
-  private static Iterator<Tuple2<Integer, Long>> slowly(Iterator<Integer> rows) throws InterruptedException {
-    Thread.sleep(300);
-    List<Tuple2<Integer, Long>> out = new ArrayList<>();
-    rows.forEachRemaining(i -> out.add(new Tuple2<>(i % KEYS, (long) i)));
-    return out.iterator();
   }
 }
