@@ -22,8 +22,8 @@ import java.util.Map;
  * to make room, and how many peers its reduce tasks read through Spark's reader because the bound
  * had no room for them ({@code peersPassedOn}, with {@code
  * spark.shuffle.rdma.peersBeyondBound=spark}); and how many blocks its reduce tasks read as part
- * of a run of one map output's blocks decompressed and deserialized as one stream ({@code blocksInRuns}), as Spark's reader
- * fetches them in batch; and how many map outputs committed while the transport was still opening
+ * of a run of one map output's blocks decompressed and deserialized as one stream ({@code
+ * blocksInRuns}), as Spark's reader fetches them in batch; and how many map outputs committed while the transport was still opening
  * were registered once it had opened ({@code outputsRegisteredAfterOpen}), their tasks having gone
  * on without waiting for it. Immutable; serializable so a task can return it to the driver.
  */

@@ -430,11 +430,12 @@ public final class PeerConnections implements AutoCloseable {
 
   /**
    * Which of a task's peers it reads over connections of this bound, the others to be read through
-   * another path: as many as the bound has room for beside what other tasks hold (connections in use
-   * or expected, to peers not among these; a connection that is only idle counts as room), none
-   * where others hold the whole bound; those with a connection open or being opened, or that another task is about to
-   * read, first, then the others, each group in the order given (the caller's preference). Tasks that read the same peers share their
-   * connections, so they take no room from each other. The rest are counted as passed on ({@link
+   * another path: as many as the bound has room for beside what other tasks hold (connections in
+   * use or expected, to peers not among these; a connection that is only idle counts as room), none
+   * where others hold the whole bound; those with a connection open or being opened, or that
+   * another task is about to read, first, then the others, each group in the order given (the
+   * caller's preference). Tasks that read the same peers share their connections, so they take no
+   * room from each other. The rest are counted as passed on ({@link
    * Stats#passedOn}). Choosing reserves nothing: the uses that follow take connections as any use
    * does, so tasks choosing at once may still wait for room or close idle connections.
    *

@@ -21,6 +21,8 @@ import io.sluice.transport.memory.RegisteredAllocator;
 import io.sluice.transport.metrics.TransportMetrics;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -290,11 +292,11 @@ final class ExecutorShuffleTransport implements AutoCloseable {
    * @param peerExecutorIds the peers, in the order the task prefers them
    */
   Set<String> chooseReadPeers(List<String> peerExecutorIds) {
-    Map<NodeAddress, String> ids = new java.util.LinkedHashMap<>();
+    Map<NodeAddress, String> ids = new LinkedHashMap<>();
     for (String id : peerExecutorIds) {
       ids.put(addressOf(id).orElseThrow(() -> new IllegalStateException("executor " + id + " has no transport")), id);
     }
-    Set<String> chosen = new java.util.LinkedHashSet<>();
+    Set<String> chosen = new LinkedHashSet<>();
     connections.choose(new ArrayList<>(ids.keySet())).forEach(a -> chosen.add(ids.get(a)));
     return chosen;
   }

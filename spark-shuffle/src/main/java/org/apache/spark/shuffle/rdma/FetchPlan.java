@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.storage.ShuffleBlockId;
@@ -44,6 +45,11 @@ final class FetchPlan {
 
   List<Remote> remote() {
     return remote;
+  }
+
+  /** This plan without the remote executors named; its local blocks stay. */
+  FetchPlan without(Set<String> executorIds) {
+    return new FetchPlan(local, remote.stream().filter(r -> !executorIds.contains(r.location().executorId())).toList());
   }
 
   /**

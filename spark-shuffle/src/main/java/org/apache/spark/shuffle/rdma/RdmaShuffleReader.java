@@ -47,7 +47,8 @@ import scala.math.Ordering;
  * spark.shuffle.rdma.peersBeyondBound=spark}, a task that reads more peers than the executor's
  * bound on connections has room for READs only as many as it has ({@link
  * ExecutorShuffleTransport#chooseReadPeers}) and has Spark's reader fetch the other peers' blocks
- * in the same task, both at once; their records are combined and sorted together. One instance per reduce task; not thread safe.
+ * in the same task, both starting at once; their records are combined and sorted together. One
+ * instance per reduce task; not thread safe.
  */
 final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
   private final BaseShuffleHandle<K, ?, C> handle;
@@ -148,15 +149,16 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
       // fetches the rest in the same task, beside the READs.
       Set<String> chosen = transport.chooseReadPeers(preferenceOrder(transport.executorId(), peers));
       transport.connectAhead(chosen);
-      if (chosen.size() < peers.size()) {
-        List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> ours = new ArrayList<>();
+      Set<String> passedOn = new HashSet<>(peers);
+      passedOn.removeAll(chosen);
+      if (!passedOn.isEmpty()) {
         List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> theirs = new ArrayList<>();
-        Set<String> remote = new HashSet<>(holders);
         for (Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>> e : byAddress) {
-          String id = e._1().executorId();
-          (remote.contains(id) && !chosen.contains(id) && !id.equals(transport.executorId()) ? theirs : ours).add(e);
+          if (passedOn.contains(e._1().executorId())) {
+            theirs.add(e);
+          }
         }
-        readPlan = FetchPlan.build(ScalaInterop.asScala(ours.iterator()), transport.executorId(), settings.localReads());
+        readPlan = readPlan.without(passedOn);
         beyondBound = Optional.of(new BlockStoreShuffleReader<>(handle, ScalaInterop.asScala(theirs.iterator()),
             context, metrics, env.serializerManager(), env.blockManager(), env.mapOutputTracker(),
             SortShuffleManager$.MODULE$.canUseBatchFetch(startPartition, endPartition, context)));
@@ -246,7 +248,8 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
    */
   @SuppressWarnings({"unchecked", "rawtypes"})
   private scala.collection.Iterator<Product2<K, C>> combineAndSort(
-      scala.collection.Iterator<Tuple2<Object, Object>> records, Optional<scala.collection.Iterator<Product2<K, C>>> fetched) {
+      scala.collection.Iterator<Tuple2<Object, Object>> records,
+      Optional<scala.collection.Iterator<Product2<K, C>>> fetched) {
     ShuffleDependency<K, ?, C> dep = handle.dependency();
     scala.collection.Iterator<Product2<K, C>> combined;
     if (dep.aggregator().isDefined()) {
