@@ -80,6 +80,25 @@ public final class Transports {
     }
   }
 
+  /** The verbs provider's key for where peers' READs are registered (declared by that provider). */
+  private static final String VERBS_READ_DOMAINS = TransportKeys.PREFIX + "verbs.readDomains";
+
+  /**
+   * Refuses any {@code sluice.transport.verbs.readDomains} but {@code per-peer} for an application
+   * whose regions are meant for one reader each (its grants, or a key only that reader is told):
+   * with one protection domain shared by every peer ({@code shared}), any peer could READ a region
+   * another looked up by guessing its rkey. {@code whose} names what would be exposed.
+   *
+   * @throws IllegalArgumentException if set to anything else
+   */
+  public static void requireReadsKeptPerPeer(ConfigSource source, String whose) {
+    java.util.Optional<String> value = source.get(VERBS_READ_DOMAINS).map(String::trim);
+    if (value.isPresent() && !"per-peer".equalsIgnoreCase(value.get())) {
+      throw new IllegalArgumentException(VERBS_READ_DOMAINS + "=" + value.get() + ": " + whose + ", which only"
+          + " per-peer protection domains keep from the other peers; leave it per-peer");
+    }
+  }
+
   /**
    * Warnings for the keys among {@code present} that start with the transport's prefix but that no
    * declaration knows, each naming the closest known key; empty when all are known.

@@ -31,6 +31,22 @@ class VerbsTransportProviderTest {
     assertTrue(Transports.provider("shm").autoPreference().isEmpty());
   }
 
+  /**
+   * Applications whose regions are each for one reader (Flight, Hadoop RPC) refuse what this
+   * provider's key would share among peers: the check names this very key and lets only per-peer by.
+   */
+  @Test
+  void applicationsThatKeepReadsPerPeerRefuseEveryOtherReadDomainsValue() {
+    String key = io.sluice.transport.verbs.config.VerbsKeys.READ_DOMAINS.key();
+    for (String value : List.of("shared", " SHARED ")) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Transports.requireReadsKeptPerPeer(TransportConfig.of(Map.of(key, value)), "bodies are for one reader"));
+      assertTrue(e.getMessage().startsWith(key + "="), e.getMessage());
+    }
+    Transports.requireReadsKeptPerPeer(TransportConfig.of(Map.of(key, "Per-Peer")), "bodies are for one reader");
+    Transports.requireReadsKeptPerPeer(TransportConfig.of(Map.of()), "bodies are for one reader");
+  }
+
   @Test
   void availabilityAgreesWithItsCause() {
     VerbsTransportProvider p = new VerbsTransportProvider();

@@ -69,6 +69,11 @@ public final class Region extends AbstractReferenceCounted implements Registered
         || (!granted.isEmpty() && granted.containsKey(peerNode));
   }
 
+  /** Whether every authenticated peer may READ this region ({@link io.sluice.transport.Transport#ANY_PEER}). */
+  public boolean readableByEveryPeer() {
+    return reader == io.sluice.transport.Transport.ANY_PEER;
+  }
+
   @Override
   public io.sluice.transport.ReaderGrant allowReader(long peerNode) {
     PeerIdentities.Hold hold = peers.name(peerNode);

@@ -35,8 +35,30 @@ public final class VerbsKeys {
           + " or loopback bind host the first interface address that belongs to an RDMA device.",
       Parsers.string());
 
+  /** {@link #READ_DOMAINS}: every peer READs through a protection domain of its own. */
+  public static final String PER_PEER = "per-peer";
+  /** {@link #READ_DOMAINS}: every peer READs through one protection domain they share. */
+  public static final String SHARED = "shared";
+
+  /**
+   * Where the memory peers READ is registered. {@code per-peer}: in a protection domain of each
+   * reading peer, once per peer, so the device keeps a peer to the regions it was allowed;
+   * pinned memory and translation entries grow with the number of peers. {@code shared}: every
+   * peer's READ queue pair lives in one domain, where each region every peer may read ({@link
+   * io.sluice.transport.Transport#ANY_PEER}) is registered once; a region restricted to some
+   * peers is then not served to any peer, since the device could not keep the others out. Nor
+   * does the device keep a region to the peers told its key: once one peer looked a region up,
+   * another can READ it with a guessed rkey. For applications whose every peer may read every
+   * region it registers (Spark's map outputs); Flight and Hadoop RPC refuse it.
+   */
+  public static final ConfigKey<String> READ_DOMAINS = ConfigKey.of(TransportKeys.PREFIX + "verbs.readDomains",
+      PER_PEER, "verbs: per-peer registers memory for each reading peer in a protection domain of its own;"
+          + " shared registers memory that every peer may read once, in one domain all peers READ through, and"
+          + " serves no region restricted to some peers.",
+      Parsers.choice(PER_PEER, SHARED));
+
   /** Every verbs key. */
-  public static final List<ConfigKey<?>> ALL = List.of(BUSY_POLL_US, DEVICE_ADDRESS);
+  public static final List<ConfigKey<?>> ALL = List.of(BUSY_POLL_US, DEVICE_ADDRESS, READ_DOMAINS);
 
   private VerbsKeys() {}
 }

@@ -23,6 +23,11 @@ import java.util.Optional;
  * table decides: a peer that was never allowed, or whose grant was withdrawn, or whose
  * region was revoked, has no memory region to READ through.
  *
+ * <p>On a transport whose peers share one domain ({@code verbs.readDomains=shared}) a region
+ * every peer may read is registered for remote READ once, in that domain, at the first peer's
+ * look-up; a region restricted to some peers is served to none, since every peer's READ queue
+ * pair would reach it there.
+ *
  * <p>Thread safe: the peer registrations are guarded by this.
  */
 final class Registration {
@@ -31,6 +36,8 @@ final class Registration {
   private final Optional<RdmaRegion> local;
   private final boolean writable;
   private final Map<Long, RdmaRegion> peers = new HashMap<>();
+  /** The registration in the domain every peer shares; null until a peer looks it up there. */
+  private RdmaRegion shared;
   private boolean revoked;
 
   Registration(Region region, ByteBuffer memory, Optional<RdmaRegion> local) {
@@ -65,31 +72,70 @@ final class Registration {
    * @throws RegionRevokedException if it was revoked
    */
   synchronized Optional<RdmaRegion> forPeer(long peer, RdmaNode node) throws TransportException {
+    checkReadable(peer);
+    if (local.isEmpty()) {
+      return Optional.empty();
+    }
+    RdmaRegion mr = peers.get(peer);
+    if (mr == null) {
+      mr = registerReadable(() -> node.peerDomain(peer));
+      peers.put(peer, mr);
+    }
+    return Optional.of(mr);
+  }
+
+  /**
+   * The memory region through which every peer READs this region, registered in the domain
+   * the peers share ({@link RdmaNode#sharedDomain}) at the first look-up. Empty for a region of
+   * length 0.
+   *
+   * @throws UnknownKeyException if the peer may not read it (not revealing that it exists)
+   * @throws RegionRevokedException if it was revoked
+   * @throws TransportException if the region is restricted to some peers, which a shared domain
+   *     cannot keep from the others
+   */
+  synchronized Optional<RdmaRegion> forEveryPeer(long peer, RdmaNode node) throws TransportException {
+    checkReadable(peer);
+    if (!region.readableByEveryPeer()) {
+      throw new TransportException("this region is restricted to some peers, and this node's peers READ through one"
+          + " shared protection domain (verbs.readDomains=shared), which serves only regions every peer may read");
+    }
+    if (local.isEmpty()) {
+      return Optional.empty();
+    }
+    if (shared == null) {
+      shared = registerReadable(node::sharedDomain);
+    }
+    return Optional.of(shared);
+  }
+
+  /** A domain with one reference for the caller, allocated if need be. */
+  private interface DomainReference {
+    ProtectionDomain acquire() throws IOException;
+  }
+
+  /** Registers the memory for remote READ in the domain {@code domain} hands out. */
+  private RdmaRegion registerReadable(DomainReference domain) throws TransportException {
+    try {
+      ProtectionDomain d = domain.acquire();
+      try {
+        return d.registerReadable(memory);
+      } finally {
+        d.release(); // the memory region holds its own reference
+      }
+    } catch (IOException e) {
+      throw new TransportException("cannot register " + memory.capacity() + " bytes for peers' READs: "
+          + e.getMessage(), e);
+    }
+  }
+
+  private void checkReadable(long peer) throws TransportException {
     if (revoked) {
       throw new RegionRevokedException("region was revoked by its owner");
     }
     if (!region.readableBy(peer)) {
       throw new UnknownKeyException("no registered region has that key");
     }
-    if (local.isEmpty()) {
-      return Optional.empty();
-    }
-    RdmaRegion mr = peers.get(peer);
-    if (mr == null) {
-      try {
-        ProtectionDomain domain = node.peerDomain(peer);
-        try {
-          mr = domain.registerReadable(memory);
-        } finally {
-          domain.release(); // the memory region holds its own reference
-        }
-      } catch (IOException e) {
-        throw new TransportException("cannot register " + memory.capacity() + " bytes for a peer's READs: "
-            + e.getMessage(), e);
-      }
-      peers.put(peer, mr);
-    }
-    return Optional.of(mr);
   }
 
   /** Deregisters {@code peer}'s memory region, if any: its READs fail from now on. */
@@ -110,6 +156,10 @@ final class Registration {
       revoked = true;
       all = new ArrayList<>(peers.values());
       peers.clear();
+      if (shared != null) {
+        all.add(shared);
+        shared = null;
+      }
     }
     all.forEach(RdmaRegion::close);
     local.ifPresent(RdmaRegion::close);
@@ -118,5 +168,10 @@ final class Registration {
   /** How many peers have a memory region of this region. */
   synchronized int peerRegistrations() {
     return peers.size();
+  }
+
+  /** Whether this region is registered in the domain every peer shares. */
+  synchronized boolean sharedRegistration() {
+    return shared != null;
   }
 }

@@ -19,6 +19,7 @@ import io.sluice.transport.region.Region;
 import io.sluice.transport.spi.AbstractTransport;
 import io.sluice.transport.verbs.channel.RequestChannel;
 import io.sluice.transport.verbs.channel.ResponderChannel;
+import io.sluice.transport.verbs.config.VerbsKeys;
 import io.sluice.transport.verbs.rc.ProtectionDomain;
 import io.sluice.transport.verbs.rc.RdmaNode;
 import io.sluice.transport.verbs.rc.RdmaQueuePair;
@@ -59,6 +60,10 @@ import org.slf4j.LoggerFactory;
  * or stolen, names nothing in a peer's domain. Closing a region deregisters all its memory
  * regions at once, withdrawing a grant deregisters that peer's; the device refuses later
  * READs. A peer whose READs the device keeps refusing loses its admission ({@link PeerFaults}).
+ * With {@code verbs.readDomains=shared} the queue pairs serving every peer's READs live in one
+ * domain the peers share, where a region every peer may read is registered once; regions
+ * restricted to some peers are then served to none. Message queue pairs, and the staged
+ * messages their peer READs, stay in the peer's own domain either way.
  *
  * <p>Thread safe. Regions and connections belong to the caller; closing the transport closes
  * what is left (connections, regions, queue pairs, the completion queue, the protection domain).
@@ -74,6 +79,8 @@ final class VerbsTransport extends AbstractTransport implements ControlService {
   private final long ioTimeoutNanos;
   private final int credit;
   private final int maxMessageBytes;
+  /** verbs.readDomains=shared: peers READ through one domain, where each region every peer may read is registered once. */
+  private final boolean sharedReadDomain;
   private final Map<Long, Registration> registrations = new ConcurrentHashMap<>();
   private final Set<VerbsConnection> connections = ConcurrentHashMap.newKeySet();
   private final SecureRandom random = new SecureRandom();
@@ -90,6 +97,7 @@ final class VerbsTransport extends AbstractTransport implements ControlService {
     this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.value(TransportKeys.IO_TIMEOUT_MS));
     this.credit = config.value(TransportKeys.MAX_REQUESTS_IN_FLIGHT);
     this.maxMessageBytes = Math.toIntExact(config.value(TransportKeys.MAX_MESSAGE_BYTES));
+    this.sharedReadDomain = VerbsKeys.SHARED.equals(config.value(VerbsKeys.READ_DOMAINS));
     ScheduledThreadPoolExecutor timerPool = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "sluice-verbs-timer");
       t.setDaemon(true);
@@ -251,7 +259,7 @@ final class VerbsTransport extends AbstractTransport implements ControlService {
       if (r == null || r.region() != region) {
         throw new RegionRevokedException("region was revoked by its owner");
       }
-      Optional<RdmaRegion> mr = r.forPeer(peerNode, node);
+      Optional<RdmaRegion> mr = sharedReadDomain ? r.forEveryPeer(peerNode, node) : r.forPeer(peerNode, node);
       return SetupMessages.keyReply(new SetupMessages.KeyInfo(
           mr.map(RdmaRegion::address).orElse(0L), region.length(), mr.map(RdmaRegion::rkey).orElse(0)));
     } finally {
@@ -260,15 +268,17 @@ final class VerbsTransport extends AbstractTransport implements ControlService {
   }
 
   /**
-   * Admits one queue pair of {@code peerNode} from {@code source}, in the peer's protection
-   * domain: a message channel's, or one that serves the peer's READs (whose faults count). A
+   * Admits one queue pair of {@code peerNode} from {@code source}: a message channel's, in the
+   * peer's protection domain, or one that serves the peer's READs (whose faults count), in the
+   * peer's domain or, with {@code verbs.readDomains=shared}, in the one every peer shares. A
    * message channel's requests reach the handler as coming from {@code peerAddress}, where the
    * peer's tcp session comes from.
    */
   private void admit(long peerNode, InetAddress peerAddress, SetupMessages.Purpose purpose, InetSocketAddress source)
       throws TransportException {
     try {
-      ProtectionDomain domain = node.peerDomain(peerNode);
+      boolean shared = sharedReadDomain && purpose == SetupMessages.Purpose.READS;
+      ProtectionDomain domain = shared ? node.sharedDomain() : node.peerDomain(peerNode);
       try {
         if (purpose == SetupMessages.Purpose.MESSAGES) {
           node.admit(source, responderSizes(), domain, qp -> ResponderChannel.open(node, qp, credit, maxMessageBytes,
@@ -292,6 +302,12 @@ final class VerbsTransport extends AbstractTransport implements ControlService {
   int peerRegistrations(long key) {
     Registration r = registrations.get(key);
     return r == null ? 0 : r.peerRegistrations();
+  }
+
+  /** Whether the region with {@code key} is registered in the domain every peer shares (for tests). */
+  boolean sharedRegistration(long key) {
+    Registration r = registrations.get(key);
+    return r != null && r.sharedRegistration();
   }
 
   RdmaNode node() {

@@ -13,6 +13,9 @@ import java.nio.ByteBuffer;
  * the peer lives there: another peer's queue pair cannot name it, whatever rkey it guesses.
  * The node's own domain ({@link RdmaNode#localDomain}) holds memory for local use only (READ
  * destinations, receive buffers of queue pairs that serve nobody); it refuses remote access.
+ * Where isolation between peers is given up for memory every peer may read anyway, one domain
+ * shared by all peers ({@link RdmaNode#sharedDomain}) holds that memory, registered once, and
+ * the queue pairs that serve every peer's READs.
  *
  * <p>Reference counted: {@link RdmaNode#peerDomain} hands out a reference, each region
  * registered here and each queue pair created here holds one, {@link #release()} gives one
@@ -22,28 +25,36 @@ public final class ProtectionDomain {
   private static final int LOCAL_WRITE = 1; // IBV_ACCESS_LOCAL_WRITE
   private static final int REMOTE_READ = 4; // IBV_ACCESS_REMOTE_READ
 
+  /** The node's own domain, a peer's, or the one every peer shares. */
+  enum Kind { NODE, PEER, SHARED }
+
   private final ProtectionDomains domains;
   private final IbvPd pd;
   private final long peer;
-  private final boolean local;
+  private final Kind kind;
   /** References held; guarded by the owning {@link ProtectionDomains}. 0 means freed. */
   int references = 1;
 
-  ProtectionDomain(ProtectionDomains domains, IbvPd pd, long peer, boolean local) {
+  ProtectionDomain(ProtectionDomains domains, IbvPd pd, long peer, Kind kind) {
     this.domains = domains;
     this.pd = pd;
     this.peer = peer;
-    this.local = local;
+    this.kind = kind;
   }
 
-  /** The peer node this domain serves; meaningless for the node's own domain. */
+  /** Whether this is the domain every peer shares (see {@link RdmaNode#sharedDomain}). */
+  public boolean isShared() {
+    return kind == Kind.SHARED;
+  }
+
+  /** The peer node this domain serves; meaningless for the node's own domain and the shared one. */
   public long peer() {
     return peer;
   }
 
   /** Whether this is the node's own domain, which never holds remotely readable memory. */
   public boolean isLocal() {
-    return local;
+    return kind == Kind.NODE;
   }
 
   /**
@@ -53,7 +64,7 @@ public final class ProtectionDomain {
    * @throws IllegalStateException on the node's own domain
    */
   public RdmaRegion registerReadable(ByteBuffer buffer) throws IOException {
-    if (local) {
+    if (isLocal()) {
       throw new IllegalStateException("the node's own protection domain holds no remotely readable memory");
     }
     return register(buffer, REMOTE_READ);
@@ -92,6 +103,10 @@ public final class ProtectionDomain {
 
   @Override
   public String toString() {
-    return local ? "ProtectionDomain[node]" : "ProtectionDomain[peer " + peer + "]";
+    return switch (kind) {
+      case NODE -> "ProtectionDomain[node]";
+      case SHARED -> "ProtectionDomain[every peer]";
+      case PEER -> "ProtectionDomain[peer " + peer + "]";
+    };
   }
 }

@@ -8,9 +8,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The protection domains of one node: its own and one per peer, with their reference counts.
- * A peer's domain is allocated at its first reference and freed at its last release; the
- * node's own domain is freed when the node and every region in it let go.
+ * The protection domains of one node: its own, one per peer, and one that every peer shares,
+ * with their reference counts. A peer's domain and the shared one are allocated at their first
+ * reference and freed at their last release; the node's own domain is freed when the node and
+ * every region in it let go.
  *
  * <p>Thread safe: one lock guards every count and the map of peer domains.
  */
@@ -20,10 +21,12 @@ final class ProtectionDomains {
   private final IbvContext context;
   private final ProtectionDomain local;
   private final Map<Long, ProtectionDomain> peers = new HashMap<>();
+  /** The domain every peer shares while it has references; null before and after. */
+  private ProtectionDomain shared;
 
   ProtectionDomains(IbvContext context) throws IOException {
     this.context = context;
-    this.local = new ProtectionDomain(this, context.allocPd(), 0, true);
+    this.local = new ProtectionDomain(this, context.allocPd(), 0, ProtectionDomain.Kind.NODE);
   }
 
   /** The node's own domain; the node holds the first reference. */
@@ -38,9 +41,19 @@ final class ProtectionDomains {
       d.references++;
       return d;
     }
-    d = new ProtectionDomain(this, context.allocPd(), peer, false);
+    d = new ProtectionDomain(this, context.allocPd(), peer, ProtectionDomain.Kind.PEER);
     peers.put(peer, d);
     return d;
+  }
+
+  /** The domain every peer shares, with one more reference, allocated if it has none. */
+  synchronized ProtectionDomain shared() throws IOException {
+    if (shared != null) {
+      shared.references++;
+      return shared;
+    }
+    shared = new ProtectionDomain(this, context.allocPd(), 0, ProtectionDomain.Kind.SHARED);
+    return shared;
   }
 
   synchronized int peerCount() {
@@ -61,7 +74,11 @@ final class ProtectionDomains {
     if (--d.references > 0) {
       return;
     }
-    if (!d.isLocal()) {
+    if (d.isShared()) {
+      if (shared == d) {
+        shared = null;
+      }
+    } else if (!d.isLocal()) {
       peers.remove(d.peer(), d);
     }
     try {

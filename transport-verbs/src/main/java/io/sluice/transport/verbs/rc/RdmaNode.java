@@ -37,7 +37,9 @@ import org.slf4j.LoggerFactory;
  * <p>Isolation: memory a peer may READ lives in that peer's {@link ProtectionDomain}
  * ({@link #peerDomain}), and so do the queue pairs that serve it; the node's own domain
  * ({@link #localDomain}) holds only memory no peer may READ. The device therefore refuses a
- * peer's READ of memory shown to another peer, whatever key it presents.
+ * peer's READ of memory shown to another peer, whatever key it presents. A caller that gives
+ * this up for memory every peer may read registers it once in the {@link #sharedDomain} and
+ * puts the queue pairs serving READs there.
  *
  * <p>rdma_cm ids are created, read from and destroyed through {@link CmIds}, one lock with
  * event retrieval. Every event other than ESTABLISHED on a connected id ends its queue pair.
@@ -198,7 +200,20 @@ public final class RdmaNode implements AutoCloseable {
     return domains.peer(peer);
   }
 
-  /** Protection domains of peers that are alive now. */
+  /**
+   * The protection domain every peer shares, created on first use, for memory that every
+   * authenticated peer may READ and the queue pairs that serve those READs; the caller owns
+   * one reference and {@link ProtectionDomain#release releases} it. A queue pair here reaches
+   * every region registered here, whichever peer it serves.
+   */
+  public ProtectionDomain sharedDomain() throws IOException {
+    if (!open) {
+      throw new IOException("the RDMA node is closed");
+    }
+    return domains.shared();
+  }
+
+  /** Protection domains of peers that are alive now (not the shared one). */
   public int peerDomainCount() {
     return domains.peerCount();
   }

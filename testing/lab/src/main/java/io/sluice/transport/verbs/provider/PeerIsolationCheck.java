@@ -46,8 +46,8 @@ import java.util.concurrent.TimeoutException;
  * check says so in its report.
  */
 public final class PeerIsolationCheck implements DisniTask {
-  private static final int LEN = 64 * 1024;
-  private static final Duration DEADLINE = Duration.ofSeconds(60);
+  static final int LEN = 64 * 1024;
+  static final Duration DEADLINE = Duration.ofSeconds(60);
   private static final MessageHandler ECHO = (peer, request) -> CompletableFuture.completedFuture(request);
 
   public PeerIsolationCheck() {}
@@ -156,9 +156,10 @@ public final class PeerIsolationCheck implements DisniTask {
 
   /**
    * Posts one READ of {@code rkey} at {@code address} on the connection's READ queue pair,
-   * bypassing every check; true if it failed and left the landing region untouched.
+   * bypassing every check; true if it failed and left the landing region untouched. Reads the
+   * first {@value #LEN} bytes of the landing region.
    */
-  private static boolean rawReadFails(Transport reader, Connection connection, long address, int rkey,
+  static boolean rawReadFails(Transport reader, Connection connection, long address, int rkey,
       RegisteredRegion landing) {
     byte[] zeros = new byte[LEN];
     TransportTestSupport.fill(landing, 0, zeros);

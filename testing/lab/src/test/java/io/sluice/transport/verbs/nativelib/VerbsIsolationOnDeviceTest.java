@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The device keeps peers apart (PeerIsolationCheck) and connections leave nothing behind
+ * The device keeps peers apart (PeerIsolationCheck), peers that share one READ domain pin a
+ * region once and reach no restricted one (SharedReadDomainCheck), and connections leave nothing behind
  * (NodeLifecycleCheck), and a queue pair opened again posts no key on an old answer
  * (ReopenedQueuePairCheck), and what the device lands for short READs across a page boundary
  * (ShortReadCheck); all run inside the DiSNI loader. Needs an RDMA device and its IP
@@ -39,6 +40,11 @@ class VerbsIsolationOnDeviceTest {
   }
 
   @Test
+  void peersSharingOneReadDomainPinARegionOnceAndAreServedNoRestrictedRegion() {
+    run("io.sluice.transport.verbs.provider.SharedReadDomainCheck");
+  }
+
+  @Test
   void aReopenedQueuePairPostsNoKeyOnAnAnswerFromBeforeIt() {
     run("io.sluice.transport.verbs.provider.ReopenedQueuePairCheck");
   }
@@ -60,7 +66,7 @@ class VerbsIsolationOnDeviceTest {
     String report = text.toString(StandardCharsets.UTF_8);
     report.lines()
         .filter(l -> l.startsWith("ISOLATION") || l.startsWith("LIFECYCLE") || l.startsWith("REOPEN") || l.startsWith("SHORT-READ")
-            || l.startsWith("PD-COST"))
+            || l.startsWith("PD-COST") || l.startsWith("SHARED-DOMAIN"))
         .forEach(l -> System.out.println("SLUICE-LAB: " + l));
     assertEquals(0, status, report);
   }
