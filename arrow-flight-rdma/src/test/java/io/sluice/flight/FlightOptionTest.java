@@ -44,7 +44,9 @@ class FlightOptionTest {
   @Test
   void theServerRefusesAnInvalidKeyOfAnyProviderAtStartUp() {
     for (Map<String, String> bad : java.util.List.of(Map.of("sluice.transport.encryption", "maybe"),
-        Map.of("sluice.flight.streamWindow", "0"), Map.of("sluice.transport.maxMessageBytes", "16q"))) {
+        Map.of("sluice.flight.streamWindow", "0"), Map.of("sluice.transport.maxMessageBytes", "16q"),
+        // Streams are granted to one reader each, which peers sharing one READ domain would escape.
+        Map.of("sluice.transport.verbs.readDomains", "shared"))) {
       try (org.apache.arrow.memory.BufferAllocator allocator = new org.apache.arrow.memory.RootAllocator()) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
             () -> SluiceFlightServer.builder(allocator, org.apache.arrow.flight.Location.forGrpcInsecure("127.0.0.1", 0))

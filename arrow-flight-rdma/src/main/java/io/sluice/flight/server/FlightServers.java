@@ -148,6 +148,8 @@ public final class FlightServers {
       k.from(config);
     }
     io.sluice.transport.Transports.validate(config);
+    io.sluice.transport.Transports.requireReadsKeptPerPeer(config, "the data plane grants each stream's batches to"
+        + " its reader alone");
     long ackTimeout = TimeUnit.MILLISECONDS.toNanos(config.value(FlightOption.ACK_TIMEOUT_MS));
     int window = (int) Math.min(FlightOption.MAX_STREAM_WINDOW, config.value(FlightOption.STREAM_WINDOW));
     int chunk = (int) Math.min(Integer.MAX_VALUE, config.value(FlightOption.READ_CHUNK_BYTES));

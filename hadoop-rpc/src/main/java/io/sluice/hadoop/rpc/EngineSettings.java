@@ -31,6 +31,8 @@ record EngineSettings(Map<String, String> transportKeys, int readThreshold, int 
   EngineSettings {
     transportKeys = Map.copyOf(transportKeys);
     Transports.validate(TransportConfig.of(transportKeys));
+    Transports.requireReadsKeptPerPeer(TransportConfig.of(transportKeys), "a call's body is READ by the one peer"
+        + " told its key");
     if (readThreshold < 0) {
       throw new IllegalArgumentException(SluiceRpcOption.READ_THRESHOLD_BYTES.key() + " must not be negative");
     }

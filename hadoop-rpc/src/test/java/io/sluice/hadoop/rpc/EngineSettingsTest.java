@@ -58,6 +58,11 @@ class EngineSettingsTest {
     conf.set("sluice.transport.verbs.busyPoll", "maybe");
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> EngineSettings.from(conf));
     assertEquals(true, e.getMessage().contains("sluice.transport.verbs.busyPoll"), e.getMessage());
+    // Bodies are READ by the one caller or server told their key, which a shared READ domain would not keep.
+    Configuration shared = new Configuration(false);
+    shared.set("sluice.transport.verbs.readDomains", "shared");
+    IllegalArgumentException s = assertThrows(IllegalArgumentException.class, () -> EngineSettings.from(shared));
+    assertEquals(true, s.getMessage().startsWith("sluice.transport.verbs.readDomains=shared: "), s.getMessage());
     Configuration typo = new Configuration(false);
     typo.set("sluice.rpc.readThresholdByte", "1m");
     assertEquals(java.util.List.of("unknown key sluice.rpc.readThresholdByte; did you mean sluice.rpc.readThresholdBytes?"),

@@ -6,6 +6,7 @@ import io.sluice.transport.Transports;
 import io.sluice.transport.config.ConfigKey;
 import io.sluice.transport.config.ConfigSource;
 import io.sluice.transport.config.TransportKeys;
+import io.sluice.transport.verbs.config.VerbsKeys;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -57,6 +58,12 @@ final class SparkTransportConfig {
     if (!conf.contains(SPARK_PREFIX + TransportKeys.suffix(TransportKeys.SHM_TRUSTED_FILE_ROOTS.key()))) {
       fromSpark.put(TransportKeys.SHM_TRUSTED_FILE_ROOTS.key(), ShuffleFileRoots.of(blockManagerDirs).stream()
           .map(Path::toString).collect(Collectors.joining(",")));
+    }
+    if (!conf.contains(SPARK_PREFIX + TransportKeys.suffix(VerbsKeys.READ_DOMAINS.key()))) {
+      // Map outputs are readable by every holder of the transport secret (ANY_PEER; any peer may
+      // ask for any map output's ranges), so one registration in a domain the peers share loses
+      // no isolation the shuffle has, and keeps pinned memory from growing with the executors.
+      fromSpark.put(VerbsKeys.READ_DOMAINS.key(), VerbsKeys.SHARED);
     }
     return passThrough(conf).with(fromSpark);
   }

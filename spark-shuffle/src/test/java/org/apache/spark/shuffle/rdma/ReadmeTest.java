@@ -18,7 +18,9 @@ class ReadmeTest {
       assertTrue(readme.contains("| `" + o.key() + "` | `" + o.defaultValue() + "` |"),
           "README lacks " + o.key() + " with default " + o.defaultValue());
     }
-    for (ConfigKey<?> o : TransportKeys.all()) {
+    java.util.List<ConfigKey<?>> transportKeys = new java.util.ArrayList<>(TransportKeys.all());
+    transportKeys.addAll(io.sluice.transport.verbs.config.VerbsKeys.ALL);
+    for (ConfigKey<?> o : transportKeys) {
       String key = SparkTransportConfig.SPARK_PREFIX + TransportKeys.suffix(o.key());
       assertTrue(readme.contains("| `" + key + "` |"), "README lacks " + key);
     }

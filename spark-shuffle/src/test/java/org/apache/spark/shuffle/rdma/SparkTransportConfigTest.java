@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sluice.transport.TransportConfig;
 import io.sluice.transport.TransportOption;
 import io.sluice.transport.config.TransportKeys;
+import io.sluice.transport.verbs.config.VerbsKeys;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileAttribute;
@@ -192,6 +193,23 @@ class SparkTransportConfigTest {
     SparkConf provider = new SparkConf(false).set("spark.shuffle.rdma.transport.provider", "carrier-pigeon");
     assertEquals(true, assertThrows(IllegalArgumentException.class, () -> new RdmaShuffleManager(provider, false))
         .getMessage().contains("carrier-pigeon"));
+  }
+
+  /**
+   * Every map output is readable by every executor, so peers READ through one shared protection
+   * domain on verbs unless the application asks for one domain per peer.
+   */
+  @Test
+  void peersShareOneReadDomainOnVerbsUnlessSetOtherwise() throws Exception {
+    SparkConf conf = new SparkConf(false).set("spark.app.id", "app-1");
+    assertEquals("shared", SparkTransportConfig.from(conf, security(conf), FROM_DRIVER, List.of())
+        .value(VerbsKeys.READ_DOMAINS));
+    SparkConf perPeer = conf.clone().set("spark.shuffle.rdma.transport.verbs.readDomains", "per-peer");
+    assertEquals("per-peer", SparkTransportConfig.from(perPeer, security(perPeer), FROM_DRIVER, List.of())
+        .value(VerbsKeys.READ_DOMAINS));
+    SparkConf wrong = conf.clone().set("spark.shuffle.rdma.transport.verbs.readDomains", "none");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SparkTransportConfig.validate(wrong));
+    assertTrue(e.getMessage().startsWith("spark.shuffle.rdma.transport.verbs.readDomains: "), e.getMessage());
   }
 
   /** Verbs keys are checked on every host, with or without RDMA: a typo never waits for an RDMA host to fail. */
