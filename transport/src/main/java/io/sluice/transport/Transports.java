@@ -80,8 +80,12 @@ public final class Transports {
     }
   }
 
-  /** The verbs provider's key for where peers' READs are registered (declared by that provider). */
-  private static final String VERBS_READ_DOMAINS = TransportKeys.PREFIX + "verbs.readDomains";
+  /**
+   * The verbs provider's key for where peers' READs are registered, declared with its parser by
+   * that provider ({@code VerbsKeys.READ_DOMAINS}); named here so that code without the verbs
+   * module on its class path can read or set it.
+   */
+  public static final String VERBS_READ_DOMAINS = TransportKeys.PREFIX + "verbs.readDomains";
 
   /**
    * Refuses any {@code sluice.transport.verbs.readDomains} but {@code per-peer} for an application

@@ -30,9 +30,9 @@ record EngineSettings(Map<String, String> transportKeys, int readThreshold, int 
     long maxIncomingBodyBytes, long callerConnectionIdleMs) {
   EngineSettings {
     transportKeys = Map.copyOf(transportKeys);
-    Transports.validate(TransportConfig.of(transportKeys));
-    Transports.requireReadsKeptPerPeer(TransportConfig.of(transportKeys), "a call's body is READ by the one peer"
-        + " told its key");
+    TransportConfig transport = TransportConfig.of(transportKeys);
+    Transports.validate(transport);
+    Transports.requireReadsKeptPerPeer(transport, "a call's body is READ by the one peer told its key");
     if (readThreshold < 0) {
       throw new IllegalArgumentException(SluiceRpcOption.READ_THRESHOLD_BYTES.key() + " must not be negative");
     }

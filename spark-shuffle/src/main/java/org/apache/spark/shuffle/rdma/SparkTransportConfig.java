@@ -32,11 +32,6 @@ final class SparkTransportConfig {
   static final String SPARK_PREFIX = "spark.shuffle.rdma.transport.";
   static final String NETWORK_CRYPTO = "spark.network.crypto.enabled";
   static final String IO_ENCRYPTION = "spark.io.encryption.enabled";
-  /**
-   * The verbs provider's {@code readDomains} key, named here rather than through its declaration
-   * so that this class loads where the verbs module is not on the class path.
-   */
-  static final String VERBS_READ_DOMAINS = TransportKeys.PREFIX + "verbs.readDomains";
 
   private SparkTransportConfig() {}
 
@@ -63,11 +58,11 @@ final class SparkTransportConfig {
       fromSpark.put(TransportKeys.SHM_TRUSTED_FILE_ROOTS.key(), ShuffleFileRoots.of(blockManagerDirs).stream()
           .map(Path::toString).collect(Collectors.joining(",")));
     }
-    if (!conf.contains(SPARK_PREFIX + TransportKeys.suffix(VERBS_READ_DOMAINS))) {
+    if (!conf.contains(SPARK_PREFIX + TransportKeys.suffix(Transports.VERBS_READ_DOMAINS))) {
       // Map outputs are readable by every holder of the transport secret (ANY_PEER; any peer may
       // ask for any map output's ranges), so one registration in a domain the peers share loses
       // no isolation the shuffle has, and keeps pinned memory from growing with the executors.
-      fromSpark.put(VERBS_READ_DOMAINS, "shared");
+      fromSpark.put(Transports.VERBS_READ_DOMAINS, "shared");
     }
     return passThrough(conf).with(fromSpark);
   }

@@ -201,7 +201,7 @@ class SparkTransportConfigTest {
    */
   @Test
   void peersShareOneReadDomainOnVerbsUnlessSetOtherwise() throws Exception {
-    assertEquals(VerbsKeys.READ_DOMAINS.key(), SparkTransportConfig.VERBS_READ_DOMAINS);
+    assertEquals(VerbsKeys.READ_DOMAINS.key(), io.sluice.transport.Transports.VERBS_READ_DOMAINS);
     SparkConf conf = new SparkConf(false).set("spark.app.id", "app-1");
     assertEquals("shared", SparkTransportConfig.from(conf, security(conf), FROM_DRIVER, List.of())
         .value(VerbsKeys.READ_DOMAINS));

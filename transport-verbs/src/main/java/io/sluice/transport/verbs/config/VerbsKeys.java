@@ -1,5 +1,6 @@
 package io.sluice.transport.verbs.config;
 
+import io.sluice.transport.Transports;
 import io.sluice.transport.config.Check;
 import io.sluice.transport.config.ConfigKey;
 import io.sluice.transport.config.Parsers;
@@ -51,7 +52,7 @@ public final class VerbsKeys {
    * another can READ it with a guessed rkey. For applications whose every peer may read every
    * region it registers (Spark's map outputs); Flight and Hadoop RPC refuse it.
    */
-  public static final ConfigKey<String> READ_DOMAINS = ConfigKey.of(TransportKeys.PREFIX + "verbs.readDomains",
+  public static final ConfigKey<String> READ_DOMAINS = ConfigKey.of(Transports.VERBS_READ_DOMAINS,
       PER_PEER, "verbs: per-peer registers memory for each reading peer in a protection domain of its own;"
           + " shared registers memory that every peer may read once, in one domain all peers READ through, and"
           + " serves no region restricted to some peers.",

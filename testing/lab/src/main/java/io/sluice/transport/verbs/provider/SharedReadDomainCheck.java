@@ -152,13 +152,12 @@ public final class SharedReadDomainCheck implements DisniTask {
       assertArrayEquals(large, TransportTestSupport.bytes(await(bToA.request(ByteBuffer.wrap(large)))));
 
       // Revoked: the API says so, and the device refuses the rkey the peers were given.
-      int rkey = await(((VerbsConnection) bToA).keys().lookup(everyone.descriptor().key())).rkey();
-      long address = await(((VerbsConnection) bToA).keys().lookup(everyone.descriptor().key())).address();
+      SetupMessages.KeyInfo given = await(((VerbsConnection) bToA).keys().lookup(everyone.descriptor().key()));
       everyone.close();
       assertInstanceOf(RegionRevokedException.class, failureOf(cToA.read(everyone.descriptor(), 0, landingC, 0, len)));
-      assertTrue(PeerIsolationCheck.rawReadFails(b, bToA, address, rkey, landingB),
+      assertTrue(PeerIsolationCheck.rawReadFails(b, bToA, given.address(), given.rkey(), landingB),
           "B read a revoked region through the shared rkey");
-      out.println("SHARED-DOMAIN: a revoked region's shared rkey " + Integer.toHexString(rkey)
+      out.println("SHARED-DOMAIN: a revoked region's shared rkey " + Integer.toHexString(given.rkey())
           + " was refused by the device; staged messages of 32 KiB passed");
     }
   }
