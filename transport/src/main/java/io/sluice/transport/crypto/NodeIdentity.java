@@ -101,7 +101,7 @@ public final class NodeIdentity {
    *     or if the key derives a reserved id
    */
   public static void checkClaim(String who, long claimed, byte[] publicKey) throws AuthenticationFailedException {
-    if (!knownLargeOrder(publicKey)) {
+    if (!isCanonicalOfLargeOrder(publicKey)) {
       // The small-order keys verify forged signatures (the neutral point verifies R = neutral,
       // S = 0 for every message), so their node ids would prove no private key.
       throw new AuthenticationFailedException(who + "'s public key is not a canonical Ed25519 key of large order");
@@ -146,77 +146,54 @@ public final class NodeIdentity {
     return String.format("NodeIdentity[%016x]", nodeId);
   }
 
-  private static final java.math.BigInteger P = java.math.BigInteger.TWO.pow(255).subtract(java.math.BigInteger.valueOf(19));
-  /** The curve's d = -121665 / 121666 mod p (RFC 8032). */
-  private static final java.math.BigInteger D = java.math.BigInteger.valueOf(-121665)
-      .multiply(java.math.BigInteger.valueOf(121666).modInverse(P)).mod(P);
-
   /**
-   * Keys that passed {@link #isCanonicalOfLargeOrder}: a peer presents the same identity key on
-   * every connection, so the check (a few modular inversions) runs once per key. Bounded: when
-   * full it starts again empty, so keys sent to fill it only cost their senders' checks again.
+   * The y-coordinates (32 bytes little-endian, x's sign bit clear) of the eight points of order
+   * dividing 8: 1 (the neutral point), p - 1 (order 2), 0 (the two of order 4) and the two
+   * y-coordinates shared by the four of order 8. A point is of small order exactly when its y is
+   * one of these: [8]P depends on y alone.
    */
-  private static final int LARGE_ORDER_CACHE = 4096;
-  private static final java.util.Set<java.nio.ByteBuffer> LARGE_ORDER =
-      java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-  /** {@link #isCanonicalOfLargeOrder}, remembered for keys that pass. */
-  static boolean knownLargeOrder(byte[] key) {
-    if (key == null || key.length != PUBLIC_KEY_LENGTH) {
-      return false;
-    }
-    java.nio.ByteBuffer k = java.nio.ByteBuffer.wrap(key.clone());
-    if (LARGE_ORDER.contains(k)) {
-      return true;
-    }
-    if (!isCanonicalOfLargeOrder(key)) {
-      return false;
-    }
-    if (LARGE_ORDER.size() >= LARGE_ORDER_CACHE) {
-      LARGE_ORDER.clear();
-    }
-    LARGE_ORDER.add(k);
-    return true;
-  }
+  private static final byte[][] SMALL_ORDER_Y = {
+      java.util.HexFormat.of().parseHex("0100000000000000000000000000000000000000000000000000000000000000"),
+      java.util.HexFormat.of().parseHex("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
+      java.util.HexFormat.of().parseHex("0000000000000000000000000000000000000000000000000000000000000000"),
+      java.util.HexFormat.of().parseHex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
+      java.util.HexFormat.of().parseHex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
+  };
 
   /**
    * Whether {@code key} encodes its y below p (RFC 8032 refuses the others) and, if it is a point
-   * at all, one whose order is not a divisor of 8. Computes [8]P from x² and y alone (the doubling
-   * of the twisted Edwards curve with a = -1 needs only x², and is complete on it): the point is of
-   * small order exactly when [8]P is the neutral element (0, 1). A key that is no point is left to
-   * signature verification, which refuses it.
+   * at all, one whose order is not a divisor of 8: its y (x's sign bit cleared) is none of the
+   * small-order points' ({@link #SMALL_ORDER_Y}). Equal to computing [8]P from x² and y and
+   * comparing it with the neutral element (0, 1), as the protocol states it, without the modular
+   * arithmetic. A key that is no point is left to signature verification, which refuses it.
    */
   static boolean isCanonicalOfLargeOrder(byte[] key) {
     if (key == null || key.length != PUBLIC_KEY_LENGTH) {
       return false;
     }
-    byte[] be = new byte[PUBLIC_KEY_LENGTH];
-    for (int i = 0; i < PUBLIC_KEY_LENGTH; i++) {
-      be[i] = key[PUBLIC_KEY_LENGTH - 1 - i];
-    }
-    be[0] &= 0x7f; // the sign of x
-    java.math.BigInteger y = new java.math.BigInteger(1, be);
-    if (y.compareTo(P) >= 0) {
+    byte[] y = key.clone();
+    y[PUBLIC_KEY_LENGTH - 1] &= 0x7f; // the sign of x
+    if (!belowP(y)) {
       return false;
     }
-    try {
-      java.math.BigInteger yy = y.multiply(y).mod(P);
-      // x² = (y² - 1) / (d y² + 1)
-      java.math.BigInteger xx = yy.subtract(java.math.BigInteger.ONE)
-          .multiply(D.multiply(yy).add(java.math.BigInteger.ONE).modInverse(P)).mod(P);
-      for (int i = 0; i < 3; i++) {
-        yy = y.multiply(y).mod(P);
-        java.math.BigInteger sum = yy.add(xx).mod(P);
-        java.math.BigInteger diff = yy.subtract(xx).mod(P);
-        // x3² = 4 x² y² / (y² - x²)², y3 = (y² + x²) / (2 + x² - y²)
-        java.math.BigInteger nextXx = java.math.BigInteger.valueOf(4).multiply(xx).multiply(yy)
-            .multiply(diff.multiply(diff).modInverse(P)).mod(P);
-        y = sum.multiply(java.math.BigInteger.TWO.add(xx).subtract(yy).mod(P).modInverse(P)).mod(P);
-        xx = nextXx;
+    for (byte[] small : SMALL_ORDER_Y) {
+      if (java.util.Arrays.equals(y, small)) {
+        return false;
       }
-      return !(xx.signum() == 0 && y.equals(java.math.BigInteger.ONE));
-    } catch (ArithmeticException notAPoint) {
-      return true; // no inverse: not on the curve; verification refuses it
     }
+    return true;
+  }
+
+  /** Whether 32 bytes little-endian, top bit clear, hold a number below p = 2^255 - 19. */
+  private static boolean belowP(byte[] y) {
+    if (y[PUBLIC_KEY_LENGTH - 1] != 0x7f) {
+      return true;
+    }
+    for (int i = PUBLIC_KEY_LENGTH - 2; i > 0; i--) {
+      if (y[i] != (byte) 0xff) {
+        return true;
+      }
+    }
+    return (y[0] & 0xff) < 0xed;
   }
 }

@@ -8,10 +8,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.transport.AuthenticationFailedException;
 import io.sluice.transport.Transport;
+import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /** A node id is the hash of a public key, and only the private key's holder signs for it. */
@@ -69,23 +74,123 @@ class NodeIdentityTest {
         "the error names the role, the claimed and the derived id: " + e.getMessage());
   }
 
+  /**
+   * The protocol's statement of the check (docs/protocol.md, 2.1): y below p, and [8]P, computed
+   * from x² and y by three doublings mod p, not the neutral element (0, 1); a y that is no point
+   * passes, for signature verification to refuse.
+   */
+  private static boolean largeOrderAsTheProtocolStatesIt(byte[] key) {
+    BigInteger p = BigInteger.TWO.pow(255).subtract(BigInteger.valueOf(19));
+    BigInteger d = BigInteger.valueOf(-121665).multiply(BigInteger.valueOf(121666).modInverse(p)).mod(p);
+    byte[] be = new byte[32];
+    for (int i = 0; i < 32; i++) {
+      be[i] = key[31 - i];
+    }
+    be[0] &= 0x7f;
+    BigInteger y = new BigInteger(1, be);
+    if (y.compareTo(p) >= 0) {
+      return false;
+    }
+    try {
+      BigInteger yy = y.multiply(y).mod(p);
+      BigInteger xx = yy.subtract(BigInteger.ONE).multiply(d.multiply(yy).add(BigInteger.ONE).modInverse(p)).mod(p);
+      if (xx.signum() != 0 && xx.modPow(p.subtract(BigInteger.ONE).shiftRight(1), p).compareTo(BigInteger.ONE) != 0) {
+        return true; // x² is no square: no point
+      }
+      for (int i = 0; i < 3; i++) {
+        yy = y.multiply(y).mod(p);
+        BigInteger sum = yy.add(xx).mod(p);
+        BigInteger diff = yy.subtract(xx).mod(p);
+        BigInteger nextXx = BigInteger.valueOf(4).multiply(xx).multiply(yy).multiply(diff.multiply(diff).modInverse(p))
+            .mod(p);
+        y = sum.multiply(BigInteger.TWO.add(xx).subtract(yy).mod(p).modInverse(p)).mod(p);
+        xx = nextXx;
+      }
+      return !(xx.signum() == 0 && y.equals(BigInteger.ONE));
+    } catch (ArithmeticException noInverse) {
+      return true;
+    }
+  }
+
+  /** 32 bytes little-endian of {@code v} (below 2^256). */
+  private static byte[] littleEndian(BigInteger v) {
+    byte[] be = v.toByteArray();
+    byte[] le = new byte[32];
+    for (int i = 0; i < be.length && i < 32; i++) {
+      le[i] = be[be.length - 1 - i];
+    }
+    return le;
+  }
+
   @Test
-  void theRememberedLargeOrderCheckNeverRemembersARefusal() throws Exception {
-    byte[] neutral = new byte[32];
-    neutral[0] = 1; // the neutral point: small order
-    byte[] good = NodeIdentity.generate().publicKey();
-    for (int i = 0; i < 3; i++) {
-      org.junit.jupiter.api.Assertions.assertFalse(NodeIdentity.knownLargeOrder(neutral));
-      org.junit.jupiter.api.Assertions.assertTrue(NodeIdentity.knownLargeOrder(good));
+  void theLargeOrderCheckIsTheProtocolsComputation() throws Exception {
+    List<byte[]> keys = new ArrayList<>();
+    BigInteger p = BigInteger.TWO.pow(255).subtract(BigInteger.valueOf(19));
+    // Every small-order y, its neighbours, the values around p and 2^255, each with x's sign either way.
+    String[] smallOrderY = {"0", "1", "-1", "y8", "-y8"};
+    BigInteger y8 = new BigInteger(1, reversed(HexFormat.of().parseHex(
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")));
+    for (String name : smallOrderY) {
+      BigInteger y = switch (name) {
+        case "0" -> BigInteger.ZERO;
+        case "1" -> BigInteger.ONE;
+        case "-1" -> p.subtract(BigInteger.ONE);
+        case "y8" -> y8;
+        default -> p.subtract(y8);
+      };
+      for (int delta = -2; delta <= 2; delta++) {
+        keys.add(littleEndian(y.add(BigInteger.valueOf(delta)).mod(p)));
+      }
+      byte[] exact = littleEndian(y);
+      assertFalse(largeOrderAsTheProtocolStatesIt(exact), name + " is a small-order y");
     }
-    byte[] copy = good.clone();
-    copy[5] ^= 1;
-    org.junit.jupiter.api.Assertions.assertEquals(NodeIdentity.isCanonicalOfLargeOrder(copy),
-        NodeIdentity.knownLargeOrder(copy), "a key one bit away is checked, not taken from the cache");
-    for (int i = 0; i < 5000; i++) { // past the bound: it starts again
-      NodeIdentity.knownLargeOrder(NodeIdentity.generate().publicKey());
+    for (int delta = -3; delta <= 20; delta++) {
+      keys.add(littleEndian(p.add(BigInteger.valueOf(delta)))); // around p, non-canonical above it
     }
-    org.junit.jupiter.api.Assertions.assertFalse(NodeIdentity.knownLargeOrder(neutral));
-    org.junit.jupiter.api.Assertions.assertTrue(NodeIdentity.knownLargeOrder(good));
+    keys.add(littleEndian(BigInteger.TWO.pow(255).subtract(BigInteger.ONE)));
+    Random random = new Random(20261130);
+    for (int i = 0; i < 2000; i++) {
+      byte[] k = new byte[32];
+      random.nextBytes(k);
+      keys.add(k);
+    }
+    for (int i = 0; i < 50; i++) {
+      keys.add(NodeIdentity.generate().publicKey());
+    }
+    for (byte[] key : keys) {
+      for (int sign = 0; sign < 2; sign++) {
+        byte[] k = key.clone();
+        k[31] = (byte) ((k[31] & 0x7f) | (sign << 7));
+        assertEquals(largeOrderAsTheProtocolStatesIt(k), NodeIdentity.isCanonicalOfLargeOrder(k),
+            HexFormat.of().formatHex(k));
+      }
+    }
+  }
+
+  private static byte[] reversed(byte[] b) {
+    byte[] r = new byte[b.length];
+    for (int i = 0; i < b.length; i++) {
+      r[i] = b[b.length - 1 - i];
+    }
+    return r;
+  }
+
+  @Test
+  void aSmallOrderIdentityIsRefusedWhateverItsSign() {
+    for (String hex : new String[] {
+        "0100000000000000000000000000000000000000000000000000000000000000",
+        "0100000000000000000000000000000000000000000000000000000000000080",
+        "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+        "0000000000000000000000000000000000000000000000000000000000000000",
+        "0000000000000000000000000000000000000000000000000000000000000080",
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa",
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85"}) {
+      byte[] key = HexFormat.of().parseHex(hex);
+      AuthenticationFailedException e = assertThrows(AuthenticationFailedException.class,
+          () -> NodeIdentity.checkClaim("client", NodeIdentity.derivedNodeId(key), key));
+      assertTrue(e.getMessage().contains("not a canonical Ed25519 key of large order"), e.getMessage());
+    }
   }
 }

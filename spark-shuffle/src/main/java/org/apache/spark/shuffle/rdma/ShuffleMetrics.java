@@ -102,8 +102,7 @@ final class ShuffleMetrics {
   /** The executor's source. */
   static SluiceMetricsSource executor(Supplier<Optional<TransportMetrics>> transport, FallbackCounts fallback,
       StartupTimes startup, Supplier<Optional<PeerConnections.Stats>> peers) {
-    return new SluiceMetricsSource(executorNames(),
-        name -> executorValues(transport, fallback, startup, peers).getOrDefault(name, 0L));
+    return SluiceMetricsSource.ofSnapshots(executorNames(), () -> executorValues(transport, fallback, startup, peers));
   }
 
   /**

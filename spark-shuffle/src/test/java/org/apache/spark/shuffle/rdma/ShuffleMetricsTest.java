@@ -1,9 +1,14 @@
 package org.apache.spark.shuffle.rdma;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.codahale.metrics.Gauge;
+
+import io.sluice.spark.shuffle.fallback.FallbackCounts;
 import io.sluice.spark.shuffle.protocol.AddressBookMessage;
 import io.sluice.spark.shuffle.registry.AddressBook;
+import io.sluice.spark.shuffle.startup.StartupTimes;
 import io.sluice.transport.metrics.LatencyHistogram;
 import io.sluice.transport.metrics.Metric;
 import io.sluice.transport.metrics.TransportMetrics;
@@ -13,9 +18,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-/** The driver's totals: counters add up, quantiles come from the added-up buckets. */
+/**
+ * The driver's totals: counters add up, quantiles come from the added-up buckets. An executor's
+ * gauges read one snapshot of its values per sink pass.
+ */
 class ShuffleMetricsTest {
   private static Map<String, Long> histogramReport(long... micros) {
     LatencyHistogram h = new LatencyHistogram();
@@ -41,5 +50,37 @@ class ShuffleMetricsTest {
     assertEquals(4, ShuffleMetrics.quantile(book, "reads.latency", 0.5));
     assertEquals(4, ShuffleMetrics.quantile(book, "reads.latency", 0.99));
     assertEquals(32768, ShuffleMetrics.quantile(book, "reads.latency", 1.0));
+  }
+
+  @Test
+  void anExecutorsGaugesShareOneSnapshotPerPass() {
+    StartupTimes startup = new StartupTimes();
+    startup.opened(TimeUnit.MILLISECONDS.toNanos(7));
+    AtomicInteger snapshots = new AtomicInteger();
+    SluiceMetricsSource source = ShuffleMetrics.executor(() -> {
+      snapshots.incrementAndGet();
+      return Optional.empty();
+    }, new FallbackCounts(), startup, Optional::empty);
+    Map<String, Gauge> gauges = source.metricRegistry().getGauges();
+    Map<String, Long> read = new LinkedHashMap<>();
+    gauges.forEach((name, g) -> read.put(name, (Long) g.getValue()));
+    assertEquals(ShuffleMetrics.executorNames().size(), read.size());
+    assertTrue(snapshots.get() >= 1 && snapshots.get() < read.size() / 2,
+        snapshots + " snapshots for one pass over " + read.size() + " gauges");
+    assertEquals(7_000L, read.get(ShuffleMetrics.OPEN), read.toString());
+    assertEquals(0L, read.get("connections.opened"), read.toString());
+  }
+
+  @Test
+  void aSnapshotServesItsPeriodOnly() {
+    AtomicInteger taken = new AtomicInteger();
+    SluiceMetricsSource.Recent forever = new SluiceMetricsSource.Recent(
+        () -> Map.of("n", (long) taken.incrementAndGet()), Long.MAX_VALUE);
+    assertEquals(Map.of("n", 1L), forever.get());
+    assertEquals(Map.of("n", 1L), forever.get());
+    SluiceMetricsSource.Recent never = new SluiceMetricsSource.Recent(
+        () -> Map.of("n", (long) taken.incrementAndGet()), 0);
+    assertEquals(Map.of("n", 2L), never.get());
+    assertEquals(Map.of("n", 3L), never.get());
   }
 }
