@@ -50,7 +50,7 @@ public final class ScaleBench {
 
   record Options(List<Integer> executors, int rounds, int partitionsPerExecutor, int rowsPerBlock, int valueBytes,
       String executorMemory, int startTimeoutS, int jobTimeoutS, long sampleMs, int maxPeerConnections,
-      List<String> boundedManagers, Map<String, String> rdmaConf, Path out) {
+      List<String> boundedManagers, Map<String, String> rdmaConf, String executorJavaOptions, Path out) {
     static final Cli.Command COMMAND = new Cli.Command("scale-bench", "scale",
         "Per-executor connections, sockets, file descriptors, threads and memory as the number of executors N"
             + " grows, under RdmaShuffleManager and Spark's sort shuffle, with an all-to-all shuffle of tiny data.",
@@ -107,6 +107,12 @@ public final class ScaleBench {
               + " spark.shuffle.rdma.transport.connectTimeoutMs where many executors share few cores; repeatable.")
       List<String> conf = new ArrayList<>();
 
+      @Option(names = "--executor-java-options", paramLabel = "OPTIONS",
+          description = "spark.executor.extraJavaOptions for every application, both managers', such as a profiler's"
+              + " agent; {manager} in it becomes the application's manager (sort, rdma, rdma-bounded, ...), so each"
+              + " writes where it is told (default: none).")
+      String executorJavaOptions = "";
+
       @Option(names = "--sample-ms", paramLabel = "MS",
           description = "Shortest wait between two /proc samples; longer when a sample takes long (default 200).")
       long sampleMs = 200;
@@ -142,7 +148,8 @@ public final class ScaleBench {
       Map<String, String> rdmaConf = Cli.sparkSettings(f.conf, Map.of(
           "spark.shuffle.manager", "the benchmark runs both managers",
           "spark.shuffle.rdma.maxPeerConnections", "--max-peer-connections",
-          "spark.shuffle.rdma.peersBeyondBound", "--peers-beyond-bound"));
+          "spark.shuffle.rdma.peersBeyondBound", "--peers-beyond-bound",
+          "spark.executor.extraJavaOptions", "--executor-java-options (both managers' executors)"));
       List<String> beyond = f.peersBeyondBound == null ? List.of("queue") : List.copyOf(f.peersBeyondBound);
       if (f.peersBeyondBound != null && f.maxPeerConnections == 0) {
         throw new IllegalArgumentException("--peers-beyond-bound needs --max-peer-connections");
@@ -155,7 +162,7 @@ public final class ScaleBench {
           : beyond.stream().map(v -> v.equals("spark") ? ScaleFigures.BOUNDED_SPARK : ScaleFigures.BOUNDED).toList();
       return new Options(executors, rounds, f.partitionsPerExecutor, f.rowsPerBlock, f.valueBytes, f.executorMemory,
           f.startTimeoutS, f.jobTimeoutS, f.sampleMs, f.maxPeerConnections, bounded, Map.copyOf(rdmaConf),
-          line.out());
+          f.executorJavaOptions.strip(), line.out());
     }
   }
 
@@ -245,6 +252,9 @@ public final class ScaleBench {
         // Every executor stands for a host of its own: no reads of a same-Worker peer's files.
         .set("spark.shuffle.readHostLocalDisk", "false")
         .set("spark.shuffle.manager", manager.equals(ScaleFigures.SORT) ? "sort" : RDMA_MANAGER);
+    if (!o.executorJavaOptions().isEmpty()) {
+      conf.set("spark.executor.extraJavaOptions", o.executorJavaOptions().replace("{manager}", manager));
+    }
     if (!manager.equals(ScaleFigures.SORT)) {
       conf.set("spark.shuffle.rdma.transport.shm.enabled", "false");
       o.rdmaConf().forEach(conf::set);

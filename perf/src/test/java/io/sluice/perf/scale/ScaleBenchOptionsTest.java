@@ -31,6 +31,9 @@ class ScaleBenchOptionsTest {
     assertEquals(java.util.Map.of("spark.shuffle.rdma.transport.connectTimeoutMs", "60000", "spark.a", "b=c"),
         ScaleBench.Options.parse(new String[] {"--conf", "spark.shuffle.rdma.transport.connectTimeoutMs=60000",
             "--conf", "spark.a=b=c"}).rdmaConf());
+    assertEquals("", some.executorJavaOptions(), "no executor options unless asked");
+    assertEquals("-agentpath:/p.so=file=/o/{manager}/%p.jfr", ScaleBench.Options.parse(new String[] {
+        "--executor-java-options", " -agentpath:/p.so=file=/o/{manager}/%p.jfr "}).executorJavaOptions());
   }
 
   @Test
