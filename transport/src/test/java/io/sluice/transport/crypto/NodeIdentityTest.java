@@ -82,12 +82,7 @@ class NodeIdentityTest {
   private static boolean largeOrderAsTheProtocolStatesIt(byte[] key) {
     BigInteger p = BigInteger.TWO.pow(255).subtract(BigInteger.valueOf(19));
     BigInteger d = BigInteger.valueOf(-121665).multiply(BigInteger.valueOf(121666).modInverse(p)).mod(p);
-    byte[] be = new byte[32];
-    for (int i = 0; i < 32; i++) {
-      be[i] = key[31 - i];
-    }
-    be[0] &= 0x7f;
-    BigInteger y = new BigInteger(1, be);
+    BigInteger y = X25519.decode(key); // the same 32 bytes little-endian, top bit masked
     if (y.compareTo(p) >= 0) {
       return false;
     }
@@ -112,42 +107,23 @@ class NodeIdentityTest {
     }
   }
 
-  /** 32 bytes little-endian of {@code v} (below 2^256). */
-  private static byte[] littleEndian(BigInteger v) {
-    byte[] be = v.toByteArray();
-    byte[] le = new byte[32];
-    for (int i = 0; i < be.length && i < 32; i++) {
-      le[i] = be[be.length - 1 - i];
-    }
-    return le;
-  }
-
   @Test
   void theLargeOrderCheckIsTheProtocolsComputation() throws Exception {
     List<byte[]> keys = new ArrayList<>();
     BigInteger p = BigInteger.TWO.pow(255).subtract(BigInteger.valueOf(19));
     // Every small-order y, its neighbours, the values around p and 2^255, each with x's sign either way.
-    String[] smallOrderY = {"0", "1", "-1", "y8", "-y8"};
-    BigInteger y8 = new BigInteger(1, reversed(HexFormat.of().parseHex(
-        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")));
-    for (String name : smallOrderY) {
-      BigInteger y = switch (name) {
-        case "0" -> BigInteger.ZERO;
-        case "1" -> BigInteger.ONE;
-        case "-1" -> p.subtract(BigInteger.ONE);
-        case "y8" -> y8;
-        default -> p.subtract(y8);
-      };
+    BigInteger y8 = X25519.decode(HexFormat.of().parseHex(
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"));
+    for (BigInteger y : List.of(BigInteger.ZERO, BigInteger.ONE, p.subtract(BigInteger.ONE), y8, p.subtract(y8))) {
       for (int delta = -2; delta <= 2; delta++) {
-        keys.add(littleEndian(y.add(BigInteger.valueOf(delta)).mod(p)));
+        keys.add(X25519.encode(y.add(BigInteger.valueOf(delta)).mod(p)));
       }
-      byte[] exact = littleEndian(y);
-      assertFalse(largeOrderAsTheProtocolStatesIt(exact), name + " is a small-order y");
+      assertFalse(largeOrderAsTheProtocolStatesIt(X25519.encode(y)), y + " is a small-order y");
     }
     for (int delta = -3; delta <= 20; delta++) {
-      keys.add(littleEndian(p.add(BigInteger.valueOf(delta)))); // around p, non-canonical above it
+      keys.add(X25519.encode(p.add(BigInteger.valueOf(delta)))); // around p, non-canonical above it
     }
-    keys.add(littleEndian(BigInteger.TWO.pow(255).subtract(BigInteger.ONE)));
+    keys.add(X25519.encode(BigInteger.TWO.pow(255).subtract(BigInteger.ONE)));
     Random random = new Random(20261130);
     for (int i = 0; i < 2000; i++) {
       byte[] k = new byte[32];
@@ -165,14 +141,6 @@ class NodeIdentityTest {
             HexFormat.of().formatHex(k));
       }
     }
-  }
-
-  private static byte[] reversed(byte[] b) {
-    byte[] r = new byte[b.length];
-    for (int i = 0; i < b.length; i++) {
-      r[i] = b[b.length - 1 - i];
-    }
-    return r;
   }
 
   @Test

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.codahale.metrics.Gauge;
-
 import io.sluice.spark.shuffle.fallback.FallbackCounts;
 import io.sluice.spark.shuffle.protocol.AddressBookMessage;
 import io.sluice.spark.shuffle.registry.AddressBook;
